@@ -1,0 +1,1 @@
+"""srb_tui.sources"""
