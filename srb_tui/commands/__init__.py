@@ -1,0 +1,1 @@
+"""Headless subcommands of ``srb``, one module per command group."""

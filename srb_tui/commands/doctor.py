@@ -1,0 +1,115 @@
+"""``srb doctor``: is this machine ready to run tasks?"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import sqlite3
+import tempfile
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any
+
+from rich.markup import escape
+
+from srb_tui import __version__
+from srb_tui.commands.output import Output
+from srb_tui.config import Settings
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("doctor", help="check the engine, base image, state directory, versions")
+    p.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    p.set_defaults(handler=cmd_doctor)
+
+
+def _state_writable(settings: Settings) -> Check:
+    try:
+        settings.state_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=settings.state_dir, prefix=".doctor-"):
+            pass
+    except OSError as exc:
+        return Check("state directory", False, f"{settings.state_dir}: {exc}",
+                     "choose another with --state DIR or SRB_STATE_DIR")
+    return Check("state directory", True, f"{settings.state_dir} is writable")
+
+
+def _store(settings: Settings) -> Check:
+    from srb_tui.store import Store, StoreError
+
+    if not settings.db_path.exists():
+        return Check("store", True, f"{settings.db_path} will be created on first run")
+
+    async def probe() -> int:
+        async with await Store.open(settings.db_path) as store:
+            return await store.count_runs()
+
+    try:
+        n = asyncio.run(probe())
+    except StoreError as exc:
+        return Check("store", False, str(exc), "move the file aside; srb starts a new store")
+    return Check("store", True, f"{settings.db_path}: {n} run(s)")
+
+
+def _engine_and_image(settings: Settings) -> list[Check]:
+    from srb_tui.runner.engine import DockerEngine
+
+    engine = DockerEngine()
+    info = asyncio.run(engine.ping())
+    checks = []
+    if not info.ok:
+        checks.append(Check("docker engine", False, info.error or "unreachable",
+                            "run `bash scripts/ensure-docker.sh` (installs docker.io and "
+                            "starts dockerd when you are root)"))
+        checks.append(Check("base image", False, f"{settings.base_image}: engine unreachable",
+                            "start the engine first"))
+        return checks
+    checks.append(Check("docker engine", True, f"server {info.version} (API {info.api_version})"))
+    present = asyncio.run(engine.image_exists(settings.base_image))
+    checks.append(Check(
+        "base image", present,
+        f"{settings.base_image} {'present' if present else 'missing'}",
+        "" if present else "run `bash scripts/bootstrap-base.sh` (debootstrap, docker import)",
+    ))
+    asyncio.run(engine.close())
+    return checks
+
+
+def _versions() -> dict[str, str]:
+    out = {"srb": __version__, "python": platform.python_version(),
+           "sqlite": sqlite3.sqlite_version}
+    for dist in ("textual", "docker", "aiosqlite", "rich"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = "missing"
+    return out
+
+
+def cmd_doctor(args: argparse.Namespace, settings: Settings, out: Output) -> int:
+    checks = [_state_writable(settings), _store(settings), *_engine_and_image(settings)]
+    roots = [str(r) for r in settings.task_roots]
+    checks.append(Check("task roots", all(os.path.isdir(r) for r in roots), ", ".join(roots),
+                        "pass --tasks DIR or set SRB_TASKS"))
+    versions = _versions()
+    ok = all(c.ok for c in checks)
+    if out.json_mode:
+        out.emit_json({"ok": ok, "checks": [c.__dict__ for c in checks], "versions": versions})
+        return 0 if ok else 1
+    for c in checks:
+        mark = "[green]✓[/]" if c.ok else "[red]✗[/]"
+        out.print(f"{mark} {c.name}: {escape(c.detail)}")
+        if not c.ok and c.fix:
+            out.print(f"    fix: {escape(c.fix)}")
+    out.print("versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
+    return 0 if ok else 1

@@ -1,0 +1,90 @@
+"""``srb runs list|show``: the run history from the store."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from typing import Any
+
+from rich.markup import escape
+from rich.table import Table
+
+from srb_tui.commands.output import Output
+from srb_tui.config import Settings
+from srb_tui.service.history import load_run_rows
+from srb_tui.store import Store, StoreError
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("runs", help="list and show stored runs")
+    rsub = p.add_subparsers(dest="runs_command", metavar="ACTION", required=True)
+    ls = rsub.add_parser("list", help="every stored run, newest first")
+    ls.add_argument("--limit", type=int, default=200)
+    ls.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    ls.set_defaults(handler=cmd_list)
+    show = rsub.add_parser("show", help="everything recorded about one run")
+    show.add_argument("run_id", metavar="ID")
+    show.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    show.set_defaults(handler=cmd_show)
+
+
+def cmd_list(args: argparse.Namespace, settings: Settings, out: Output) -> int:
+    result = asyncio.run(load_run_rows(settings.db_path, limit=args.limit))
+    if result.problem:
+        out.error(result.problem)
+        return 1
+    if out.json_mode:
+        out.emit_json({"store": str(settings.db_path), "runs": [
+            {"id": r.run_id, "task": r.task_id, "agent": r.agent, "status": r.status,
+             "stop_reason": r.stop_reason, "score": r.score, "max_score": r.max_score,
+             "valid": r.valid, "started_at": r.started, "duration_sec": r.duration_sec}
+            for r in result.rows]})
+        return 0
+    if not result.rows:
+        out.print(f"No runs in {settings.db_path} yet.")
+        return 0
+    table = Table(title=f"Runs ({settings.db_path})", title_justify="left")
+    for col in ("Run", "Task", "Agent", "Status", "Stop", "Score", "Valid", "Started",
+                "Duration"):
+        table.add_column(col)
+    for r in result.rows:
+        table.add_row(escape(r.run_id), escape(r.task_id), escape(r.agent), escape(r.status),
+                      escape(r.stop_reason or "—"), r.score_text, r.valid_text,
+                      escape(r.started or "—"), r.duration_text)
+    out.print(table)
+    return 0
+
+
+async def _detail(settings: Settings, run_id: str) -> dict[str, Any] | None:
+    async with await Store.open(settings.db_path) as store:
+        detail = await store.run_detail(run_id)
+    return None if detail is None else detail.to_json()
+
+
+def cmd_show(args: argparse.Namespace, settings: Settings, out: Output) -> int:
+    if not settings.db_path.exists():
+        out.error(f"no store at {settings.db_path}; no run {args.run_id!r}")
+        return 2
+    try:
+        doc = asyncio.run(_detail(settings, args.run_id))
+    except StoreError as exc:
+        out.error(str(exc))
+        return 1
+    if doc is None:
+        out.error(f"no run {args.run_id!r} in {settings.db_path}")
+        return 2
+    if out.json_mode:
+        out.emit_json(doc)
+        return 0
+    run = doc.get("run", doc)
+    out.print(f"[bold]{escape(str(run.get('id')))}[/]  task {escape(str(run.get('task_id')))}")
+    for key in ("status", "phase", "agent", "model", "effort", "stop_reason", "score",
+                "max_score", "valid", "blocked_by", "harness_error", "created_at",
+                "started_at", "finished_at"):
+        if run.get(key) not in (None, ""):
+            out.print(f"  {key}: {escape(str(run[key]))}")
+    for section in ("stages", "gate_votes", "modules", "adversary_rounds", "images"):
+        items = doc.get(section)
+        if items:
+            out.print(f"  {section}: {len(items)}")
+    return 0

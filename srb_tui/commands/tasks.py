@@ -1,0 +1,208 @@
+"""``srb tasks list|show|validate|prepare``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from rich.markup import escape
+from rich.table import Table
+
+from srb_tui.config import Settings
+from srb_tui.commands.output import Output
+from srb_tui.schema import Problem, TaskLoad, discover_tasks, load_task
+from srb_tui.service.catalog import load_catalog, summarise
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("tasks", help="list, show, validate and prepare tasks")
+    tsub = p.add_subparsers(dest="tasks_command", metavar="ACTION", required=True)
+
+    ls = tsub.add_parser("list", help="every task under the task roots")
+    ls.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    ls.set_defaults(handler=cmd_list)
+
+    show = tsub.add_parser("show", help="one task in detail")
+    show.add_argument("task_id", metavar="ID")
+    show.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    show.set_defaults(handler=cmd_show)
+
+    val = tsub.add_parser("validate", help="validate task directories, reporting every problem")
+    val.add_argument("paths", nargs="*", metavar="PATH",
+                     help="task directories or folders of them (default: the task roots)")
+    val.add_argument("--schema-only", action="store_true",
+                     help="check the manifests only, not the files they refer to")
+    val.add_argument("--strict", action="store_true",
+                     help="also fail when referenced files are absent")
+    val.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    val.set_defaults(handler=cmd_validate)
+
+    prep = tsub.add_parser("prepare", help="fetch, verify and cache a task's State A")
+    prep.add_argument("task_id", metavar="ID")
+    prep.add_argument("--offline", action="store_true", help="never use the network")
+    prep.add_argument("--verify-tree", metavar="DIR",
+                      help="also compare DIR with State A by content (file list and hashes)")
+    prep.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    prep.set_defaults(handler=cmd_prepare)
+
+
+def problem_json(p: Problem) -> dict[str, Any]:
+    return {"file": p.file, "key": p.key, "line": p.line, "kind": p.kind, "message": p.message}
+
+
+def load_json(load: TaskLoad) -> dict[str, Any]:
+    doc: dict[str, Any] = summarise(load).to_json()
+    doc["ok"] = load.ok
+    doc["problems"] = [problem_json(p) for p in load.problems]
+    return doc
+
+
+def cmd_list(args: argparse.Namespace, settings: Settings, out: Output) -> int:
+    catalog = load_catalog(settings.task_roots)
+    summaries = catalog.summaries()
+    if out.json_mode:
+        out.emit_json({"roots": [str(r) for r in settings.task_roots],
+                       "tasks": [s.to_json() for s in summaries]})
+        return 0
+    if not summaries:
+        out.print(f"No tasks under {', '.join(str(r) for r in settings.task_roots)}. "
+                  "Use --tasks DIR or SRB_TASKS.")
+        return 0
+    table = Table(title="Tasks", title_justify="left")
+    for col in ("Task", "Class", "State A → State B", "Budget", "Gates", "Modules", "Adv.",
+                "Status"):
+        table.add_column(col)
+    for s in summaries:
+        budget = "—" if s.budget_sec is None else f"{s.budget_sec / 3600:g} h"
+        status = {"ok": "[green]ok[/]", "incomplete": f"[yellow]{s.absent} absent[/]",
+                  "invalid": f"[red]{s.errors} error(s)[/]"}[s.status]
+        table.add_row(escape(s.task_id), escape(s.category),
+                      escape(f"{_short(s.state_a)} → {_short(s.state_b)}"), budget,
+                      str(s.gates), str(s.modules), str(s.adversaries), status)
+    out.print(table)
+    return 0
+
+
+def _short(text: str) -> str:
+    head = text.split(":")[0].strip()
+    return head if len(head) <= 30 else head[:29] + "…"
+
+
+def cmd_show(args: argparse.Namespace, settings: Settings, out: Output) -> int:
+    catalog = load_catalog(settings.task_roots)
+    load = catalog.find(args.task_id)
+    if load is None:
+        out.error(f"no task {args.task_id!r} under "
+                  f"{', '.join(str(r) for r in settings.task_roots)}")
+        return 2
+    doc = load_json(load)
+    task = load.task
+    if task is not None:
+        doc["gates"] = task.gate_ids
+        doc["modules"] = task.module_ids
+        doc["adversaries"] = task.adversary_ids
+        doc["instruction"] = task.instruction
+    if out.json_mode:
+        out.emit_json(doc)
+        return 0
+    out.print(f"[bold]{escape(load.task_id)}[/]  {escape(str(load.path))}")
+    for key in ("title", "category", "state_a", "state_b"):
+        if doc.get(key):
+            out.print(f"  {key}: {escape(str(doc[key]))}")
+    if task is not None:
+        out.print(f"  gates ({len(task.gate_ids)}): {escape(', '.join(task.gate_ids))}")
+        out.print(f"  modules ({len(task.module_ids)}): {escape(', '.join(task.module_ids))}")
+        out.print(f"  adversaries ({len(task.adversary_ids)}): "
+                  f"{escape(', '.join(task.adversary_ids))}")
+    _print_problems(out, load)
+    return 0
+
+
+def _print_problems(out: Output, load: TaskLoad) -> None:
+    if not load.problems:
+        out.print("  [green]valid[/]")
+        return
+    for p in load.problems:
+        colour = {"error": "red", "absent": "yellow"}.get(p.kind, "dim")
+        out.print(f"  [{colour}]{p.kind}[/] {escape(str(p))}")
+
+
+def cmd_validate(args: argparse.Namespace, settings: Settings, out: Output) -> int:
+    roots = [Path(p) for p in args.paths] if args.paths else list(settings.task_roots)
+    missing = [r for r in roots if not r.exists()]
+    task_dirs = discover_tasks([r for r in roots if r.exists()])
+    loads = [load_task(p, schema_only=args.schema_only) for p in task_dirs]
+    errors = sum(len(load.errors) for load in loads)
+    absent = sum(len(load.absent) for load in loads)
+    failed = errors > 0 or bool(missing) or not loads or (args.strict and absent > 0)
+    if out.json_mode:
+        out.emit_json({
+            "ok": not failed,
+            "schema_only": args.schema_only,
+            "missing_paths": [str(m) for m in missing],
+            "tasks": [load_json(load) for load in loads],
+            "errors": errors,
+            "absent": absent,
+        })
+        return 1 if failed else 0
+    for m in missing:
+        out.error(f"{m}: no such file or directory")
+    if not loads and not missing:
+        out.error(f"no task.toml found under {', '.join(str(r) for r in roots)}")
+    for load in loads:
+        mark = "[green]✓[/]" if load.ok else "[red]✗[/]"
+        out.print(f"{mark} [bold]{escape(load.task_id)}[/]  {escape(str(load.path))}")
+        for p in load.problems:
+            colour = {"error": "red", "absent": "yellow"}.get(p.kind, "dim")
+            out.print(f"    [{colour}]{p.kind}[/] {escape(str(p))}")
+    out.print(f"{len(loads)} task(s): {errors} error(s), {absent} absent file(s)"
+              + (" (schema only)" if args.schema_only else ""))
+    return 1 if failed else 0
+
+
+def cmd_prepare(args: argparse.Namespace, settings: Settings, out: Output) -> int:
+    from srb_tui.sources import StateAError, compare_trees, prepare_state_a
+
+    catalog = load_catalog(settings.task_roots)
+    load = catalog.find(args.task_id)
+    if load is None:
+        out.error(f"no task {args.task_id!r}")
+        return 2
+    if load.task is None:
+        out.error(f"{load.task_id}: the task does not load; run `srb tasks validate`")
+        return 2
+
+    def progress(msg: str) -> None:
+        if not out.json_mode:
+            out.err.print(f"[dim]{escape(msg)}[/]")
+
+    try:
+        prepared = prepare_state_a(
+            load.path, load.task.state_a, settings.cache_dir / "state-a",
+            offline=args.offline, progress=progress,
+        )
+    except StateAError as exc:
+        out.error(f"{load.task_id}: {exc}")
+        return 1
+    doc: dict[str, Any] = {"task": load.task_id, **prepared.to_json()}
+    code = 0
+    if args.verify_tree:
+        diff = compare_trees(prepared.tree_dir, Path(args.verify_tree))
+        doc["verify_tree"] = {"path": args.verify_tree, **diff.to_json()}
+        code = 0 if diff.same else 1
+    if out.json_mode:
+        out.emit_json(doc)
+        return code
+    out.print(f"[green]State A ready[/] for [bold]{escape(load.task_id)}[/]"
+              f"{' (from cache)' if prepared.from_cache else ''}")
+    out.print(f"  source: {escape(prepared.source_description)}")
+    out.print(f"  sha256: {prepared.sha256}")
+    out.print(f"  tree:   {escape(str(prepared.tree_dir))} "
+              f"({prepared.file_count} files, {prepared.total_bytes} bytes)")
+    if args.verify_tree:
+        vt = doc["verify_tree"]
+        verdict = "[green]same content[/]" if code == 0 else "[red]content differs[/]"
+        out.print(f"  {escape(args.verify_tree)}: {verdict} "
+                  f"(+{len(vt['added'])} −{len(vt['removed'])} ~{len(vt['changed'])})")
+    return code

@@ -1,0 +1,108 @@
+"""The task catalogue: every task directory under the configured roots, loaded and summarised.
+
+The console and the headless CLI both read tasks through this module, so what the
+Tasks screen shows and what ``srb tasks list`` prints come from the same place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from srb_tui.schema import TaskLoad, discover_tasks, load_task
+
+
+@dataclass(frozen=True)
+class TaskSummary:
+    """One row of the task table."""
+
+    task_id: str
+    path: Path
+    category: str
+    state_a: str
+    state_b: str
+    budget_sec: float | None
+    gates: int
+    modules: int
+    adversaries: int
+    errors: int
+    absent: int
+    title: str
+
+    @property
+    def status(self) -> str:
+        if self.errors:
+            return "invalid"
+        if self.absent:
+            return "incomplete"
+        return "ok"
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "id": self.task_id,
+            "path": str(self.path),
+            "category": self.category,
+            "state_a": self.state_a,
+            "state_b": self.state_b,
+            "budget_sec": self.budget_sec,
+            "gates": self.gates,
+            "modules": self.modules,
+            "adversaries": self.adversaries,
+            "status": self.status,
+            "errors": self.errors,
+            "absent": self.absent,
+            "title": self.title,
+        }
+
+
+def summarise(load: TaskLoad) -> TaskSummary:
+    """Reduce a loaded task to the numbers and strings a table shows."""
+    task = load.task
+    errors = sum(1 for p in load.problems if p.kind == "error")
+    absent = sum(1 for p in load.problems if p.kind == "absent")
+    if task is None:
+        return TaskSummary(
+            task_id=load.task_id, path=load.path, category="?", state_a="", state_b="",
+            budget_sec=None, gates=0, modules=0, adversaries=0, errors=errors, absent=absent,
+            title="",
+        )
+    return TaskSummary(
+        task_id=load.task_id,
+        path=load.path,
+        category=task.category or "",
+        state_a=task.state_a_description or "",
+        state_b=task.state_b_description or "",
+        budget_sec=task.budget_sec,
+        gates=task.gate_count,
+        modules=task.module_count,
+        adversaries=task.adversary_count,
+        errors=errors,
+        absent=absent,
+        title=task.title or "",
+    )
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """All tasks found under the roots, in discovery order."""
+
+    loads: tuple[TaskLoad, ...]
+
+    def summaries(self) -> list[TaskSummary]:
+        return [summarise(load) for load in self.loads]
+
+    def find(self, task_id: str) -> TaskLoad | None:
+        for load in self.loads:
+            if load.task_id == task_id or str(load.path) == task_id:
+                return load
+        return None
+
+    def ids(self) -> list[str]:
+        return [load.task_id for load in self.loads]
+
+
+def load_catalog(roots: Sequence[Path], *, schema_only: bool = False) -> Catalog:
+    """Discover and load every task under ``roots``."""
+    paths = discover_tasks([r for r in roots if r.exists()])
+    return Catalog(tuple(load_task(p, schema_only=schema_only) for p in paths))

@@ -1,0 +1,106 @@
+"""The srb console: one Textual app whose screens are modes (Tasks, Runs).
+
+``create_app`` is the single factory used by the CLI, the tests and the screenshot
+script, so all three see the same application.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterable
+from pathlib import Path
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+
+from srb_tui.config import Settings
+from srb_tui.service.catalog import Catalog, load_catalog
+from srb_tui.ui.commands import GoToProvider
+from srb_tui.ui.screens.runs import RunsScreen
+from srb_tui.ui.screens.tasks import TasksScreen
+
+KEYMAP_FILE = "keymap.toml"
+
+
+class SrbApp(App[None]):
+    """Operator console for SWE Refactor Bench-style runs."""
+
+    TITLE = "srb"
+    SUB_TITLE = "SWE Refactor Bench console"
+    CSS_PATH = "srb.tcss"
+    MODES = {"tasks": TasksScreen, "runs": RunsScreen}
+    DEFAULT_MODE = "tasks"
+    COMMANDS = App.COMMANDS | {GoToProvider}
+    BINDINGS = [
+        Binding("t", "switch_mode('tasks')", "Tasks", id="app.tasks", tooltip="Show the task list"),
+        Binding("r", "switch_mode('runs')", "Runs", id="app.runs", tooltip="Show run history"),
+        Binding(
+            "ctrl+t", "toggle_theme", "Theme", id="app.theme", show=False,
+            tooltip="Switch between the light and dark theme",
+        ),
+        Binding("q", "quit", "Quit", id="app.quit", tooltip="Leave the console"),
+    ]
+
+    def __init__(self, settings: Settings, catalog: Catalog | None = None) -> None:
+        super().__init__()
+        self.settings = settings
+        self._catalog = catalog
+        self.keymap_problem: str | None = None
+
+    @property
+    def catalog(self) -> Catalog:
+        if self._catalog is None:
+            self._catalog = load_catalog(self.settings.task_roots)
+        return self._catalog
+
+    def reload_catalog(self) -> Catalog:
+        self._catalog = load_catalog(self.settings.task_roots)
+        return self._catalog
+
+    def on_mount(self) -> None:
+        self.theme = "textual-dark"
+        self._apply_user_keymap()
+
+    def _apply_user_keymap(self) -> None:
+        """Rebind keys from ``<state>/keymap.toml`` (``binding-id = "key[,key]"``)."""
+        path = self.settings.state_dir / KEYMAP_FILE
+        keymap, problem = read_keymap(path)
+        self.keymap_problem = problem
+        if problem:
+            self.notify(problem, title="keymap", severity="warning", timeout=8)
+        if keymap:
+            self.set_keymap(keymap)
+
+    def action_toggle_theme(self) -> None:
+        self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Tasks", "Go to the task list", lambda: self.switch_mode("tasks"))
+        yield SystemCommand("Runs", "Go to the run history", lambda: self.switch_mode("runs"))
+        yield SystemCommand("Toggle theme", "Light or dark", self.action_toggle_theme)
+
+
+def read_keymap(path: Path) -> tuple[dict[str, str], str | None]:
+    """Read a user keymap; a broken file is reported, never fatal."""
+    if not path.exists():
+        return {}, None
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        return {}, f"{path}: not read ({exc}); default keys kept"
+    keymap: dict[str, str] = {}
+    bad: list[str] = []
+    for key, value in data.items():
+        if isinstance(value, str) and value.strip():
+            keymap[key] = value
+        else:
+            bad.append(key)
+    problem = f"{path}: ignored {', '.join(bad)} (value must be a key string)" if bad else None
+    return keymap, problem
+
+
+def create_app(settings: Settings, catalog: Catalog | None = None) -> SrbApp:
+    """Build the console for these settings (shared by CLI, tests, screenshots)."""
+    return SrbApp(settings, catalog)

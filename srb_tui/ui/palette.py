@@ -1,0 +1,23 @@
+"""Colours for Rich text, taken from the active Textual theme (never hard-coded)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from textual.app import App
+
+Tone = Literal["ok", "warn", "bad", "muted", "accent"]
+_VARIABLE: dict[Tone, str] = {
+    "ok": "success",
+    "warn": "warning",
+    "bad": "error",
+    "muted": "foreground-muted",
+    "accent": "accent",
+}
+
+
+def tone(app: App[object], kind: Tone, *, bold: bool = False) -> str:
+    """A Rich style string in the theme's colour for ``kind``."""
+    variables = app.theme_variables
+    colour = variables.get(_VARIABLE[kind]) or variables.get("foreground", "")
+    return f"bold {colour}" if bold else colour

@@ -1,0 +1,212 @@
+"""Tasks screen: every task under the configured roots, its validation state and instruction."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+from rich.text import Text
+from textual import on
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Input, Markdown, Static
+
+from srb_tui.schema import TaskLoad
+from srb_tui.service.catalog import TaskSummary, summarise
+from srb_tui.ui.palette import Tone, tone
+
+if TYPE_CHECKING:
+    from srb_tui.ui.app import SrbApp
+
+STATUS_TONE: dict[str, Tone] = {"ok": "ok", "incomplete": "warn", "invalid": "bad"}
+COLUMNS = ("Task", "Class", "Stacks", "Budget", "Gates", "Modules", "Adv.", "Status")
+NO_TASKS = """\
+# No tasks found
+
+srb looked in: {roots}
+
+Point it at task directories in the published schema with `--tasks DIR`
+(repeatable) or `SRB_TASKS=dir1:dir2`, e.g. `srb --tasks tasks`.
+"""
+
+
+def format_budget(seconds: float | None) -> str:
+    if seconds is None:
+        return "—"
+    hours = seconds / 3600
+    return f"{hours:.0f} h" if hours >= 1 else f"{seconds / 60:.0f} min"
+
+
+class TasksScreen(Screen[None]):
+    """List of tasks on the left, the selected task's detail on the right."""
+
+    BINDINGS = [
+        Binding("/", "focus_filter", "Filter", id="tasks.filter", tooltip="Filter tasks by text"),
+        Binding("escape", "clear_filter", "Clear", id="tasks.clear", show=False,
+                tooltip="Clear the filter and return to the table"),
+        Binding("ctrl+r", "reload", "Reload", id="tasks.reload",
+                tooltip="Re-read every task directory from disk"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._summaries: list[TaskSummary] = []
+        self._selected: str | None = None
+
+    @property
+    def srb(self) -> SrbApp:
+        return cast("SrbApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="tasks-body"):
+            with Vertical(id="task-list"):
+                yield Input(placeholder="filter: id, class, stack…", id="task-filter")
+                yield DataTable(id="task-table", cursor_type="row", zebra_stripes=True)
+            with VerticalScroll(id="task-detail"):
+                yield Static(id="task-heading")
+                yield Static(id="task-problems")
+                yield Markdown(id="task-instruction")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = "Tasks"
+        table = self.query_one("#task-table", DataTable)
+        for label in COLUMNS:
+            table.add_column(label, key=label.lower())
+        self._load()
+        self.watch(self.app, "theme", self._retheme, init=False)
+
+    def _retheme(self) -> None:
+        self._fill(self.query_one("#task-filter", Input).value)
+
+    def _load(self) -> None:
+        self._summaries = self.srb.catalog.summaries()
+        self._fill(self.query_one("#task-filter", Input).value)
+
+    def _fill(self, text: str) -> None:
+        table = self.query_one("#task-table", DataTable)
+        table.clear()
+        needle = text.strip().lower()
+        shown = 0
+        for s in self._summaries:
+            hay = " ".join((s.task_id, s.category, s.state_a, s.state_b, s.title)).lower()
+            if needle and needle not in hay:
+                continue
+            status = Text(s.status, style=tone(self.app, STATUS_TONE[s.status], bold=True))
+            if s.errors:
+                status.append(f" ({s.errors})")
+            table.add_row(
+                s.task_id, s.category, _stacks(s), format_budget(s.budget_sec),
+                str(s.gates), str(s.modules), str(s.adversaries), status, key=s.task_id,
+            )
+            shown += 1
+        if shown == 0:
+            self._show_empty(needle)
+        elif self._selected and self._selected in {str(k.value) for k in table.rows}:
+            table.move_cursor(row=table.get_row_index(self._selected))
+        else:
+            self._show(str(next(iter(table.rows)).value))
+
+    def _show_empty(self, needle: str) -> None:
+        roots = ", ".join(str(r) for r in self.srb.settings.task_roots)
+        heading = self.query_one("#task-heading", Static)
+        self.query_one("#task-problems", Static).update("")
+        if needle:
+            heading.update(f"No task matches “{needle}”. Press Esc to clear the filter.")
+            self.query_one("#task-instruction", Markdown).update("")
+        else:
+            heading.update("")
+            self.query_one("#task-instruction", Markdown).update(NO_TASKS.format(roots=roots))
+
+    @on(DataTable.RowHighlighted, "#task-table")
+    def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key.value is not None:
+            self._show(str(event.row_key.value))
+
+    @on(Input.Changed, "#task-filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self._fill(event.value)
+
+    @on(Input.Submitted, "#task-filter")
+    def _filter_done(self) -> None:
+        self.query_one("#task-table", DataTable).focus()
+
+    def select_task(self, task_id: str) -> None:
+        """Move the cursor to ``task_id`` (used by the command palette)."""
+        table = self.query_one("#task-table", DataTable)
+        if task_id not in {str(k.value) for k in table.rows}:
+            self.query_one("#task-filter", Input).value = ""
+            self._fill("")
+        table.move_cursor(row=table.get_row_index(task_id))
+        table.focus()
+        self._show(task_id)
+
+    def _show(self, task_id: str) -> None:
+        load = self.srb.catalog.find(task_id)
+        if load is None:
+            return
+        self._selected = task_id
+        self.query_one("#task-heading", Static).update(_heading(load, self.app))
+        self.query_one("#task-problems", Static).update(_problems(load, self.app))
+        text = load.task.instruction if load.task and load.task.instruction else None
+        self.query_one("#task-instruction", Markdown).update(
+            text or "_This task ships no instruction.md._"
+        )
+
+    def action_focus_filter(self) -> None:
+        self.query_one("#task-filter", Input).focus()
+
+    def action_clear_filter(self) -> None:
+        self.query_one("#task-filter", Input).value = ""
+        self.query_one("#task-table", DataTable).focus()
+
+    def action_reload(self) -> None:
+        self.srb.reload_catalog()
+        self._load()
+        self.notify(f"{len(self._summaries)} task(s) loaded")
+
+
+def _stacks(s: TaskSummary) -> str:
+    a, b = s.state_a.split(":")[0].strip(), s.state_b.split(":")[0].strip()
+    text = f"{a} → {b}" if a or b else "—"
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def _heading(load: TaskLoad, app: App[object]) -> Text:
+    s = summarise(load)
+    out = Text()
+    out.append(s.task_id, style="bold")
+    if s.title:
+        out.append(f"\n{s.title}")
+    out.append(f"\n{s.category or 'uncategorised'} · budget {format_budget(s.budget_sec)}")
+    out.append(f" · {s.gates} gates · {s.modules} modules · {s.adversaries} adversaries")
+    if s.state_a:
+        out.append("\nState A: ", style="bold")
+        out.append(s.state_a)
+    if s.state_b:
+        out.append("\nState B: ", style="bold")
+        out.append(s.state_b)
+    out.append(f"\n{load.path}", style=tone(app, "muted"))
+    return out
+
+
+def _problems(load: TaskLoad, app: App[object]) -> Text:
+    if not load.problems:
+        return Text("✓ valid: no problems found", style=tone(app, "ok"))
+    out = Text()
+    errors = [p for p in load.problems if p.kind == "error"]
+    absent = [p for p in load.problems if p.kind == "absent"]
+    other = [p for p in load.problems if p.kind not in ("error", "absent")]
+    if errors:
+        out.append(f"✗ {len(errors)} error(s)\n", style=tone(app, "bad", bold=True))
+        for p in errors:
+            out.append(f"  {p}\n", style=tone(app, "bad"))
+    if absent:
+        out.append(f"○ {len(absent)} file(s) absent\n", style=tone(app, "warn", bold=True))
+        for p in absent:
+            out.append(f"  {p}\n", style=tone(app, "warn"))
+    for p in other:
+        out.append(f"  {p}\n", style=tone(app, "muted"))
+    return out
