@@ -70,23 +70,20 @@ def cmd_list(args: argparse.Namespace, settings: Settings, out: Output) -> int:
                   "Use --tasks DIR or SRB_TASKS.")
         return 0
     table = Table(title="Tasks", title_justify="left")
-    for col in ("Task", "Class", "State A → State B", "Budget", "Gates", "Modules", "Adv.",
-                "Status"):
-        table.add_column(col)
+    table.add_column("Task", overflow="fold", ratio=3)
+    table.add_column("Class", overflow="ellipsis", ratio=1)
+    table.add_column("Stacks", overflow="fold", ratio=2)
+    for col in ("Budget", "Gates", "Mods", "Adv", "Status"):
+        table.add_column(col, no_wrap=True)
     for s in summaries:
         budget = "—" if s.budget_sec is None else f"{s.budget_sec / 3600:g} h"
         status = {"ok": "[green]ok[/]", "incomplete": f"[yellow]{s.absent} absent[/]",
                   "invalid": f"[red]{s.errors} error(s)[/]"}[s.status]
         table.add_row(escape(s.task_id), escape(s.category),
-                      escape(f"{_short(s.state_a)} → {_short(s.state_b)}"), budget,
+                      escape(s.stacks), budget,
                       str(s.gates), str(s.modules), str(s.adversaries), status)
     out.print(table)
     return 0
-
-
-def _short(text: str) -> str:
-    head = text.split(":")[0].strip()
-    return head if len(head) <= 30 else head[:29] + "…"
 
 
 def cmd_show(args: argparse.Namespace, settings: Settings, out: Output) -> int:
@@ -185,20 +182,37 @@ def cmd_prepare(args: argparse.Namespace, settings: Settings, out: Output) -> in
     except StateAError as exc:
         out.error(f"{load.task_id}: {exc}")
         return 1
-    doc: dict[str, Any] = {"task": load.task_id, **prepared.to_json()}
+    doc: dict[str, Any] = {
+        "task": load.task_id,
+        "source": prepared.source,
+        "sha256": prepared.sha256,
+        "archive": None if prepared.archive is None else str(prepared.archive),
+        "tree": str(prepared.tree),
+        "file_count": prepared.file_count,
+        "total_bytes": prepared.total_bytes,
+        "content_digest": prepared.content_digest,
+        "from_cache": prepared.from_cache,
+    }
     code = 0
     if args.verify_tree:
-        diff = compare_trees(prepared.tree_dir, Path(args.verify_tree))
-        doc["verify_tree"] = {"path": args.verify_tree, **diff.to_json()}
-        code = 0 if diff.same else 1
+        target = Path(args.verify_tree)
+        if not target.is_dir():
+            out.error(f"--verify-tree {target}: not a directory")
+            return 2
+        diff = compare_trees(prepared.tree, target)
+        doc["verify_tree"] = {
+            "path": str(target), "identical": diff.identical, "added": list(diff.added),
+            "removed": list(diff.removed), "changed": list(diff.changed),
+        }
+        code = 0 if diff.identical else 1
     if out.json_mode:
         out.emit_json(doc)
         return code
     out.print(f"[green]State A ready[/] for [bold]{escape(load.task_id)}[/]"
               f"{' (from cache)' if prepared.from_cache else ''}")
-    out.print(f"  source: {escape(prepared.source_description)}")
+    out.print(f"  source: {escape(prepared.source)}")
     out.print(f"  sha256: {prepared.sha256}")
-    out.print(f"  tree:   {escape(str(prepared.tree_dir))} "
+    out.print(f"  tree:   {escape(str(prepared.tree))} "
               f"({prepared.file_count} files, {prepared.total_bytes} bytes)")
     if args.verify_tree:
         vt = doc["verify_tree"]

@@ -1,1 +1,62 @@
-"""srb_tui.schema"""
+"""srb_tui.schema: the task directory model and its loader (published task schema).
+
+``load_task`` reads a task directory and reports every problem at once;
+``discover_tasks`` finds task directories under roots; ``validate_paths`` is what
+``srb validate`` calls.
+"""
+
+from srb_tui.schema.excludes import ExcludePattern, excluded_files, is_excluded
+from srb_tui.schema.loader import TaskLoad, discover_tasks, load_task, validate_paths
+from srb_tui.schema.locator import KeyLocator
+from srb_tui.schema.models import (
+    STAGE_NAMES,
+    Adversary,
+    AgentSpec,
+    Artifact,
+    Evaluation,
+    Gate,
+    Module,
+    Probe,
+    Scan,
+    Scope,
+    ScoringPolicy,
+    StageSpec,
+    Suite,
+    Task,
+    TaskManifest,
+)
+from srb_tui.schema.problems import Problem, ProblemKind
+from srb_tui.schema.state_a import StateASource, parse_state_a
+from srb_tui.schema.suggest import did_you_mean, suggest
+
+__all__ = [
+    "STAGE_NAMES",
+    "Adversary",
+    "AgentSpec",
+    "Artifact",
+    "Evaluation",
+    "ExcludePattern",
+    "Gate",
+    "KeyLocator",
+    "Module",
+    "Probe",
+    "Problem",
+    "ProblemKind",
+    "Scan",
+    "Scope",
+    "ScoringPolicy",
+    "StageSpec",
+    "StateASource",
+    "Suite",
+    "Task",
+    "TaskLoad",
+    "TaskManifest",
+    "did_you_mean",
+    "discover_tasks",
+    "excluded_files",
+    "is_excluded",
+    "load_task",
+    "parse_state_a",
+    "suggest",
+    "validate_paths",
+]

@@ -106,8 +106,7 @@ def parse_state_a(
     problems: list[Problem] = []
 
     def err(key: str, message: str) -> None:
-        problems.append(Problem(file=file, key=f"{TABLE}.{key}" if key else TABLE,
-                                message=message))
+        problems.append(Problem(file=file, key=f"{TABLE}.{key}" if key else TABLE, message=message))
 
     if not isinstance(table, Mapping):
         err("", f"[{TABLE}] must be a table, not {_type_name(table)}")
@@ -135,7 +134,7 @@ def parse_state_a(
     if "kind" not in table:
         err("kind", f"kind is required (one of: {', '.join(KINDS)})")
     elif kind is not None and kind not in KINDS:
-        near = difflib.get_close_matches(kind, KINDS, n=1, cutoff=0.6)
+        near = difflib.get_close_matches(kind.lower(), KINDS, n=1, cutoff=0.5)
         hint = f" (did you mean '{near[0]}'?)" if near else ""
         err("kind", f"kind '{_short(kind)}' is not one of: {', '.join(KINDS)}{hint}")
         kind = None
@@ -145,14 +144,18 @@ def parse_state_a(
         what = "content digest of the checked-out tree" if kind == "git" else "archive digest"
         err("sha256", f"sha256 is required (the {what}, 64 lowercase hex digits)")
     elif sha is not None and not _SHA256.fullmatch(sha):
-        err("sha256", f"sha256 must be 64 lowercase hex digits, got '{_short(sha)}' "
-                      f"({len(sha)} characters)")
+        err(
+            "sha256",
+            f"sha256 must be 64 lowercase hex digits, got '{_short(sha)}' ({len(sha)} characters)",
+        )
         sha = None
 
     commit = strings.get("commit")
     if commit is not None and not _COMMIT.fullmatch(commit):
-        err("commit", f"commit must be a full 40-digit lowercase hex commit id, "
-                      f"got '{_short(commit)}'")
+        err(
+            "commit",
+            f"commit must be a full 40-digit lowercase hex commit id, got '{_short(commit)}'",
+        )
         commit = None
 
     strip = _parse_strip(table, kind, err)
@@ -161,9 +164,9 @@ def parse_state_a(
         required = _REQUIRED[kind]
         for key in ("spec", "url", "commit"):
             if key in required and key not in table:
-                err(key, f"{key} is required when kind = \"{kind}\"")
+                err(key, f'{key} is required when kind = "{kind}"')
             elif key not in required and key in table:
-                err(key, f"{key} is not allowed when kind = \"{kind}\"")
+                err(key, f'{key} is not allowed when kind = "{kind}"')
         spec = strings.get("spec")
         if spec is not None and kind in ("pypi", "npm"):
             _check_spec(kind, spec, err)
@@ -171,8 +174,11 @@ def parse_state_a(
         if url is not None and kind == "url" and not _HTTP_URL.fullmatch(url):
             err("url", f"url must be an http:// or https:// URL, got '{_short(url)}'")
         if url is not None and kind == "git" and not _GIT_URL.fullmatch(url):
-            err("url", "url must be a git repository URL (https://, http://, ssh://, git://, "
-                       f"file:// or user@host:path), got '{_short(url)}'")
+            err(
+                "url",
+                "url must be a git repository URL (https://, http://, ssh://, git://, "
+                f"file:// or user@host:path), got '{_short(url)}'",
+            )
 
     if problems or kind is None or sha is None or strip is None:
         return None, problems
@@ -189,16 +195,17 @@ def parse_state_a(
     )
 
 
-def _parse_strip(
-    table: Mapping[str, object], kind: str | None, err: _Reporter
-) -> int | None:
+def _parse_strip(table: Mapping[str, object], kind: str | None, err: _Reporter) -> int | None:
     """The resolved strip_components, or None after reporting a problem."""
     if "strip_components" not in table:
         return _DEFAULT_STRIP.get(kind or "", 0)
     value = table["strip_components"]
     if kind == "git":
-        err("strip_components", "strip_components is not allowed when kind = \"git\" "
-                                "(a checkout has no archive prefix to strip)")
+        err(
+            "strip_components",
+            'strip_components is not allowed when kind = "git" '
+            "(a checkout has no archive prefix to strip)",
+        )
         return None
     if isinstance(value, bool):
         err("strip_components", "strip_components must be an integer, not a boolean")
@@ -206,8 +213,11 @@ def _parse_strip(
     if isinstance(value, str):
         quoted = value.strip()
         if quoted.isdigit():
-            err("strip_components", f"strip_components must be an integer, not a quoted "
-                                    f"string (write {quoted} without quotes)")
+            err(
+                "strip_components",
+                f"strip_components must be an integer, not a quoted "
+                f"string (write {quoted} without quotes)",
+            )
         else:
             err("strip_components", "strip_components must be an integer, not a string")
         return None
@@ -222,8 +232,14 @@ def _parse_strip(
 
 def _check_spec(kind: str, spec: str, err: _Reporter) -> None:
     if kind == "pypi" and not _PYPI_SPEC.fullmatch(spec):
-        err("spec", f"spec must be 'name==version' with one exact version "
-                    f"(e.g. \"sqlparse==0.5.3\"), got '{_short(spec)}'")
+        err(
+            "spec",
+            f"spec must be 'name==version' with one exact version "
+            f"(e.g. \"sqlparse==0.5.3\"), got '{_short(spec)}'",
+        )
     if kind == "npm" and not _NPM_SPEC.fullmatch(spec):
-        err("spec", f"spec must be 'name@version' with one exact semver version "
-                    f"(e.g. \"acorn@8.11.3\" or \"@scope/name@1.0.0\"), got '{_short(spec)}'")
+        err(
+            "spec",
+            f"spec must be 'name@version' with one exact semver version "
+            f'(e.g. "acorn@8.11.3" or "@scope/name@1.0.0"), got \'{_short(spec)}\'',
+        )

@@ -1,1 +1,24 @@
-"""srb_tui.scoring"""
+"""srb_tui.scoring: the scoring policy, per-run score envelopes and aggregate metrics.
+
+Host side. `policy` holds the [scoring] numbers and refuses arithmetic that does not close;
+`score` turns stage outcomes into `score.json` / `reward.json`; `aggregate` builds the funnel
+and the leaderboard over many runs.
+"""
+
+from .aggregate import Funnel, LeaderboardRow, RunRecord, funnel, leaderboard
+from .policy import PolicyError, ScoringPolicy
+from .score import ModuleScore, ScoreEnvelope, score_run, write_score_files
+
+__all__ = [
+    "Funnel",
+    "LeaderboardRow",
+    "ModuleScore",
+    "PolicyError",
+    "RunRecord",
+    "ScoreEnvelope",
+    "ScoringPolicy",
+    "funnel",
+    "leaderboard",
+    "score_run",
+    "write_score_files",
+]

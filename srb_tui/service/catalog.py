@@ -31,6 +31,18 @@ class TaskSummary:
     title: str
 
     @property
+    def stacks(self) -> str:
+        """``python → node`` from an id like ``lang03-sqlparse-python-to-go``, else the
+        heads of the State A / State B descriptions."""
+        if "-to-" in self.task_id:
+            left, right = self.task_id.split("-to-", 1)
+            return f"{left.rsplit('-', 1)[-1]} → {right.split('-', 1)[0]}"
+        a = self.state_a.split(":")[0].strip()
+        b = self.state_b.split(":")[0].strip()
+        text = f"{a} → {b}" if a or b else "—"
+        return text if len(text) <= 32 else text[:31] + "…"
+
+    @property
     def status(self) -> str:
         if self.errors:
             return "invalid"
@@ -45,6 +57,7 @@ class TaskSummary:
             "category": self.category,
             "state_a": self.state_a,
             "state_b": self.state_b,
+            "stacks": self.stacks,
             "budget_sec": self.budget_sec,
             "gates": self.gates,
             "modules": self.modules,

@@ -1,1 +1,76 @@
-"""srb_tui.store"""
+"""srb's store: aiosqlite over ``state/srb.sqlite3`` (WAL, one writer task, versioned schema).
+
+Open it with ``store = await Store.open(path)`` (or ``async with await Store.open(path)``);
+every record comes back as a frozen dataclass with ``to_json()``.
+"""
+
+from srb_tui.store.clock import docker_ts_ns, new_run_id, utc_now
+from srb_tui.store.errors import IllegalTransition, RunNotFound, StoreError
+from srb_tui.store.lifecycle import (
+    FINAL_STATUSES,
+    RUN_STATUSES,
+    RunStatus,
+    is_final,
+    is_legal,
+    next_statuses,
+)
+from srb_tui.store.logs import LogDeduper
+from srb_tui.store.migrations import MIGRATIONS, SCHEMA_VERSION, Migration
+from srb_tui.store.records import (
+    AdversaryRoundRecord,
+    CheckRecord,
+    ContainerRecord,
+    CounterexampleRecord,
+    EventRecord,
+    GateOutcomeRecord,
+    GateVoteRecord,
+    ImageRecord,
+    LogEntry,
+    LogLine,
+    LogResumePoint,
+    ModuleResultRecord,
+    RunDetail,
+    RunRecord,
+    StageResultRecord,
+    TransitionRecord,
+)
+from srb_tui.store.runs import RUN_SORT_KEYS, UPDATABLE_RUN_FIELDS
+from srb_tui.store.store import Store
+
+__all__ = [
+    "FINAL_STATUSES",
+    "MIGRATIONS",
+    "RUN_SORT_KEYS",
+    "RUN_STATUSES",
+    "SCHEMA_VERSION",
+    "UPDATABLE_RUN_FIELDS",
+    "AdversaryRoundRecord",
+    "CheckRecord",
+    "ContainerRecord",
+    "CounterexampleRecord",
+    "EventRecord",
+    "GateOutcomeRecord",
+    "GateVoteRecord",
+    "IllegalTransition",
+    "ImageRecord",
+    "LogDeduper",
+    "LogEntry",
+    "LogLine",
+    "LogResumePoint",
+    "Migration",
+    "ModuleResultRecord",
+    "RunDetail",
+    "RunNotFound",
+    "RunRecord",
+    "RunStatus",
+    "StageResultRecord",
+    "Store",
+    "StoreError",
+    "TransitionRecord",
+    "docker_ts_ns",
+    "is_final",
+    "is_legal",
+    "new_run_id",
+    "next_statuses",
+    "utc_now",
+]

@@ -12,6 +12,7 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
+from srb_tui.service.display import display_path
 from srb_tui.service.history import RunRow, load_run_rows
 from srb_tui.ui.palette import Tone, tone
 
@@ -78,7 +79,7 @@ class RunsScreen(Screen[None]):
             table.display = False
             return
         if not rows:
-            message.update(EMPTY.format(db=self.srb.settings.db_path))
+            message.update(EMPTY.format(db=display_path(self.srb.settings.db_path)))
             message.display = True
             table.display = False
             return

@@ -14,6 +14,7 @@ from textual.widgets import DataTable, Footer, Header, Input, Markdown, Static
 
 from srb_tui.schema import TaskLoad
 from srb_tui.service.catalog import TaskSummary, summarise
+from srb_tui.service.display import display_path
 from srb_tui.ui.palette import Tone, tone
 
 if TYPE_CHECKING:
@@ -40,6 +41,8 @@ def format_budget(seconds: float | None) -> str:
 
 class TasksScreen(Screen[None]):
     """List of tasks on the left, the selected task's detail on the right."""
+
+    AUTO_FOCUS = "#task-table"
 
     BINDINGS = [
         Binding("/", "focus_filter", "Filter", id="tasks.filter", tooltip="Filter tasks by text"),
@@ -98,7 +101,7 @@ class TasksScreen(Screen[None]):
             if s.errors:
                 status.append(f" ({s.errors})")
             table.add_row(
-                s.task_id, s.category, _stacks(s), format_budget(s.budget_sec),
+                s.task_id, s.category, s.stacks, format_budget(s.budget_sec),
                 str(s.gates), str(s.modules), str(s.adversaries), status, key=s.task_id,
             )
             shown += 1
@@ -110,7 +113,7 @@ class TasksScreen(Screen[None]):
             self._show(str(next(iter(table.rows)).value))
 
     def _show_empty(self, needle: str) -> None:
-        roots = ", ".join(str(r) for r in self.srb.settings.task_roots)
+        roots = ", ".join(display_path(r) for r in self.srb.settings.task_roots)
         heading = self.query_one("#task-heading", Static)
         self.query_one("#task-problems", Static).update("")
         if needle:
@@ -168,12 +171,6 @@ class TasksScreen(Screen[None]):
         self.notify(f"{len(self._summaries)} task(s) loaded")
 
 
-def _stacks(s: TaskSummary) -> str:
-    a, b = s.state_a.split(":")[0].strip(), s.state_b.split(":")[0].strip()
-    text = f"{a} → {b}" if a or b else "—"
-    return text if len(text) <= 40 else text[:39] + "…"
-
-
 def _heading(load: TaskLoad, app: App[object]) -> Text:
     s = summarise(load)
     out = Text()
@@ -188,7 +185,7 @@ def _heading(load: TaskLoad, app: App[object]) -> Text:
     if s.state_b:
         out.append("\nState B: ", style="bold")
         out.append(s.state_b)
-    out.append(f"\n{load.path}", style=tone(app, "muted"))
+    out.append(f"\n{display_path(load.path)}", style=tone(app, "muted"))
     return out
 
 

@@ -1,0 +1,298 @@
+"""Anthropic Messages API driver (official `anthropic` SDK, imported lazily).
+
+srb's neutral conversation becomes Messages API content blocks: assistant turns carry `text`
+and `tool_use` blocks (and, when thinking is on, the thinking blocks returned by the API,
+replayed verbatim as the API requires), tool results go back as `tool_result` blocks in one
+user message. The SDK's own retries are off; `ModelDriver.complete` owns the retry policy.
+
+driver_options:
+  max_tokens        int > 0 (default 16000)
+  reasoning_effort  low | medium | high | xhigh | max -> output_config.effort, with adaptive
+                    thinking unless thinking_budget is given
+  thinking_budget   int >= 1024, < max_tokens -> manual extended thinking with that budget
+  temperature       0..1 (not with thinking)
+  timeout_sec       per-request HTTP timeout (default: the stage deadline)
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .base import (
+    AssistantMessage,
+    DriverConfigError,
+    DriverError,
+    Message,
+    ModelDriver,
+    ModelTurn,
+    Redactor,
+    RetryPolicy,
+    Sleeper,
+    ToolCall,
+    ToolResults,
+    ToolSchema,
+    Usage,
+    UserText,
+    float_between,
+    map_sdk_error,
+    one_of,
+    parse_options,
+    positive_float,
+    positive_int,
+)
+
+EFFORTS = ("low", "medium", "high", "xhigh", "max")
+DEFAULT_MAX_TOKENS = 16_000
+REPLAY_KEY = "anthropic_content"
+_STOP = {
+    "end_turn": "end",
+    "stop_sequence": "end",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "refusal": "refusal",
+    "pause_turn": "other",
+}
+
+
+def _thinking_budget(value: Any) -> int:
+    budget = positive_int(value)
+    if budget < 1024:
+        raise ValueError(f"must be at least 1024 tokens, got {budget}")
+    return budget
+
+
+OPTIONS = {
+    "max_tokens": positive_int,
+    "reasoning_effort": one_of(*EFFORTS),
+    "thinking_budget": _thinking_budget,
+    "temperature": float_between(0.0, 1.0),
+    "timeout_sec": positive_float,
+}
+
+
+def load_sdk() -> Any:
+    """The `anthropic` module, or a clear DriverConfigError if it is not installed."""
+    try:
+        return importlib.import_module("anthropic")
+    except ImportError:
+        raise DriverConfigError(
+            "the anthropic driver needs the official SDK: pip install 'srb-tui[models]' "
+            "(package anthropic==2.14.0)"
+        ) from None
+
+
+def check_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """Validate Anthropic driver_options, every problem at once."""
+    parsed = parse_options("anthropic", options, OPTIONS)
+    max_tokens = parsed.get("max_tokens", DEFAULT_MAX_TOKENS)
+    problems = []
+    budget = parsed.get("thinking_budget")
+    if budget is not None and budget >= max_tokens:
+        problems.append(f"thinking_budget ({budget}) must be below max_tokens ({max_tokens})")
+    thinking = budget is not None or "reasoning_effort" in parsed
+    if thinking and "temperature" in parsed:
+        problems.append(
+            "temperature cannot be set when thinking is on (reasoning_effort or thinking_budget)"
+        )
+    if problems:
+        raise DriverConfigError("anthropic driver_options: " + "; ".join(problems))
+    return parsed
+
+
+class AnthropicDriver(ModelDriver):
+    """Claude models through `AsyncAnthropic(...).messages.create` with tools."""
+
+    name = "anthropic"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str,
+        base_url: str | None = None,
+        options: Mapping[str, Any] | None = None,
+        key_env: str | None = "ANTHROPIC_API_KEY",
+        retry: RetryPolicy | None = None,
+        sleep: Sleeper | None = None,
+    ) -> None:
+        super().__init__(model, retry=retry, sleep=sleep)
+        self.options = check_options(options or {})
+        self.base_url = base_url
+        self._key_env = key_env
+        self._redact = Redactor(api_key)
+        self._sdk = load_sdk()
+        self._client: Any = self._sdk.AsyncAnthropic(
+            api_key=api_key, base_url=base_url, max_retries=0
+        )
+
+    # ------------------------------------------------------------------ request
+
+    def request_body(
+        self, system: str, messages: Sequence[Message], tools: Sequence[ToolSchema]
+    ) -> dict[str, Any]:
+        """The keyword arguments for `messages.create` (no credentials in here)."""
+        body: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.options.get("max_tokens", DEFAULT_MAX_TOKENS),
+            "messages": to_wire(messages),
+        }
+        if system:
+            body["system"] = system
+        if tools:
+            body["tools"] = [
+                {"name": t.name, "description": t.description, "input_schema": dict(t.input_schema)}
+                for t in tools
+            ]
+        effort = self.options.get("reasoning_effort")
+        budget = self.options.get("thinking_budget")
+        if budget is not None:
+            body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        elif effort is not None:
+            body["thinking"] = {"type": "adaptive"}
+        if effort is not None:
+            body["output_config"] = {"effort": effort}
+        if "temperature" in self.options:
+            body["temperature"] = self.options["temperature"]
+        return body
+
+    async def _attempt(
+        self,
+        system: str,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSchema],
+        *,
+        session: str,
+        context: Mapping[str, Any],
+        timeout_sec: float | None,
+    ) -> ModelTurn:
+        body = self.request_body(system, messages, tools)
+        timeout = self.options.get("timeout_sec")
+        if timeout_sec is not None:
+            timeout = timeout_sec if timeout is None else min(timeout, timeout_sec)
+        if timeout is not None:
+            body["timeout"] = timeout
+        started = time.monotonic()
+        try:
+            response = await self._client.messages.create(**body)
+        except Exception as exc:
+            mapped = map_sdk_error(
+                exc, self._sdk, self.label, key_env=self._key_env, redact=self._redact
+            )
+            if mapped is None:
+                raise DriverError(
+                    f"{self.label}: unexpected {type(exc).__name__}: {self._redact(str(exc))}"
+                ) from None
+            raise mapped from None
+        return from_wire(response, time.monotonic() - started)
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+# --------------------------------------------------------------------------- translation
+
+
+def to_wire(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """Neutral messages -> Messages API `messages` (consecutive user parts merged)."""
+    wire: list[dict[str, Any]] = []
+
+    def add(role: str, blocks: list[dict[str, Any]]) -> None:
+        if wire and wire[-1]["role"] == role:
+            wire[-1]["content"].extend(blocks)
+        else:
+            wire.append({"role": role, "content": blocks})
+
+    for message in messages:
+        if isinstance(message, UserText):
+            add("user", [{"type": "text", "text": message.text}])
+        elif isinstance(message, AssistantMessage):
+            replay = message.replay.get(REPLAY_KEY)
+            if isinstance(replay, list) and replay:
+                add("assistant", [dict(block) for block in replay])
+                continue
+            blocks: list[dict[str, Any]] = []
+            if message.text:
+                blocks.append({"type": "text", "text": message.text})
+            blocks.extend(
+                {"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments}
+                for c in message.tool_calls
+            )
+            add("assistant", blocks or [{"type": "text", "text": "(no answer)"}])
+        elif isinstance(message, ToolResults):
+            parts: list[dict[str, Any]] = [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": result.call_id,
+                    "content": result.content,
+                    **({"is_error": True} if result.is_error else {}),
+                }
+                for result in message.results
+            ]
+            if message.text:
+                parts.append({"type": "text", "text": message.text})
+            add("user", parts)
+    return wire
+
+
+def _block_dict(block: Any) -> dict[str, Any] | None:
+    """An output content block as an input block for replay (known kinds only)."""
+    kind = getattr(block, "type", None)
+    if kind == "text":
+        return {"type": "text", "text": str(block.text)}
+    if kind == "tool_use":
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    if kind == "thinking":
+        return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+    if kind == "redacted_thinking":
+        return {"type": "redacted_thinking", "data": block.data}
+    return None
+
+
+def from_wire(response: Any, latency: float) -> ModelTurn:
+    """A Messages API response -> ModelTurn."""
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    replay: list[dict[str, Any]] = []
+    thinking = False
+    for block in getattr(response, "content", None) or []:
+        kind = getattr(block, "type", None)
+        as_dict = _block_dict(block)
+        if as_dict is not None:
+            replay.append(as_dict)
+        if kind == "text":
+            texts.append(str(block.text))
+        elif kind == "tool_use":
+            arguments = block.input
+            if isinstance(arguments, dict):
+                calls.append(ToolCall(str(block.id), str(block.name), arguments))
+            else:
+                calls.append(
+                    ToolCall(
+                        str(block.id),
+                        str(block.name),
+                        {},
+                        error=f"tool input must be a JSON object, got {json.dumps(arguments)}",
+                    )
+                )
+        elif kind in ("thinking", "redacted_thinking"):
+            thinking = True
+    usage = getattr(response, "usage", None)
+    input_tokens = sum(
+        int(getattr(usage, name, 0) or 0)
+        for name in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+    )
+    output_tokens = int(getattr(usage, "output_tokens", 0) or 0)
+    raw_stop = getattr(response, "stop_reason", None)
+    return ModelTurn(
+        text="\n".join(texts),
+        tool_calls=tuple(calls),
+        stop_reason=_STOP.get(str(raw_stop), "other"),
+        usage=Usage(input_tokens, output_tokens),
+        latency_sec=latency,
+        raw_stop_reason=None if raw_stop is None else str(raw_stop),
+        replay={REPLAY_KEY: replay} if thinking else {},
+    )

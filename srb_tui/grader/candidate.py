@@ -1,0 +1,449 @@
+"""Stage III: run a counterexample candidate on both trees and adjudicate it.
+
+Staging: each adjudication draws a salt; the tree under test is copied to
+``<base>/<salt>/view`` (timestamps normalised, so nothing but content differs) one tree at a
+time, and the candidate's files to ``<base>/<salt>/candidate``. Both roles therefore see the
+same paths. The command runs as ``candidate_command + [role]`` (the role is argv only, for the
+harness script; it is never in the environment), with a scrubbed environment, in its own
+process group, under a timeout; the group is reaped afterwards.
+
+Adjudication, in the published order: a fault exit code (64–78 by default) on either side ⇒
+invalid; the candidate must pass (exit 0) on State A ⇒ else invalid; it must fail on the
+submission (a timeout there is a real failure) ⇒ else invalid (not a break); the pair must
+reproduce `reruns` times (the order of the two runs is shuffled per attempt) ⇒ else rejected;
+and it must be in scope (no tree-identity tricks, no denied commands; a static scan) ⇒ else
+rejected. What survives is upheld.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import shutil
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .procs import run_group
+
+ROLES = ("original", "submission")
+DEFAULT_FAULT_CODES = frozenset(range(64, 79))
+FIXED_MTIME = 946684800  # 2000-01-01T00:00:00Z: staged trees carry no timestamp of their own
+CANDIDATE_ENV = ("SRB_VIEW", "SRB_CANDIDATE", "SRB_CANDIDATE_WORK")
+PASSTHROUGH_ENV = ("PATH",)
+TAIL_BYTES = 2000
+SCAN_MAX_FILE_BYTES = 1_000_000
+
+
+@dataclass(frozen=True)
+class CandidateSpec:
+    """How candidates are run (from probe.toml's candidate_command and [scope])."""
+
+    command: tuple[str, ...]
+    reruns: int = 3
+    timeout_sec: float = 300.0
+    fault_exit_codes: frozenset[int] = DEFAULT_FAULT_CODES
+    deny_commands: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    grace_sec: float = 5.0
+
+
+@dataclass(frozen=True)
+class RunObservation:
+    """One execution of the candidate on one tree."""
+
+    role: str
+    attempt: int
+    exit_code: int | None
+    timed_out: bool
+    duration_sec: float
+    start_error: str | None = None
+    stdout_tail: str = ""
+    stderr_tail: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return not self.timed_out and self.start_error is None and self.exit_code == 0
+
+
+@dataclass(frozen=True)
+class ScopeFinding:
+    """One reason a candidate is out of scope: file, line, what was found."""
+
+    path: str
+    line: int
+    rule: str
+    text: str
+
+
+@dataclass
+class CandidateVerdict:
+    """upheld | invalid | rejected | error, with the reason and every run."""
+
+    outcome: str
+    reason: str
+    runs: list[RunObservation] = field(default_factory=list)
+    findings: list[ScopeFinding] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "outcome": self.outcome,
+            "reason": self.reason,
+            "runs": [asdict(run) for run in self.runs],
+            "findings": [asdict(finding) for finding in self.findings],
+        }
+
+
+class StagingError(Exception):
+    """The harness could not stage a tree or the candidate (a harness fault)."""
+
+
+# --------------------------------------------------------------------------- staging
+
+
+def _normalise_times(root: Path) -> None:
+    for current, dirs, files in os.walk(root, topdown=False):
+        for name in files + dirs:
+            os.utime(Path(current) / name, (FIXED_MTIME, FIXED_MTIME), follow_symlinks=False)
+    os.utime(root, (FIXED_MTIME, FIXED_MTIME))
+
+
+def stage_copy(source: Path, target: Path) -> None:
+    """Replace `target` with a copy of `source` (links kept as links, times normalised)."""
+    if target.exists() or target.is_symlink():
+        shutil.rmtree(target)
+    try:
+        shutil.copytree(source, target, symlinks=True)
+        _normalise_times(target)
+    except (OSError, shutil.Error) as exc:
+        raise StagingError(f"cannot stage {source} at {target}: {exc}") from None
+
+
+def _tail(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return ""
+    return data[-TAIL_BYTES:].decode("utf-8", "replace")
+
+
+def candidate_env(spec: CandidateSpec, view: Path, candidate: Path, work: Path) -> dict[str, str]:
+    """The scrubbed environment: PATH, a fresh HOME/TMPDIR, fixed locale/clock/hash seed, the
+    three candidate paths and the task's own env. Nothing names the role or the tree."""
+    env = {key: os.environ[key] for key in PASSTHROUGH_ENV if key in os.environ}
+    env.update(
+        {
+            "HOME": str(work / "home"),
+            "TMPDIR": str(work / "tmp"),
+            "LANG": "C.UTF-8",
+            "LC_ALL": "C.UTF-8",
+            "TZ": "UTC",
+            "PYTHONHASHSEED": "0",
+        }
+    )
+    env.update(spec.env)
+    env.update(
+        {
+            "SRB_VIEW": str(view),
+            "SRB_CANDIDATE": str(candidate),
+            "SRB_CANDIDATE_WORK": str(work),
+        }
+    )
+    return env
+
+
+def run_once(
+    spec: CandidateSpec,
+    tree: Path,
+    candidate_dir: Path,
+    stage_root: Path,
+    role: str,
+    attempt: int,
+) -> RunObservation:
+    """Stage `tree` and the candidate under `stage_root`, run once, clean up."""
+    view = stage_root / "view"
+    candidate = stage_root / "candidate"
+    work = stage_root / "work"
+    stage_copy(tree, view)
+    stage_copy(candidate_dir, candidate)
+    shutil.rmtree(work, ignore_errors=True)
+    for folder in (work / "home", work / "tmp"):
+        folder.mkdir(parents=True)
+    logs = stage_root / "logs"
+    logs.mkdir(exist_ok=True)
+    out_path, err_path = logs / "stdout", logs / "stderr"
+    try:
+        with out_path.open("wb") as out, err_path.open("wb") as err:
+            done = run_group(
+                [*spec.command, role],
+                cwd=str(work),
+                env=candidate_env(spec, view, candidate, work),
+                timeout_sec=spec.timeout_sec,
+                stdout=out,
+                stderr=err,
+                grace_sec=spec.grace_sec,
+            )
+        return RunObservation(
+            role=role,
+            attempt=attempt,
+            exit_code=done.returncode,
+            timed_out=done.timed_out,
+            duration_sec=round(done.duration_sec, 3),
+            start_error=done.start_error,
+            stdout_tail=_tail(out_path),
+            stderr_tail=_tail(err_path),
+        )
+    finally:
+        for folder in (view, work):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------- scope
+
+
+_IDENTITY_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("reads /proc to learn about its own process or parents", re.compile(r"/proc/(self|\d|\$)")),
+    ("reads its parent process", re.compile(r"\bgetppid\b|\$PPID\b|process\.ppid\b")),
+    (
+        "reads file identity or timestamps (inode, device, mtime, ctime)",
+        re.compile(
+            r"\bst_(ino|dev|mtime|ctime|atime|birthtime)\b|\bget[mca]time\b|\bmtimeMs\b|"
+            r"\bctimeMs\b|\bbirthtime(Ms)?\b|\bstat\s+(-[A-Za-z]*[cf]\b|--format|--printf)|"
+            r"\bls\s+-[A-Za-z]*i[A-Za-z]*\b|\bfind\b.*-(newer|inum|samefile)\b"
+        ),
+    ),
+    (
+        "dumps the whole environment",
+        re.compile(
+            r"\bprintenv\b|^\s*env\s*(\||$|>)|os\.environ\s*(\)|$|\.(items|keys|values|copy)\b)"
+            r"|\bdict\(\s*os\.environ\s*\)|\bin\s+os\.environ\b|process\.env\s*(\)|;|$)|"
+            r"Object\.(keys|entries|values)\(\s*process\.env\s*\)|\bcompgen\s+-e\b|\bexport\s+-p\b"
+        ),
+    ),
+)
+_ENV_NAME = re.compile(r"\bSRB_[A-Z0-9_]+")
+
+
+def _tree_files(root: Path) -> set[str]:
+    files: set[str] = set()
+    for current, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in (".git", "node_modules")]
+        for name in names:
+            files.add((Path(current) / name).relative_to(root).as_posix())
+    return files
+
+
+def _one_tree_markers(original: Path | None, submission: Path | None) -> dict[str, str]:
+    """Distinctive names that only one tree has: marker -> which tree."""
+    if original is None or submission is None:
+        return {}
+    a, b = _tree_files(original), _tree_files(submission)
+    markers: dict[str, str] = {}
+    for paths, only in ((a - b, "original"), (b - a, "submission")):
+        for rel in sorted(paths)[:20000]:
+            if "/" in rel and len(rel) >= 6:
+                markers[rel] = only
+    a_names = {rel.rsplit("/", 1)[-1] for rel in a}
+    b_names = {rel.rsplit("/", 1)[-1] for rel in b}
+    for names, only in ((a_names - b_names, "original"), (b_names - a_names, "submission")):
+        for name in names:
+            if "." in name.strip(".") and len(name) >= 6:
+                markers[name] = only
+    return markers
+
+
+def _deny_pattern(command: str) -> re.Pattern[str]:
+    words = [re.escape(word) for word in command.split()]
+    return re.compile(r"(?<![\w./-])" + r"\s+".join(words) + r"(?![\w-])")
+
+
+def scan_candidate(
+    candidate_dir: Path,
+    *,
+    deny_commands: Iterable[str] = (),
+    original: Path | None = None,
+    submission: Path | None = None,
+    allowed_env: Iterable[str] = CANDIDATE_ENV,
+) -> list[ScopeFinding]:
+    """Static scope scan of every text file of a candidate: tree-identity tricks (process,
+    inode/timestamp, whole-environment and SRB_* reads, naming a path only one tree has) and
+    denied commands."""
+    allowed = set(allowed_env)
+    denies = [(command, _deny_pattern(command)) for command in deny_commands if command.strip()]
+    markers = _one_tree_markers(original, submission)
+    marker_res = [
+        (marker, only, re.compile(r"(?<![\w.-])" + re.escape(marker) + r"(?![\w-])"))
+        for marker, only in markers.items()
+    ]
+    findings: list[ScopeFinding] = []
+    for current, dirs, names in os.walk(candidate_dir):
+        dirs.sort()
+        for name in sorted(names):
+            path = Path(current) / name
+            rel = path.relative_to(candidate_dir).as_posix()
+            try:
+                if path.is_symlink() or path.stat().st_size > SCAN_MAX_FILE_BYTES:
+                    findings.append(ScopeFinding(rel, 0, "unscannable file (link or too big)", ""))
+                    continue
+                data = path.read_bytes()
+            except OSError as exc:
+                findings.append(ScopeFinding(rel, 0, f"unreadable: {exc}", ""))
+                continue
+            if b"\0" in data[:8192]:
+                continue
+            for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+                text = line.strip()[:200]
+                for rule, pattern in _IDENTITY_RULES:
+                    if pattern.search(line):
+                        findings.append(ScopeFinding(rel, number, rule, text))
+                for env_name in _ENV_NAME.findall(line):
+                    if env_name not in allowed:
+                        findings.append(
+                            ScopeFinding(rel, number, f"reads harness variable {env_name}", text)
+                        )
+                for marker, only, marker_re in marker_res:
+                    if marker in line and marker_re.search(line):
+                        findings.append(
+                            ScopeFinding(
+                                rel, number, f"names {marker!r}, which only the {only} has", text
+                            )
+                        )
+                for command, deny_re in denies:
+                    if deny_re.search(line):
+                        findings.append(
+                            ScopeFinding(rel, number, f"uses denied command {command!r}", text)
+                        )
+    return findings
+
+
+# --------------------------------------------------------------------------- adjudication
+
+
+def _describe(run: RunObservation) -> str:
+    if run.start_error is not None:
+        return f"could not start ({run.start_error})"
+    if run.timed_out:
+        return "timed out"
+    if run.exit_code is not None and run.exit_code < 0:
+        return f"killed by signal {-run.exit_code}"
+    return f"exit {run.exit_code}"
+
+
+def _orders(reruns: int) -> list[tuple[str, str]]:
+    forward, backward = ("original", "submission"), ("submission", "original")
+    orders = [forward]
+    if reruns >= 2:
+        orders.append(backward)
+    orders += [secrets.choice([forward, backward]) for _ in range(reruns - len(orders))]
+    first, rest = orders[0], orders[1:]
+    rng = secrets.SystemRandom()
+    rng.shuffle(rest)
+    return [first, *rest]
+
+
+def adjudicate(
+    candidate_dir: str | os.PathLike[str],
+    original: str | os.PathLike[str],
+    submission: str | os.PathLike[str],
+    spec: CandidateSpec,
+    *,
+    stage_base: str | os.PathLike[str] | None = None,
+) -> CandidateVerdict:
+    """Run and judge one candidate. Never raises for candidate behaviour; a staging or
+    start failure of the harness's own command is an ``error`` verdict."""
+    trees = {"original": Path(original).resolve(), "submission": Path(submission).resolve()}
+    candidate_path = Path(candidate_dir).resolve()
+    for label, path in (*trees.items(), ("candidate", candidate_path)):
+        if not path.is_dir():
+            return CandidateVerdict("error", f"{label} folder {path} does not exist")
+    base = Path(stage_base) if stage_base is not None else Path(tempfile.gettempdir())
+    stage_root = base / secrets.token_hex(8)
+    runs: list[RunObservation] = []
+    try:
+        stage_root.mkdir(parents=True)
+        for attempt, order in enumerate(_orders(max(1, spec.reruns)), start=1):
+            pair: dict[str, RunObservation] = {}
+            for role in order:
+                run = run_once(spec, trees[role], candidate_path, stage_root, role, attempt)
+                runs.append(run)
+                pair[role] = run
+                if run.start_error is not None:
+                    return CandidateVerdict(
+                        "error", f"candidate command could not start: {run.start_error}", runs
+                    )
+            verdict = _judge_pair(pair, attempt, spec)
+            if verdict is not None:
+                return CandidateVerdict(verdict[0], verdict[1], runs)
+    except StagingError as exc:
+        return CandidateVerdict("error", str(exc), runs)
+    finally:
+        shutil.rmtree(stage_root, ignore_errors=True)
+    findings = scan_candidate(
+        candidate_path,
+        deny_commands=spec.deny_commands,
+        original=trees["original"],
+        submission=trees["submission"],
+        allowed_env=(*CANDIDATE_ENV, *spec.env),
+    )
+    if findings:
+        first = findings[0]
+        where = f"{first.path}:{first.line}" if first.line else first.path
+        return CandidateVerdict("rejected", f"out of scope: {first.rule} ({where})", runs, findings)
+    reason = "passes on State A and fails on the submission"
+    if any(run.timed_out for run in runs if run.role == "submission"):
+        reason += " (times out on the submission: a real asymmetry)"
+    return CandidateVerdict("upheld", f"{reason}, reproduced {max(1, spec.reruns)} times", runs)
+
+
+def _judge_pair(
+    pair: Mapping[str, RunObservation], attempt: int, spec: CandidateSpec
+) -> tuple[str, str] | None:
+    """None while the pair still looks like a break; else (outcome, reason)."""
+    a, b = pair["original"], pair["submission"]
+    for run in (a, b):
+        if not run.timed_out and run.exit_code in spec.fault_exit_codes:
+            return "invalid", (
+                f"fault exit code {run.exit_code} on the {run.role} (attempt {attempt}): "
+                "the candidate reported its own fault"
+            )
+    if attempt == 1:
+        if not a.passed:
+            return "invalid", f"does not pass on State A ({_describe(a)})"
+        if b.passed:
+            return "invalid", "passes on the submission too: not a break"
+        return None
+    if not a.passed or b.passed:
+        return "rejected", (
+            f"not reproducible: attempt {attempt} gave original {_describe(a)}, "
+            f"submission {_describe(b)}"
+        )
+    return None
+
+
+def adversary_outcome(
+    verdicts: Sequence[CandidateVerdict], harness_error: str | None = None
+) -> str:
+    """broken (a candidate upheld) | error (harness fault, nothing upheld) | survived."""
+    if any(verdict.outcome == "upheld" for verdict in verdicts):
+        return "broken"
+    if harness_error or any(verdict.outcome == "error" for verdict in verdicts):
+        return "error"
+    return "survived"
+
+
+def parse_exit_codes(text: str) -> frozenset[int]:
+    """'64-78' or '1,2,64-78' -> a set of exit codes."""
+    codes: set[int] = set()
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        low, _, high = part.partition("-")
+        start, stop = int(low), int(high or low)
+        if stop < start:
+            raise ValueError(f"bad exit-code range {part!r}")
+        codes.update(range(start, stop + 1))
+    return frozenset(codes)

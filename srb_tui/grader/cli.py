@@ -1,0 +1,151 @@
+"""Command line of the standalone grader: ``python3 -m <pkg> SUBCOMMAND ...``.
+
+Subcommands:
+  suite       run a Stage II suite and write its stage result
+  tools       serve the reviewer tools over stdin/stdout (JSON lines)
+  candidate   adjudicate one Stage III candidate and print its verdict as JSON
+  fingerprint print the grader's fingerprint
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from .audit_tools import Limits, Toolbox, serve
+from .candidate import DEFAULT_FAULT_CODES, CandidateSpec, adjudicate, parse_exit_codes
+from .envelope import atomic_write_json
+from .fingerprint import fingerprint
+from .suite import SuiteError, load_suite, run_suite, write_suite_error
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="grader", description="srb's standalone stage grader")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    suite = sub.add_parser("suite", help="run a behavioural suite (Stage II)")
+    suite.add_argument("--suite", required=True, help="suite folder (or its suite.toml)")
+    suite.add_argument("--repo", required=True, help="the submission tree to test")
+    suite.add_argument("--original", help="State A tree, if modules compare against it")
+    suite.add_argument("--result", required=True, help="stage result file to write")
+    suite.add_argument("--work", required=True, help="scratch folder for modules and logs")
+    suite.add_argument("--task", help="task id to stamp (default: suite.toml's task)")
+    suite.add_argument("--grace", type=float, default=5.0, help="TERM→KILL grace, seconds")
+
+    tools = sub.add_parser("tools", help="serve reviewer tools as JSON lines on stdin/stdout")
+    tools.add_argument("--original", required=True)
+    tools.add_argument("--submission", required=True)
+    tools.add_argument(
+        "--allow",
+        nargs="*",
+        default=[],
+        metavar="CMD",
+        help="program basenames the run tool may start",
+    )
+    tools.add_argument("--run-timeout", type=float, default=60.0)
+
+    cand = sub.add_parser("candidate", help="adjudicate one Stage III candidate")
+    cand.add_argument("--candidate", required=True, help="folder holding the candidate's files")
+    cand.add_argument("--original", required=True)
+    cand.add_argument("--submission", required=True)
+    cand.add_argument(
+        "--command-json",
+        required=True,
+        help='candidate_command as a JSON list, e.g. ["bash", "run-candidate.sh"]',
+    )
+    cand.add_argument("--reruns", type=int, default=3)
+    cand.add_argument("--timeout", type=float, default=300.0)
+    cand.add_argument("--fault-codes", default="64-78", help="e.g. 64-78 or 1,64-78")
+    cand.add_argument("--deny-command", action="append", default=[])
+    cand.add_argument("--stage-base", help="where salted views are staged (default: TMPDIR)")
+    cand.add_argument("--result", help="also write the verdict JSON here (atomically)")
+
+    sub.add_parser("fingerprint", help="print the grader fingerprint")
+    return parser
+
+
+def _run_suite(args: argparse.Namespace) -> int:
+    result = Path(args.result)
+    try:
+        suite = load_suite(args.suite)
+    except SuiteError as exc:
+        write_suite_error(
+            result, args.task or "", f"cannot use {exc.path}: " + "; ".join(exc.problems)
+        )
+        print(f"grader: {exc}", file=sys.stderr)
+        return 2
+    for label, value in (("--repo", args.repo), ("--original", args.original)):
+        if value is not None and not Path(value).is_dir():
+            message = f"{label} {value} is not a folder"
+            write_suite_error(result, args.task or suite.task, message)
+            print(f"grader: {message}", file=sys.stderr)
+            return 2
+    run_suite(
+        suite,
+        repo=Path(args.repo),
+        original=Path(args.original) if args.original else None,
+        result_path=result,
+        work_root=Path(args.work),
+        task=args.task,
+        grace_sec=args.grace,
+    )
+    return 0
+
+
+def _run_tools(args: argparse.Namespace) -> int:
+    for label, value in (("--original", args.original), ("--submission", args.submission)):
+        if not Path(value).is_dir():
+            print(f"grader: {label} {value} is not a folder", file=sys.stderr)
+            return 2
+    toolbox = Toolbox(
+        args.original,
+        args.submission,
+        allow=args.allow,
+        limits=Limits(run_timeout_sec=args.run_timeout),
+    )
+    return serve(toolbox, sys.stdin, sys.stdout)
+
+
+def _run_candidate(args: argparse.Namespace) -> int:
+    try:
+        command = json.loads(args.command_json)
+        if (
+            not isinstance(command, list)
+            or not command
+            or not all(isinstance(part, str) for part in command)
+        ):
+            raise ValueError("must be a non-empty JSON list of strings")
+        codes = parse_exit_codes(args.fault_codes) if args.fault_codes else DEFAULT_FAULT_CODES
+    except ValueError as exc:
+        print(f"grader: bad candidate options: {exc}", file=sys.stderr)
+        return 2
+    spec = CandidateSpec(
+        command=tuple(command),
+        reruns=args.reruns,
+        timeout_sec=args.timeout,
+        fault_exit_codes=codes,
+        deny_commands=tuple(args.deny_command),
+    )
+    verdict = adjudicate(
+        args.candidate, args.original, args.submission, spec, stage_base=args.stage_base
+    ).to_dict()
+    if args.result:
+        atomic_write_json(args.result, verdict)
+    print(json.dumps(verdict, ensure_ascii=False))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the process exit status."""
+    args = _parser().parse_args(argv)
+    if args.command == "suite":
+        return _run_suite(args)
+    if args.command == "tools":
+        return _run_tools(args)
+    if args.command == "candidate":
+        return _run_candidate(args)
+    print(fingerprint())
+    return 0

@@ -1,0 +1,105 @@
+"""Stage result envelopes and atomic JSON writes.
+
+Every stage writes one `swerefactor.stage-result/1` document:
+``{schema, stage, task, status, started_at, duration_sec, harness: {fingerprint}, units,
+checks, metadata, notes}``. It is written atomically (temporary file in the same folder,
+fsync, rename, fsync of the folder), so a reader never sees half a document and a stage killed
+mid-way leaves the last complete checkpoint.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from .fingerprint import fingerprint
+
+SCHEMA = "swerefactor.stage-result/1"
+STATUSES = ("running", "ok", "error")
+
+
+def utc_iso(when: float | None = None) -> str:
+    """An ISO 8601 UTC timestamp with a trailing Z, to the millisecond."""
+    moment = datetime.fromtimestamp(time.time() if when is None else when, tz=UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def atomic_write_json(path: str | os.PathLike[str], data: Any) -> None:
+    """Write `data` as JSON to `path` atomically (temp file + fsync + rename)."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=2, sort_keys=False, ensure_ascii=False)
+            handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    try:
+        dir_fd = os.open(target.parent, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)
+
+
+@dataclass
+class StageEnvelope:
+    """A stage result being built; `write` checkpoints it, `finish` closes it."""
+
+    stage: str
+    task: str
+    status: str = "running"
+    units: list[dict[str, Any]] = field(default_factory=list)
+    checks: list[dict[str, Any]] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    started: float = field(default_factory=time.time)
+    _clock_start: float = field(default_factory=time.monotonic)
+    duration_sec: float | None = None
+
+    def finish(self, status: str) -> None:
+        """Close the envelope with a final status ("ok" or "error")."""
+        if status not in STATUSES:
+            raise ValueError(f"unknown stage status {status!r}")
+        self.status = status
+        self.duration_sec = round(time.monotonic() - self._clock_start, 3)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The envelope as plain JSON data."""
+        duration = self.duration_sec
+        if duration is None:
+            duration = round(time.monotonic() - self._clock_start, 3)
+        return {
+            "schema": SCHEMA,
+            "stage": self.stage,
+            "task": self.task,
+            "status": self.status,
+            "started_at": utc_iso(self.started),
+            "duration_sec": duration,
+            "harness": {"fingerprint": fingerprint()},
+            "units": self.units,
+            "checks": self.checks,
+            "metadata": self.metadata,
+            "notes": self.notes,
+        }
+
+    def write(self, path: str | os.PathLike[str]) -> None:
+        """Checkpoint the envelope to `path` atomically."""
+        atomic_write_json(path, self.to_dict())

@@ -1,0 +1,283 @@
+"""Container operations: create, start, copy a tree in, exec, inspect, kill, remove.
+
+Each function is async and runs its docker-py call on srb's pool. Containers are
+created locked down: no network unless the spec says otherwise, a non-root user,
+memory/pids/CPU limits, no-new-privileges, every capability dropped, bounded
+json-file logs, an init process, and no mounts at all (so no Docker socket).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from docker.errors import APIError, ImageNotFound, NotFound  # type: ignore[import-untyped]
+from docker.types import LogConfig, Ulimit  # type: ignore[import-untyped]
+
+from srb_tui.runner.engine import DockerEngine
+from srb_tui.runner.errors import ContainerError
+from srb_tui.runner.spec import LABEL_ROLE, LABEL_RUN, REPO_DIR, WORKSPACE, ContainerSpec
+from srb_tui.runner.tarpack import PackResult, pack_tree
+from srb_tui.runner.timefmt import parse_ts
+
+EXEC_KILL_AFTER_SEC = 5
+
+
+@dataclass(frozen=True)
+class ContainerHandle:
+    """A container srb created (or found again by its labels)."""
+
+    id: str
+    name: str
+    run_id: str
+    role: str
+
+
+@dataclass(frozen=True)
+class ContainerState:
+    """The parts of ``docker inspect`` the runner uses."""
+
+    status: str
+    running: bool
+    exit_code: int
+    oom_killed: bool
+    started_at: datetime | None
+    finished_at: datetime | None
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    exit_code: int
+    stdout: bytes
+    stderr: bytes
+    timed_out: bool = False
+
+
+def _host_config(api: Any, spec: ContainerSpec) -> Any:
+    ulimits = []
+    if spec.max_file_bytes is not None:
+        ulimits.append(Ulimit(name="fsize", soft=spec.max_file_bytes, hard=spec.max_file_bytes))
+    return api.create_host_config(
+        network_mode=spec.network_mode,
+        mem_limit=spec.mem_limit,
+        memswap_limit=spec.mem_limit,
+        pids_limit=spec.pids_limit,
+        nano_cpus=spec.nano_cpus,
+        cap_drop=["ALL"],
+        security_opt=["no-new-privileges:true"],
+        init=spec.init,
+        log_config=LogConfig(
+            type="json-file",
+            config={"max-size": spec.log_max_size, "max-file": str(spec.log_max_files)},
+        ),
+        ulimits=ulimits or None,
+        binds=None,
+        privileged=False,
+    )
+
+
+def _create(api: Any, spec: ContainerSpec) -> str:
+    env = {"HOME": WORKSPACE}
+    env.update(spec.env)
+    try:
+        made = api.create_container(
+            image=spec.image,
+            command=list(spec.command) if spec.command is not None else None,
+            name=spec.name,
+            user=spec.user,
+            environment=env,
+            working_dir=spec.workdir,
+            labels=spec.all_labels(),
+            host_config=_host_config(api, spec),
+            detach=True,
+            network_disabled=spec.network_mode == "none",
+        )
+    except ImageNotFound as err:
+        raise ContainerError(
+            f"run {spec.run_id}: image {spec.image!r} not found; build it first ({err.explanation})"
+        ) from err
+    except APIError as err:
+        if err.status_code == 409:
+            raise ContainerError(
+                f"run {spec.run_id}: a container named {spec.name} already exists; "
+                "reap the run's old containers first"
+            ) from err
+        raise ContainerError(f"run {spec.run_id}: cannot create {spec.name}: {err}") from err
+    return str(made["Id"])
+
+
+async def create(engine: DockerEngine, spec: ContainerSpec) -> ContainerHandle:
+    """Create (not start) a locked-down container for ``spec``."""
+    api = await engine.api()
+    cid = await engine.call(_create, api, spec)
+    return ContainerHandle(id=cid, name=spec.name, run_id=spec.run_id, role=spec.role)
+
+
+async def start(engine: DockerEngine, handle: ContainerHandle) -> None:
+    api = await engine.api()
+    try:
+        await engine.call(api.start, handle.id)
+    except APIError as err:
+        raise ContainerError(f"run {handle.run_id}: cannot start {handle.name}: {err}") from err
+
+
+def _put_tree(
+    api: Any, cid: str, source: Path, dest: str, uid: int, gid: int, strip: int
+) -> PackResult:
+    with tempfile.TemporaryFile(prefix="srb-put-") as fh:
+        result = pack_tree(source, dest, fh, uid=uid, gid=gid, strip_components=strip)
+        fh.seek(0)
+        api.put_archive(cid, "/", fh)
+    return result
+
+
+async def put_tree(
+    engine: DockerEngine,
+    handle: ContainerHandle,
+    source: Path,
+    *,
+    dest: str = REPO_DIR,
+    uid: int,
+    gid: int,
+    strip_components: int = 0,
+) -> PackResult:
+    """Copy a host directory or tar archive to ``dest`` in the container.
+
+    Works on a created (not yet started) container. Ownership is ``uid:gid`` for
+    every member and for each directory on the way to ``dest``.
+    """
+    if not source.exists():
+        raise ContainerError(f"run {handle.run_id}: {source} does not exist (State A missing?)")
+    api = await engine.api()
+    try:
+        return await engine.call(
+            _put_tree, api, handle.id, source, dest, uid, gid, strip_components
+        )
+    except (APIError, ValueError, OSError) as err:
+        raise ContainerError(
+            f"run {handle.run_id}: cannot copy {source} into {handle.name}:{dest}: {err}"
+        ) from err
+
+
+def _exec(
+    api: Any,
+    cid: str,
+    argv: list[str],
+    user: str | None,
+    workdir: str | None,
+    env: Mapping[str, str] | None,
+) -> ExecResult:
+    made = api.exec_create(
+        cid,
+        argv,
+        stdout=True,
+        stderr=True,
+        user=user or "",
+        workdir=workdir,
+        environment=dict(env) if env else None,
+    )
+    out, err = api.exec_start(made["Id"], demux=True)
+    code = api.exec_inspect(made["Id"]).get("ExitCode")
+    return ExecResult(
+        exit_code=int(code) if code is not None else -1, stdout=out or b"", stderr=err or b""
+    )
+
+
+async def exec_run(
+    engine: DockerEngine,
+    handle: ContainerHandle,
+    argv: list[str],
+    *,
+    user: str | None = None,
+    workdir: str | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout_sec: float | None = None,
+) -> ExecResult:
+    """Run ``argv`` in a running container; with ``timeout_sec`` it is wrapped in
+    coreutils ``timeout -k`` inside the container (exit 124/137 ⇒ ``timed_out``)."""
+    if timeout_sec is not None:
+        argv = ["timeout", "-k", str(EXEC_KILL_AFTER_SEC), f"{timeout_sec:g}", *argv]
+    api = await engine.api()
+    try:
+        result = await engine.call(_exec, api, handle.id, argv, user, workdir, env)
+    except APIError as err:
+        raise ContainerError(f"run {handle.run_id}: exec in {handle.name} failed: {err}") from err
+    if timeout_sec is not None and result.exit_code in (124, 137):
+        return ExecResult(result.exit_code, result.stdout, result.stderr, timed_out=True)
+    return result
+
+
+def state_from_inspect(data: dict[str, Any]) -> ContainerState:
+    st = data.get("State") or {}
+    labels = (data.get("Config") or {}).get("Labels") or {}
+    return ContainerState(
+        status=str(st.get("Status", "")),
+        running=bool(st.get("Running")),
+        exit_code=int(st.get("ExitCode") or 0),
+        oom_killed=bool(st.get("OOMKilled")),
+        started_at=parse_ts(st["StartedAt"]) if st.get("StartedAt") else None,
+        finished_at=parse_ts(st["FinishedAt"]) if st.get("FinishedAt") else None,
+        labels={str(k): str(v) for k, v in labels.items()},
+    )
+
+
+async def inspect_state(engine: DockerEngine, handle: ContainerHandle) -> ContainerState:
+    api = await engine.api()
+    try:
+        data = await engine.call(api.inspect_container, handle.id)
+    except NotFound as err:
+        raise ContainerError(f"run {handle.run_id}: container {handle.name} is gone") from err
+    return state_from_inspect(data)
+
+
+def handle_from_inspect(data: dict[str, Any]) -> ContainerHandle:
+    labels = (data.get("Config") or {}).get("Labels") or {}
+    return ContainerHandle(
+        id=str(data["Id"]),
+        name=str(data.get("Name", "")).lstrip("/"),
+        run_id=str(labels.get(LABEL_RUN, "")),
+        role=str(labels.get(LABEL_ROLE, "")),
+    )
+
+
+def _kill(api: Any, cid: str, signal: str) -> bool:
+    try:
+        api.kill(cid, signal=signal)
+    except NotFound:
+        return False
+    except APIError as err:
+        if err.status_code == 409:  # not running
+            return False
+        raise
+    return True
+
+
+async def kill(engine: DockerEngine, handle: ContainerHandle, signal: str = "SIGKILL") -> bool:
+    """Signal the container's init; False if it was not running (or is gone)."""
+    api = await engine.api()
+    return await engine.call(_kill, api, handle.id, signal)
+
+
+def _remove(api: Any, cid: str) -> None:
+    try:
+        api.remove_container(cid, force=True, v=True)
+    except NotFound:
+        return
+    except APIError as err:
+        if err.status_code == 409 and "already in progress" in str(err):
+            return
+        raise
+
+
+async def remove(engine: DockerEngine, handle: ContainerHandle) -> None:
+    """Force-remove the container and its anonymous volumes; gone already is fine."""
+    api = await engine.api()
+    try:
+        await engine.call(_remove, api, handle.id)
+    except APIError as err:
+        raise ContainerError(f"run {handle.run_id}: cannot remove {handle.name}: {err}") from err

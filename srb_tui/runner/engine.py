@@ -1,0 +1,116 @@
+"""The Docker engine connection: a lazily created docker-py client plus srb's pool.
+
+``DockerEngine`` is what every other runner module takes. Creating it never touches
+the engine; the client is made on first use (on the pool), and :meth:`ping` turns an
+unreachable engine into a message that says how to start it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ParamSpec, TypeVar
+
+import docker  # type: ignore[import-untyped]
+from docker.errors import DockerException  # type: ignore[import-untyped]
+
+from srb_tui.runner.errors import EngineUnavailable
+from srb_tui.runner.pool import RunnerPool
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+DEFAULT_TIMEOUT_SEC = 120
+
+START_HINT = (
+    "Start it with `sudo systemctl start docker` (or run `sudo dockerd` in another "
+    "terminal), make sure your user may use it (`sudo usermod -aG docker $USER`, then "
+    "log in again), or point DOCKER_HOST at a running engine."
+)
+
+
+@dataclass(frozen=True)
+class EngineInfo:
+    """What :meth:`DockerEngine.ping` found."""
+
+    ok: bool
+    version: str = ""
+    api_version: str = ""
+    error: str = ""
+
+
+def unreachable_message(base_url: str, err: BaseException) -> str:
+    """The user-facing message for an engine that does not answer."""
+    return f"Docker engine not reachable at {base_url}: {err}. {START_HINT}"
+
+
+class DockerEngine:
+    """A docker-py client created on demand, and the pool its blocking calls run on."""
+
+    def __init__(
+        self,
+        pool: RunnerPool | None = None,
+        *,
+        base_url: str | None = None,
+        timeout_sec: int = DEFAULT_TIMEOUT_SEC,
+    ) -> None:
+        self.pool = pool or RunnerPool(1)
+        self.base_url = base_url or os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+        self._explicit_url = base_url
+        self._timeout_sec = timeout_sec
+        self._client: Any = None
+        self._lock = asyncio.Lock()
+
+    async def call(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """Run a blocking function on srb's pool."""
+        return await self.pool.call(fn, *args, **kwargs)
+
+    def _make_client(self) -> Any:
+        pool_size = self.pool.max_workers + 2
+        try:
+            if self._explicit_url is not None:
+                return docker.DockerClient(
+                    base_url=self._explicit_url,
+                    version="auto",
+                    timeout=self._timeout_sec,
+                    max_pool_size=pool_size,
+                )
+            return docker.from_env(timeout=self._timeout_sec, max_pool_size=pool_size)
+        except DockerException as err:
+            raise EngineUnavailable(unreachable_message(self.base_url, err)) from err
+
+    async def client(self) -> Any:
+        """The high-level ``docker.DockerClient`` (created on first use)."""
+        if self._client is None:
+            async with self._lock:
+                if self._client is None:
+                    self._client = await self.call(self._make_client)
+        return self._client
+
+    async def api(self) -> Any:
+        """The low-level ``docker.APIClient`` of the same connection."""
+        return (await self.client()).api
+
+    async def ping(self) -> EngineInfo:
+        """Check the engine answers; never raises, the error is in the result."""
+        try:
+            client = await self.client()
+            data: dict[str, Any] = await self.call(client.version)
+        except EngineUnavailable as err:
+            return EngineInfo(ok=False, error=str(err))
+        except (DockerException, OSError) as err:
+            return EngineInfo(ok=False, error=unreachable_message(self.base_url, err))
+        return EngineInfo(
+            ok=True,
+            version=str(data.get("Version", "")),
+            api_version=str(data.get("ApiVersion", "")),
+        )
+
+    def close(self) -> None:
+        """Close the client's connections and stop the pool."""
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+        self.pool.shutdown()

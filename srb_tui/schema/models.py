@@ -1,0 +1,358 @@
+"""Immutable typed models of a task directory in the published schema.
+
+Everything here is a frozen dataclass holding tuples and read-only mappings, so a
+loaded task can be shared between the service, the store and the UI without
+anyone changing it under the others' feet.  Parsing lives in the ``*_toml``
+modules; these classes only hold the result and a few convenience properties the
+console shows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+
+from srb_tui.schema.state_a import StateASource
+
+_EMPTY: Mapping[str, object] = MappingProxyType({})
+_EMPTY_ENV: Mapping[str, str] = MappingProxyType({})
+
+
+def _empty() -> Mapping[str, object]:
+    return _EMPTY
+
+
+def _empty_env() -> Mapping[str, str]:
+    return _EMPTY_ENV
+
+
+STAGE_NAMES: tuple[str, ...] = ("audit", "behavioural", "verification")
+
+SCHEMA_EVALUATION = "swerefactor.evaluation/1"
+SCHEMA_SUITE = "swerefactor.behavioural-suite/1"
+SCHEMA_PROBE = "swerefactor.verification-probe/1"
+SCHEMA_SCAN = "swerefactor.scan-suite/1"
+
+DEFAULT_FAULT_EXIT_CODES: tuple[int, ...] = tuple(range(64, 79))
+
+
+def _text(mapping: Mapping[str, object], key: str) -> str | None:
+    value = mapping.get(key)
+    return value if isinstance(value, str) else None
+
+
+# --------------------------------------------------------------------------- task.toml
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """One ``[[artifacts]]`` entry: a container path collected after the agent phase."""
+
+    source: str
+    exclude: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """``[agent]``: the harness, its wall-clock budget, network mode and user."""
+
+    harness: str
+    timeout_sec: float
+    network_mode: str
+    user: str | None = None
+
+
+@dataclass(frozen=True)
+class TaskManifest:
+    """What ``task.toml`` says about a task."""
+
+    name: str
+    description: str
+    agent: AgentSpec
+    artifacts: tuple[Artifact, ...] = ()
+    metadata: Mapping[str, object] = field(default_factory=_empty)
+    schema_version: str | None = None
+    authors: tuple[object, ...] = ()
+    keywords: tuple[str, ...] = ()
+    environment: Mapping[str, object] = field(default_factory=_empty)
+    verifier: Mapping[str, object] = field(default_factory=_empty)
+    verifier_timeout_sec: float | None = None
+    solution: Mapping[str, object] = field(default_factory=_empty)
+
+    @property
+    def category(self) -> str | None:
+        return _text(self.metadata, "category")
+
+    @property
+    def state_a_description(self) -> str | None:
+        return _text(self.metadata, "state_a")
+
+    @property
+    def state_b_description(self) -> str | None:
+        return _text(self.metadata, "state_b")
+
+    @property
+    def budget_sec(self) -> float:
+        """The agent phase's wall-clock budget."""
+        return self.agent.timeout_sec
+
+
+# --------------------------------------------------------------------- evaluation.toml
+
+
+@dataclass(frozen=True)
+class ScoringPolicy:
+    """``[scoring]``: how the three stages add up to ``max_score``."""
+
+    max_score: float = 100.0
+    behavioural_points: float = 40.0
+    verification_points: float = 60.0
+    verification_models: int = 6
+    points_per_survived_model: float = 10.0
+
+
+@dataclass(frozen=True)
+class Gate:
+    """One ``[[stages.audit.gate]]``: a question the Stage I reviewer must answer."""
+
+    id: str
+    title: str
+    question: str
+    required: bool = True
+
+
+@dataclass(frozen=True)
+class StageSpec:
+    """One ``[stages.<name>]`` table.
+
+    ``options`` holds every key that is not a known stage key (``image``,
+    ``prompt``, ``suite``, ``probe``, ``model``, ``samples``, ``adjudicator`` …);
+    they go to the stage's runner.
+    """
+
+    name: str
+    enabled: bool = True
+    runner: str = ""
+    result: str = ""
+    timeout_sec: float = 3600.0
+    options: Mapping[str, object] = field(default_factory=_empty)
+    metadata: Mapping[str, object] = field(default_factory=_empty)
+    gates: tuple[Gate, ...] = ()
+
+    def option_str(self, key: str) -> str | None:
+        return _text(self.options, key)
+
+    @property
+    def required_gates(self) -> tuple[Gate, ...]:
+        return tuple(g for g in self.gates if g.required)
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """``tests/evaluation.toml``: the stages, their budgets, the gates and the scoring."""
+
+    schema: str
+    task: str
+    audit: StageSpec
+    behavioural: StageSpec
+    verification: StageSpec | None = None
+    title: str | None = None
+    results_dir: str = "/logs/verifier"
+    scoring: ScoringPolicy = field(default_factory=ScoringPolicy)
+    metadata: Mapping[str, object] = field(default_factory=_empty)
+
+    @property
+    def stages(self) -> tuple[StageSpec, ...]:
+        present = (self.audit, self.behavioural, self.verification)
+        return tuple(s for s in present if s is not None)
+
+    @property
+    def enabled_stages(self) -> tuple[StageSpec, ...]:
+        return tuple(s for s in self.stages if s.enabled)
+
+    @property
+    def gates(self) -> tuple[Gate, ...]:
+        return self.audit.gates
+
+    @property
+    def stage_budget_sec(self) -> float:
+        """Sum of the enabled stages' ``timeout_sec``."""
+        return sum(s.timeout_sec for s in self.enabled_stages)
+
+
+# ------------------------------------------------------------ suite.toml and scan.toml
+
+
+@dataclass(frozen=True)
+class Module:
+    """One ``[[module]]`` of a behavioural suite or an audit scan.
+
+    ``command`` is ``None`` when the module relies on the default (``run.sh`` via
+    bash, else ``run.py``); ``dir`` is relative to the suite's folder;
+    ``timeout_sec`` is already resolved to the suite default when not given.
+    """
+
+    id: str
+    title: str
+    weight: float
+    dir: str
+    timeout_sec: float
+    command: tuple[str, ...] | None = None
+    env: Mapping[str, str] = field(default_factory=_empty_env)
+    about: str = ""
+
+
+@dataclass(frozen=True)
+class Suite:
+    """``tests/behavioural/suite.toml``: the Stage II modules."""
+
+    schema: str
+    task: str
+    modules: tuple[Module, ...]
+    lib_dir: str = "lib"
+    default_timeout_sec: float = 900.0
+    env: Mapping[str, str] = field(default_factory=_empty_env)
+    metadata: Mapping[str, object] = field(default_factory=_empty)
+
+    @property
+    def total_weight(self) -> float:
+        return sum(m.weight for m in self.modules)
+
+
+@dataclass(frozen=True)
+class Scan:
+    """``tests/audit/scan.toml``: advisory read-only modules run before the review."""
+
+    schema: str
+    task: str
+    modules: tuple[Module, ...]
+    lib_dir: str = "lib"
+    default_timeout_sec: float = 900.0
+    env: Mapping[str, str] = field(default_factory=_empty_env)
+    metadata: Mapping[str, object] = field(default_factory=_empty)
+
+
+# -------------------------------------------------------------------------- probe.toml
+
+
+@dataclass(frozen=True)
+class Scope:
+    """``[scope]`` of a probe: what a Stage III candidate may and may not test."""
+
+    allow: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    deny_commands: tuple[str, ...] = ()
+    require_deterministic: bool = True
+    reruns: int = 3
+    network_allowed: bool = False
+    fault_exit_codes: tuple[int, ...] = DEFAULT_FAULT_EXIT_CODES
+
+
+@dataclass(frozen=True)
+class Adversary:
+    """One ``[[adversary]]``: a Stage III round with its model and budget."""
+
+    id: str
+    model: str
+    driver: str
+    budget_sec: float = 3600.0
+    focus: str = ""
+    driver_options: Mapping[str, object] = field(default_factory=_empty)
+    metadata: Mapping[str, object] = field(default_factory=_empty)
+
+
+@dataclass(frozen=True)
+class Probe:
+    """``tests/verification/probe.toml``: the Stage III adversaries and their scope."""
+
+    schema: str
+    task: str
+    prompt: str
+    candidate_command: tuple[str, ...]
+    scope: Scope = field(default_factory=Scope)
+    adversaries: tuple[Adversary, ...] = ()
+    metadata: Mapping[str, object] = field(default_factory=_empty)
+
+
+# -------------------------------------------------------------------------------- task
+
+
+@dataclass(frozen=True)
+class Task:
+    """A whole task directory, as far as it could be read.
+
+    The parts that could not be read are ``None``; :class:`~srb_tui.schema.loader.TaskLoad`
+    says whether the task is fit to run.
+    """
+
+    dir: Path
+    id: str
+    manifest: TaskManifest
+    evaluation: Evaluation | None = None
+    suite: Suite | None = None
+    probe: Probe | None = None
+    scan: Scan | None = None
+    instruction: str | None = None
+    state_a: StateASource | None = None
+
+    @property
+    def title(self) -> str:
+        if self.evaluation is not None and self.evaluation.title:
+            return self.evaluation.title
+        return self.manifest.name or self.id
+
+    @property
+    def category(self) -> str | None:
+        found = self.manifest.category
+        if found is None and self.evaluation is not None:
+            found = _text(self.evaluation.metadata, "category")
+        return found
+
+    @property
+    def state_a_description(self) -> str | None:
+        found = self.manifest.state_a_description
+        if found is None and self.evaluation is not None:
+            found = _text(self.evaluation.metadata, "state_a")
+        return found
+
+    @property
+    def state_b_description(self) -> str | None:
+        found = self.manifest.state_b_description
+        if found is None and self.evaluation is not None:
+            found = _text(self.evaluation.metadata, "state_b")
+        return found
+
+    @property
+    def budget_sec(self) -> float:
+        """The agent phase's wall-clock budget (``[agent].timeout_sec``)."""
+        return self.manifest.agent.timeout_sec
+
+    @property
+    def gate_count(self) -> int:
+        return 0 if self.evaluation is None else len(self.evaluation.gates)
+
+    @property
+    def required_gate_count(self) -> int:
+        return 0 if self.evaluation is None else len(self.evaluation.audit.required_gates)
+
+    @property
+    def module_count(self) -> int:
+        return 0 if self.suite is None else len(self.suite.modules)
+
+    @property
+    def adversary_count(self) -> int:
+        return 0 if self.probe is None else len(self.probe.adversaries)
+
+    @property
+    def gate_ids(self) -> tuple[str, ...]:
+        return () if self.evaluation is None else tuple(g.id for g in self.evaluation.gates)
+
+    @property
+    def module_ids(self) -> tuple[str, ...]:
+        return () if self.suite is None else tuple(m.id for m in self.suite.modules)
+
+    @property
+    def adversary_ids(self) -> tuple[str, ...]:
+        return () if self.probe is None else tuple(a.id for a in self.probe.adversaries)

@@ -1,0 +1,502 @@
+"""Converters between SQLite rows / caller input and the typed records.
+
+Rows come from connections whose ``row_factory`` is ``sqlite3.Row``. Input mappings (checks,
+modules, gate votes and outcomes in the shapes of the stage-result envelopes) are validated
+here so that bad input becomes a StoreError that names the run and the item.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from srb_tui.store.errors import StoreError
+from srb_tui.store.records import (
+    AdversaryRoundRecord,
+    CheckRecord,
+    ContainerRecord,
+    CounterexampleRecord,
+    EventRecord,
+    GateOutcomeRecord,
+    GateVoteRecord,
+    ImageRecord,
+    LogLine,
+    ModuleResultRecord,
+    RunRecord,
+    StageResultRecord,
+    TransitionRecord,
+)
+
+CHECK_VERDICTS: Final = frozenset({"pass", "fail", "skip", "error"})
+MODULE_STATUSES: Final = frozenset({"ok", "timeout", "error", "unreached"})
+VOTE_VERDICTS: Final = frozenset({"pass", "fail", "error"})
+ADVERSARY_STATUSES: Final = frozenset({"pending", "running", "broken", "survived", "error"})
+COUNTEREXAMPLE_VERDICTS: Final = frozenset({"upheld", "invalid", "rejected"})
+
+
+# --- encoding --------------------------------------------------------------------------------
+
+
+def dump_json(value: Any, what: str) -> str:
+    """``value`` as compact JSON text; StoreError naming ``what`` if it is not JSON."""
+    try:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise StoreError(f"{what}: not storable as JSON ({exc})") from exc
+
+
+def load_json(text: str | None, what: str) -> Any:
+    """Decode a JSON column; StoreError naming ``what`` if the stored text is damaged."""
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise StoreError(f"{what}: stored JSON is damaged ({exc})") from exc
+
+
+def _bool(value: Any) -> bool | None:
+    return None if value is None else bool(value)
+
+
+# --- typed input checks ----------------------------------------------------------------------
+
+
+def need_text(value: Any, what: str, *, optional: bool = False) -> str | None:
+    """``value`` if it is non-empty text (or None when ``optional``), else StoreError."""
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or not value:
+        raise StoreError(f"{what}: expected non-empty text, got {value!r}")
+    return value
+
+
+def maybe_str(value: Any, what: str) -> str | None:
+    """``value`` if it is text (empty allowed) or None, else StoreError."""
+    if value is not None and not isinstance(value, str):
+        raise StoreError(f"{what}: expected text, got {value!r}")
+    return value
+
+
+def need_number(value: Any, what: str, *, optional: bool = True) -> float | None:
+    """``value`` as a finite float (booleans refused)."""
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise StoreError(f"{what}: expected a number, got {value!r}")
+    if not math.isfinite(value):
+        raise StoreError(f"{what}: expected a finite number, got {value!r}")
+    return float(value)
+
+
+def need_int(value: Any, what: str, *, optional: bool = True) -> int | None:
+    """``value`` as an int (booleans and floats refused)."""
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise StoreError(f"{what}: expected a whole number, got {value!r}")
+    return value
+
+
+def need_bool(value: Any, what: str, *, optional: bool = False) -> bool | None:
+    """``value`` if it is a real boolean (0/1 and "true" refused)."""
+    if value is None and optional:
+        return None
+    if not isinstance(value, bool):
+        raise StoreError(f"{what}: expected true or false, got {value!r}")
+    return value
+
+
+def need_choice(value: Any, choices: frozenset[str], what: str) -> str:
+    """``value`` if it is one of ``choices``."""
+    if value not in choices:
+        raise StoreError(f"{what}: {value!r} is not one of {', '.join(sorted(choices))}")
+    return str(value)
+
+
+def need_text_list(value: Any, what: str) -> list[str]:
+    """``value`` as a list of strings (a tuple is fine)."""
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise StoreError(f"{what}: expected a list of text, got {value!r}")
+    return list(value)
+
+
+def need_object(value: Any, what: str) -> dict[str, Any]:
+    """``value`` as a dict with text keys (``None`` means empty)."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+        raise StoreError(f"{what}: expected a JSON object, got {value!r}")
+    return dict(value)
+
+
+def _check_keys(item: Any, allowed: frozenset[str], required: frozenset[str], what: str) -> None:
+    if not isinstance(item, Mapping):
+        raise StoreError(f"{what}: expected a JSON object, got {type(item).__name__}")
+    unknown = sorted(set(item) - allowed)
+    if unknown:
+        raise StoreError(f"{what}: unknown keys {', '.join(map(str, unknown))}")
+    missing = sorted(required - set(item))
+    if missing:
+        raise StoreError(f"{what}: missing keys {', '.join(missing)}")
+
+
+_CHECK_KEYS: Final = frozenset({"id", "verdict", "weight", "summary", "detail", "evidence"})
+
+
+def check_params(
+    run_id: str, stage: str, module_id: str, checks: Sequence[Mapping[str, Any]]
+) -> list[tuple[Any, ...]]:
+    """Rows for ``checks`` from envelope-shaped check objects (``{id, verdict, …}``)."""
+    rows: list[tuple[Any, ...]] = []
+    for position, item in enumerate(checks):
+        what = f"run {run_id} {stage} check #{position}"
+        _check_keys(item, _CHECK_KEYS, frozenset({"id", "verdict"}), what)
+        rows.append(
+            (
+                run_id,
+                stage,
+                module_id,
+                position,
+                need_text(item["id"], f"{what} id"),
+                need_choice(item["verdict"], CHECK_VERDICTS, f"{what} verdict"),
+                need_number(item.get("weight"), f"{what} weight"),
+                maybe_str(item.get("summary"), f"{what} summary"),
+                dump_json(item.get("detail"), f"{what} detail"),
+                dump_json(item.get("evidence"), f"{what} evidence"),
+            )
+        )
+    return rows
+
+
+_MODULE_KEYS: Final = frozenset(
+    {
+        "id",
+        "title",
+        "weight",
+        "status",
+        "rate",
+        "passed",
+        "failed",
+        "skipped",
+        "errors",
+        "scored",
+        "duration_sec",
+        "detail",
+    }
+)
+
+
+def module_params(
+    run_id: str, stage: str, modules: Sequence[Mapping[str, Any]]
+) -> list[tuple[Any, ...]]:
+    """Rows for module results (``{id, status, rate?, passed?, …}``)."""
+    rows: list[tuple[Any, ...]] = []
+    for position, item in enumerate(modules):
+        what = f"run {run_id} {stage} module #{position}"
+        _check_keys(item, _MODULE_KEYS, frozenset({"id", "status"}), what)
+        counts = [
+            need_int(item.get(key, 0), f"{what} {key}", optional=False)
+            for key in ("passed", "failed", "skipped", "errors", "scored")
+        ]
+        rows.append(
+            (
+                run_id,
+                stage,
+                need_text(item["id"], f"{what} id"),
+                position,
+                need_text(item.get("title"), f"{what} title", optional=True),
+                need_number(item.get("weight"), f"{what} weight"),
+                need_choice(item["status"], MODULE_STATUSES, f"{what} status"),
+                need_number(item.get("rate"), f"{what} rate"),
+                *counts,
+                need_number(item.get("duration_sec"), f"{what} duration_sec"),
+                dump_json(item.get("detail"), f"{what} detail"),
+            )
+        )
+    return rows
+
+
+_VOTE_KEYS: Final = frozenset(
+    {"gate_id", "sample", "verdict", "confidence", "reasoning", "evidence", "downgraded", "extra"}
+)
+
+
+def vote_params(run_id: str, votes: Sequence[Mapping[str, Any]]) -> list[tuple[Any, ...]]:
+    """Rows for gate votes (``{gate_id, sample, verdict, confidence?, …}``)."""
+    rows: list[tuple[Any, ...]] = []
+    for index, item in enumerate(votes):
+        what = f"run {run_id} gate vote #{index}"
+        _check_keys(item, _VOTE_KEYS, frozenset({"gate_id", "sample", "verdict"}), what)
+        rows.append(
+            (
+                run_id,
+                need_text(item["gate_id"], f"{what} gate_id"),
+                need_int(item["sample"], f"{what} sample", optional=False),
+                need_choice(item["verdict"], VOTE_VERDICTS, f"{what} verdict"),
+                need_number(item.get("confidence"), f"{what} confidence"),
+                maybe_str(item.get("reasoning"), f"{what} reasoning"),
+                dump_json(item.get("evidence"), f"{what} evidence"),
+                int(bool(need_bool(item.get("downgraded", False), f"{what} downgraded"))),
+                dump_json(need_object(item.get("extra"), f"{what} extra"), f"{what} extra"),
+            )
+        )
+    return rows
+
+
+_OUTCOME_KEYS: Final = frozenset(
+    {
+        "gate_id",
+        "title",
+        "required",
+        "verdict",
+        "votes_pass",
+        "votes_fail",
+        "votes_error",
+        "tie",
+        "extra",
+    }
+)
+
+
+def outcome_params(run_id: str, outcomes: Sequence[Mapping[str, Any]]) -> list[tuple[Any, ...]]:
+    """Rows for gate outcomes (``{gate_id, verdict, required?, votes_pass?, …}``)."""
+    rows: list[tuple[Any, ...]] = []
+    for index, item in enumerate(outcomes):
+        what = f"run {run_id} gate outcome #{index}"
+        _check_keys(item, _OUTCOME_KEYS, frozenset({"gate_id", "verdict"}), what)
+        rows.append(
+            (
+                run_id,
+                need_text(item["gate_id"], f"{what} gate_id"),
+                need_text(item.get("title"), f"{what} title", optional=True),
+                int(bool(need_bool(item.get("required", True), f"{what} required"))),
+                need_choice(item["verdict"], VOTE_VERDICTS, f"{what} verdict"),
+                need_int(item.get("votes_pass", 0), f"{what} votes_pass", optional=False),
+                need_int(item.get("votes_fail", 0), f"{what} votes_fail", optional=False),
+                need_int(item.get("votes_error", 0), f"{what} votes_error", optional=False),
+                int(bool(need_bool(item.get("tie", False), f"{what} tie"))),
+                dump_json(need_object(item.get("extra"), f"{what} extra"), f"{what} extra"),
+            )
+        )
+    return rows
+
+
+# --- rows to records -------------------------------------------------------------------------
+
+
+def run_from_row(row: sqlite3.Row) -> RunRecord:
+    """A ``runs`` row as a RunRecord."""
+    what = f"run {row['id']}"
+    notes = load_json(row["notes"], f"{what} notes")
+    return RunRecord(
+        id=row["id"],
+        task_id=row["task_id"],
+        task_path=row["task_path"],
+        agent=row["agent"],
+        model=row["model"],
+        effort=row["effort"],
+        budget_sec=row["budget_sec"],
+        status=row["status"],
+        phase=row["phase"],
+        stop_reason=row["stop_reason"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        started_at=row["started_at"],
+        finished_at=row["finished_at"],
+        valid=_bool(row["valid"]),
+        score=row["score"],
+        max_score=row["max_score"],
+        blocked_by=row["blocked_by"],
+        harness_error=row["harness_error"],
+        notes=tuple(notes) if isinstance(notes, list) else (),
+        grader_fingerprint=row["grader_fingerprint"],
+        submission_files=row["submission_files"],
+        submission_bytes=row["submission_bytes"],
+        batch_id=row["batch_id"],
+        extra=need_object(load_json(row["extra"], f"{what} extra"), f"{what} extra"),
+    )
+
+
+def transition_from_row(row: sqlite3.Row) -> TransitionRecord:
+    """A ``run_transitions`` row as a TransitionRecord."""
+    return TransitionRecord(
+        id=row["id"],
+        run_id=row["run_id"],
+        from_status=row["from_status"],
+        to_status=row["to_status"],
+        at=row["at"],
+        reason=row["reason"],
+    )
+
+
+def stage_from_row(row: sqlite3.Row) -> StageResultRecord:
+    """A ``stage_results`` row as a StageResultRecord."""
+    return StageResultRecord(
+        run_id=row["run_id"],
+        stage=row["stage"],
+        status=row["status"],
+        started_at=row["started_at"],
+        duration_sec=row["duration_sec"],
+        fingerprint=row["fingerprint"],
+        result=load_json(row["result"], f"run {row['run_id']} {row['stage']} result"),
+        recorded_at=row["recorded_at"],
+    )
+
+
+def module_from_row(row: sqlite3.Row) -> ModuleResultRecord:
+    """A ``module_results`` row as a ModuleResultRecord."""
+    return ModuleResultRecord(
+        run_id=row["run_id"],
+        stage=row["stage"],
+        module_id=row["module_id"],
+        position=row["position"],
+        title=row["title"],
+        weight=row["weight"],
+        status=row["status"],
+        rate=row["rate"],
+        passed=row["passed"],
+        failed=row["failed"],
+        skipped=row["skipped"],
+        errors=row["errors"],
+        scored=row["scored"],
+        duration_sec=row["duration_sec"],
+        detail=load_json(row["detail"], f"run {row['run_id']} module {row['module_id']}"),
+    )
+
+
+def check_from_row(row: sqlite3.Row) -> CheckRecord:
+    """A ``checks`` row as a CheckRecord."""
+    what = f"run {row['run_id']} check {row['check_id']}"
+    return CheckRecord(
+        run_id=row["run_id"],
+        stage=row["stage"],
+        module_id=row["module_id"],
+        position=row["position"],
+        check_id=row["check_id"],
+        verdict=row["verdict"],
+        weight=row["weight"],
+        summary=row["summary"],
+        detail=load_json(row["detail"], f"{what} detail"),
+        evidence=load_json(row["evidence"], f"{what} evidence"),
+    )
+
+
+def vote_from_row(row: sqlite3.Row) -> GateVoteRecord:
+    """A ``gate_votes`` row as a GateVoteRecord."""
+    what = f"run {row['run_id']} gate {row['gate_id']} sample {row['sample']}"
+    return GateVoteRecord(
+        run_id=row["run_id"],
+        gate_id=row["gate_id"],
+        sample=row["sample"],
+        verdict=row["verdict"],
+        confidence=row["confidence"],
+        reasoning=row["reasoning"],
+        evidence=load_json(row["evidence"], f"{what} evidence"),
+        downgraded=bool(row["downgraded"]),
+        extra=need_object(load_json(row["extra"], f"{what} extra"), f"{what} extra"),
+    )
+
+
+def outcome_from_row(row: sqlite3.Row) -> GateOutcomeRecord:
+    """A ``gate_outcomes`` row as a GateOutcomeRecord."""
+    what = f"run {row['run_id']} gate {row['gate_id']}"
+    return GateOutcomeRecord(
+        run_id=row["run_id"],
+        gate_id=row["gate_id"],
+        title=row["title"],
+        required=bool(row["required"]),
+        verdict=row["verdict"],
+        votes_pass=row["votes_pass"],
+        votes_fail=row["votes_fail"],
+        votes_error=row["votes_error"],
+        tie=bool(row["tie"]),
+        extra=need_object(load_json(row["extra"], f"{what} extra"), f"{what} extra"),
+    )
+
+
+def adversary_from_row(row: sqlite3.Row) -> AdversaryRoundRecord:
+    """An ``adversary_rounds`` row as an AdversaryRoundRecord."""
+    what = f"run {row['run_id']} adversary {row['adversary_id']}"
+    notes = load_json(row["notes"], f"{what} notes")
+    return AdversaryRoundRecord(
+        run_id=row["run_id"],
+        adversary_id=row["adversary_id"],
+        model=row["model"],
+        driver=row["driver"],
+        focus=row["focus"],
+        status=row["status"],
+        started_at=row["started_at"],
+        duration_sec=row["duration_sec"],
+        candidates=row["candidates"],
+        notes=tuple(notes) if isinstance(notes, list) else (),
+        extra=need_object(load_json(row["extra"], f"{what} extra"), f"{what} extra"),
+    )
+
+
+def counterexample_from_row(row: sqlite3.Row) -> CounterexampleRecord:
+    """A ``counterexamples`` row as a CounterexampleRecord."""
+    what = f"run {row['run_id']} counterexample {row['id']}"
+    return CounterexampleRecord(
+        id=row["id"],
+        run_id=row["run_id"],
+        adversary_id=row["adversary_id"],
+        created_at=row["created_at"],
+        code=row["code"],
+        verdict=row["verdict"],
+        reason=row["reason"],
+        output_a=load_json(row["output_a"], f"{what} output_a"),
+        output_b=load_json(row["output_b"], f"{what} output_b"),
+        exit_a=row["exit_a"],
+        exit_b=row["exit_b"],
+        duration_a=row["duration_a"],
+        duration_b=row["duration_b"],
+        extra=need_object(load_json(row["extra"], f"{what} extra"), f"{what} extra"),
+    )
+
+
+def image_from_row(row: sqlite3.Row) -> ImageRecord:
+    """An ``images`` row as an ImageRecord."""
+    return ImageRecord(
+        run_id=row["run_id"],
+        role=row["role"],
+        tag=row["tag"],
+        image_id=row["image_id"],
+        digest=row["digest"],
+        recorded_at=row["recorded_at"],
+    )
+
+
+def container_from_row(row: sqlite3.Row) -> ContainerRecord:
+    """A ``containers`` row as a ContainerRecord."""
+    return ContainerRecord(
+        container_id=row["container_id"],
+        run_id=row["run_id"],
+        role=row["role"],
+        name=row["name"],
+        created_at=row["created_at"],
+        last_log_ts=row["last_log_ts"],
+        exit_code=row["exit_code"],
+        removed_at=row["removed_at"],
+    )
+
+
+def event_from_row(row: sqlite3.Row) -> EventRecord:
+    """An ``events`` row as an EventRecord."""
+    return EventRecord(
+        seq=row["seq"],
+        run_id=row["run_id"],
+        at=row["at"],
+        kind=row["kind"],
+        payload=load_json(row["payload"], f"event {row['seq']} payload"),
+    )
+
+
+def log_from_row(row: sqlite3.Row) -> LogLine:
+    """A ``log_lines`` row as a LogLine."""
+    return LogLine(
+        run_id=row["run_id"], seq=row["seq"], ts=row["ts"], stream=row["stream"], text=row["text"]
+    )

@@ -1,0 +1,80 @@
+"""The run lifecycle: statuses, which ones are final, and which transitions are legal.
+
+``pending → preparing → agent → collecting → audit → behavioural → verification → scored``
+with side exits ``cancelled`` and ``infra_error`` from every non-final state. Grading may end
+early (``audit``/``behavioural`` → ``scored``: Stage III does not run when Stage I failed or
+Stage II is incomplete), and a scored run may be re-graded from ``audit``, ``behavioural`` or
+``verification``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Final, Literal, get_args
+
+RunStatus = Literal[
+    "pending",
+    "preparing",
+    "agent",
+    "collecting",
+    "audit",
+    "behavioural",
+    "verification",
+    "scored",
+    "cancelled",
+    "infra_error",
+]
+
+RUN_STATUSES: Final[tuple[str, ...]] = get_args(RunStatus)
+MAIN_LINE: Final[tuple[str, ...]] = (
+    "pending",
+    "preparing",
+    "agent",
+    "collecting",
+    "audit",
+    "behavioural",
+    "verification",
+    "scored",
+)
+FINAL_STATUSES: Final[frozenset[str]] = frozenset({"scored", "cancelled", "infra_error"})
+SIDE_EXITS: Final[frozenset[str]] = frozenset({"cancelled", "infra_error"})
+GRADING_STATUSES: Final[tuple[str, ...]] = ("audit", "behavioural", "verification")
+
+
+def _legal_pairs() -> frozenset[tuple[str, str]]:
+    pairs: set[tuple[str, str]] = set()
+    for here, there in itertools.pairwise(MAIN_LINE):
+        pairs.add((here, there))
+    # Early end of grading: Stage III skipped (Stage I failed / Stage II incomplete / absent).
+    pairs.add(("audit", "scored"))
+    pairs.add(("behavioural", "scored"))
+    for status in RUN_STATUSES:
+        if status not in FINAL_STATUSES:
+            for exit_ in SIDE_EXITS:
+                pairs.add((status, exit_))
+    for stage in GRADING_STATUSES:
+        pairs.add(("scored", stage))
+    return frozenset(pairs)
+
+
+LEGAL_TRANSITIONS: Final[frozenset[tuple[str, str]]] = _legal_pairs()
+
+
+def is_status(value: str) -> bool:
+    """Whether ``value`` names a run status."""
+    return value in RUN_STATUSES
+
+
+def is_final(status: str) -> bool:
+    """Whether a run in ``status`` is finished (nothing runs for it any more)."""
+    return status in FINAL_STATUSES
+
+
+def is_legal(from_status: str, to_status: str) -> bool:
+    """Whether the lifecycle allows ``from_status → to_status``."""
+    return (from_status, to_status) in LEGAL_TRANSITIONS
+
+
+def next_statuses(status: str) -> tuple[str, ...]:
+    """The statuses reachable from ``status`` in one legal step, in lifecycle order."""
+    return tuple(s for s in RUN_STATUSES if (status, s) in LEGAL_TRANSITIONS)

@@ -1,0 +1,399 @@
+"""Runs: creation, lifecycle transitions, whitelisted updates, listing and counting."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final
+
+import aiosqlite
+
+from srb_tui.store.base import StoreBase, query
+from srb_tui.store.clock import RUN_ID_PATTERN, new_run_id, utc_now
+from srb_tui.store.convert import (
+    dump_json,
+    maybe_str,
+    need_bool,
+    need_int,
+    need_number,
+    need_object,
+    need_text,
+    need_text_list,
+    run_from_row,
+    transition_from_row,
+)
+from srb_tui.store.errors import IllegalTransition, RunNotFound, StoreError
+from srb_tui.store.lifecycle import FINAL_STATUSES, GRADING_STATUSES, is_legal, is_status
+from srb_tui.store.records import RunRecord, TransitionRecord
+
+
+def _opt_text(value: Any, what: str) -> Any:
+    return need_text(value, what, optional=True)
+
+
+def _valid(value: Any, what: str) -> Any:
+    flag = need_bool(value, what, optional=True)
+    return None if flag is None else int(flag)
+
+
+def _notes(value: Any, what: str) -> Any:
+    return dump_json(need_text_list(value, what), what)
+
+
+def _extra(value: Any, what: str) -> Any:
+    return dump_json(need_object(value, what), what)
+
+
+def _count(value: Any, what: str) -> Any:
+    number = need_int(value, what)
+    if number is not None and number < 0:
+        raise StoreError(f"{what}: must not be negative, got {number}")
+    return number
+
+
+# Fields update_run may change, each with its check-and-encode function.
+UPDATABLE_RUN_FIELDS: Final[Mapping[str, Callable[[Any, str], Any]]] = {
+    "phase": _opt_text,
+    "stop_reason": _opt_text,
+    "started_at": _opt_text,
+    "finished_at": _opt_text,
+    "valid": _valid,
+    "score": need_number,
+    "max_score": need_number,
+    "blocked_by": _opt_text,
+    "harness_error": maybe_str,
+    "notes": _notes,
+    "grader_fingerprint": _opt_text,
+    "submission_files": _count,
+    "submission_bytes": _count,
+    "model": _opt_text,
+    "effort": _opt_text,
+    "budget_sec": need_number,
+    "batch_id": _opt_text,
+    "extra": _extra,
+}
+
+# Sort keys list_runs accepts (prefix "-" for descending); NULLs always sort last.
+RUN_SORT_KEYS: Final[Mapping[str, str]] = {
+    "created_at": "created_at",
+    "updated_at": "updated_at",
+    "started_at": "started_at",
+    "finished_at": "finished_at",
+    "score": "score",
+    "task": "task_id",
+    "task_id": "task_id",
+    "status": "status",
+    "agent": "agent",
+    "model": "model",
+    "id": "id",
+}
+
+StrFilter = str | Sequence[str] | None
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _in_clause(column: str, value: StrFilter, what: str) -> tuple[str, list[Any]]:
+    values = [value] if isinstance(value, str) else list(value or ())
+    for item in values:
+        need_text(item, what)
+    return f"{column} IN ({', '.join('?' for _ in values)})", list(values)
+
+
+def run_filter_sql(
+    *,
+    task: StrFilter = None,
+    status: StrFilter = None,
+    agent: StrFilter = None,
+    model: StrFilter = None,
+    batch: StrFilter = None,
+    text: str | None = None,
+) -> tuple[str, list[Any]]:
+    """A ``WHERE`` clause (possibly empty) and its parameters for the run filters."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    for column, value, what in (
+        ("task_id", task, "task filter"),
+        ("status", status, "status filter"),
+        ("agent", agent, "agent filter"),
+        ("model", model, "model filter"),
+        ("batch_id", batch, "batch filter"),
+    ):
+        if value is None:
+            continue
+        if column == "status":
+            for item in [value] if isinstance(value, str) else value:
+                if not is_status(item):
+                    raise StoreError(f"status filter: unknown run status {item!r}")
+        clause, values = _in_clause(column, value, what)
+        clauses.append(clause)
+        params.extend(values)
+    if text:
+        pattern = f"%{_escape_like(text)}%"
+        columns = ("id", "task_id", "agent", "model", "phase", "notes", "harness_error")
+        clauses.append("(" + " OR ".join(f"{c} LIKE ? ESCAPE '\\'" for c in columns) + ")")
+        params.extend([pattern] * len(columns))
+    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+    return where, params
+
+
+def run_order_sql(sort: str) -> str:
+    """An ``ORDER BY`` clause for ``sort`` (``"score"`` or ``"-score"``), ties by id."""
+    descending = sort.startswith("-")
+    key = sort[1:] if descending else sort
+    column = RUN_SORT_KEYS.get(key)
+    if column is None:
+        raise StoreError(
+            f"unknown sort key {sort!r}; use one of {', '.join(sorted(RUN_SORT_KEYS))}"
+            " (prefix - for descending)"
+        )
+    direction = "DESC" if descending else "ASC"
+    return f"ORDER BY {column} IS NULL, {column} {direction}, id {direction}"
+
+
+class RunsMixin(StoreBase):
+    """Run rows and their lifecycle."""
+
+    async def create_run(
+        self,
+        *,
+        task_id: str,
+        task_path: str,
+        agent: str,
+        model: str | None = None,
+        effort: str | None = None,
+        budget_sec: float | None = None,
+        batch_id: str | None = None,
+        notes: Sequence[str] = (),
+        extra: Mapping[str, Any] | None = None,
+        run_id: str | None = None,
+    ) -> RunRecord:
+        """Insert a new ``pending`` run (and its creation transition); return it.
+
+        ``run_id`` defaults to a fresh ``r-YYYYMMDD-HHMMSS-xxxx``; a given id must have that
+        shape and be unused.
+        """
+        need_text(task_id, "create_run task_id")
+        need_text(task_path, "create_run task_path")
+        need_text(agent, "create_run agent")
+        if run_id is not None and not RUN_ID_PATTERN.match(run_id):
+            raise StoreError(f"run id {run_id!r} does not look like r-YYYYMMDD-HHMMSS-xxxx")
+        params = (
+            task_id,
+            task_path,
+            agent,
+            _opt_text(model, "create_run model"),
+            _opt_text(effort, "create_run effort"),
+            need_number(budget_sec, "create_run budget_sec"),
+            _opt_text(batch_id, "create_run batch_id"),
+            _notes(notes, "create_run notes"),
+            _extra(extra, "create_run extra"),
+        )
+
+        async def job(conn: aiosqlite.Connection) -> RunRecord:
+            rid = run_id or new_run_id()
+            while await query(conn, "SELECT 1 FROM runs WHERE id = ?", (rid,)):
+                if run_id is not None:
+                    raise StoreError(f"{self._label}: run {rid} already exists")
+                rid = new_run_id()
+            now = utc_now()
+            await conn.execute(
+                "INSERT INTO runs (id, task_id, task_path, agent, model, effort, budget_sec,"
+                " batch_id, notes, extra, status, created_at, updated_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)",
+                (rid, *params, now, now),
+            )
+            await conn.execute(
+                "INSERT INTO run_transitions (run_id, from_status, to_status, at, reason)"
+                " VALUES (?, NULL, 'pending', ?, 'created')",
+                (rid, now),
+            )
+            return await self._run_in(conn, rid)
+
+        return await self._write(job)
+
+    async def transition(
+        self,
+        run_id: str,
+        to_status: str,
+        reason: str | None = None,
+        *,
+        expect: str | None = None,
+    ) -> TransitionRecord:
+        """Move ``run_id`` to ``to_status`` (row + status in one transaction).
+
+        Raises IllegalTransition when the lifecycle forbids the step, or when ``expect`` is
+        given and the run is not in that status (a lost race). Entering ``preparing`` stamps
+        ``started_at`` (once); entering a final status stamps ``finished_at``; re-grading a
+        scored run clears it.
+        """
+        if not is_status(to_status):
+            raise StoreError(f"run {run_id}: unknown status {to_status!r}")
+        maybe_str(reason, f"run {run_id} transition reason")
+
+        async def job(conn: aiosqlite.Connection) -> TransitionRecord:
+            rows = await query(conn, "SELECT status FROM runs WHERE id = ?", (run_id,))
+            if not rows:
+                raise RunNotFound(run_id, self._label)
+            current = str(rows[0][0])
+            if (expect is not None and current != expect) or not is_legal(current, to_status):
+                raise IllegalTransition(run_id, current, to_status)
+            now = utc_now()
+            sets = ["status = ?", "updated_at = ?"]
+            values: list[Any] = [to_status, now]
+            if to_status == "preparing":
+                sets.append("started_at = coalesce(started_at, ?)")
+                values.append(now)
+            if to_status in FINAL_STATUSES:
+                sets.append("finished_at = ?")
+                values.append(now)
+            elif current == "scored" and to_status in GRADING_STATUSES:
+                sets.append("finished_at = NULL")
+            await conn.execute(f"UPDATE runs SET {', '.join(sets)} WHERE id = ?", (*values, run_id))
+            inserted = await conn.execute_insert(
+                "INSERT INTO run_transitions (run_id, from_status, to_status, at, reason)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (run_id, current, to_status, now, reason),
+            )
+            assert inserted is not None
+            return TransitionRecord(
+                id=int(inserted[0]),
+                run_id=run_id,
+                from_status=current,
+                to_status=to_status,
+                at=now,
+                reason=reason,
+            )
+
+        return await self._write(job)
+
+    async def update_run(self, run_id: str, **fields: Any) -> RunRecord:
+        """Change whitelisted fields (``UPDATABLE_RUN_FIELDS``) of a run; return the run.
+
+        Status changes go through ``transition``; any other name is a StoreError.
+        """
+        unknown = sorted(set(fields) - set(UPDATABLE_RUN_FIELDS))
+        if unknown:
+            raise StoreError(
+                f"run {run_id}: update_run cannot change {', '.join(unknown)}"
+                + (" (use transition)" if "status" in unknown else "")
+            )
+        encoded = {
+            name: UPDATABLE_RUN_FIELDS[name](value, f"run {run_id} {name}")
+            for name, value in fields.items()
+        }
+
+        async def job(conn: aiosqlite.Connection) -> RunRecord:
+            await self._require_in(conn, run_id)
+            if encoded:
+                # Column names come from the whitelist above, never from the caller's text.
+                sets = ", ".join(f"{name} = ?" for name in encoded)
+                await conn.execute(
+                    f"UPDATE runs SET {sets}, updated_at = ? WHERE id = ?",
+                    (*encoded.values(), utc_now(), run_id),
+                )
+            return await self._run_in(conn, run_id)
+
+        return await self._write(job)
+
+    async def add_run_note(self, run_id: str, note: str) -> RunRecord:
+        """Append one note to a run's notes (read-modify-write inside the writer)."""
+        need_text(note, f"run {run_id} note")
+
+        async def job(conn: aiosqlite.Connection) -> RunRecord:
+            run = await self._run_in(conn, run_id)
+            await conn.execute(
+                "UPDATE runs SET notes = ?, updated_at = ? WHERE id = ?",
+                (dump_json([*run.notes, note], "notes"), utc_now(), run_id),
+            )
+            return await self._run_in(conn, run_id)
+
+        return await self._write(job)
+
+    async def delete_run(self, run_id: str) -> bool:
+        """Delete a run and everything recorded for it; False if there was no such run."""
+
+        async def job(conn: aiosqlite.Connection) -> bool:
+            cursor = await conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+            self._writer.forget_run(run_id)
+            return cursor.rowcount > 0
+
+        return await self._write(job)
+
+    async def get_run(self, run_id: str) -> RunRecord | None:
+        """The run, or None if there is no such id."""
+        rows = await self._rows("SELECT * FROM runs WHERE id = ?", (run_id,))
+        return run_from_row(rows[0]) if rows else None
+
+    async def require_run(self, run_id: str) -> RunRecord:
+        """The run; RunNotFound (a StoreError naming run and file) if there is none."""
+        run = await self.get_run(run_id)
+        if run is None:
+            raise RunNotFound(run_id, self._label)
+        return run
+
+    async def list_runs(
+        self,
+        *,
+        task: StrFilter = None,
+        status: StrFilter = None,
+        agent: StrFilter = None,
+        model: StrFilter = None,
+        batch: StrFilter = None,
+        text: str | None = None,
+        sort: str = "-created_at",
+        limit: int | None = 100,
+        offset: int = 0,
+    ) -> list[RunRecord]:
+        """Runs matching every given filter (a filter may be one value or several).
+
+        ``text`` is a case-insensitive substring of id, task, agent, model, phase, notes or
+        harness error. ``sort`` is a key of ``RUN_SORT_KEYS``, ``-`` prefix for descending.
+        """
+        where, params = run_filter_sql(
+            task=task, status=status, agent=agent, model=model, batch=batch, text=text
+        )
+        order = run_order_sql(sort)
+        page = need_int(limit, "limit")
+        start = need_int(offset, "offset", optional=False)
+        if (page is not None and page < 0) or (start is not None and start < 0):
+            raise StoreError("limit and offset must not be negative")
+        rows = await self._rows(
+            f"SELECT * FROM runs {where} {order} LIMIT ? OFFSET ?",
+            (*params, -1 if page is None else page, start),
+        )
+        return [run_from_row(row) for row in rows]
+
+    async def count_runs(
+        self,
+        *,
+        task: StrFilter = None,
+        status: StrFilter = None,
+        agent: StrFilter = None,
+        model: StrFilter = None,
+        batch: StrFilter = None,
+        text: str | None = None,
+    ) -> int:
+        """How many runs ``list_runs`` with the same filters would return without a limit."""
+        where, params = run_filter_sql(
+            task=task, status=status, agent=agent, model=model, batch=batch, text=text
+        )
+        rows = await self._rows(f"SELECT count(*) FROM runs {where}", params)
+        return int(rows[0][0])
+
+    async def live_runs(self) -> list[RunRecord]:
+        """Runs not in a final status, oldest first (what re-attach looks at on start-up)."""
+        marks = ", ".join("?" for _ in FINAL_STATUSES)
+        rows = await self._rows(
+            f"SELECT * FROM runs WHERE status NOT IN ({marks}) ORDER BY created_at, id",
+            sorted(FINAL_STATUSES),
+        )
+        return [run_from_row(row) for row in rows]
+
+    async def transitions(self, run_id: str) -> list[TransitionRecord]:
+        """A run's status history, oldest first."""
+        rows = await self._rows(
+            "SELECT * FROM run_transitions WHERE run_id = ? ORDER BY id", (run_id,)
+        )
+        return [transition_from_row(row) for row in rows]

@@ -1,0 +1,108 @@
+"""Pilot tests of the Tasks screen over the real built-in tasks and a broken task."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from textual.widgets import DataTable, Input, Markdown, Static
+
+from srb_tui.config import Settings
+from srb_tui.ui.app import create_app
+from srb_tui.ui.screens.runs import RunsScreen
+from srb_tui.ui.screens.tasks import TasksScreen
+from tests.conftest import DEMO_TASK
+
+
+def _text(widget: Static) -> str:
+    return str(widget.render())
+
+
+async def test_lists_builtin_tasks_and_shows_instruction(builtin_settings: Settings) -> None:
+    app = create_app(builtin_settings)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, TasksScreen)
+        table = app.screen.query_one("#task-table", DataTable)
+        keys = [str(k.value) for k in table.rows]
+        assert DEMO_TASK.name in keys
+        heading = _text(app.screen.query_one("#task-heading", Static))
+        assert DEMO_TASK.name in heading
+        assert "5 gates" in heading
+        markdown = app.screen.query_one("#task-instruction", Markdown)
+        assert "csvtab" in markdown.source
+        problems = _text(app.screen.query_one("#task-problems", Static))
+        assert "valid" in problems
+
+
+async def test_filter_narrows_and_escape_clears(builtin_settings: Settings) -> None:
+    app = create_app(builtin_settings)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.press("/")
+        assert isinstance(app.focused, Input)
+        await pilot.press(*"no-such-task")
+        await pilot.pause()
+        table = app.screen.query_one("#task-table", DataTable)
+        assert table.row_count == 0
+        assert "No task matches" in _text(app.screen.query_one("#task-heading", Static))
+        await pilot.press("escape")
+        await pilot.pause()
+        assert table.row_count >= 1
+        assert app.focused is table
+
+
+async def test_broken_task_lists_its_problems(tmp_path: Path, state_dir: Path) -> None:
+    root = tmp_path / "tasks"
+    broken = root / "broken01"
+    shutil.copytree(DEMO_TASK, broken, ignore=shutil.ignore_patterns("submissions"))
+    manifest = broken / "task.toml"
+    text = manifest.read_text(encoding="utf-8")
+    manifest.write_text(text.replace("timeout_sec = ", "timeout_secs = ", 1), encoding="utf-8")
+    app = create_app(Settings(task_roots=(root,), state_dir=state_dir))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.pause()
+        table = app.screen.query_one("#task-table", DataTable)
+        assert table.row_count == 1
+        status = str(table.get_row("broken01")[-1])
+        assert status.startswith("invalid")
+        problems = _text(app.screen.query_one("#task-problems", Static))
+        assert "timeout_secs" in problems
+        assert "error" in problems
+
+
+async def test_empty_roots_explain_what_to_do(tmp_path: Path, state_dir: Path) -> None:
+    app = create_app(Settings(task_roots=(tmp_path / "nothing",), state_dir=state_dir))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        markdown = app.screen.query_one("#task-instruction", Markdown)
+        assert "No tasks found" in markdown.source
+        assert "--tasks" in markdown.source
+
+
+async def test_keys_switch_screens_and_user_keymap_rebinds(
+    builtin_settings: Settings,
+) -> None:
+    (builtin_settings.state_dir / "keymap.toml").write_text('"app.runs" = "f2"\n')
+    app = create_app(builtin_settings)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.press("r")
+        await pilot.pause()
+        assert not isinstance(app.screen, RunsScreen)
+        await pilot.press("f2")
+        await pilot.pause()
+        assert isinstance(app.screen, RunsScreen)
+        await pilot.press("t")
+        await pilot.pause()
+        assert isinstance(app.screen, TasksScreen)
+
+
+async def test_broken_keymap_is_reported_not_fatal(builtin_settings: Settings) -> None:
+    (builtin_settings.state_dir / "keymap.toml").write_text("this is = = not toml")
+    app = create_app(builtin_settings)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        assert app.keymap_problem is not None
+        assert "keymap.toml" in app.keymap_problem
+        await pilot.press("r")
+        await pilot.pause()
+        assert isinstance(app.screen, RunsScreen)
