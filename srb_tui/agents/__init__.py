@@ -1,1 +1,19 @@
-"""srb_tui.agents"""
+"""Agent-phase adapters: built-in agents (untouched, replay, command) and the round loop
+the real clients (Claude Code, Codex CLI, mini-swe-agent) plug into."""
+
+from srb_tui.agents.plan import AgentPlan, Upload, plan_agent
+from srb_tui.agents.rounds import LoopOutcome, RoundResult, StopReason, run_rounds
+from srb_tui.agents.spec import AgentSpec, AgentSpecError, parse_agent_spec
+
+__all__ = [
+    "AgentPlan",
+    "AgentSpec",
+    "AgentSpecError",
+    "LoopOutcome",
+    "RoundResult",
+    "StopReason",
+    "Upload",
+    "parse_agent_spec",
+    "plan_agent",
+    "run_rounds",
+]

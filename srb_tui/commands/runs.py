@@ -12,7 +12,7 @@ from rich.table import Table
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
 from srb_tui.service.history import load_run_rows
-from srb_tui.store import Store, StoreError
+from srb_tui.store import RunNotFound, Store, StoreError
 
 
 def add_parser(sub: Any) -> None:
@@ -57,8 +57,11 @@ def cmd_list(args: argparse.Namespace, settings: Settings, out: Output) -> int:
 
 async def _detail(settings: Settings, run_id: str) -> dict[str, Any] | None:
     async with await Store.open(settings.db_path) as store:
-        detail = await store.run_detail(run_id)
-    return None if detail is None else detail.to_json()
+        try:
+            detail = await store.run_detail(run_id)
+        except RunNotFound:
+            return None
+    return detail.to_json()
 
 
 def cmd_show(args: argparse.Namespace, settings: Settings, out: Output) -> int:
@@ -83,7 +86,8 @@ def cmd_show(args: argparse.Namespace, settings: Settings, out: Output) -> int:
                 "started_at", "finished_at"):
         if run.get(key) not in (None, ""):
             out.print(f"  {key}: {escape(str(run[key]))}")
-    for section in ("stages", "gate_votes", "modules", "adversary_rounds", "images"):
+    for section in ("stage_results", "gate_votes", "module_results", "adversary_rounds",
+                    "counterexamples", "images"):
         items = doc.get(section)
         if items:
             out.print(f"  {section}: {len(items)}")

@@ -10,7 +10,6 @@ driver_options:
   reasoning_effort  low | medium | high | xhigh | max -> output_config.effort, with adaptive
                     thinking unless thinking_budget is given
   thinking_budget   int >= 1024, < max_tokens -> manual extended thinking with that budget
-  temperature       0..1 (not with thinking)
   timeout_sec       per-request HTTP timeout (default: the stage deadline)
 """
 
@@ -37,7 +36,6 @@ from .base import (
     ToolSchema,
     Usage,
     UserText,
-    float_between,
     map_sdk_error,
     one_of,
     parse_options,
@@ -69,7 +67,6 @@ OPTIONS = {
     "max_tokens": positive_int,
     "reasoning_effort": one_of(*EFFORTS),
     "thinking_budget": _thinking_budget,
-    "temperature": float_between(0.0, 1.0),
     "timeout_sec": positive_float,
 }
 
@@ -89,15 +86,10 @@ def check_options(options: Mapping[str, Any]) -> dict[str, Any]:
     """Validate Anthropic driver_options, every problem at once."""
     parsed = parse_options("anthropic", options, OPTIONS)
     max_tokens = parsed.get("max_tokens", DEFAULT_MAX_TOKENS)
-    problems = []
+    problems: list[str] = []
     budget = parsed.get("thinking_budget")
     if budget is not None and budget >= max_tokens:
         problems.append(f"thinking_budget ({budget}) must be below max_tokens ({max_tokens})")
-    thinking = budget is not None or "reasoning_effort" in parsed
-    if thinking and "temperature" in parsed:
-        problems.append(
-            "temperature cannot be set when thinking is on (reasoning_effort or thinking_budget)"
-        )
     if problems:
         raise DriverConfigError("anthropic driver_options: " + "; ".join(problems))
     return parsed
@@ -155,8 +147,6 @@ class AnthropicDriver(ModelDriver):
             body["thinking"] = {"type": "adaptive"}
         if effort is not None:
             body["output_config"] = {"effort": effort}
-        if "temperature" in self.options:
-            body["temperature"] = self.options["temperature"]
         return body
 
     async def _attempt(

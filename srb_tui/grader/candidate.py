@@ -379,6 +379,8 @@ def adjudicate(
                 return CandidateVerdict(verdict[0], verdict[1], runs)
     except StagingError as exc:
         return CandidateVerdict("error", str(exc), runs)
+    except OSError as exc:
+        return CandidateVerdict("error", f"cannot prepare {stage_root}: {exc}", runs)
     finally:
         shutil.rmtree(stage_root, ignore_errors=True)
     findings = scan_candidate(

@@ -159,8 +159,8 @@ def run_reviewer(
     finally:
         with contextlib.suppress(OSError):
             proc.stdin.close()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=2.0)
+        with contextlib.suppress(subprocess.TimeoutExpired):  # a finished reviewer may exit
+            proc.wait(timeout=2.0 if outcome.status == "accepted" else 0.2)
         reap_group(proc.pid, grace_sec=1.0)
         if proc.poll() is None:
             proc.kill()

@@ -421,8 +421,7 @@ def run_module(
     suite_work = work_root / "suite"
     logs = work_root / "logs"
     result = work_root / "results" / f"{module.id}.json"
-    for folder in (work,):
-        shutil.rmtree(folder, ignore_errors=True)
+    shutil.rmtree(work, ignore_errors=True)  # each module starts with an empty $SRB_WORK
     for folder in (work, suite_work, logs, result.parent):
         folder.mkdir(parents=True, exist_ok=True)
     result.unlink(missing_ok=True)

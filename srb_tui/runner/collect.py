@@ -1,42 +1,67 @@
-"""Collect a submission: stream ``get_archive`` to a file on disk, then extract it safely.
+"""Collect a submission: stream ``get_archive`` and extract it safely in one pass.
 
-The archive never sits in memory: chunks go straight to a temporary file (or to
-``keep_archive``), the download stops at ``ExtractLimits.max_archive_bytes``, and
-:func:`srb_tui.runner.extract.extract_archive` applies the task's excludes and caps.
+The archive never sits in memory: it is read in 1 MiB chunks, optionally teed to a
+file on disk (``keep_archive``), and extracted as it arrives by
+:func:`srb_tui.runner.extract.extract_archive`, which applies the task's excludes
+and caps. Extracting while streaming means a tar bomb is stopped at the cap: the
+download is dropped there instead of being fetched whole first. The download itself
+is capped at ``ExtractLimits.max_archive_bytes``.
 """
 
 from __future__ import annotations
 
-import os
+import io
 import posixpath
-import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from docker.errors import APIError, NotFound  # type: ignore[import-untyped]
 
 from srb_tui.runner.containers import ContainerHandle
 from srb_tui.runner.engine import DockerEngine
 from srb_tui.runner.errors import CollectError
-from srb_tui.runner.extract import CollectResult, ExtractLimits, extract_archive
+from srb_tui.runner.extract import CollectResult, ExtractAborted, ExtractLimits, extract_archive
 from srb_tui.runner.spec import REPO_DIR
 
 CHUNK = 1024 * 1024
 
 
-def download_archive(api: Any, cid: str, source: str, target: Path, max_bytes: int) -> int | None:
-    """Write the tar of ``source`` to ``target``; the byte count, or None past ``max_bytes``."""
-    bits, _stat = api.get_archive(cid, source, chunk_size=CHUNK)
-    written = 0
-    with open(target, "wb") as out:
-        for chunk in bits:
-            written += len(chunk)
-            if written > max_bytes:
-                bits.close()
-                return None
-            out.write(chunk)
-    return written
+class ArchiveStream(io.RawIOBase):
+    """A read-once file over the chunks of a download, with a byte cap and a tee."""
+
+    def __init__(
+        self, chunks: Iterator[bytes], max_bytes: int, source: str, tee: IO[bytes] | None = None
+    ) -> None:
+        super().__init__()
+        self._chunks = chunks
+        self._buf = memoryview(b"")
+        self.max_bytes = max_bytes
+        self.source = source
+        self.tee = tee
+        self.count = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        while not self._buf:
+            chunk = next(self._chunks, None)
+            if chunk is None:
+                return 0
+            self.count += len(chunk)
+            if self.count > self.max_bytes:
+                raise ExtractAborted(
+                    f"archive of {self.source} is larger than {self.max_bytes} bytes "
+                    "(download cap); extraction stopped"
+                )
+            if self.tee is not None:
+                self.tee.write(chunk)
+            self._buf = memoryview(chunk)
+        n = min(len(b), len(self._buf))
+        b[:n] = self._buf[:n]
+        self._buf = self._buf[n:]
+        return n
 
 
 def _collect(
@@ -46,28 +71,25 @@ def _collect(
     dest: Path,
     excludes: Sequence[str],
     limits: ExtractLimits,
-    archive: Path,
+    keep_archive: Path | None,
 ) -> CollectResult:
-    size = download_archive(api, cid, source, archive, limits.max_archive_bytes)
-    if size is None:
-        dest.mkdir(parents=True, exist_ok=True)
-        return CollectResult(
-            dest=dest,
-            aborted_reason=(
-                f"archive of {source} is larger than {limits.max_archive_bytes} bytes "
-                "(download cap); nothing extracted"
-            ),
-            archive_bytes=limits.max_archive_bytes,
+    chunks, _stat = api.get_archive(cid, source, chunk_size=CHUNK)
+    tee = open(keep_archive, "wb") if keep_archive is not None else None  # noqa: SIM115
+    try:
+        raw = ArchiveStream(iter(chunks), limits.max_archive_bytes, source, tee)
+        result = extract_archive(
+            io.BufferedReader(raw, CHUNK),
+            dest,
+            root=posixpath.basename(source.rstrip("/")),
+            excludes=excludes,
+            limits=limits,
         )
-    result = extract_archive(
-        archive,
-        dest,
-        root=posixpath.basename(source.rstrip("/")),
-        excludes=excludes,
-        limits=limits,
-    )
-    result.archive_bytes = size
-    return result
+        result.archive_bytes = raw.count
+        return result
+    finally:
+        chunks.close()  # drop the rest of the download when extraction stopped early
+        if tee is not None:
+            tee.close()
 
 
 async def collect_submission(
@@ -79,23 +101,18 @@ async def collect_submission(
     excludes: Sequence[str] = (),
     limits: ExtractLimits | None = None,
     keep_archive: Path | None = None,
-    work_dir: Path | None = None,
 ) -> CollectResult:
     """Fetch ``source`` from the (running or stopped) container into ``dest``.
 
-    ``dest`` must be absent or empty. The raw tar is kept at ``keep_archive`` if
-    given, else written to a temporary file in ``work_dir`` and deleted.
+    ``dest`` must be absent or empty. The raw tar, as fetched, is also written to
+    ``keep_archive`` when given (up to where extraction stopped).
     """
     limits = limits or ExtractLimits()
     api = await engine.api()
-    if keep_archive is not None:
-        archive, temp = keep_archive, False
-    else:
-        fd, name = tempfile.mkstemp(prefix="srb-collect-", suffix=".tar", dir=work_dir)
-        os.close(fd)
-        archive, temp = Path(name), True
     try:
-        return await engine.call(_collect, api, handle.id, source, dest, excludes, limits, archive)
+        return await engine.call(
+            _collect, api, handle.id, source, dest, excludes, limits, keep_archive
+        )
     except NotFound as err:
         raise CollectError(
             f"run {handle.run_id}: {source} not found in container {handle.name} "
@@ -105,6 +122,3 @@ async def collect_submission(
         raise CollectError(f"run {handle.run_id}: cannot fetch {source}: {err}") from err
     except ValueError as err:
         raise CollectError(f"run {handle.run_id}: {err}") from err
-    finally:
-        if temp:
-            archive.unlink(missing_ok=True)

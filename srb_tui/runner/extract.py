@@ -12,6 +12,7 @@ semantics, see :mod:`srb_tui.runner.excludes`) are skipped and not counted.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import posixpath
 import shutil
@@ -19,6 +20,7 @@ import tarfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 from srb_tui.runner.excludes import ExcludeMatcher
 
@@ -55,8 +57,8 @@ class CollectResult:
         return self.aborted_reason is None
 
 
-class _Abort(Exception):
-    pass
+class ExtractAborted(Exception):
+    """Stops extraction; the message is the ``aborted_reason`` shown to the user."""
 
 
 def _fmt_bytes(n: int) -> str:
@@ -132,12 +134,12 @@ class _Extractor:
     def count_file(self, size: int) -> None:
         lim = self.limits
         if self.result.files + 1 > lim.max_files:
-            raise _Abort(
+            raise ExtractAborted(
                 f"submission has more than {lim.max_files} files (file-count cap); "
                 "extraction stopped"
             )
         if self.result.bytes + size > lim.max_total_bytes:
-            raise _Abort(
+            raise ExtractAborted(
                 f"submission is larger than {_fmt_bytes(lim.max_total_bytes)} "
                 "(total size cap); extraction stopped"
             )
@@ -202,14 +204,21 @@ class _Extractor:
             return
         self.count_file(m.size)
         src = tar.extractfile(m)
+        path = os.path.join(self.dest, rel)
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        fd = os.open(os.path.join(self.dest, rel), flags, (m.mode & 0o777) | 0o600)
-        with os.fdopen(fd, "wb", buffering=0) as out:
-            if src is not None:
-                if m.size <= COPY_CHUNK:
-                    out.write(src.read())
-                else:
-                    shutil.copyfileobj(src, out, COPY_CHUNK)
+        fd = os.open(path, flags, (m.mode & 0o777) | 0o600)
+        try:
+            with os.fdopen(fd, "wb", buffering=0) as out:
+                if src is not None:
+                    if m.size <= COPY_CHUNK:
+                        out.write(src.read())
+                    else:
+                        shutil.copyfileobj(src, out, COPY_CHUNK)
+        except BaseException:
+            os.unlink(path)  # never leave a half-written file behind
+            self.result.files -= 1
+            self.result.bytes -= m.size
+            raise
         self.files.add(rel)
 
     def symlink(self, rel: str, m: tarfile.TarInfo) -> None:
@@ -257,36 +266,42 @@ class _Extractor:
 
 
 def extract_archive(
-    archive: Path,
+    archive: Path | IO[bytes],
     dest: Path,
     *,
     root: str | None = None,
     excludes: Sequence[str] = (),
     limits: ExtractLimits | None = None,
 ) -> CollectResult:
-    """Extract ``archive`` into ``dest`` (absent or empty), stripping ``root``.
+    """Extract ``archive`` (a path, or a readable stream read once, front to back) into
+    ``dest`` (absent or empty), stripping ``root``.
 
     ``root`` is the top-level name every member must start with (what
     ``get_archive`` of ``/workspace/repo`` puts first: ``repo``); members outside
-    it are rejected.
+    it are rejected. A stream may raise :class:`ExtractAborted` to stop extraction
+    (a download cap); its message becomes ``aborted_reason``.
     """
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise ValueError(f"extraction target {dest} exists and is not an empty directory")
     dest.mkdir(parents=True, exist_ok=True)
     ex = _Extractor(dest, root, excludes, limits or ExtractLimits())
+    label = str(archive) if isinstance(archive, Path) else "stream"
     try:
-        with (
-            open(archive, "rb", buffering=COPY_CHUNK) as raw,
-            tarfile.open(fileobj=raw, mode="r|") as tar,
-        ):
+        with contextlib.ExitStack() as stack:
+            raw = (
+                stack.enter_context(open(archive, "rb", buffering=COPY_CHUNK))
+                if isinstance(archive, Path)
+                else archive
+            )
+            tar = stack.enter_context(tarfile.open(fileobj=raw, mode="r|"))
             for i, m in enumerate(tar):
                 ex.member(tar, m)
                 if i % FORGET_MEMBERS_EVERY == 0:
                     # stream mode keeps every header read so far; forget them
                     tar.members = []  # type: ignore[attr-defined]
-    except _Abort as stop:
+    except ExtractAborted as stop:
         ex.result.aborted_reason = str(stop)
     except tarfile.TarError as err:
-        ex.result.aborted_reason = f"corrupt archive {archive}: {err}"
+        ex.result.aborted_reason = f"corrupt archive ({label}): {err}"
     ex.recheck_links()
     return ex.result

@@ -5,7 +5,7 @@ Host side. `policy` holds the [scoring] numbers and refuses arithmetic that does
 and the leaderboard over many runs.
 """
 
-from .aggregate import Funnel, LeaderboardRow, RunRecord, funnel, leaderboard
+from .aggregate import Funnel, LeaderboardRow, RunRecord, funnel, funnel_by, leaderboard
 from .policy import PolicyError, ScoringPolicy
 from .score import ModuleScore, ScoreEnvelope, score_run, write_score_files
 
@@ -18,6 +18,7 @@ __all__ = [
     "ScoreEnvelope",
     "ScoringPolicy",
     "funnel",
+    "funnel_by",
     "leaderboard",
     "score_run",
     "write_score_files",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -77,7 +78,5 @@ def process_gone(pid: int) -> bool:
 
 def kill_group_if_alive(pid: int) -> None:
     """Clean up a process group this test started (by its id)."""
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, 9)
-    except (ProcessLookupError, PermissionError):
-        pass

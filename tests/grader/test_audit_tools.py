@@ -27,7 +27,9 @@ def roots(tmp_path: Path) -> tuple[Path, Path, Path]:
     submission = write_tree(
         tmp_path / "b",
         {
-            "lib/main.js": "const x = 1;\nfunction main() {\n  return x;\n}\nmodule.exports = main;\n",
+            "lib/main.js": (
+                "const x = 1;\nfunction main() {\n  return x;\n}\nmodule.exports = main;\n"
+            ),
             "same.txt": "identical\n",
             "README": "new\nline two\n",
             "blob.bin": "",
