@@ -180,7 +180,12 @@ def parse_options(
     for key, value in options.items():
         check = known.get(key)
         if check is None:
-            near = difflib.get_close_matches(key, list(known), n=1)
+            near = (
+                difflib.get_close_matches(key, list(known), n=1)
+                or [
+                    name for name in sorted(known) if len(key) >= 4 and (key in name or name in key)
+                ][:1]
+            )
             hint = f" (did you mean {near[0]!r}?)" if near else ""
             problems.append(
                 f"unknown option {key!r}{hint}; known: {', '.join(sorted(known)) or 'none'}"

@@ -304,7 +304,12 @@ async def _drive(
                     timeout_sec=remaining,
                 )
             except DriverError as exc:
-                record.ending, record.reason = "driver_error", str(exc)
+                after = _remaining(deadline)
+                if after is not None and after <= 0:
+                    record.ending = "deadline"
+                    record.reason = f"the time ran out waiting for the model ({exc})"
+                else:
+                    record.ending, record.reason = "driver_error", str(exc)
                 break
             record.turns += 1
             record.usage = record.usage + turn.usage
@@ -387,6 +392,7 @@ async def _drive(
                     )
                 else:
                     record.ending, record.reason = "invalid_twice", decision.message
+                    farewell = decision.payload
                     results[final_index] = ToolResult(
                         call.id, call.name, decision.message, True, decision.payload
                     )

@@ -27,7 +27,7 @@ SKIPPED_SUFFIXES = (".pyc",)
 
 def tree_entries(source: Path) -> list[Path]:
     """Every directory and file under *source*, sorted by relative path."""
-    found = []
+    found: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(source):
         dirnames[:] = [d for d in dirnames if d not in SKIPPED_DIRS]
         base = Path(dirpath)

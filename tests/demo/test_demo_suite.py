@@ -75,7 +75,7 @@ def test_trees_needing_python_fail_and_leave_a_ledger(
 def _run(tree: str, data: bytes, argv: list[str]) -> subprocess.CompletedProcess[bytes]:
     entry = SUBMISSIONS / tree / "bin" / "csvtab"
     prefix = [sys.executable] if tree == "untouched" else []
-    return subprocess.run(prefix + [str(entry), *argv], input=data, capture_output=True,
+    return subprocess.run([*prefix, str(entry), *argv], input=data, capture_output=True,
                           env={"PATH": "/usr/local/bin:/usr/bin:/bin",
                                "PYTHONDONTWRITEBYTECODE": "1"}, check=False)
 

@@ -132,7 +132,7 @@ def test_stage_directories_and_dockerfiles() -> None:
         subdirs = {p.name for p in (tests / stage).iterdir() if p.is_dir()}
         assert subdirs <= {"lib", "modules", "data"}, stage
     dockerfiles = [tests / s / "Dockerfile" for s in ("audit", "behavioural", "verification")]
-    for path in dockerfiles + [TASK_DIR / "environment" / "Dockerfile"]:
+    for path in [*dockerfiles, TASK_DIR / "environment" / "Dockerfile"]:
         lines = [ln.strip() for ln in path.read_text().splitlines()
                  if ln.strip() and not ln.startswith("#")]
         assert lines[:2] == ["ARG BASE_IMAGE=srb/base:bookworm", "FROM ${BASE_IMAGE}"], path

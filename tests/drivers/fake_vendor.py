@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -40,7 +40,7 @@ class Seen:
 class FakeVendor:
     """Serves `replies` in order (a callable reply is given the parsed request body)."""
 
-    def __init__(self, replies: list[Reply | Callable[[dict[str, Any]], Reply]]) -> None:
+    def __init__(self, replies: Sequence[Reply | Callable[[dict[str, Any]], Reply]]) -> None:
         self.replies = list(replies)
         self.requests: list[Seen] = []
         self._lock = threading.Lock()
@@ -69,8 +69,9 @@ class FakeVendor:
                 body = json.loads(raw or b"{}")
                 with vendor._lock:
                     vendor.requests.append(
-                        Seen("POST", self.path, {k.lower(): v for k, v in self.headers.items()},
-                             body)
+                        Seen(
+                            "POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body
+                        )
                     )
                     if vendor.replies:
                         scripted = vendor.replies.pop(0)
@@ -107,7 +108,9 @@ def closed_port_url() -> str:
 
 
 @contextmanager
-def serving(replies: list[Reply | Callable[[dict[str, Any]], Reply]]) -> Iterator[FakeVendor]:
+def serving(
+    replies: Sequence[Reply | Callable[[dict[str, Any]], Reply]],
+) -> Iterator[FakeVendor]:
     with FakeVendor(replies) as vendor:
         yield vendor
 

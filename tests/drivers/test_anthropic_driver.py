@@ -205,9 +205,13 @@ async def test_parsed_turn_fields() -> None:
 
 async def test_rate_limit_is_retried_then_succeeds() -> None:
     ok = anthropic_message([{"type": "text", "text": "done"}], "end_turn", 5, 1)
-    with serving([anthropic_error(429, "rate_limit_error", "slow down", retry_after="0.5"), ok]) as s:
+    with serving(
+        [anthropic_error(429, "rate_limit_error", "slow down", retry_after="0.5"), ok]
+    ) as s:
         sleeps = Sleeps()
-        model = AnthropicDriver("claude-test", api_key=KEY, base_url=s.url, retry=FAST, sleep=sleeps)
+        model = AnthropicDriver(
+            "claude-test", api_key=KEY, base_url=s.url, retry=FAST, sleep=sleeps
+        )
         turn = await model.complete("sys", [UserText("hi")], [])
         await model.aclose()
     assert len(s.requests) == 2

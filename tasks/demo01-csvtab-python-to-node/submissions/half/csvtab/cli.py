@@ -233,9 +233,10 @@ def run(argv: list[str]) -> str:
     return render(table, str(opts["format"]), str(opts["style"]), str(opts["align"]), max_width)
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str] | None = None) -> int:
+    """Run csvtab on *argv* (default: the process arguments); returns the exit status."""
     try:
-        output = run(argv)
+        output = run(sys.argv[1:] if argv is None else argv)
     except Exit as done:
         output = done.text
     except CsvtabError as exc:
@@ -249,8 +250,3 @@ def main(argv: list[str]) -> int:
     except BrokenPipeError:
         pass
     return 0
-
-
-def main_entry() -> None:
-    """Console-script entry point."""
-    sys.exit(main(sys.argv[1:]))

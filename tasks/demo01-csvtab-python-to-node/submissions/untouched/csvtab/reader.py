@@ -8,6 +8,8 @@ field may span lines; inside it a doubled quote stands for one quote.
 
 from __future__ import annotations
 
+import sys
+
 from csvtab import InputError, UsageError
 
 ENCODINGS = {
@@ -156,8 +158,6 @@ def parse(text: str, delimiter: str = ",", source: str = "<stdin>") -> list[list
 
 def read_source(path: str) -> bytes:
     """Read all bytes of a file, or of standard input when *path* is ``-``."""
-    import sys
-
     if path == "-":
         return sys.stdin.buffer.read()
     try:

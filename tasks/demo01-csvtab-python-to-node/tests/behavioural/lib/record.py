@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from casekit import (  # noqa: E402
+from casekit import (
     CASE_TIMEOUT_SEC,
     clean_env,
     is_pre_migration,
