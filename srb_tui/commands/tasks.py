@@ -9,8 +9,8 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from srb_tui.config import Settings
 from srb_tui.commands.output import Output
+from srb_tui.config import Settings
 from srb_tui.schema import Problem, TaskLoad, discover_tasks, load_task
 from srb_tui.service.catalog import load_catalog, summarise
 

@@ -148,3 +148,11 @@ def test_case_lists_and_expectations_line_up() -> None:
         assert set(expected) == {c["id"] for c in cases}
         assert 20 <= len(cases) <= 60
         assert any(v["exit"] != 0 for v in expected.values()) or module in ("formats", "unicode")
+
+
+def test_srb_schema_loader_accepts_the_task() -> None:
+    from srb_tui.schema.loader import load_task
+
+    result = load_task(TASK_DIR)
+    assert result.ok, [str(p) for p in result.problems]
+    assert not result.warnings

@@ -10,8 +10,6 @@ from srb_tui.ui.app import create_app
 from srb_tui.ui.screens.runs import RunsScreen
 
 
-
-
 async def test_empty_history_is_explained(builtin_settings: Settings) -> None:
     app = create_app(builtin_settings)
     async with app.run_test(size=(120, 30)) as pilot:
