@@ -62,10 +62,23 @@ def _store(settings: Settings) -> Check:
 
 
 def _engine_and_image(settings: Settings) -> list[Check]:
+    return asyncio.run(_engine_checks(settings))
+
+
+async def _engine_checks(settings: Settings) -> list[Check]:
     from srb_tui.runner.engine import DockerEngine
 
     engine = DockerEngine()
-    info = asyncio.run(engine.ping())
+    try:
+        return await _probe_engine(engine, settings)
+    finally:
+        engine.close()
+
+
+async def _probe_engine(engine: Any, settings: Settings) -> list[Check]:
+    from srb_tui.runner.query import image_exists
+
+    info = await engine.ping()
     checks = []
     if not info.ok:
         checks.append(Check("docker engine", False, info.error or "unreachable",
@@ -75,13 +88,12 @@ def _engine_and_image(settings: Settings) -> list[Check]:
                             "start the engine first"))
         return checks
     checks.append(Check("docker engine", True, f"server {info.version} (API {info.api_version})"))
-    present = asyncio.run(engine.image_exists(settings.base_image))
+    present = await image_exists(engine, settings.base_image)
     checks.append(Check(
         "base image", present,
         f"{settings.base_image} {'present' if present else 'missing'}",
-        "" if present else "run `bash scripts/bootstrap-base.sh` (debootstrap, docker import)",
+        "" if present else "run `srb images bootstrap` (debootstrap, docker import)",
     ))
-    asyncio.run(engine.close())
     return checks
 
 

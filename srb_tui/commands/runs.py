@@ -26,6 +26,9 @@ def add_parser(sub: Any) -> None:
     show.add_argument("run_id", metavar="ID")
     show.add_argument("--json", action="store_true", help="one JSON document on stdout")
     show.set_defaults(handler=cmd_show)
+    from srb_tui.commands.run import add_cancel_parser
+
+    add_cancel_parser(rsub)
 
 
 def cmd_list(args: argparse.Namespace, settings: Settings, out: Output) -> int:

@@ -21,10 +21,17 @@ MakeContainer = Callable[..., Awaitable[tuple[ContainerHandle, ContainerSpec]]]
 def leftover_test_containers() -> list[str]:
     out = subprocess.run(
         [
-            "docker", "ps", "-a", "--filter", "label=srb.managed=1",
-            "--format", '{{.Names}} {{.Label "srb.run"}}',
+            "docker",
+            "ps",
+            "-a",
+            "--filter",
+            "label=srb.managed=1",
+            "--format",
+            '{{.Names}} {{.Label "srb.run"}}',
         ],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
     return [line for line in out.splitlines() if line.split(" ")[-1].startswith(RUN_PREFIX)]
 

@@ -139,6 +139,8 @@ async def test_single_file_size_limit(engine: DockerEngine, make_container: Make
     handle, _ = await make_container(command=("sleep", "infinity"), max_file_bytes=4 * 1024**2)
     await start(engine, handle)
     res = await exec_run(
-        engine, handle, ["bash", "-c", "head -c 50M /dev/zero > /tmp/big; echo rc=$?; stat -c %s /tmp/big"]
+        engine,
+        handle,
+        ["bash", "-c", "head -c 50M /dev/zero > /tmp/big; echo rc=$?; stat -c %s /tmp/big"],
     )
     assert res.stdout.split() == [b"rc=153", str(4 * 1024**2).encode()]  # 128 + SIGXFSZ

@@ -11,6 +11,7 @@ import pytest
 
 from srb_tui.runner import (
     CollectError,
+    ContainerHandle,
     DockerEngine,
     ExtractLimits,
     collect_submission,
@@ -44,7 +45,7 @@ def tree(root: Path) -> set[str]:
 
 async def run_script(
     engine: DockerEngine, make_container: MakeContainer, tmp_path: Path, script: str
-) -> tuple[object, Path]:
+) -> tuple[ContainerHandle, Path]:
     state_a = tmp_path / "state-a"
     (state_a / "src").mkdir(parents=True)
     (state_a / "src" / "main.c").write_text("int main(void){return 0;}\n")
@@ -64,7 +65,7 @@ async def test_hostile_submission(
     kept = tmp_path / "submission.tar"
     res = await collect_submission(
         engine,
-        handle,  # type: ignore[arg-type]
+        handle,
         dest,
         excludes=["node_modules", "/build", "*.pyc"],
         limits=ExtractLimits(max_file_bytes=1024**2),
@@ -100,7 +101,10 @@ async def test_file_count_cap_on_200k_files(
     handle, dest = await run_script(engine, make_container, tmp_path, script)
     t0 = time.monotonic()
     res = await collect_submission(
-        engine, handle, dest, limits=ExtractLimits(max_files=20_000)  # type: ignore[arg-type]
+        engine,
+        handle,
+        dest,
+        limits=ExtractLimits(max_files=20_000),
     )
     took = time.monotonic() - t0
     assert res.aborted_reason is not None
@@ -119,14 +123,20 @@ async def test_total_and_download_caps(
     script = "cd /workspace/repo && for i in 1 2 3 4; do head -c 2M /dev/zero > f$i; done"
     handle, dest = await run_script(engine, make_container, tmp_path, script)
     res = await collect_submission(
-        engine, handle, dest, limits=ExtractLimits(max_total_bytes=5 * 1024**2)  # type: ignore[arg-type]
+        engine,
+        handle,
+        dest,
+        limits=ExtractLimits(max_total_bytes=5 * 1024**2),
     )
     assert res.aborted_reason is not None and "total size cap" in res.aborted_reason
     assert res.bytes <= 5 * 1024**2
     res = await collect_submission(
-        engine, handle, tmp_path / "d2", limits=ExtractLimits(max_archive_bytes=1024**2)  # type: ignore[arg-type]
+        engine,
+        handle,
+        tmp_path / "d2",
+        limits=ExtractLimits(max_archive_bytes=1024**2),
     )
     assert res.aborted_reason is not None and "download cap" in res.aborted_reason
     assert res.files == 0 and list((tmp_path / "d2").iterdir()) == []  # no half-written f1
     with pytest.raises(CollectError, match="/nowhere not found"):
-        await collect_submission(engine, handle, tmp_path / "d3", source="/nowhere")  # type: ignore[arg-type]
+        await collect_submission(engine, handle, tmp_path / "d3", source="/nowhere")

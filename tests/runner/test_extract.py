@@ -7,18 +7,21 @@ import os
 import stat
 import tarfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from srb_tui.runner.extract import CollectResult, ExtractLimits, extract_archive
 
+Member = tuple[str, bytes, dict[str, Any]]
 
-def _add(tar: tarfile.TarFile, name: str, kind: bytes = tarfile.REGTYPE, **kw: object) -> None:
+
+def _add(tar: tarfile.TarFile, name: str, kind: bytes, **kw: Any) -> None:
     data = kw.pop("data", b"")
     assert isinstance(data, bytes)
     ti = tarfile.TarInfo(name)
     ti.type = kind
-    ti.mode = int(kw.pop("mode", 0o644))  # type: ignore[call-overload]
+    ti.mode = int(kw.pop("mode", 0o644))
     for key, value in kw.items():
         setattr(ti, key, value)
     if kind == tarfile.REGTYPE:
@@ -28,7 +31,7 @@ def _add(tar: tarfile.TarFile, name: str, kind: bytes = tarfile.REGTYPE, **kw: o
         tar.addfile(ti)
 
 
-def make_tar(path: Path, members: list[tuple]) -> Path:  # type: ignore[type-arg]
+def make_tar(path: Path, members: list[Member]) -> Path:
     with tarfile.open(path, "w", format=tarfile.GNU_FORMAT) as tar:
         for name, kind, kw in members:
             _add(tar, name, kind, **kw)
@@ -39,16 +42,14 @@ def snapshot(root: Path) -> set[str]:
     return {str(p.relative_to(root)) for p in root.rglob("*")}
 
 
-def run(
-    base: Path, members: list[tuple], **kw: object  # type: ignore[type-arg]
-) -> tuple[CollectResult, Path]:
+def run(base: Path, members: list[Member], **kw: Any) -> tuple[CollectResult, Path]:
     """Extract into ``base/jail/dest``; anything new in ``base`` outside dest fails."""
     base.mkdir()
     (base / "jail").mkdir()
     archive = make_tar(base / "in.tar", members)
     before = snapshot(base)
     dest = base / "jail" / "dest"
-    result = extract_archive(archive, dest, **kw)  # type: ignore[arg-type]
+    result = extract_archive(archive, dest, **kw)
     new = snapshot(base) - before
     outside = {p for p in new if p != "jail/dest" and not p.startswith("jail/dest/")}
     assert outside == set(), f"written outside dest: {outside}"
@@ -59,7 +60,7 @@ REG = tarfile.REGTYPE
 
 
 def test_hostile_members_are_rejected_with_reasons(tmp_path: Path) -> None:
-    members = [
+    members: list[Member] = [
         ("repo", tarfile.DIRTYPE, {"mode": 0o755}),
         ("repo/ok.txt", REG, {"data": b"fine"}),
         ("/etc/evil", REG, {"data": b"x"}),
@@ -95,7 +96,7 @@ def test_hostile_members_are_rejected_with_reasons(tmp_path: Path) -> None:
 
 
 def test_links_cannot_be_used_to_escape(tmp_path: Path) -> None:
-    members = [
+    members: list[Member] = [
         ("repo/sub/f", REG, {"data": b"a"}),
         ("repo/ln", tarfile.SYMTYPE, {"linkname": "sub"}),  # fine, inside
         ("repo/ln/evil", REG, {"data": b"through link"}),  # would write via the link
@@ -131,7 +132,7 @@ def test_caps(tmp_path: Path) -> None:
 
 
 def test_excludes_and_conflicts(tmp_path: Path) -> None:
-    members = [
+    members: list[Member] = [
         ("repo/src/a.py", REG, {"data": b"a"}),
         ("repo/src/__pycache__/a.cpython-311.pyc", REG, {"data": b"c"}),
         ("repo/pkg/node_modules/x/index.js", REG, {"data": b"n"}),

@@ -63,9 +63,7 @@ async def test_locked_down(engine: DockerEngine, make_container: MakeContainer) 
     assert int(fields["CapBnd"].strip(), 16) == 0
 
 
-async def test_no_socket_no_host_paths(
-    engine: DockerEngine, make_container: MakeContainer
-) -> None:
+async def test_no_socket_no_host_paths(engine: DockerEngine, make_container: MakeContainer) -> None:
     handle, _ = await make_container(command=SLEEPER)
     await start(engine, handle)
     api = await engine.api()
@@ -86,9 +84,7 @@ async def test_no_socket_no_host_paths(
             assert options[init].split(",")[0] == "ro"
             docker_own.add(init)
     allowed_roots = ("/proc", "/dev", "/sys")
-    extra = {
-        t for t in targets - docker_own - {"/"} if not t.startswith(allowed_roots)
-    }
+    extra = {t for t in targets - docker_own - {"/"} if not t.startswith(allowed_roots)}
     assert extra == set(), f"unexpected mounts in the container: {extra}"
 
 
@@ -107,7 +103,7 @@ async def test_only_state_a_enters(
     # The pattern travels split in two env vars so no file or cmdline holds it whole.
     halves = {"A": sentinel[:8], "B": sentinel[8:]}
     grep_cmd = (
-        'grep -rlsF -D skip --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev '
+        "grep -rlsF -D skip --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev "
         '-e "$A$B" / ; echo done'
     )
     grep = await exec_run(

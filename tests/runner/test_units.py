@@ -67,7 +67,7 @@ def test_spec_validation_and_names() -> None:
     spec = ContainerSpec(image="img", run_id="r 1/x", role="agent")
     assert spec.name == "srb-r-1-x-agent" == container_name("r 1/x", "agent")
     assert spec.all_labels() == {"srb.managed": "1", "srb.run": "r 1/x", "srb.role": "agent"}
-    with pytest.raises(ValueError, match="run 'r9'.*root"):
+    with pytest.raises(ValueError, match=r"run 'r9'.*root"):
         ContainerSpec(image="img", run_id="r9", role="agent", user="0:0")
     with pytest.raises(ValueError, match="numeric 'uid:gid'"):
         ContainerSpec(image="img", run_id="r9", role="agent", user="agent")
@@ -84,13 +84,19 @@ def test_pack_tree_from_dir_and_tar(tmp_path: Path) -> None:
     os.mkfifo(src / "fifo")
     buf = io.BytesIO()
     res = pack_tree(src, "/workspace/repo", buf, uid=1000, gid=1001)
-    assert res.files == 3 and res.skipped == [("workspace/repo/fifo", "special file (device, FIFO or socket)")]
+    assert res.files == 3 and res.skipped == [
+        ("workspace/repo/fifo", "special file (device, FIFO or socket)")
+    ]
     buf.seek(0)
     with tarfile.open(fileobj=buf) as tar:
         members = {m.name: m for m in tar.getmembers()}
     assert sorted(members) == [
-        "workspace", "workspace/repo", "workspace/repo/d", "workspace/repo/d/f.txt",
-        "workspace/repo/ln", "workspace/repo/run.sh",
+        "workspace",
+        "workspace/repo",
+        "workspace/repo/d",
+        "workspace/repo/d/f.txt",
+        "workspace/repo/ln",
+        "workspace/repo/run.sh",
     ]
     assert {(m.uid, m.gid) for m in members.values()} == {(1000, 1001)}
     assert members["workspace/repo/run.sh"].mode == 0o755

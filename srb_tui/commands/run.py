@@ -1,0 +1,298 @@
+"""``srb run``, ``srb resume``, ``srb runs cancel`` and ``srb gc``: driving runs headless.
+
+The Rich display is one subscriber of the run service's events, exactly as the
+console is. Ctrl-C asks whether to leave the run going (``srb resume`` picks it up,
+the container keeps its budget) or to cancel it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Group
+from rich.live import Live
+from rich.markup import escape
+from rich.text import Text
+
+from srb_tui.commands.output import Output
+from srb_tui.config import Settings
+from srb_tui.runner import DockerEngine, RunnerPool, gc
+from srb_tui.service.events import (
+    Event,
+    EventBus,
+    LogLines,
+    Progress,
+    RunFinished,
+    StageFinished,
+    StatusChanged,
+)
+from srb_tui.service.orchestrator import LaunchError, RunService
+from srb_tui.store import RunNotFound, Store, StoreError
+
+
+def add_parsers(sub: Any) -> None:
+    run = sub.add_parser("run", help="run an agent on a task, collect and grade the result")
+    run.add_argument("task", metavar="TASK", help="task id (or a task directory)")
+    run.add_argument("--agent", required=True, metavar="SPEC",
+                     help="untouched | replay:NAME|PATH | command:ARGV")
+    run.add_argument("--budget", type=float, metavar="SECONDS",
+                     help="agent budget (default: the task's [agent].timeout_sec)")
+    run.add_argument("--model", help="model name recorded with the run")
+    run.add_argument("--effort", help="effort level recorded with the run")
+    run.add_argument("--no-grade", action="store_true",
+                     help="stop after collecting the submission")
+    run.add_argument("--json", action="store_true",
+                     help="no live display; print the run's record as one JSON document")
+    run.set_defaults(handler=cmd_run)
+
+    resume = sub.add_parser("resume", help="re-attach to runs a stopped srb left live")
+    resume.add_argument("--no-grade", action="store_true")
+    resume.add_argument("--json", action="store_true")
+    resume.set_defaults(handler=cmd_resume)
+
+    gcp = sub.add_parser("gc", help="remove containers of finished runs and dangling images")
+    gcp.add_argument("--json", action="store_true")
+    gcp.set_defaults(handler=cmd_gc)
+
+
+def add_cancel_parser(runs_sub: Any) -> None:
+    cancel = runs_sub.add_parser("cancel", help="cancel a run that is not being driven")
+    cancel.add_argument("run_id", metavar="ID")
+    cancel.add_argument("--json", action="store_true")
+    cancel.set_defaults(handler=cmd_cancel)
+
+
+@contextlib.asynccontextmanager
+async def open_service(settings: Settings) -> AsyncIterator[RunService]:
+    settings.state_dir.mkdir(parents=True, exist_ok=True)
+    engine = DockerEngine(RunnerPool(4))
+    info = await engine.ping()
+    if not info.ok:
+        engine.close()
+        raise LaunchError(info.error or "the Docker engine does not answer")
+    try:
+        async with await Store.open(settings.db_path) as store:
+            yield RunService(settings, store, engine, EventBus())
+    finally:
+        engine.close()
+        engine.pool.shutdown()
+
+
+@dataclass
+class Display:
+    """What the live view shows, updated from events."""
+
+    run_id: str = ""
+    task: str = ""
+    agent: str = ""
+    status: str = "pending"
+    budget: float | None = None
+    started: float = field(default_factory=time.monotonic)
+    tail: deque[tuple[str, str]] = field(default_factory=lambda: deque(maxlen=12))
+    lines: int = 0
+    progress: str = ""
+    stages: list[str] = field(default_factory=list)
+
+    def apply(self, event: Event) -> None:
+        if isinstance(event, StatusChanged):
+            self.status = event.status
+        elif isinstance(event, LogLines):
+            self.lines += len(event.lines)
+            for _ts, stream, text in event.lines[-12:]:
+                self.tail.append((stream, text))
+        elif isinstance(event, Progress):
+            self.progress = event.message
+        elif isinstance(event, StageFinished):
+            self.stages.append(f"{event.stage}: {event.status}")
+
+    def render(self) -> Group:
+        elapsed = time.monotonic() - self.started
+        budget = f" / {self.budget:.0f}s budget" if self.budget else ""
+        head = Text.assemble(
+            (f"{self.run_id} ", "bold"), f"{self.task} · {self.agent} · ",
+            (self.status, "bold cyan"), f" · {elapsed:.0f}s{budget} · {self.lines} log lines",
+        )
+        parts: list[Any] = [head]
+        if self.progress:
+            parts.append(Text(self.progress[:200], style="dim"))
+        if self.stages:
+            parts.append(Text(" · ".join(self.stages)))
+        for stream, text in self.tail:
+            parts.append(Text(f"  {text[:200]}", style="red" if stream == "stderr" else ""))
+        return Group(*parts)
+
+
+async def _follow(service: RunService, display: Display, live: Live | None,
+                  ready: asyncio.Event) -> None:
+    async with service.bus.subscribe() as queue:
+        ready.set()
+        while True:
+            event = await queue.get()
+            if event.run_id != display.run_id:
+                continue
+            display.apply(event)
+            if live is not None:
+                live.update(display.render())
+            if isinstance(event, RunFinished):
+                return
+
+
+async def _ask_leave_or_cancel(out: Output) -> str:
+    if out.json_mode or not sys.stdin.isatty():
+        return "leave"
+    answer = await asyncio.to_thread(
+        input, "\nLeave the run going (resume later with `srb resume`) or cancel it? [L/c] "
+    )
+    return "cancel" if answer.strip().lower().startswith("c") else "leave"
+
+
+async def _drive_interruptibly(
+    service: RunService, run_id: str, drive: Callable[[], Coroutine[Any, Any, Any]], out: Output
+) -> str | None:
+    """Drive; on Ctrl-C ask. Returns "leave" when the operator left the run going."""
+    loop = asyncio.get_running_loop()
+    interrupted = asyncio.Event()
+    with contextlib.suppress(NotImplementedError):
+        loop.add_signal_handler(signal.SIGINT, interrupted.set)
+    task = asyncio.create_task(drive())
+    waiter = asyncio.create_task(interrupted.wait())
+    try:
+        done, _ = await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        if task in done:
+            task.result()
+            return None
+        choice = await _ask_leave_or_cancel(out)
+        if choice == "cancel":
+            service.request_cancel(run_id)
+            await task
+            return None
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        return "leave"
+    finally:
+        waiter.cancel()
+        with contextlib.suppress(NotImplementedError):
+            loop.remove_signal_handler(signal.SIGINT)
+
+
+async def _run(args: argparse.Namespace, settings: Settings, out: Output) -> int:
+    async with open_service(settings) as service:
+        run = await service.launch(args.task, args.agent, budget_sec=args.budget,
+                                   model=args.model, effort=args.effort)
+        display = Display(run_id=run.id, task=run.task_id, agent=run.agent,
+                          budget=run.budget_sec)
+        live = None if out.json_mode else Live(display.render(), console=out.err,
+                                               refresh_per_second=8, transient=False)
+        ready = asyncio.Event()
+        with live if live is not None else contextlib.nullcontext():
+            follower = asyncio.create_task(_follow(service, display, live, ready))
+            await ready.wait()
+            left = await _drive_interruptibly(
+                service, run.id, lambda: service.drive(run.id, grade=not args.no_grade), out
+            )
+            follower.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await follower
+        if left == "leave":
+            out.err.print(f"run {run.id} left going; `srb resume` re-attaches to it")
+            return 130
+        return await _report(service.store, run.id, out)
+
+
+async def _report(store: Store, run_id: str, out: Output) -> int:
+    detail = await store.run_detail(run_id)
+    run = detail.run
+    if out.json_mode:
+        out.emit_json(detail.to_json())
+    else:
+        score = "—" if run.score is None else f"{run.score:g}/{run.max_score or 100:g}"
+        out.print(f"[bold]{escape(run.id)}[/] {escape(run.status)}: score {score}, "
+                  f"valid {run.valid}, stop reason {escape(str(run.stop_reason))}, "
+                  f"{run.submission_files} files collected")
+        if run.harness_error:
+            out.print(f"[red]harness error:[/] {escape(run.harness_error)}")
+    if run.status == "infra_error":
+        if out.json_mode:
+            out.error(f"run {run.id}: {run.harness_error}")
+        return 1
+    return 0
+
+
+def _guard(coro_fn: Callable[[], Coroutine[Any, Any, int]], out: Output) -> int:
+    try:
+        return asyncio.run(coro_fn())
+    except LaunchError as exc:
+        out.error(str(exc))
+        return 2
+    except StoreError as exc:
+        out.error(str(exc))
+        return 1
+
+
+def cmd_run(args: argparse.Namespace, settings: Settings, out: Output) -> int:
+    return _guard(lambda: _run(args, settings, out), out)
+
+
+def cmd_resume(args: argparse.Namespace, settings: Settings, out: Output) -> int:
+    async def body() -> int:
+        async with open_service(settings) as service:
+            live = await service.store.live_runs()
+            if not out.json_mode:
+                out.err.print(f"{len(live)} live run(s) to resume")
+            runs = await service.recover(grade=not args.no_grade)
+            if out.json_mode:
+                out.emit_json({"resumed": [r.to_json() for r in runs]})
+            else:
+                for r in runs:
+                    out.print(f"{escape(r.id)}: {escape(r.status)} score {r.score}")
+            return 1 if any(r.status == "infra_error" for r in runs) else 0
+
+    return _guard(body, out)
+
+
+def cmd_cancel(args: argparse.Namespace, settings: Settings, out: Output) -> int:
+    async def body() -> int:
+        async with open_service(settings) as service:
+            try:
+                run = await service.cancel_stored(args.run_id)
+            except RunNotFound:
+                out.error(f"no run {args.run_id!r} in {settings.db_path}")
+                return 2
+            if out.json_mode:
+                out.emit_json(run.to_json())
+            else:
+                out.print(f"{escape(run.id)}: {escape(run.status)}")
+            return 0
+
+    return _guard(body, out)
+
+
+def cmd_gc(args: argparse.Namespace, settings: Settings, out: Output) -> int:
+    async def body() -> int:
+        async with open_service(settings) as service:
+            live = {r.id for r in await service.store.live_runs()}
+            report = await gc(service.engine, live)
+            if out.json_mode:
+                out.emit_json({"containers_removed": report.containers_removed,
+                               "image_bytes_reclaimed": report.image_bytes_reclaimed,
+                               "live_runs_kept": sorted(live)})
+            else:
+                out.print(f"removed {report.containers_removed} container(s), reclaimed "
+                          f"{report.image_bytes_reclaimed} bytes of images; "
+                          f"{len(live)} live run(s) untouched")
+            return 0
+
+    return _guard(body, out)
+
+
+__all__ = ["add_cancel_parser", "add_parsers", "open_service"]

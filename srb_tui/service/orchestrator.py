@@ -1,0 +1,479 @@
+"""The run service: one Run's lifecycle from ``pending`` to ``scored``.
+
+``pending → preparing (State A, images) → agent (container running) → collecting →
+audit → behavioural → verification → scored``, with the side exits ``cancelled`` and
+``infra_error``. Every transition is written to the store before it is announced on
+the event bus. The store is the source of truth: :meth:`RunService.recover` picks up
+every run a crashed srb left live, re-attaching to agent containers that are still
+running (logs resume after the last stored line, the budget still counts from the
+container's start) and reaping containers whose run is over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from srb_tui.agents import AgentSpec, AgentSpecError, parse_agent_spec, plan_agent
+from srb_tui.config import Settings
+from srb_tui.runner import (
+    CollectError,
+    ContainerHandle,
+    ContainerSpec,
+    DiskCap,
+    DockerEngine,
+    ExitInfo,
+    ExtractLimits,
+    LogCursor,
+    LogFollower,
+    LogLine,
+    RunnerError,
+    Stream,
+    build_image,
+    collect_submission,
+    create,
+    cursors_after,
+    list_managed,
+    put_tree,
+    reap,
+    remove,
+    start,
+    wait_with_budget,
+)
+from srb_tui.schema import Task, TaskLoad, load_task
+from srb_tui.service.events import (
+    EventBus,
+    LogLines,
+    Progress,
+    RunCreated,
+    RunFinished,
+    StatusChanged,
+)
+from srb_tui.sources import StateAError, prepare_state_a
+from srb_tui.store import FINAL_STATUSES, RunRecord, Store, utc_now
+
+AGENT_ROLE = "agent"
+GIB = 1024**3
+MIB = 1024**2
+
+
+class LaunchError(Exception):
+    """A run that cannot be created: unknown task, invalid task, bad agent spec."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of the agent container."""
+
+    mem_bytes: int = 4 * GIB
+    pids: int = 1024
+    nano_cpus: int = 2_000_000_000
+    disk_bytes: int = 8 * GIB
+    max_file_bytes: int = 2 * GIB
+    grace_sec: float = 10.0
+
+
+def env_image_tag(task_id: str) -> str:
+    return f"srb-task/{task_id.lower()}:env"
+
+
+class RunService:
+    """Creates runs and drives them through their lifecycle."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        engine: DockerEngine,
+        bus: EventBus | None = None,
+        *,
+        limits: Limits | None = None,
+        extract_limits: ExtractLimits | None = None,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.engine = engine
+        self.bus = bus or EventBus()
+        self.limits = limits or Limits()
+        self.extract_limits = extract_limits or ExtractLimits()
+        self._cancel: dict[str, asyncio.Event] = {}
+
+    # -- creating ----------------------------------------------------------------------
+
+    def _load(self, task_ref: str) -> TaskLoad:
+        from srb_tui.service.catalog import load_catalog
+
+        path = Path(task_ref)
+        if (path / "task.toml").is_file():
+            return load_task(path)
+        load = load_catalog(self.settings.task_roots).find(task_ref)
+        if load is None:
+            roots = ", ".join(str(r) for r in self.settings.task_roots)
+            raise LaunchError(f"no task {task_ref!r} under {roots}")
+        return load
+
+    async def launch(
+        self,
+        task_ref: str,
+        agent: str,
+        *,
+        budget_sec: float | None = None,
+        model: str | None = None,
+        effort: str | None = None,
+    ) -> RunRecord:
+        """Validate the task and the agent, then create a ``pending`` run."""
+        load = self._load(task_ref)
+        if load.task is None or not load.ok:
+            first = "; ".join(str(p) for p in load.errors[:3])
+            raise LaunchError(f"task {load.task_id} does not validate: {first}")
+        try:
+            spec = parse_agent_spec(agent, load.path)
+            plan_agent(spec)
+        except AgentSpecError as exc:
+            raise LaunchError(str(exc)) from exc
+        budget = budget_sec if budget_sec is not None else load.task.budget_sec
+        if budget is None or budget <= 0:
+            raise LaunchError(f"task {load.task_id}: no positive budget; pass --budget SECONDS")
+        run = await self.store.create_run(
+            task_id=load.task_id,
+            task_path=str(load.path),
+            agent=spec.text,
+            model=model or spec.model,
+            effort=effort,
+            budget_sec=float(budget),
+        )
+        self.bus.publish(RunCreated(run.id, load.task_id, spec.text))
+        return run
+
+    # -- transitions ---------------------------------------------------------------------
+
+    async def _to(self, run_id: str, status: str, reason: str | None = None) -> None:
+        await self.store.transition(run_id, status, reason)
+        self.bus.publish(StatusChanged(run_id, status, reason))
+
+    def _say(self, run_id: str, message: str) -> None:
+        self.bus.publish(Progress(run_id, message))
+
+    async def _fail_infra(self, run_id: str, message: str) -> RunRecord:
+        run = await self.store.require_run(run_id)
+        if run.status not in FINAL_STATUSES:
+            await self.store.update_run(
+                run_id, harness_error=message, valid=False, finished_at=_now()
+            )
+            await self._to(run_id, "infra_error", message)
+        run = await self.store.require_run(run_id)
+        self.bus.publish(RunFinished(run_id, run.status, run.score, run.valid, message))
+        return run
+
+    # -- driving -------------------------------------------------------------------------
+
+    async def drive(self, run_id: str, *, grade: bool = True) -> RunRecord:
+        """Run every remaining phase of ``run_id``; infrastructure faults end in
+        ``infra_error`` with the reason, never in a score."""
+        self._cancel.setdefault(run_id, asyncio.Event())
+        try:
+            return await self._drive(run_id, grade=grade)
+        except (RunnerError, StateAError, OSError) as exc:
+            return await self._fail_infra(run_id, str(exc))
+        finally:
+            self._cancel.pop(run_id, None)
+
+    async def _drive(self, run_id: str, *, grade: bool) -> RunRecord:
+        run = await self.store.require_run(run_id)
+        load = self._load(run.task_path)
+        if load.task is None:
+            return await self._fail_infra(run_id, f"task {run.task_id} no longer loads")
+        task = load.task
+        agent = parse_agent_spec(run.agent, load.path)
+        handle: ContainerHandle | None = None
+        state_a: Path | None = None
+
+        if run.status == "pending":
+            await self._to(run_id, "preparing")
+            run = await self.store.require_run(run_id)
+        if run.status == "preparing":
+            state_a, image = await self._prepare(run_id, task)
+            if self._cancelled(run_id):
+                return await self._finish_cancelled(run_id)
+            await self._to(run_id, "agent")
+            handle = await self._start_agent(run, task, agent, state_a, image)
+            run = await self.store.require_run(run_id)
+        if run.status == "agent":
+            if handle is None:
+                handle = await self._find_agent_container(run_id)
+                if handle is None:
+                    return await self._fail_infra(
+                        run_id, "the agent container is gone (removed while srb was down?)"
+                    )
+            await self._watch_agent(run, handle)
+            if self._cancelled(run_id):
+                await self._remove_quietly(handle)
+                return await self._finish_cancelled(run_id)
+            await self._to(run_id, "collecting")
+            run = await self.store.require_run(run_id)
+        if run.status == "collecting":
+            if handle is None:
+                handle = await self._find_agent_container(run_id)
+            if handle is None:
+                return await self._fail_infra(run_id, "the agent container is gone; "
+                                              "nothing to collect")
+            aborted = await self._collect(run, task, handle)
+            await self._remove_quietly(handle)
+            if aborted:
+                return await self._zero_for_collection(run_id, aborted)
+            run = await self.store.require_run(run_id)
+        if grade and run.status in ("collecting", "audit", "behavioural", "verification"):
+            return await self._grade(run_id, task, state_a)
+        return await self.store.require_run(run_id)
+
+    async def _prepare(self, run_id: str, task: Task) -> tuple[Path, str]:
+        self._say(run_id, "preparing State A")
+        prepared = await asyncio.to_thread(
+            prepare_state_a, task.dir, task.state_a, self.settings.cache_dir / "state-a",
+        )
+        self._say(run_id, f"State A: {prepared.file_count} files ({prepared.source})")
+        tag = env_image_tag(task.id)
+        self._say(run_id, f"building {tag}")
+
+        async def on_log(line: str) -> None:
+            self._say(run_id, f"build: {line}")
+
+        info = await build_image(
+            self.engine, task.dir / "environment", tag, base_image=self.settings.base_image,
+            on_log=on_log,
+        )
+        await self.store.record_image(run_id, "env", tag=tag, image_id=info.id,
+                                      digest=info.digest)
+        return prepared.tree, tag
+
+    async def _start_agent(
+        self, run: RunRecord, task: Task, agent: AgentSpec, state_a: Path, image: str
+    ) -> ContainerHandle:
+        plan = plan_agent(agent)
+        spec = ContainerSpec(
+            image=image,
+            run_id=run.id,
+            role=AGENT_ROLE,
+            command=plan.command,
+            env=dict(plan.env),
+            mem_limit=self.limits.mem_bytes,
+            pids_limit=self.limits.pids,
+            nano_cpus=self.limits.nano_cpus,
+            max_file_bytes=self.limits.max_file_bytes,
+            labels={"srb.task": task.id},
+        )
+        handle = await create(self.engine, spec)
+        await self.store.record_container(run.id, AGENT_ROLE, container_id=handle.id,
+                                          name=handle.name, created_at=_now())
+        await put_tree(self.engine, handle, state_a, uid=spec.uid, gid=spec.gid)
+        for upload in plan.uploads:
+            await put_tree(self.engine, handle, upload.source, dest=upload.dest,
+                           uid=spec.uid, gid=spec.gid)
+        await start(self.engine, handle)
+        await self.store.update_run(run.id, started_at=_now(), phase="agent")
+        self._say(run.id, f"agent {agent.text} started in {handle.name}")
+        return handle
+
+    async def _find_agent_container(self, run_id: str) -> ContainerHandle | None:
+        for c in await list_managed(self.engine, run_id):
+            if c.handle.role == AGENT_ROLE:
+                return c.handle
+        return None
+
+    async def _resume_cursors(self, run_id: str) -> dict[Stream, LogCursor]:
+        cursors: dict[Stream, LogCursor] = {}
+        for stream in ("stdout", "stderr"):
+            count = await self.store.count_log_lines(run_id, stream=stream)
+            if count == 0:
+                continue
+            tail = await self.store.read_log_lines(
+                run_id, offset=max(0, count - 500), limit=500, stream=stream
+            )
+            lines = [LogLine(e.ts, e.stream, e.text) for e in tail]  # type: ignore[arg-type]
+            cursors.update(cursors_after(lines))
+        return cursors
+
+    async def _watch_agent(self, run: RunRecord, handle: ContainerHandle) -> ExitInfo:
+        run_id = run.id
+
+        async def sink(lines: list[LogLine]) -> None:
+            last = await self.store.append_log_lines(
+                run_id, [(ln.ts, ln.stream, ln.text) for ln in lines]
+            )
+            self.bus.publish(LogLines(
+                run_id, AGENT_ROLE, tuple((ln.ts, ln.stream, ln.text) for ln in lines), last,
+            ))
+
+        resume = await self._resume_cursors(run_id)
+        follower = LogFollower(self.engine, handle, sink, resume=resume)
+        follow_task = asyncio.create_task(follower.run())
+        budget = run.budget_sec or 3600.0
+        stop = self._cancel.setdefault(run_id, asyncio.Event())
+        try:
+            exit_info = await wait_with_budget(
+                self.engine, handle, budget, grace_sec=self.limits.grace_sec,
+                disk_cap=DiskCap(self.limits.disk_bytes), stop=stop,
+            )
+        finally:
+            try:
+                await asyncio.wait_for(asyncio.shield(follow_task), timeout=30)
+            except TimeoutError:
+                follower.close()
+                with contextlib.suppress(Exception):
+                    await follow_task
+        stop_reason = _stop_reason(exit_info, stop.is_set())
+        extra = dict(run.extra)
+        extra["agent_exit"] = {
+            "exit_code": exit_info.exit_code,
+            "reason": exit_info.reason,
+            "oom_killed": exit_info.oom_killed,
+            "escalated_to_kill": exit_info.escalated_to_kill,
+            "disk_bytes": exit_info.disk_bytes,
+            "detail": exit_info.detail,
+        }
+        await self.store.update_run(run_id, stop_reason=stop_reason, extra=extra)
+        self._say(run_id, f"agent stopped: {stop_reason} ({exit_info.detail or exit_info.reason})")
+        return exit_info
+
+    async def _collect(self, run: RunRecord, task: Task, handle: ContainerHandle) -> str | None:
+        dest = self.submission_dir(run.id)
+        if dest.exists():
+            shutil.rmtree(dest)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        source = task.manifest.artifacts[0].source if task.manifest.artifacts else None
+        excludes = task.manifest.artifacts[0].exclude if task.manifest.artifacts else ()
+        self._say(run.id, "collecting the submission")
+        try:
+            result = await collect_submission(
+                self.engine, handle, dest, source=source or "/workspace/repo",
+                excludes=excludes, limits=self.extract_limits,
+            )
+        except CollectError as exc:
+            return str(exc)
+        extra = dict(run.extra)
+        extra["collect"] = {
+            "files": result.files, "bytes": result.bytes, "excluded": result.excluded,
+            "archive_bytes": result.archive_bytes,
+            "rejected": [{"member": m, "reason": r} for m, r in result.rejected[:200]],
+            "rejected_total": len(result.rejected),
+            "aborted_reason": result.aborted_reason,
+        }
+        await self.store.update_run(
+            run.id, submission_files=result.files, submission_bytes=result.bytes, extra=extra
+        )
+        for member, reason in result.rejected[:20]:
+            await self.store.add_run_note(run.id, f"collect: rejected {member}: {reason}")
+        self._say(run.id, f"collected {result.files} files, {result.bytes} bytes"
+                  + (f", {len(result.rejected)} rejected" if result.rejected else ""))
+        return result.aborted_reason
+
+    async def _zero_for_collection(self, run_id: str, reason: str) -> RunRecord:
+        """The submission broke a collection cap: that is evidence about the submission."""
+        await self.store.update_run(
+            run_id, score=0.0, max_score=100.0, valid=True, blocked_by="collection",
+            finished_at=_now(),
+        )
+        await self.store.add_run_note(run_id, f"submission not graded: {reason}")
+        await self._to(run_id, "audit", "collection aborted")
+        await self._to(run_id, "scored", f"collection aborted: {reason}")
+        run = await self.store.require_run(run_id)
+        self.bus.publish(RunFinished(run_id, run.status, run.score, run.valid, reason))
+        return run
+
+    async def _grade(self, run_id: str, task: Task, state_a: Path | None) -> RunRecord:
+        from srb_tui.service.ladder import LadderContext, grade_run
+
+        if state_a is None:
+            prepared = await asyncio.to_thread(
+                prepare_state_a, task.dir, task.state_a, self.settings.cache_dir / "state-a",
+            )
+            state_a = prepared.tree
+        run_dir = self.run_dir(run_id)
+        ctx = LadderContext(
+            store=self.store,
+            engine=self.engine,
+            task=task,
+            run_id=run_id,
+            submission_dir=self.submission_dir(run_id),
+            original_dir=state_a,
+            run_dir=run_dir,
+            base_image=self.settings.base_image,
+            publish=self.bus.publish,
+        )
+        await grade_run(ctx)
+        await self.store.update_run(run_id, finished_at=_now())
+        run = await self.store.require_run(run_id)
+        self.bus.publish(RunFinished(run_id, run.status, run.score, run.valid,
+                                     run.harness_error))
+        return run
+
+    # -- cancel, recover -------------------------------------------------------------------
+
+    def _cancelled(self, run_id: str) -> bool:
+        event = self._cancel.get(run_id)
+        return event is not None and event.is_set()
+
+    def request_cancel(self, run_id: str) -> None:
+        """Ask a driven run to stop; the agent container gets TERM, grace, KILL."""
+        self._cancel.setdefault(run_id, asyncio.Event()).set()
+
+    async def _finish_cancelled(self, run_id: str) -> RunRecord:
+        await self.store.update_run(run_id, finished_at=_now())
+        await self._to(run_id, "cancelled", "cancelled by the operator")
+        run = await self.store.require_run(run_id)
+        self.bus.publish(RunFinished(run_id, run.status, None, None, "cancelled"))
+        return run
+
+    async def cancel_stored(self, run_id: str) -> RunRecord:
+        """Cancel a run that no process is driving: remove its containers, mark it."""
+        for c in await list_managed(self.engine, run_id):
+            await self._remove_quietly(c.handle)
+        run = await self.store.require_run(run_id)
+        if run.status in FINAL_STATUSES:
+            return run
+        return await self._finish_cancelled(run_id)
+
+    async def recover(self, *, grade: bool = True) -> list[RunRecord]:
+        """Finish every run a previous srb left live; reap containers of finished runs."""
+        live = await self.store.live_runs()
+        removed = await reap(self.engine, {r.id for r in live})
+        for c in removed:
+            self._say(c.handle.run_id, f"reaped leftover container {c.handle.name}")
+        results = []
+        for run in live:
+            results.append(await self.drive(run.id, grade=grade))
+        return results
+
+    async def _remove_quietly(self, handle: ContainerHandle) -> None:
+        with contextlib.suppress(RunnerError):
+            await remove(self.engine, handle)
+
+    # -- paths -------------------------------------------------------------------------
+
+    def run_dir(self, run_id: str) -> Path:
+        return self.settings.runs_dir / run_id
+
+    def submission_dir(self, run_id: str) -> Path:
+        return self.run_dir(run_id) / "submission"
+
+
+def _stop_reason(info: ExitInfo, cancelled: bool) -> str:
+    if cancelled:
+        return "cancelled"
+    if info.reason == "exited":
+        return "completed"
+    if info.reason == "deadline":
+        return "deadline"
+    if info.reason in ("oom", "disk"):
+        return "limit"
+    return "infrastructure"
+
+
+def _now() -> str:
+    return utc_now()
+
+
+__all__ = ["LaunchError", "Limits", "RunService", "env_image_tag"]
