@@ -53,7 +53,7 @@ def cmd_list(args: argparse.Namespace, settings: Settings, out: Output) -> int:
     for r in result.rows:
         table.add_row(escape(r.run_id), escape(r.task_id), escape(r.agent), escape(r.status),
                       escape(r.stop_reason or "—"), r.score_text, r.valid_text,
-                      escape(r.started or "—"), r.duration_text)
+                      escape(r.started_text), r.duration_text)
     out.print(table)
     return 0
 

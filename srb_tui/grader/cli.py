@@ -4,6 +4,7 @@ Subcommands:
   suite       run a Stage II suite and write its stage result
   tools       serve the reviewer tools over stdin/stdout (JSON lines)
   candidate   adjudicate one Stage III candidate and print its verdict as JSON
+  fuzz        run one model-free fuzz adversary (Stage III) and write its result
   fingerprint print the grader's fingerprint
 """
 
@@ -19,6 +20,7 @@ from .audit_tools import Limits, Toolbox, serve
 from .candidate import DEFAULT_FAULT_CODES, CandidateSpec, adjudicate, parse_exit_codes
 from .envelope import atomic_write_json
 from .fingerprint import fingerprint
+from .fuzz import FuzzConfig, HarnessFault, load_argv_sets, main_fuzz
 from .suite import SuiteError, load_suite, run_suite, write_suite_error
 
 
@@ -62,6 +64,26 @@ def _parser() -> argparse.ArgumentParser:
     cand.add_argument("--deny-command", action="append", default=[])
     cand.add_argument("--stage-base", help="where salted views are staged (default: TMPDIR)")
     cand.add_argument("--result", help="also write the verdict JSON here (atomically)")
+
+    fuzz = sub.add_parser("fuzz", help="run one differential fuzz adversary (Stage III)")
+    fuzz.add_argument("--adversary", required=True, help="adversary id (for the record)")
+    fuzz.add_argument("--original", required=True)
+    fuzz.add_argument("--submission", required=True)
+    fuzz.add_argument("--seeds", required=True, help="folder of seed inputs")
+    fuzz.add_argument("--entry", required=True, help="program to run, relative to each tree")
+    fuzz.add_argument("--argv-file", help='JSON {"argv": [[...], ...]} of command lines')
+    fuzz.add_argument("--seed", type=int, default=0)
+    fuzz.add_argument("--budget", type=float, required=True, help="seconds of fuzzing")
+    fuzz.add_argument("--run-timeout", type=float, default=20.0)
+    fuzz.add_argument("--argv-mutation-rate", type=float, default=0.1)
+    fuzz.add_argument("--max-candidates", type=int, default=3)
+    fuzz.add_argument("--command-json", required=True, help="candidate_command as a JSON list")
+    fuzz.add_argument("--reruns", type=int, default=3)
+    fuzz.add_argument("--timeout", type=float, default=300.0, help="candidate timeout")
+    fuzz.add_argument("--fault-codes", default="64-78")
+    fuzz.add_argument("--deny-command", action="append", default=[])
+    fuzz.add_argument("--work", required=True, help="scratch folder")
+    fuzz.add_argument("--result", help="write the round's result JSON here (atomically)")
 
     sub.add_parser("fingerprint", help="print the grader fingerprint")
     return parser
@@ -109,32 +131,70 @@ def _run_tools(args: argparse.Namespace) -> int:
     return serve(toolbox, sys.stdin, sys.stdout)
 
 
-def _run_candidate(args: argparse.Namespace) -> int:
-    try:
-        command = json.loads(args.command_json)
-        if (
-            not isinstance(command, list)
-            or not command
-            or not all(isinstance(part, str) for part in command)
-        ):
-            raise ValueError("must be a non-empty JSON list of strings")
-        codes = parse_exit_codes(args.fault_codes) if args.fault_codes else DEFAULT_FAULT_CODES
-    except ValueError as exc:
-        print(f"grader: bad candidate options: {exc}", file=sys.stderr)
-        return 2
-    spec = CandidateSpec(
+def _candidate_spec(args: argparse.Namespace) -> CandidateSpec:
+    """The CandidateSpec of --command-json, --reruns, --timeout, --fault-codes, --deny-command;
+    raises ValueError naming what is wrong."""
+    command = json.loads(args.command_json)
+    if (
+        not isinstance(command, list)
+        or not command
+        or not all(isinstance(part, str) for part in command)
+    ):
+        raise ValueError("must be a non-empty JSON list of strings")
+    codes = parse_exit_codes(args.fault_codes) if args.fault_codes else DEFAULT_FAULT_CODES
+    return CandidateSpec(
         command=tuple(command),
         reruns=args.reruns,
         timeout_sec=args.timeout,
         fault_exit_codes=codes,
         deny_commands=tuple(args.deny_command),
     )
+
+
+def _run_candidate(args: argparse.Namespace) -> int:
+    try:
+        spec = _candidate_spec(args)
+    except ValueError as exc:
+        print(f"grader: bad candidate options: {exc}", file=sys.stderr)
+        return 2
     verdict = adjudicate(
         args.candidate, args.original, args.submission, spec, stage_base=args.stage_base
     ).to_dict()
     if args.result:
         atomic_write_json(args.result, verdict)
     print(json.dumps(verdict, ensure_ascii=False))
+    return 0
+
+
+def _run_fuzz(args: argparse.Namespace) -> int:
+    try:
+        spec = _candidate_spec(args)
+        argv_file = Path(args.argv_file) if args.argv_file else None
+        argv_sets = load_argv_sets(argv_file)
+    except (ValueError, HarnessFault) as exc:
+        print(f"grader: bad fuzz options: {exc}", file=sys.stderr)
+        return 2
+    for label, value in (("--original", args.original), ("--submission", args.submission)):
+        if not Path(value).is_dir():
+            print(f"grader: {label} {value} is not a folder", file=sys.stderr)
+            return 2
+    config = FuzzConfig(
+        adversary=args.adversary,
+        original=Path(args.original).resolve(),
+        submission=Path(args.submission).resolve(),
+        seeds=Path(args.seeds),
+        entry=args.entry,
+        argv_sets=argv_sets,
+        seed=args.seed,
+        budget_sec=args.budget,
+        run_timeout_sec=args.run_timeout,
+        spec=spec,
+        work=Path(args.work),
+        argv_mutation_rate=args.argv_mutation_rate,
+        max_candidates=args.max_candidates,
+    )
+    doc = main_fuzz(config, argv_file, Path(args.result) if args.result else None)
+    print(json.dumps({k: doc[k] for k in ("adversary", "outcome", "reason")}, ensure_ascii=False))
     return 0
 
 
@@ -147,5 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run_tools(args)
     if args.command == "candidate":
         return _run_candidate(args)
+    if args.command == "fuzz":
+        return _run_fuzz(args)
     print(fingerprint())
     return 0

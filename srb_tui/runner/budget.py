@@ -22,11 +22,12 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 import requests
+import urllib3
 from docker.errors import NotFound  # type: ignore[import-untyped]
 
 from srb_tui.runner.containers import ContainerHandle, inspect_state, kill
 from srb_tui.runner.engine import DockerEngine
-from srb_tui.runner.errors import ContainerError
+from srb_tui.runner.errors import ContainerError, EngineUnavailable
 
 ExitReason = Literal["exited", "deadline", "oom", "killed", "disk"]
 
@@ -57,10 +58,16 @@ class ExitInfo:
 
 
 def _wait_once(api: Any, cid: str, timeout: float) -> bool:
+    """True if the container exited within ``timeout``; False if it is still running."""
     try:
         api.wait(cid, timeout=timeout)
-    except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
+    except requests.exceptions.ReadTimeout:
         return False
+    except requests.exceptions.ConnectionError as err:
+        # docker-py over a unix socket reports its read timeout as a ConnectionError
+        if any(isinstance(arg, urllib3.exceptions.ReadTimeoutError) for arg in err.args):
+            return False
+        raise EngineUnavailable(f"lost the Docker engine while waiting: {err}") from err
     return True
 
 

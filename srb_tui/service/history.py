@@ -35,6 +35,13 @@ class RunRow:
         return {None: "—", True: "valid", False: "invalid"}[self.valid]
 
     @property
+    def started_text(self) -> str:
+        """``2026-11-29 12:00:05`` (UTC) from the stored ISO timestamp."""
+        if not self.started:
+            return "—"
+        return self.started.replace("T", " ")[:19]
+
+    @property
     def duration_text(self) -> str:
         if self.duration_sec is None:
             return "—"

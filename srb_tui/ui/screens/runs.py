@@ -89,6 +89,6 @@ class RunsScreen(Screen[None]):
             status = Text(row.status, style=tone(self.app, STATUS_TONE.get(row.status, "accent")))
             table.add_row(
                 row.run_id, row.task_id, row.agent, status, row.stop_reason or "—",
-                row.score_text, row.valid_text, row.started or "—", row.duration_text,
+                row.score_text, row.valid_text, row.started_text, row.duration_text,
                 key=row.run_id,
             )

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from srb_tui.ui.app import SrbApp
 
 STATUS_TONE: dict[str, Tone] = {"ok": "ok", "incomplete": "warn", "invalid": "bad"}
-COLUMNS = ("Task", "Class", "Stacks", "Budget", "Gates", "Modules", "Adv.", "Status")
+COLUMNS = ("Task", "Class", "Stacks", "Budget", "G·M·A", "Status")
+WIDE = 150  # columns from which list and detail sit side by side
 NO_TASKS = """\
 # No tasks found
 
@@ -65,7 +66,7 @@ class TasksScreen(Screen[None]):
         yield Header()
         with Horizontal(id="tasks-body"):
             with Vertical(id="task-list"):
-                yield Input(placeholder="filter: id, class, stack…", id="task-filter")
+                yield Input(placeholder="filter: id, class, stack…  (press /)", id="task-filter", compact=True)
                 yield DataTable(id="task-table", cursor_type="row", zebra_stripes=True)
             with VerticalScroll(id="task-detail"):
                 yield Static(id="task-heading")
@@ -78,8 +79,12 @@ class TasksScreen(Screen[None]):
         table = self.query_one("#task-table", DataTable)
         for label in COLUMNS:
             table.add_column(label, key=label.lower())
+        self.set_class(self.size.width >= WIDE, "-wide")
         self._load()
         self.watch(self.app, "theme", self._retheme, init=False)
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.width >= WIDE, "-wide")
 
     def _retheme(self) -> None:
         self._fill(self.query_one("#task-filter", Input).value)
@@ -101,8 +106,8 @@ class TasksScreen(Screen[None]):
             if s.errors:
                 status.append(f" ({s.errors})")
             table.add_row(
-                s.task_id, s.category, s.stacks, format_budget(s.budget_sec),
-                str(s.gates), str(s.modules), str(s.adversaries), status, key=s.task_id,
+                s.task_id, s.category.split("-")[0], s.stacks, format_budget(s.budget_sec),
+                f"{s.gates}·{s.modules}·{s.adversaries}", status, key=s.task_id,
             )
             shown += 1
         if shown == 0:

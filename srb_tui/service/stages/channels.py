@@ -1,0 +1,223 @@
+"""Tool channels that execute inside a stage container.
+
+`ContainerToolChannel` keeps one ``exec`` of the grader's ``tools`` loop open with its stdin
+attached (:class:`srb_tui.runner.files.ExecSession`) and speaks the JSON-lines protocol over
+it, so a review costs one process however many tools it calls. `AdversaryChannel` adds
+``try_test``: the candidate's files are written into the container and judged by the
+grader's ``candidate`` subcommand, exactly as a reported candidate is.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from srb_tui.drivers import ChannelError
+from srb_tui.runner import RunnerError
+from srb_tui.runner.files import ExecSession, open_exec_session, put_files
+
+from .common import (
+    GRADER_MODULE,
+    ORIGINAL_DIR,
+    SCRATCH,
+    STAGE_GID,
+    STAGE_UID,
+    SUBMISSION_DIR,
+    StageContainer,
+    StageFault,
+)
+
+TOOL_TIMEOUT_SEC = 300.0
+
+
+class ContainerToolChannel:
+    """The grader's tools loop in a stage container, one request line per call."""
+
+    def __init__(
+        self,
+        container: StageContainer,
+        *,
+        allowed_commands: Sequence[str] = (),
+        run_timeout_sec: float = 60.0,
+        timeout_sec: float = TOOL_TIMEOUT_SEC,
+    ) -> None:
+        self.container = container
+        self.allowed = list(allowed_commands)
+        self.run_timeout_sec = run_timeout_sec
+        self.timeout_sec = timeout_sec
+        self._session: ExecSession | None = None
+        self._next_id = 0
+        self.calls = 0
+
+    async def _open(self) -> ExecSession:
+        if self._session is None:
+            argv = [
+                self.container.python,
+                "-m",
+                GRADER_MODULE,
+                "tools",
+                "--original",
+                ORIGINAL_DIR,
+                "--submission",
+                SUBMISSION_DIR,
+                "--run-timeout",
+                f"{self.run_timeout_sec:g}",
+            ]
+            if self.allowed:
+                argv += ["--allow", *self.allowed]
+            try:
+                self._session = await open_exec_session(
+                    self.container.engine, self.container.h, argv, workdir="/tmp"
+                )
+            except RunnerError as err:
+                raise ChannelError(f"cannot start the tools loop: {err}") from None
+        return self._session
+
+    async def call(self, tool: str, args: Mapping[str, Any]) -> dict[str, Any]:
+        session = await self._open()
+        self._next_id += 1
+        self.calls += 1
+        request_id = self._next_id
+        line = json.dumps({"id": request_id, "tool": tool, "args": dict(args)}) + "\n"
+        try:
+            await session.send(line.encode("utf-8"))
+            while True:
+                raw = await session.readline(self.timeout_sec)
+                if raw is None:
+                    tail = session.stderr_tail.strip()[-500:]
+                    raise ChannelError(
+                        "the tools loop in the stage container exited" + (f": {tail}" if tail else "")
+                    )
+                reply = json.loads(raw)
+                if not isinstance(reply, dict):
+                    raise ChannelError("the tools loop wrote a reply that is not an object")
+                reply_id = reply.pop("id", None)
+                if isinstance(reply_id, int) and reply_id < request_id:
+                    continue
+                if reply_id != request_id or not isinstance(reply.get("ok"), bool):
+                    raise ChannelError(f"the tools loop answered out of turn: {reply_id!r}")
+                return reply
+        except TimeoutError:
+            raise ChannelError(f"no reply to {tool} within {self.timeout_sec:g} s") from None
+        except ValueError as err:
+            raise ChannelError(f"the tools loop wrote a line that is not JSON: {err}") from None
+        except RunnerError as err:
+            raise ChannelError(str(err)) from None
+
+    async def aclose(self) -> None:
+        session, self._session = self._session, None
+        if session is not None:
+            try:
+                await session.close()
+            except RunnerError:
+                pass
+
+
+@dataclass(frozen=True)
+class CandidateOptions:
+    """How the grader's ``candidate`` subcommand is called (from probe.toml)."""
+
+    command: tuple[str, ...]
+    reruns: int
+    timeout_sec: float
+    fault_codes: str
+    deny_commands: tuple[str, ...]
+
+    def args(self) -> list[str]:
+        out = [
+            "--command-json",
+            json.dumps(list(self.command)),
+            "--reruns",
+            str(self.reruns),
+            "--timeout",
+            f"{self.timeout_sec:g}",
+            "--fault-codes",
+            self.fault_codes,
+        ]
+        for command in self.deny_commands:
+            out += ["--deny-command", command]
+        return out
+
+    def exec_budget_sec(self) -> float:
+        """Host-side ceiling for one adjudication: every run at its timeout, plus slack."""
+        return 2 * max(1, self.reruns) * (self.timeout_sec + 10) + 60
+
+
+async def adjudicate_in(
+    container: StageContainer,
+    options: CandidateOptions,
+    files: Mapping[str, str],
+    folder: str,
+) -> dict[str, Any]:
+    """Write ``files`` to ``folder`` in the container and run ``candidate`` on them; the
+    verdict document. Raises ChannelError when the harness itself fails."""
+    try:
+        await put_files(
+            container.engine,
+            container.h,
+            folder,
+            {name: text.encode("utf-8") for name, text in files.items()},
+            uid=STAGE_UID,
+            gid=STAGE_GID,
+            mode=0o755,
+        )
+        res = await container.grader(
+            [
+                "candidate",
+                "--candidate",
+                folder,
+                "--original",
+                ORIGINAL_DIR,
+                "--submission",
+                SUBMISSION_DIR,
+                "--stage-base",
+                f"{SCRATCH}/adjudication",
+                *options.args(),
+            ],
+            timeout_sec=options.exec_budget_sec(),
+        )
+    except (RunnerError, StageFault, ValueError) as err:
+        raise ChannelError(f"cannot run the candidate: {err}") from None
+    if res.timed_out:
+        raise ChannelError("candidate adjudication ran past its time budget")
+    text = res.stdout.decode("utf-8", "replace").strip().splitlines()
+    try:
+        verdict = json.loads(text[-1]) if text else None
+    except ValueError:
+        verdict = None
+    if not isinstance(verdict, dict) or "outcome" not in verdict:
+        tail = res.stderr.decode("utf-8", "replace").strip()[-500:]
+        raise ChannelError(f"candidate adjudication gave no verdict (exit {res.exit_code}): {tail}")
+    return verdict
+
+
+class AdversaryChannel(ContainerToolChannel):
+    """Reading tools plus ``try_test`` for one Stage III round."""
+
+    def __init__(
+        self,
+        container: StageContainer,
+        options: CandidateOptions,
+        adversary_id: str,
+        *,
+        allowed_commands: Sequence[str] = (),
+    ) -> None:
+        super().__init__(container, allowed_commands=allowed_commands)
+        self.options = options
+        self.adversary_id = adversary_id
+        self.tries = 0
+
+    async def call(self, tool: str, args: Mapping[str, Any]) -> dict[str, Any]:
+        if tool != "try_test":
+            return await super().call(tool, args)
+        files = args.get("files")
+        if not isinstance(files, dict):
+            return {"ok": False, "error": "'files' must be an object of path -> text"}
+        self.tries += 1
+        folder = f"{SCRATCH}/tries/{self.adversary_id}/{self.tries:03d}"
+        verdict = await adjudicate_in(
+            self.container, self.options, {str(k): str(v) for k, v in files.items()}, folder
+        )
+        return {"ok": True, "result": verdict}
