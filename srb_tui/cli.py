@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from srb_tui import __version__
-from srb_tui.commands import doctor, run, runs, tasks
+from srb_tui.commands import doctor, images, run, runs, tasks
 from srb_tui.commands.output import Output
 from srb_tui.config import resolve_settings
 
@@ -35,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     tasks.add_parser(sub)
     runs.add_parser(sub)
     run.add_parsers(sub)
+    images.add_parser(sub)
     doctor.add_parser(sub)
     return parser
 

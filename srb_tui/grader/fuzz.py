@@ -294,7 +294,7 @@ def _printf_block(data: bytes, target: str) -> list[str]:
         return [f': > "{target}"']
     lines = ["{"]
     for start in range(0, len(data), CHUNK):
-        lines.append(f"  printf '{printf_literal(data[start : start + CHUNK])}'")
+        lines.append(f"  printf -- '{printf_literal(data[start : start + CHUNK])}'")
     lines.append(f'}} > "{target}"')
     return lines
 

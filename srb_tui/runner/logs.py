@@ -28,6 +28,7 @@ from srb_tui.runner.timefmt import normalize_ts, ts_epoch
 
 Sink = Callable[[list[LogLine]], Awaitable[None]]
 STREAMS: tuple[Stream, Stream] = ("stdout", "stderr")
+REOPEN_WAIT_SEC = 0.05
 
 
 @dataclass(frozen=True)
@@ -88,10 +89,15 @@ class LogFollower:
         self._wake = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
 
+    @property
+    def opened(self) -> int:
+        """How many log streams have been opened so far (re-opens included)."""
+        with self._cond:
+            return len(self._streams)
+
     # -- pool side -------------------------------------------------------------------
 
-    def _open(self, api: Any, stream: Stream) -> Any:
-        cursor = self.resume.get(stream)
+    def _open(self, api: Any, stream: Stream, cursor: LogCursor | None) -> Any:
         since = max(1, math.floor(ts_epoch(cursor.ts)) - 1) if cursor else None
         it = api.logs(
             self.handle.id,
@@ -108,31 +114,59 @@ class LogFollower:
                 it.close()
         return it
 
-    def _pump(self, api: Any, stream: Stream) -> None:
+    def _push(self, queue: deque[LogLine], line: LogLine) -> bool:
+        """Queue one line (waiting while the sink is behind); False once closed."""
+        with self._cond:
+            while len(queue) >= self.max_pending and not self._closed:
+                self._cond.wait(0.5)
+            if self._closed:
+                return False
+            queue.append(line)
+            first = len(queue) == 1
+        if first and self._loop is not None:
+            self._loop.call_soon_threadsafe(self._wake.set)
+        return True
+
+    def _should_reopen(self, api: Any) -> bool:
+        """After a stream ended: follow again if the container has not run yet or still
+        runs (a follower opened before ``start``, or a dropped connection)."""
         try:
-            it = self._open(api, stream)
+            status = api.inspect_container(self.handle.id)["State"]["Status"]
         except NotFound:
-            return
-        cursor = self.resume.get(stream)
-        skip = cursor.seen_at_ts if cursor else 0
-        queue = self._pending[stream]
-        for frame in it:
-            line = parse_frame(frame, stream)
-            if cursor is not None:
-                if line.ts < cursor.ts:
-                    continue
-                if line.ts == cursor.ts and skip > 0:
-                    skip -= 1
-                    continue
+            return False
+        if status in ("created", "paused"):
             with self._cond:
-                while len(queue) >= self.max_pending and not self._closed:
-                    self._cond.wait(0.5)
-                if self._closed:
+                if not self._closed:
+                    self._cond.wait(REOPEN_WAIT_SEC)
+            return not self._closed
+        return status in ("running", "restarting") and not self._closed
+
+    def _pump(self, api: Any, stream: Stream) -> None:
+        cursor = self.resume.get(stream)
+        queue = self._pending[stream]
+        while not self._closed:
+            try:
+                it = self._open(api, stream, cursor)
+            except NotFound:
+                return
+            skip = cursor.seen_at_ts if cursor else 0
+            for frame in it:
+                line = parse_frame(frame, stream)
+                if cursor is not None and line.ts <= cursor.ts:
+                    if line.ts < cursor.ts:
+                        continue
+                    if skip > 0:
+                        skip -= 1
+                        continue
+                if not self._push(queue, line):
                     return
-                queue.append(line)
-                first = len(queue) == 1
-            if first and self._loop is not None:
-                self._loop.call_soon_threadsafe(self._wake.set)
+                if cursor is not None and cursor.ts == line.ts:
+                    cursor = LogCursor(line.ts, cursor.seen_at_ts + 1)
+                else:
+                    cursor = LogCursor(line.ts, 1)
+                skip = 0
+            if not self._should_reopen(api):
+                return
 
     # -- loop side -------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,15 +37,16 @@ from srb_tui.runner import (
     collect_submission,
     create,
     cursors_after,
+    inspect_state,
     list_managed,
     put_tree,
-    reap,
     remove,
     start,
     wait_with_budget,
 )
 from srb_tui.schema import Task, TaskLoad, load_task
 from srb_tui.service.events import (
+    Event,
     EventBus,
     LogLines,
     Progress,
@@ -76,6 +78,15 @@ class Limits:
     grace_sec: float = 10.0
 
 
+STORE_LABEL = "srb.store"
+
+
+def store_label(db_path: Path) -> str:
+    """A short stable tag of the store a container belongs to, so one srb never reaps
+    the containers of another store's runs on the same engine."""
+    return hashlib.sha256(str(db_path.resolve()).encode()).hexdigest()[:16]
+
+
 def env_image_tag(task_id: str) -> str:
     return f"srb-task/{task_id.lower()}:env"
 
@@ -100,6 +111,7 @@ class RunService:
         self.limits = limits or Limits()
         self.extract_limits = extract_limits or ExtractLimits()
         self._cancel: dict[str, asyncio.Event] = {}
+        self.store_tag = store_label(settings.db_path)
 
     # -- creating ----------------------------------------------------------------------
 
@@ -153,6 +165,10 @@ class RunService:
     async def _to(self, run_id: str, status: str, reason: str | None = None) -> None:
         await self.store.transition(run_id, status, reason)
         self.bus.publish(StatusChanged(run_id, status, reason))
+
+    def _publish_any(self, event: object) -> None:
+        if isinstance(event, Event):
+            self.bus.publish(event)
 
     def _say(self, run_id: str, message: str) -> None:
         self.bus.publish(Progress(run_id, message))
@@ -263,7 +279,7 @@ class RunService:
             pids_limit=self.limits.pids,
             nano_cpus=self.limits.nano_cpus,
             max_file_bytes=self.limits.max_file_bytes,
-            labels={"srb.task": task.id},
+            labels={"srb.task": task.id, STORE_LABEL: self.store_tag},
         )
         handle = await create(self.engine, spec)
         await self.store.record_container(run.id, AGENT_ROLE, container_id=handle.id,
@@ -401,7 +417,7 @@ class RunService:
             original_dir=state_a,
             run_dir=run_dir,
             base_image=self.settings.base_image,
-            publish=self.bus.publish,
+            publish=self._publish_any,
         )
         await grade_run(ctx)
         await self.store.update_run(run_id, finished_at=_now())
@@ -439,9 +455,17 @@ class RunService:
     async def recover(self, *, grade: bool = True) -> list[RunRecord]:
         """Finish every run a previous srb left live; reap containers of finished runs."""
         live = await self.store.live_runs()
-        removed = await reap(self.engine, {r.id for r in live})
-        for c in removed:
-            self._say(c.handle.run_id, f"reaped leftover container {c.handle.name}")
+        live_ids = {r.id for r in live}
+        for c in await list_managed(self.engine):
+            if c.handle.run_id in live_ids:
+                continue
+            try:
+                labels = (await inspect_state(self.engine, c.handle)).labels
+            except RunnerError:
+                continue
+            if labels.get(STORE_LABEL) == self.store_tag:
+                await self._remove_quietly(c.handle)
+                self._say(c.handle.run_id, f"reaped leftover container {c.handle.name}")
         results = []
         for run in live:
             results.append(await self.drive(run.id, grade=grade))

@@ -34,6 +34,12 @@ async def test_streams_kept_apart_with_counts(
 
     follower = LogFollower(engine, handle, sink, batch_lines=500)
     task = asyncio.create_task(follower.run())
+    # Let the follower reach the engine before the container starts: it must keep
+    # following instead of ending on a container that has not run yet.
+    deadline = asyncio.get_running_loop().time() + 10
+    while follower.opened < 2 and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.01)
+    assert follower.opened >= 2
     await start(engine, handle)
     info = await wait_with_budget(engine, handle, 60)
     assert info.reason == "exited"

@@ -225,3 +225,25 @@ def test_kill_9_then_resume_keeps_every_line_exactly_once(tmp_path: Path) -> Non
     assert out == [f"line-{i}" for i in range(1, total + 1)]
     assert err == [f"err-{i}" for i in range(7, total + 1, 7)]
     assert tuple(status) == ("collecting", "completed")
+
+
+async def test_recover_reaps_only_this_stores_leftovers(service: RunService) -> None:
+    from srb_tui.runner import ContainerSpec, create, remove
+    from srb_tui.service.orchestrator import STORE_LABEL
+
+    mine = await create(service.engine, ContainerSpec(
+        image="srb/base:bookworm", run_id="r-20000101-000000-aaaa", role="leftover",
+        command=("true",), labels={STORE_LABEL: service.store_tag},
+    ))
+    other = await create(service.engine, ContainerSpec(
+        image="srb/base:bookworm", run_id="r-20000101-000000-bbbb", role="leftover",
+        command=("true",), labels={STORE_LABEL: "someone-else"},
+    ))
+    try:
+        await service.recover()
+        ids = {c.handle.id for c in await list_managed(service.engine)}
+        assert mine.id not in ids
+        assert other.id in ids
+    finally:
+        await remove(service.engine, other)
+        await remove(service.engine, mine)

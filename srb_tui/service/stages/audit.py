@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -194,6 +195,7 @@ async def run_audit(
     max_turns = int(option_number(spec, "max_turns", 80))
     driver = _driver(spec, task, os.environ if environ is None else environ)
     prompt = _prompt(spec, task, gates, allowed)
+    started_wall, started = time.time(), time.monotonic()
     image = await images.get("audit")
     reviews: list[ReviewSample] = []
     async with StageContainer(
@@ -226,6 +228,8 @@ async def run_audit(
             await driver.aclose()
     grades = [_grade_of(review) for review in reviews]
     envelope = audit_envelope(task.id, gates, grades)
+    envelope.started = started_wall
+    envelope.duration_sec = round(time.monotonic() - started, 3)
     envelope.metadata.update(
         {
             "driver": driver.label,

@@ -66,7 +66,8 @@ class TasksScreen(Screen[None]):
         yield Header()
         with Horizontal(id="tasks-body"):
             with Vertical(id="task-list"):
-                yield Input(placeholder="filter: id, class, stack…  (press /)", id="task-filter", compact=True)
+                yield Input(placeholder="filter: id, class, stack…  (press /)", id="task-filter",
+                            compact=True)
                 yield DataTable(id="task-table", cursor_type="row", zebra_stripes=True)
             with VerticalScroll(id="task-detail"):
                 yield Static(id="task-heading")

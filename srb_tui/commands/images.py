@@ -1,0 +1,128 @@
+"""``srb images bootstrap|build|ls|prune``: the base image and the task images."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from rich.markup import escape
+
+from srb_tui.commands.output import Output
+from srb_tui.config import Settings
+from srb_tui.runner import DockerEngine, ImageBuildError, build_image, list_images, prune_images
+from srb_tui.service.catalog import load_catalog
+from srb_tui.service.orchestrator import env_image_tag
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "bootstrap-base.sh"
+STAGE_CONTEXTS = ("audit", "behavioural", "verification")
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("images", help="bootstrap the base image, build task images, list, prune")
+    isub = p.add_subparsers(dest="images_command", metavar="ACTION", required=True)
+    boot = isub.add_parser("bootstrap", help="debootstrap Debian bookworm and docker-import it")
+    boot.add_argument("--force", action="store_true", help="rebuild even if present")
+    boot.set_defaults(handler=cmd_bootstrap)
+    build = isub.add_parser("build", help="build a task's agent and stage images")
+    build.add_argument("task_id", metavar="TASK")
+    build.add_argument("--force", action="store_true", help="rebuild even if unchanged")
+    build.add_argument("--json", action="store_true")
+    build.set_defaults(handler=cmd_build)
+    ls = isub.add_parser("ls", help="images srb built")
+    ls.add_argument("--json", action="store_true")
+    ls.set_defaults(handler=cmd_ls)
+    prune = isub.add_parser("prune", help="remove dangling srb images")
+    prune.add_argument("--json", action="store_true")
+    prune.set_defaults(handler=cmd_prune)
+
+
+def cmd_bootstrap(args: argparse.Namespace, settings: Settings, out: Output) -> int:
+    if not SCRIPT.is_file():
+        out.error(f"{SCRIPT} not found; bootstrap from a source checkout of srb")
+        return 2
+    env_args = ["--force"] if args.force else []
+    done = subprocess.run(["bash", str(SCRIPT), *env_args],
+                          env={**os.environ, "SRB_BASE_IMAGE": settings.base_image},
+                          check=False)
+    return done.returncode
+
+
+def _contexts(task_dir: Path, task_id: str) -> list[tuple[str, Path, str]]:
+    out = [("env", task_dir / "environment", env_image_tag(task_id))]
+    for stage in STAGE_CONTEXTS:
+        ctx = task_dir / "tests" / stage
+        if (ctx / "Dockerfile").is_file():
+            out.append((stage, ctx, f"srb-task/{task_id.lower()}:{stage}"))
+    return out
+
+
+def cmd_build(args: argparse.Namespace, settings: Settings, out: Output) -> int:
+    load = load_catalog(settings.task_roots).find(args.task_id)
+    if load is None:
+        out.error(f"no task {args.task_id!r}")
+        return 2
+
+    async def body() -> int:
+        engine = DockerEngine()
+        built: list[dict[str, Any]] = []
+        try:
+            for role, ctx, tag in _contexts(load.path, load.task_id):
+                async def on_log(line: str, role: str = role) -> None:
+                    if not out.json_mode:
+                        out.err.print(f"[dim]{role}:[/] {escape(line)}")
+
+                try:
+                    info = await build_image(engine, ctx, tag, base_image=settings.base_image,
+                                             on_log=on_log, force=args.force)
+                except ImageBuildError as exc:
+                    out.error(f"{load.task_id} {role}: {exc}")
+                    return 1
+                built.append({"role": role, "tag": tag, "id": info.id, "built": info.built})
+                if not out.json_mode:
+                    state = "built" if info.built else "unchanged"
+                    out.print(f"{role:13} {escape(tag)}  {info.id[:19]}  {state}")
+        finally:
+            engine.close()
+        if out.json_mode:
+            out.emit_json({"task": load.task_id, "images": built})
+        return 0
+
+    return asyncio.run(body())
+
+
+def cmd_ls(args: argparse.Namespace, settings: Settings, out: Output) -> int:
+    async def body() -> int:
+        engine = DockerEngine()
+        try:
+            images = await list_images(engine)
+        finally:
+            engine.close()
+        if out.json_mode:
+            out.emit_json({"images": [{"tag": i.tag, "id": i.id, "context": i.context_sha}
+                                      for i in images]})
+        else:
+            for i in images:
+                out.print(f"{escape(i.tag):50} {i.id[:19]}")
+        return 0
+
+    return asyncio.run(body())
+
+
+def cmd_prune(args: argparse.Namespace, settings: Settings, out: Output) -> int:
+    async def body() -> int:
+        engine = DockerEngine()
+        try:
+            reclaimed = await prune_images(engine)
+        finally:
+            engine.close()
+        if out.json_mode:
+            out.emit_json({"bytes_reclaimed": reclaimed})
+        else:
+            out.print(f"reclaimed {reclaimed} bytes")
+        return 0
+
+    return asyncio.run(body())

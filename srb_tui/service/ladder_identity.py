@@ -1,0 +1,92 @@
+"""The identity run: State A graded against itself by the behavioural suite.
+
+The paper's tasks verify themselves this way: unless every module of Stage II scores 1.0
+when State A is both the submission and the original, the expectations are wrong and the
+task is refused. It runs in the verification image, which carries both toolchains; when
+that image has no private grader interpreter, ``/opt/srb/python/bin/python3`` is made to
+name its ``python3`` so suites written for the behavioural image run unchanged.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from srb_tui.config import DEFAULT_BASE_IMAGE
+from srb_tui.runner import DockerEngine
+from srb_tui.schema import Task
+from srb_tui.service.stages.behavioural import module_rows, run_suite_in
+from srb_tui.service.stages.common import Publish, StageContainer, StageImages
+
+
+def _no_publish(event: object) -> None:
+    return None
+
+
+@dataclass
+class IdentityResult:
+    """Per-module rates of State A against itself; ``ok`` when every module is 1.0."""
+
+    task_id: str
+    image: str
+    status: str
+    modules: list[dict[str, Any]] = field(default_factory=list)
+    envelope: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def failing(self) -> list[str]:
+        """Modules that are not ok at rate 1.0 (weighted or not)."""
+        return [
+            str(m["id"]) for m in self.modules if m["status"] != "ok" or float(m["rate"]) != 1.0
+        ]
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok" and bool(self.modules) and not self.failing
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "task": self.task_id,
+            "ok": self.ok,
+            "status": self.status,
+            "image": self.image,
+            "modules": self.modules,
+            "failing": self.failing,
+            "notes": self.envelope.get("notes", []),
+        }
+
+
+async def record_identity(
+    engine: DockerEngine,
+    task: Task,
+    state_a: Path,
+    *,
+    base_image: str = DEFAULT_BASE_IMAGE,
+    publish: Publish = _no_publish,
+) -> IdentityResult:
+    """Run the behavioural suite on State A vs State A in the verification image.
+
+    Raises StageFault (from :mod:`srb_tui.service.stages.common`) or RunnerError when the
+    image or container cannot be made.
+    """
+    if task.evaluation is None:
+        raise ValueError(f"task {task.id} has no usable tests/evaluation.toml")
+    stage = "verification" if task.evaluation.verification is not None else "behavioural"
+    run_id = f"identity-{uuid.uuid4().hex[:8]}"
+    images = StageImages(engine, task, base_image, publish, run_id=run_id)
+    info = await images.get(stage)
+    async with StageContainer(engine, run_id, "identity", info.tag, publish=publish) as box:
+        await box.alias_private_python()
+        await box.put_trees(state_a, state_a, writable_submission=True)
+        doc = await run_suite_in(
+            box, task, task.evaluation.behavioural, publish=publish, run_id=run_id
+        )
+    return IdentityResult(
+        task_id=task.id,
+        image=info.tag,
+        status="ok" if doc.get("status") == "ok" else "error",
+        modules=module_rows(doc),
+        envelope=doc,
+    )

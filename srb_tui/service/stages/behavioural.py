@@ -1,0 +1,187 @@
+"""Stage II: the behavioural suite, run by the grader's ``suite`` subcommand in the container.
+
+The behavioural image carries the new toolchain only (plus the grader's private
+interpreter). The submission sits at /workspace/repo (owned by the stage user, a private
+copy), State A read-only at /srb/original, the suite under /tests. The stage result the
+grader checkpoints after every module is fetched back, stored with its modules and checks.
+The same runner grades State A against itself for the identity run (`srb tasks record`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from srb_tui.runner import DockerEngine
+from srb_tui.runner.files import fetch_file
+from srb_tui.schema import StageSpec, Task
+from srb_tui.service.events import Progress
+from srb_tui.store import Store
+
+from .common import (
+    ORIGINAL_DIR,
+    SCRATCH,
+    SUBMISSION_DIR,
+    Publish,
+    StageContainer,
+    StageFault,
+    StageImages,
+    StageOutcome,
+    container_path,
+    option_str,
+)
+
+RESULT_PATH = f"{SCRATCH}/behavioural.json"
+WORK_PATH = f"{SCRATCH}/behavioural-work"
+CHECK_KEYS = ("id", "verdict", "weight", "summary", "detail", "evidence")
+MODULE_STATUSES = ("ok", "timeout", "error", "unreached")
+
+
+def suite_rel(spec: StageSpec) -> str:
+    """The suite file relative to tests/ (``suite`` option, default behavioural/suite.toml)."""
+    return option_str(spec, "suite", f"{option_str(spec, 'context', spec.name)}/suite.toml")
+
+
+async def run_suite_in(
+    box: StageContainer, task: Task, spec: StageSpec, *, publish: Publish, run_id: str
+) -> dict[str, Any]:
+    """Run the suite in a prepared container (trees in place); the stage-result document."""
+    rel = suite_rel(spec)
+    folder = PurePosixPath(rel).parts[0] if len(PurePosixPath(rel).parts) > 1 else ""
+    await box.put_context(task, [option_str(spec, "context", spec.name), *([folder] if folder else [])])
+    publish(Progress(run_id, f"behavioural: running suite tests/{rel}"))
+    res = await box.grader(
+        [
+            "suite",
+            "--suite",
+            container_path(rel),
+            "--repo",
+            SUBMISSION_DIR,
+            "--original",
+            ORIGINAL_DIR,
+            "--result",
+            RESULT_PATH,
+            "--work",
+            WORK_PATH,
+            "--task",
+            task.id,
+        ],
+        timeout_sec=spec.timeout_sec,
+    )
+    raw = await fetch_file(box.engine, box.h, RESULT_PATH)
+    if raw is None:
+        tail = res.stderr.decode("utf-8", "replace").strip()[-500:]
+        raise StageFault(
+            f"behavioural: the suite wrote no result (exit {res.exit_code})"
+            + (f": {tail}" if tail else "")
+        )
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as err:
+        raise StageFault(f"behavioural: the suite's result is not JSON: {err}") from err
+    if not isinstance(doc, dict) or not isinstance(doc.get("units"), list):
+        raise StageFault("behavioural: the suite's result has no units")
+    if res.timed_out or doc.get("status") == "running":
+        doc["status"] = "error"
+        notes = doc.setdefault("notes", [])
+        if isinstance(notes, list):
+            notes.append(
+                f"the stage's budget of {spec.timeout_sec:g} s ran out; "
+                "the modules recorded so far are kept, the rest stay unreached"
+            )
+    return doc
+
+
+def module_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """Stage-result units as store module rows."""
+    rows = []
+    for unit in doc.get("units", []):
+        if not isinstance(unit, dict) or not isinstance(unit.get("id"), str):
+            continue
+        status = unit.get("status")
+        rows.append(
+            {
+                "id": unit["id"],
+                "title": str(unit.get("title") or "") or None,
+                "weight": float(unit.get("weight", 0.0)),
+                "status": status if status in MODULE_STATUSES else "error",
+                "rate": float(unit.get("rate", 0.0)),
+                "passed": int(unit.get("passed", 0)),
+                "failed": int(unit.get("failed", 0)),
+                "skipped": int(unit.get("skipped", 0)),
+                "errors": int(unit.get("errored", 0)),
+                "scored": int(unit.get("scored", 0)),
+                "duration_sec": unit.get("duration_sec"),
+                "detail": {
+                    key: unit[key]
+                    for key in ("message", "exit_code", "timed_out", "stderr_tail")
+                    if key in unit
+                },
+            }
+        )
+    return rows
+
+
+def checks_by_module(doc: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Checks grouped by module, keeping only the keys the store takes."""
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for unit in doc.get("units", []):
+        if isinstance(unit, dict) and isinstance(unit.get("id"), str):
+            grouped.setdefault(unit["id"], [])
+    for check in doc.get("checks", []):
+        if not isinstance(check, dict):
+            continue
+        module = str(check.get("module", ""))
+        row = {key: check[key] for key in CHECK_KEYS if key in check}
+        if row.get("summary") is not None and not isinstance(row["summary"], str):
+            row["summary"] = str(row["summary"])
+        grouped.setdefault(module, []).append(row)
+    return grouped
+
+
+def outcome_of(doc: dict[str, Any]) -> StageOutcome:
+    """The ladder's view of a behavioural stage result."""
+    status = "ok" if doc.get("status") == "ok" else "error"
+    metadata = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    assert isinstance(metadata, dict)
+    complete = bool(metadata.get("complete")) if status == "ok" else None
+    units = [u for u in doc.get("units", []) if isinstance(u, dict)]
+    harness_error = None
+    if status == "error":
+        notes = doc.get("notes") or []
+        harness_error = "behavioural: " + ("; ".join(str(n) for n in notes) or "stage error")
+    return StageOutcome(
+        stage="behavioural",
+        status=status,
+        envelope=doc,
+        harness_error=harness_error,
+        behavioural_complete=complete,
+        modules=units,
+    )
+
+
+async def run_behavioural(
+    *,
+    engine: DockerEngine,
+    store: Store,
+    run_id: str,
+    task: Task,
+    original: Path,
+    submission: Path,
+    images: StageImages,
+    publish: Publish,
+) -> StageOutcome:
+    """Run Stage II against the submission and record modules and checks."""
+    assert task.evaluation is not None
+    spec = task.evaluation.behavioural
+    image = await images.get("behavioural")
+    async with StageContainer(
+        engine, run_id, "behavioural", image.tag, publish=publish, store=store
+    ) as box:
+        await box.put_trees(original, submission, writable_submission=True)
+        doc = await run_suite_in(box, task, spec, publish=publish, run_id=run_id)
+    await store.record_module_results(run_id, "behavioural", module_rows(doc))
+    for module, checks in checks_by_module(doc).items():
+        await store.record_checks(run_id, "behavioural", checks, module_id=module)
+    return outcome_of(doc)

@@ -1,0 +1,460 @@
+"""Stage III: the adversaries of probe.toml, each a round that hunts for one counterexample.
+
+All rounds share one verification container (both toolchains, both trees read-only, the
+probe folder under /tests) and run concurrently up to a limit. A ``fuzz`` adversary is the
+grader's model-free fuzzer, run inside the container to its budget; ``scripted``,
+``anthropic`` and ``openai`` adversaries run `run_adversary_round` on the host with a
+channel whose reading tools and ``try_test`` execute in the container. Every candidate, from
+either kind, is judged by the same grader adjudication (reruns, fault codes, scope), and
+every judged candidate is recorded as a counterexample with its code, both sides' output,
+exit codes and durations. Outcome per adversary: broken | survived | error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from srb_tui.drivers import (
+    ChannelError,
+    DriverConfigError,
+    make_driver,
+    run_adversary_round,
+)
+from srb_tui.drivers.loop import deadline_in
+from srb_tui.grader.envelope import StageEnvelope, atomic_write_json, utc_iso
+from srb_tui.grader.review import render_prompt
+from srb_tui.runner import DockerEngine, RunnerError
+from srb_tui.runner.files import fetch_file
+from srb_tui.schema import Adversary, Probe, StageSpec, Task
+from srb_tui.service.events import Progress
+from srb_tui.store import Store
+
+from .channels import AdversaryChannel, CandidateOptions, adjudicate_in
+from .common import (
+    ORIGINAL_DIR,
+    SCRATCH,
+    SUBMISSION_DIR,
+    Publish,
+    StageContainer,
+    StageFault,
+    StageImages,
+    StageOutcome,
+    container_path,
+    option_str,
+    tests_dir,
+)
+
+ADVERSARY_SYSTEM = (
+    "You are a Stage III verifier of a repository migration. State A ('original') and the "
+    "migrated submission are open to you read-only. Find one behaviour in scope where they "
+    "differ and prove it with an executable candidate: try it with try_test, then report "
+    "it. A candidate counts only if it passes on State A, fails on the submission, "
+    "reproduces every time and stays in scope."
+)
+DEFAULT_CANDIDATE_TIMEOUT_SEC = 300.0
+DEFAULT_PARALLEL = 6
+
+
+@dataclass
+class RoundResult:
+    """One adversary's round, ready to record."""
+
+    adversary: Adversary
+    outcome: str
+    reason: str
+    started_at: str
+    duration_sec: float
+    candidates: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ProbeSetup:
+    """Where the probe lives and how its candidates are judged."""
+
+    probe: Probe
+    folder: str
+    """the probe's folder relative to tests/ (e.g. "verification")"""
+    candidates: CandidateOptions
+    run_timeout_sec: float
+
+
+def _fault_codes(codes: tuple[int, ...]) -> str:
+    return ",".join(str(code) for code in sorted(set(codes))) or "64-78"
+
+
+def probe_setup(task: Task, spec: StageSpec) -> ProbeSetup:
+    """Read probe.toml's candidate command, scope and timeouts for the container."""
+    if task.probe is None:
+        raise StageFault("verification: the task has no probe.toml")
+    probe = task.probe
+    rel = option_str(spec, "probe", f"{option_str(spec, 'context', spec.name)}/probe.toml")
+    folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
+    here = tests_dir(task) / folder
+    command = []
+    for word in probe.candidate_command:
+        # A relative word naming a file of the probe's folder is that file in the container.
+        if not word.startswith(("/", "-")) and (here / word).is_file():
+            command.append(container_path(f"{folder}/{word}" if folder else word))
+        else:
+            command.append(word)
+    run_timeout = probe.metadata.get("run_timeout_sec")
+    adjudicator = spec.options.get("adjudicator")
+    timeout = DEFAULT_CANDIDATE_TIMEOUT_SEC
+    if isinstance(run_timeout, int | float) and not isinstance(run_timeout, bool):
+        timeout = float(run_timeout)
+    elif isinstance(adjudicator, Mapping):
+        value = adjudicator.get("timeout_sec")
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            timeout = float(value)
+    return ProbeSetup(
+        probe=probe,
+        folder=folder,
+        candidates=CandidateOptions(
+            command=tuple(command),
+            reruns=max(1, probe.scope.reruns),
+            timeout_sec=timeout,
+            fault_codes=_fault_codes(probe.scope.fault_exit_codes),
+            deny_commands=tuple(probe.scope.deny_commands),
+        ),
+        run_timeout_sec=timeout,
+    )
+
+
+def _code_of(files: Mapping[str, str]) -> str:
+    if len(files) == 1:
+        return next(iter(files.values()))
+    return "\n".join(f"# ==== {name} ====\n{text}" for name, text in sorted(files.items()))
+
+
+def _first_run(verdict: Mapping[str, Any], role: str) -> dict[str, Any] | None:
+    for run in verdict.get("runs") or []:
+        if isinstance(run, dict) and run.get("role") == role:
+            return run
+    return None
+
+
+def counterexample_fields(candidate: Mapping[str, Any]) -> dict[str, Any]:
+    """record_counterexample keyword arguments for one judged candidate."""
+    verdict = candidate.get("verdict") or {}
+    files = {str(k): str(v) for k, v in (candidate.get("files") or {}).items()}
+    observed = candidate.get("observed") or {}
+    sides: dict[str, Any] = {}
+    for role, key in (("original", "a"), ("submission", "b")):
+        run = _first_run(verdict, role)
+        output: dict[str, Any] = {}
+        if run is not None:
+            output = {"stdout": run.get("stdout_tail", ""), "stderr": run.get("stderr_tail", "")}
+        if role in observed:
+            output["observed"] = observed[role]
+        sides[f"output_{key}"] = output or None
+        code = run.get("exit_code") if run else None
+        sides[f"exit_{key}"] = code if isinstance(code, int) else None
+        duration = run.get("duration_sec") if run else None
+        sides[f"duration_{key}"] = float(duration) if isinstance(duration, int | float) else None
+    extra = {
+        key: candidate[key]
+        for key in ("argv", "input_hex", "input_bytes", "original_input_bytes", "shrink_tests")
+        if key in candidate
+    }
+    extra["files"] = files
+    extra["runs"] = verdict.get("runs") or []
+    extra["findings"] = verdict.get("findings") or []
+    return {
+        "code": _code_of(files),
+        "verdict": str(verdict.get("outcome", "")),
+        "reason": str(verdict.get("reason", "")),
+        "extra": extra,
+        **sides,
+    }
+
+
+async def _fuzz_round(
+    box: StageContainer, setup: ProbeSetup, adversary: Adversary, index: int, budget: float
+) -> RoundResult:
+    meta = setup.probe.metadata
+    started, clock = utc_iso(), time.monotonic()
+    entry, seeds = meta.get("fuzz_entry"), meta.get("fuzz_seeds")
+    if not isinstance(entry, str) or not isinstance(seeds, str):
+        return RoundResult(
+            adversary, "error", "probe.toml [metadata] needs fuzz_entry and fuzz_seeds for "
+            "driver \"fuzz\"", started, 0.0,
+        )
+    seed = adversary.metadata.get("seed", index + 1)
+    rate = adversary.metadata.get("argv_mutation_rate", 0.1)
+    work = f"{SCRATCH}/fuzz/{adversary.id}"
+
+    def inside(rel: str) -> str:
+        return container_path(f"{setup.folder}/{rel}" if setup.folder else rel)
+
+    args = [
+        "fuzz",
+        "--adversary", adversary.id,
+        "--original", ORIGINAL_DIR,
+        "--submission", SUBMISSION_DIR,
+        "--seeds", inside(seeds),
+        "--entry", entry,
+        "--seed", str(int(seed)) if isinstance(seed, int | float) else "0",
+        "--budget", f"{budget:g}",
+        "--run-timeout", f"{setup.run_timeout_sec:g}",
+        "--argv-mutation-rate", f"{float(rate) if isinstance(rate, int | float) else 0.1:g}",
+        "--work", work,
+        "--result", f"{work}/result.json",
+        *setup.candidates.args(),
+    ]  # fmt: skip
+    argv_file = meta.get("fuzz_argv")
+    if isinstance(argv_file, str):
+        args += ["--argv-file", inside(argv_file)]
+    ceiling = budget * 1.25 + setup.candidates.exec_budget_sec() + 60
+    res = await box.grader(args, timeout_sec=ceiling)
+    raw = await fetch_file(box.engine, box.h, f"{work}/result.json")
+    duration = round(time.monotonic() - clock, 3)
+    if raw is None:
+        tail = res.stderr.decode("utf-8", "replace").strip()[-500:]
+        why = "ran past its ceiling" if res.timed_out else f"exited {res.exit_code}"
+        return RoundResult(
+            adversary, "error", f"the fuzzer {why} without a result: {tail}", started, duration
+        )
+    doc = json.loads(raw.decode("utf-8"))
+    outcome = doc.get("outcome")
+    if outcome not in ("broken", "survived", "error"):
+        outcome = "error"
+    return RoundResult(
+        adversary,
+        str(outcome),
+        str(doc.get("reason", "")),
+        started,
+        duration,
+        candidates=[c for c in doc.get("candidates", []) if isinstance(c, dict)],
+        notes=[str(n) for n in doc.get("notes", [])],
+        extra={
+            key: doc.get(key)
+            for key in ("seed", "iterations", "executions", "differences", "corpus_size")
+        }
+        | {"budget_sec": budget},
+    )
+
+
+async def _model_round(
+    box: StageContainer,
+    setup: ProbeSetup,
+    adversary: Adversary,
+    task: Task,
+    spec: StageSpec,
+    budget: float,
+    run_dir: Path,
+    environ: Mapping[str, str] | None,
+) -> RoundResult:
+    started, clock = utc_iso(), time.monotonic()
+    program = adversary.metadata.get("program") or spec.options.get("adversary_program")
+    api_key_env = adversary.metadata.get("api_key_env") or spec.options.get("api_key_env")
+    try:
+        driver = make_driver(
+            adversary.driver,
+            adversary.model,
+            dict(adversary.driver_options),
+            api_key_env=api_key_env if isinstance(api_key_env, str) else None,
+            program=[str(p) for p in program] if isinstance(program, list | tuple) else None,
+            environ=environ,
+            cwd=str(tests_dir(task)),
+        )
+    except DriverConfigError as err:
+        return RoundResult(adversary, "error", f"adversary driver: {err}", started, 0.0)
+    prompt_rel = setup.probe.prompt
+    try:
+        template = (tests_dir(task) / prompt_rel).read_text(encoding="utf-8")
+    except OSError as err:
+        return RoundResult(adversary, "error", f"cannot read tests/{prompt_rel}: {err}", started, 0)
+    prompt = render_prompt(template, {"task": task.id, "focus": adversary.focus})
+    if adversary.focus:
+        prompt += f"\n\nYour focus: {adversary.focus}\n"
+    channel = AdversaryChannel(box, setup.candidates, adversary.id)
+    try:
+        transcript = await run_adversary_round(
+            driver,
+            channel,
+            ADVERSARY_SYSTEM,
+            prompt,
+            adversary_id=adversary.id,
+            deadline=deadline_in(budget),
+        )
+    finally:
+        await channel.aclose()
+        await driver.aclose()
+    atomic_write_json(run_dir / f"verification-{adversary.id}.json", transcript.to_dict())
+    result = RoundResult(
+        adversary,
+        "survived",
+        transcript.reason or transcript.status,
+        started,
+        0.0,
+        extra={"status": transcript.status, "ending": transcript.ending, "tries": len(transcript.tries)},
+    )
+    if transcript.status == "error":
+        result.outcome, result.reason = "error", transcript.reason
+    elif transcript.status == "reported" and transcript.candidate:
+        folder = f"{SCRATCH}/reported/{adversary.id}"
+        try:
+            verdict = await adjudicate_in(box, setup.candidates, transcript.candidate, folder)
+        except ChannelError as err:
+            result.outcome, result.reason = "error", f"adjudicating the reported candidate: {err}"
+        else:
+            result.candidates.append({"files": transcript.candidate, "verdict": verdict})
+            upheld = verdict.get("outcome") == "upheld"
+            result.outcome = "broken" if upheld else "survived"
+            if verdict.get("outcome") == "error":
+                result.outcome = "error"
+            result.reason = str(verdict.get("reason", ""))
+    result.duration_sec = round(time.monotonic() - clock, 3)
+    return result
+
+
+async def _record(store: Store, run_id: str, result: RoundResult) -> list[dict[str, Any]]:
+    """Store the round and its counterexamples; the breaks it contributes."""
+    breaks = []
+    notes = list(result.notes)
+    for candidate in result.candidates:
+        fields = counterexample_fields(candidate)
+        if fields["verdict"] not in ("upheld", "invalid", "rejected"):
+            notes.append(f"a candidate could not be judged: {fields['reason']}")
+            continue
+        record = await store.record_counterexample(run_id, result.adversary.id, **fields)
+        if fields["verdict"] == "upheld":
+            breaks.append(
+                {"adversary": result.adversary.id, "counterexample": record.id, "reason": record.reason}
+            )
+    if result.reason:
+        notes.insert(0, result.reason)
+    await store.record_adversary_round(
+        run_id,
+        result.adversary.id,
+        status=result.outcome,
+        model=result.adversary.model,
+        driver=result.adversary.driver,
+        focus=result.adversary.focus or None,
+        started_at=result.started_at,
+        duration_sec=result.duration_sec,
+        candidates=len(result.candidates),
+        notes=notes,
+        extra=result.extra,
+    )
+    return breaks
+
+
+async def run_verification(
+    *,
+    engine: DockerEngine,
+    store: Store,
+    run_id: str,
+    task: Task,
+    original: Path,
+    submission: Path,
+    run_dir: Path,
+    images: StageImages,
+    publish: Publish,
+    budget_override: float | None = None,
+    max_parallel: int = DEFAULT_PARALLEL,
+    environ: Mapping[str, str] | None = None,
+) -> StageOutcome:
+    """Run every adversary of probe.toml; record rounds and counterexamples."""
+    assert task.evaluation is not None and task.evaluation.verification is not None
+    spec = task.evaluation.verification
+    setup = probe_setup(task, spec)
+    image = await images.get("verification")
+    envelope = StageEnvelope(stage="verification", task=task.id)
+    results: list[RoundResult] = []
+    async with StageContainer(
+        engine, run_id, "verification", image.tag, publish=publish, store=store
+    ) as box:
+        await box.put_trees(original, submission)
+        await box.put_context(task, [option_str(spec, "context", spec.name), setup.folder])
+        limit = asyncio.Semaphore(max(1, max_parallel))
+
+        async def one(index: int, adversary: Adversary) -> RoundResult:
+            budget = budget_override if budget_override is not None else adversary.budget_sec
+            async with limit:
+                await store.record_adversary_round(
+                    run_id,
+                    adversary.id,
+                    status="running",
+                    model=adversary.model,
+                    driver=adversary.driver,
+                    focus=adversary.focus or None,
+                    started_at=utc_iso(),
+                )
+                publish(Progress(run_id, f"verification: {adversary.id} started ({budget:g} s)"))
+                try:
+                    if adversary.driver == "fuzz":
+                        result = await _fuzz_round(box, setup, adversary, index, budget)
+                    else:
+                        result = await _model_round(
+                            box, setup, adversary, task, spec, budget, run_dir, environ
+                        )
+                except (StageFault, RunnerError, ValueError, OSError) as err:
+                    result = RoundResult(adversary, "error", f"harness: {err}", utc_iso(), 0.0)
+                publish(Progress(run_id, f"verification: {adversary.id} {result.outcome}"))
+                return result
+
+        results = list(
+            await asyncio.gather(*(one(i, a) for i, a in enumerate(setup.probe.adversaries)))
+        )
+    breaks: list[dict[str, Any]] = []
+    for result in results:
+        breaks.extend(await _record(store, run_id, result))
+        envelope.units.append(
+            {
+                "id": result.adversary.id,
+                "driver": result.adversary.driver,
+                "model": result.adversary.model,
+                "focus": result.adversary.focus,
+                "status": result.outcome,
+                "reason": result.reason,
+                "duration_sec": result.duration_sec,
+                "candidates": len(result.candidates),
+                "upheld": sum(
+                    1 for c in result.candidates if (c.get("verdict") or {}).get("outcome") == "upheld"
+                ),
+                **result.extra,
+            }
+        )
+        envelope.checks.append(
+            {
+                "id": result.adversary.id,
+                "verdict": {"survived": "pass", "broken": "fail"}.get(result.outcome, "error"),
+                "summary": result.reason,
+            }
+        )
+    outcomes = {r.adversary.id: r.outcome for r in results}
+    errored = [r for r in results if r.outcome == "error"]
+    envelope.metadata = {
+        "adversaries": outcomes,
+        "models_survived": sum(1 for o in outcomes.values() if o == "survived"),
+        "models_broken": sum(1 for o in outcomes.values() if o == "broken"),
+        "models_errored": len(errored),
+        "candidate_command": list(setup.candidates.command),
+        "reruns": setup.candidates.reruns,
+        "budget_override_sec": budget_override,
+    }
+    for result in errored:
+        envelope.notes.append(f"{result.adversary.id}: {result.reason}")
+    envelope.finish("error" if errored else "ok")
+    harness_error = None
+    if errored:
+        harness_error = "verification: " + "; ".join(
+            f"{r.adversary.id}: {r.reason}" for r in errored
+        )
+    return StageOutcome(
+        stage="verification",
+        status=envelope.status,
+        envelope=envelope.to_dict(),
+        harness_error=harness_error,
+        adversaries=outcomes,
+        breaks=breaks,
+    )
