@@ -25,3 +25,41 @@ def state_dir(tmp_path: Path) -> Path:
 def builtin_settings(state_dir: Path) -> Settings:
     """The built-in tasks with an empty, private state directory."""
     return Settings(task_roots=(BUILTIN_TASKS,), state_dir=state_dir)
+
+
+def _managed_containers() -> set[str] | None:
+    """Names of srb-managed containers (and volumes) on the engine, or None without one."""
+    import subprocess
+
+    try:
+        cons = subprocess.run(
+            ["docker", "ps", "-a", "--filter", "label=srb.managed=1", "--format", "{{.Names}}"],
+            capture_output=True, text=True, timeout=30, check=True,
+        ).stdout.split()
+        vols = subprocess.run(
+            ["docker", "volume", "ls", "--filter", "label=srb.managed=1", "--format",
+             "volume:{{.Name}}"],
+            capture_output=True, text=True, timeout=30, check=True,
+        ).stdout.split()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return set(cons) | set(vols)
+
+
+_BEFORE: set[str] | None = None
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    global _BEFORE
+    _BEFORE = _managed_containers()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the session if it left srb-managed containers or volumes behind."""
+    if _BEFORE is None:
+        return
+    after = _managed_containers() or set()
+    left = sorted(after - _BEFORE)
+    if left:
+        print(f"\nsrb-managed containers/volumes left by the test session: {', '.join(left)}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

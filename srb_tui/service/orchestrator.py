@@ -333,6 +333,12 @@ class RunService:
                 self.engine, handle, budget, grace_sec=self.limits.grace_sec,
                 disk_cap=DiskCap(self.limits.disk_bytes), stop=stop,
             )
+        except asyncio.CancelledError:
+            # srb itself is stopping (the operator left the run going): the container
+            # keeps running and its log is picked up again by `srb resume`.
+            follower.close()
+            follow_task.cancel()
+            raise
         finally:
             try:
                 await asyncio.wait_for(asyncio.shield(follow_task), timeout=30)

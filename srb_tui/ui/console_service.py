@@ -1,0 +1,297 @@
+"""How the console hosts a RunService: the store and the engine opened lazily, runs launched
+and driven in app workers, one event bus every screen subscribes to.
+
+The store opens on first use (reading history needs no Docker). The engine is asked for
+only when something has to run: launching, cancelling, re-grading, or re-attaching at
+start to runs a previous srb left live. When it does not answer, the operator gets the
+engine's own message plus how to fix it, never a traceback.
+
+Drive workers belong to the app, not to a screen, so leaving the Run screen does not stop
+a run; quitting the console leaves live runs live, and the next start re-attaches.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.util
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from textual.app import App
+
+from srb_tui.config import Settings
+from srb_tui.service.events import EventBus
+from srb_tui.store import FINAL_STATUSES, RunRecord, Store, StoreError
+
+if TYPE_CHECKING:
+    from srb_tui.service.orchestrator import RunService
+
+DOCKER_FIX = "Fix: run `bash scripts/ensure-docker.sh` (installs and starts a Docker engine)."
+NO_GRADING = "grading is not available in this build"
+STAGES = ("audit", "behavioural", "verification")
+
+
+class ConsoleError(Exception):
+    """Something the console cannot do now, with a message fit for the operator."""
+
+
+@dataclass(frozen=True)
+class LaunchRequest:
+    """What the launch dialog asks for: ``repeats`` runs of one agent on one task."""
+
+    task_id: str
+    agent: str
+    budget_sec: float
+    repeats: int = 1
+    model: str | None = None
+    effort: str | None = None
+
+
+def grading_available() -> bool:
+    """Whether this build has the three-stage ladder (``srb_tui.service.ladder``)."""
+    try:
+        return importlib.util.find_spec("srb_tui.service.ladder") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+class ConsoleService:
+    """The app's handle on the store, the engine and the run service."""
+
+    def __init__(self, app: App[Any], settings: Settings) -> None:
+        self.app = app
+        self.settings = settings
+        self.bus = EventBus()
+        self.grade = True
+        self.recover_on_start = True
+        self.engine_problem: str | None = None
+        self.driving: set[str] = set()
+        self._store: Store | None = None
+        self._service: RunService | None = None
+        self._engine: Any = None
+        self._lock = asyncio.Lock()
+        self._closed = False
+
+    # -- opening ------------------------------------------------------------------------
+
+    async def store(self) -> Store:
+        """The store, opened on first use (raises ConsoleError when it cannot be)."""
+        if self._store is None:
+            async with self._lock:
+                if self._store is None:
+                    try:
+                        self._store = await Store.open(self.settings.db_path)
+                    except StoreError as exc:
+                        raise ConsoleError(str(exc)) from exc
+        return self._store
+
+    async def service(self) -> RunService:
+        """The run service; connects to the engine on first use."""
+        if self._service is not None:
+            return self._service
+        store = await self.store()
+        async with self._lock:
+            if self._service is None:
+                from srb_tui.runner import DockerEngine, RunnerPool
+                from srb_tui.service.orchestrator import RunService
+
+                engine = DockerEngine(RunnerPool(4))
+                info = await engine.ping()
+                if not info.ok:
+                    engine.close()
+                    self.engine_problem = f"{info.error or 'the Docker engine does not answer'}"
+                    raise ConsoleError(f"{self.engine_problem}\n{DOCKER_FIX}")
+                self.engine_problem = None
+                self._engine = engine
+                self._service = RunService(self.settings, store, engine, self.bus)
+        assert self._service is not None
+        return self._service
+
+    async def close(self) -> None:
+        """Close the store and the engine (live runs stay live for the next start)."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._engine is not None:
+            with contextlib.suppress(Exception):
+                self._engine.close()
+        if self._store is not None:
+            with contextlib.suppress(Exception):
+                await self._store.close()
+
+    # -- workers ------------------------------------------------------------------------
+
+    def _spawn(self, coro: Coroutine[Any, Any, None], *, name: str, group: str) -> None:
+        async def guarded() -> None:
+            try:
+                await coro
+            except ConsoleError as exc:
+                self.app.notify(str(exc), title=name, severity="error", timeout=15)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a worker's fault becomes a message
+                self.app.notify(f"{type(exc).__name__}: {exc}", title=name, severity="error",
+                                timeout=15)
+
+        self.app.run_worker(guarded(), name=name, group=group, exit_on_error=False)
+
+    def start(self) -> None:
+        """At console start: re-attach to runs a previous srb left live, if any."""
+        if self.recover_on_start:
+            self._spawn(self._recover(), name="re-attach", group="console-start")
+
+    async def _recover(self) -> None:
+        try:
+            store = await self.store()
+            live = await store.live_runs()
+        except ConsoleError:
+            return  # the Runs screen explains a broken store
+        if not live:
+            return
+        try:
+            await self.service()
+        except ConsoleError as exc:
+            self.app.notify(
+                f"{len(live)} run(s) were left live and cannot be re-attached now: {exc}",
+                title="re-attach", severity="warning", timeout=20,
+            )
+            return
+        for run in live:
+            if run.id not in self.driving:
+                self.drive(run.id)
+        self.app.notify(f"re-attached to {len(live)} live run(s)", title="re-attach")
+
+    def launch(self, request: LaunchRequest,
+               on_launched: Callable[[list[RunRecord]], None] | None = None) -> None:
+        """Create ``request.repeats`` runs, drive each in its own worker, then call
+        ``on_launched`` with them (the first is the one the console opens)."""
+        self._spawn(self._launch(request, on_launched), name="launch", group="console-launch")
+
+    async def _launch(self, request: LaunchRequest,
+                      on_launched: Callable[[list[RunRecord]], None] | None) -> None:
+        from srb_tui.service.orchestrator import LaunchError
+
+        service = await self.service()
+        runs: list[RunRecord] = []
+        try:
+            for _ in range(request.repeats):
+                runs.append(await service.launch(
+                    request.task_id, request.agent, budget_sec=request.budget_sec,
+                    model=request.model, effort=request.effort,
+                ))
+        except (LaunchError, StoreError) as exc:
+            raise ConsoleError(str(exc)) from exc
+        finally:
+            for run in runs:
+                self.drive(run.id)
+        if on_launched is not None and runs:
+            on_launched(runs)
+
+    def drive(self, run_id: str) -> None:
+        """Drive ``run_id`` through its remaining phases in an app worker."""
+        self.driving.add(run_id)
+        self._spawn(self._drive(run_id), name=f"run {run_id}", group="console-drive")
+
+    async def _drive(self, run_id: str) -> None:
+        try:
+            service = await self.service()
+            grade = self.grade and grading_available()
+            try:
+                run = await service.drive(run_id, grade=grade)
+            except Exception as exc:
+                if type(exc).__name__ == "LadderError":
+                    raise ConsoleError(str(exc)) from exc
+                raise
+            if not grade and run.status == "collecting":
+                reason = NO_GRADING if self.grade else "grading is switched off"
+                self.app.notify(f"run {run_id} collected; {reason}", title=f"run {run_id}")
+        finally:
+            self.driving.discard(run_id)
+
+    def cancel(self, run_id: str) -> None:
+        """Cancel ``run_id``: ask its driver to stop, or cancel it in the store when no
+        one in this console drives it."""
+        self._spawn(self._cancel(run_id), name=f"cancel {run_id}", group="console-cancel")
+
+    async def _cancel(self, run_id: str) -> None:
+        store = await self.store()
+        run = await store.require_run(run_id)
+        if run.status in FINAL_STATUSES:
+            self.app.notify(f"run {run_id} is already {run.status}", title="cancel")
+            return
+        service = await self.service()
+        if run_id in self.driving:
+            service.request_cancel(run_id)
+            self.app.notify(f"cancelling {run_id}: the agent gets TERM, then KILL",
+                            title="cancel")
+        else:
+            await service.cancel_stored(run_id)
+
+    def regrade(self, run_id: str, stage: str) -> None:
+        """Grade one stage of ``run_id`` again with the ladder, in an app worker."""
+        if not grading_available():
+            self.app.notify(NO_GRADING, title="re-grade", severity="warning")
+            return
+        if stage not in STAGES:
+            self.app.notify(f"unknown stage {stage!r}", title="re-grade", severity="error")
+            return
+        self._spawn(self._regrade(run_id, stage), name=f"re-grade {run_id}",
+                    group="console-grade")
+
+    async def _regrade(self, run_id: str, stage: str) -> None:
+        from srb_tui.schema import load_task
+        from srb_tui.service.events import RunFinished
+        from srb_tui.service.ladder import LadderContext, LadderError, grade_run
+        from srb_tui.sources import StateAError, prepare_state_a
+
+        if run_id in self.driving:
+            raise ConsoleError(f"run {run_id} is still being driven; re-grade it when it ends")
+        service = await self.service()
+        run = await service.store.require_run(run_id)
+        load = load_task(Path(run.task_path))
+        if load.task is None:
+            raise ConsoleError(f"run {run_id}: task {run.task_id} no longer loads")
+        task = load.task
+        try:
+            prepared = await asyncio.to_thread(
+                prepare_state_a, task.dir, task.state_a, self.settings.cache_dir / "state-a"
+            )
+        except StateAError as exc:
+            raise ConsoleError(str(exc)) from exc
+        ctx = LadderContext(
+            store=service.store, engine=service.engine, task=task, run_id=run_id,
+            submission_dir=service.submission_dir(run_id), original_dir=prepared.tree,
+            run_dir=service.run_dir(run_id), base_image=self.settings.base_image,
+            publish=lambda event: _publish(self.bus, event),
+        )
+        self.driving.add(run_id)
+        try:
+            await grade_run(ctx, stages=(stage,))
+        except LadderError as exc:
+            raise ConsoleError(str(exc)) from exc
+        finally:
+            self.driving.discard(run_id)
+        done = await service.store.require_run(run_id)
+        self.bus.publish(RunFinished(run_id, done.status, done.score, done.valid,
+                                     done.harness_error))
+        self.app.notify(f"run {run_id}: {stage} graded again", title="re-grade")
+
+
+def _publish(bus: EventBus, event: object) -> None:
+    from srb_tui.service.events import Event
+
+    if isinstance(event, Event):
+        bus.publish(event)
+
+
+__all__ = [
+    "DOCKER_FIX",
+    "NO_GRADING",
+    "ConsoleError",
+    "ConsoleService",
+    "LaunchRequest",
+    "grading_available",
+]
