@@ -229,9 +229,7 @@ def mutate_argv(argv: Sequence[str], rng: random.Random) -> list[str]:
     return out
 
 
-def ddmin(
-    data: bytes, failing: Callable[[bytes], bool], deadline: float
-) -> tuple[bytes, int]:
+def ddmin(data: bytes, failing: Callable[[bytes], bool], deadline: float) -> tuple[bytes, int]:
     """Delta debugging: a 1-minimal (as far as time allows) input that still ``failing``.
     Returns (input, predicate evaluations)."""
     cache: dict[bytes, bool] = {}
@@ -303,11 +301,18 @@ def shell_word(word: str) -> str:
     """A bash word that expands to exactly ``word``."""
     if word and all(c.isalnum() or c in "-_=.,/:+@" for c in word):
         return word
-    return "$'" + "".join(
-        c if c.isalnum() or c in " -_=.,/:+@" else f"\\x{ord(c):02x}" if ord(c) < 0x80
-        else "".join(f"\\x{b:02x}" for b in c.encode("utf-8"))
-        for c in word
-    ) + "'"
+    return (
+        "$'"
+        + "".join(
+            c
+            if c.isalnum() or c in " -_=.,/:+@"
+            else f"\\x{ord(c):02x}"
+            if ord(c) < 0x80
+            else "".join(f"\\x{b:02x}" for b in c.encode("utf-8"))
+            for c in word
+        )
+        + "'"
+    )
 
 
 def candidate_script(
@@ -461,9 +466,7 @@ def run_round(config: FuzzConfig, seeds: list[bytes]) -> dict[str, Any]:
         probe_a, _ = runner.pair(config.argv_sets[0], seeds[0])
         state.executions += 2
         if probe_a.start_error is not None:
-            raise HarnessFault(
-                f"{config.entry} of State A does not start: {probe_a.start_error}"
-            )
+            raise HarnessFault(f"{config.entry} of State A does not start: {probe_a.start_error}")
         while time.monotonic() < deadline and len(state.candidates) < config.max_candidates:
             state.iterations += 1
             argv = list(rng.choice(config.argv_sets))
@@ -494,9 +497,8 @@ def run_round(config: FuzzConfig, seeds: list[bytes]) -> dict[str, Any]:
                 outcome, reason = "error", "adjudication failed: " + verdict["reason"]
                 break
         else:
-            reason = (
-                f"no upheld candidate in {state.iterations} inputs"
-                + (f" ({state.differences} differences, none upheld)" if state.differences else "")
+            reason = f"no upheld candidate in {state.iterations} inputs" + (
+                f" ({state.differences} differences, none upheld)" if state.differences else ""
             )
     except HarnessFault as exc:
         outcome, reason = "error", str(exc)

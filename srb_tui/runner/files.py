@@ -60,7 +60,10 @@ def _info(name: str, kind: bytes, mode: int, uid: int, gid: int, size: int = 0) 
 
 
 def _add_parents(tar: tarfile.TarFile, parts: list[str], uid: int, gid: int) -> None:
-    for i in range(1, len(parts) + 1):
+    """Directory entries for ``parts`` below the top-level folder. The top-level folder
+    itself (/tmp, /opt, ...) is never in the archive, so its owner and mode (the sticky
+    bit of /tmp) stay as the image made them; the engine creates it if it is missing."""
+    for i in range(2, len(parts) + 1):
         tar.addfile(_info("/".join(parts[:i]), tarfile.DIRTYPE, 0o755, uid, gid))
 
 
@@ -196,7 +199,9 @@ def _pack_link(path: str, target: str, out: IO[bytes]) -> None:
         tar.addfile(ti)
 
 
-async def put_symlink(engine: DockerEngine, handle: ContainerHandle, path: str, target: str) -> None:
+async def put_symlink(
+    engine: DockerEngine, handle: ContainerHandle, path: str, target: str
+) -> None:
     """Create the symbolic link ``path -> target`` (parents root-owned, 0755)."""
     api = await engine.api()
     try:
@@ -346,8 +351,7 @@ class ExecSession:
                     await self.engine.call(self._recv_frames, timeout_sec)
                 except OSError as err:
                     raise ContainerError(
-                        f"run {self.handle.run_id}: exec session in {self.handle.name} "
-                        f"broke: {err}"
+                        f"run {self.handle.run_id}: exec session in {self.handle.name} broke: {err}"
                     ) from err
             if self._lines:
                 return self._lines.pop(0)

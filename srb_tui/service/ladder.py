@@ -3,7 +3,8 @@
 `grade_run` builds (or reuses) the stage images, runs each stage in its own container,
 records everything in the store, writes the stage envelopes and ``score.json`` /
 ``reward.json`` into the run folder atomically, and updates the run. Every status change is
-written to the store before it is announced through ``publish``.
+written to the store before it is announced through ``publish`` (``StatusChanged``,
+``Progress``, ``StageFinished``; the run-level ``RunFinished`` is the caller's).
 
 Gating follows the paper: a Stage I fail scores 0 and Stage III does not run, but Stage II
 still runs and is shown uncredited (so blindness can be counted); an incomplete Stage II
@@ -29,7 +30,7 @@ from srb_tui.grader.fingerprint import fingerprint
 from srb_tui.runner import DockerEngine
 from srb_tui.schema import StageSpec, Task
 from srb_tui.scoring import ScoreEnvelope, ScoringPolicy, score_run, write_score_files
-from srb_tui.service.events import Progress, RunFinished, StageFinished, StatusChanged
+from srb_tui.service.events import Progress, StageFinished, StatusChanged
 from srb_tui.service.stages.audit import run_audit
 from srb_tui.service.stages.behavioural import outcome_of, run_behavioural
 from srb_tui.service.stages.common import StageImages, StageOutcome, with_fault
@@ -94,9 +95,7 @@ def _select(stages: Sequence[str] | None) -> tuple[str, ...]:
         return STAGES
     unknown = [s for s in stages if s not in STAGES]
     if unknown:
-        raise LadderError(
-            f"unknown stage(s) {', '.join(unknown)}; choose from {', '.join(STAGES)}"
-        )
+        raise LadderError(f"unknown stage(s) {', '.join(unknown)}; choose from {', '.join(STAGES)}")
     return tuple(s for s in STAGES if s in stages)
 
 
@@ -273,7 +272,9 @@ class _Ladder:
             self.result_path("verification").unlink(missing_ok=True)
             return None
         if not gate_open:
-            self.notes.append("Stage III was forced although the gate was closed: shown, not credited")
+            self.notes.append(
+                "Stage III was forced although the gate was closed: shown, not credited"
+            )
         return await self.run_stage(
             "verification",
             lambda: run_verification(
@@ -346,9 +347,6 @@ class _Ladder:
         )
         await c.store.add_event(c.run_id, "score", envelope.to_json())
         await self.enter("scored", "graded")
-        self.publish(
-            RunFinished(c.run_id, "scored", envelope.score, envelope.valid, envelope.harness_error)
-        )
 
     async def grade(self) -> ScoreEnvelope:
         wanted = [s for s in self.selected if getattr(self.evaluation, s) is not None]

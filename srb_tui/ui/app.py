@@ -18,6 +18,7 @@ from textual.screen import Screen
 from srb_tui.config import Settings
 from srb_tui.service.catalog import Catalog, load_catalog
 from srb_tui.ui.commands import GoToProvider
+from srb_tui.ui.console_service import ConsoleService, LaunchRequest
 from srb_tui.ui.screens.runs import RunsScreen
 from srb_tui.ui.screens.tasks import TasksScreen
 
@@ -48,6 +49,7 @@ class SrbApp(App[None]):
         self.settings = settings
         self._catalog = catalog
         self.keymap_problem: str | None = None
+        self.run_host = ConsoleService(self, settings)
 
     @property
     def catalog(self) -> Catalog:
@@ -62,6 +64,20 @@ class SrbApp(App[None]):
     def on_mount(self) -> None:
         self.theme = "textual-dark"
         self._apply_user_keymap()
+        self.run_host.start()
+
+    async def on_unmount(self) -> None:
+        await self.run_host.close()
+
+    def open_run(self, run_id: str) -> None:
+        """Show the Run screen of ``run_id`` on top of the current screen."""
+        from srb_tui.ui.screens.run import RunScreen
+
+        self.push_screen(RunScreen(run_id))
+
+    def launch(self, request: LaunchRequest) -> None:
+        """Launch the request's run(s) in workers and open the first one."""
+        self.run_host.launch(request, lambda runs: self.open_run(runs[0].id))
 
     def _apply_user_keymap(self) -> None:
         """Rebind keys from ``<state>/keymap.toml`` (``binding-id = "key[,key]"``)."""

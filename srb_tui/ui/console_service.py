@@ -144,6 +144,8 @@ class ConsoleService:
             self._spawn(self._recover(), name="re-attach", group="console-start")
 
     async def _recover(self) -> None:
+        if not self.settings.db_path.exists():
+            return  # no history yet: nothing to re-attach, and no file made just by looking
         try:
             store = await self.store()
             live = await store.live_runs()

@@ -130,3 +130,23 @@ def test_corrupt_store_gives_message_not_traceback(tmp_path: Path) -> None:
     assert out.returncode == 1
     assert "srb.sqlite3" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_doctor_reports_a_ready_machine(tmp_path: Path) -> None:
+    out = srb("--tasks", str(REPO / "tasks"), "doctor", "--json", state=tmp_path)
+    doc = json.loads(out.stdout)
+    checks = {c["name"]: c for c in doc["checks"]}
+    assert checks["docker engine"]["ok"], checks["docker engine"]
+    assert checks["base image"]["ok"], checks["base image"]
+    assert checks["state directory"]["ok"]
+    assert doc["versions"]["textual"] == "8.2.8"
+    assert out.returncode == 0
+
+
+def test_doctor_says_how_to_fix_an_unreachable_engine(tmp_path: Path) -> None:
+    out = srb("doctor", state=tmp_path,
+              env={"DOCKER_HOST": f"unix://{tmp_path}/no-such.sock"})
+    assert out.returncode == 1
+    assert "docker engine" in out.stdout
+    assert "ensure-docker" in out.stdout
+    assert "Traceback" not in out.stderr

@@ -49,7 +49,9 @@ async def run_suite_in(
     """Run the suite in a prepared container (trees in place); the stage-result document."""
     rel = suite_rel(spec)
     folder = PurePosixPath(rel).parts[0] if len(PurePosixPath(rel).parts) > 1 else ""
-    await box.put_context(task, [option_str(spec, "context", spec.name), *([folder] if folder else [])])
+    await box.put_context(
+        task, [option_str(spec, "context", spec.name), *([folder] if folder else [])]
+    )
     publish(Progress(run_id, f"behavioural: running suite tests/{rel}"))
     res = await box.grader(
         [

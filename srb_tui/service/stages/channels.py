@@ -9,6 +9,7 @@ grader's ``candidate`` subcommand, exactly as a reported candidate is.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -88,7 +89,8 @@ class ContainerToolChannel:
                 if raw is None:
                     tail = session.stderr_tail.strip()[-500:]
                     raise ChannelError(
-                        "the tools loop in the stage container exited" + (f": {tail}" if tail else "")
+                        "the tools loop in the stage container exited"
+                        + (f": {tail}" if tail else "")
                     )
                 reply = json.loads(raw)
                 if not isinstance(reply, dict):
@@ -109,10 +111,8 @@ class ContainerToolChannel:
     async def aclose(self) -> None:
         session, self._session = self._session, None
         if session is not None:
-            try:
+            with contextlib.suppress(RunnerError):
                 await session.close()
-            except RunnerError:
-                pass
 
 
 @dataclass(frozen=True)

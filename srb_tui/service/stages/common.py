@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -97,10 +96,10 @@ def stage_context(task: Task, spec: StageSpec) -> Path:
 
 
 def image_tag(task: Task, stage: str) -> str:
-    """``srb-stage/<task>-<stage>:<path hash>``: one tag per task folder and stage."""
+    """``srb-stage/<task>-<stage>:latest``. The image carries its context hash as a label,
+    so a changed context is rebuilt and an unchanged one is not."""
     name = _TAG_UNSAFE.sub("-", task.id.lower()).strip("-.") or "task"
-    where = hashlib.sha256(str(task.dir.resolve()).encode()).hexdigest()[:10]
-    return f"srb-stage/{name}-{stage}:{where}"
+    return f"srb-stage/{name}-{stage}:latest"
 
 
 def container_path(rel: str) -> str:
@@ -274,7 +273,7 @@ class StageContainer:
 
     async def _interpreter(self) -> str:
         probe = (
-            f'if [ -x {PRIVATE_PYTHON} ]; then echo {PRIVATE_PYTHON}; '
+            f"if [ -x {PRIVATE_PYTHON} ]; then echo {PRIVATE_PYTHON}; "
             "else command -v python3 || true; fi"
         )
         res = await exec_run(self.engine, self.h, ["sh", "-c", probe], timeout_sec=30)

@@ -184,8 +184,11 @@ async def _fuzz_round(
     entry, seeds = meta.get("fuzz_entry"), meta.get("fuzz_seeds")
     if not isinstance(entry, str) or not isinstance(seeds, str):
         return RoundResult(
-            adversary, "error", "probe.toml [metadata] needs fuzz_entry and fuzz_seeds for "
-            "driver \"fuzz\"", started, 0.0,
+            adversary,
+            "error",
+            'probe.toml [metadata] needs fuzz_entry and fuzz_seeds for driver "fuzz"',
+            started,
+            0.0,
         )
     seed = adversary.metadata.get("seed", index + 1)
     rate = adversary.metadata.get("argv_mutation_rate", 0.1)
@@ -295,7 +298,11 @@ async def _model_round(
         transcript.reason or transcript.status,
         started,
         0.0,
-        extra={"status": transcript.status, "ending": transcript.ending, "tries": len(transcript.tries)},
+        extra={
+            "status": transcript.status,
+            "ending": transcript.ending,
+            "tries": len(transcript.tries),
+        },
     )
     if transcript.status == "error":
         result.outcome, result.reason = "error", transcript.reason
@@ -328,7 +335,11 @@ async def _record(store: Store, run_id: str, result: RoundResult) -> list[dict[s
         record = await store.record_counterexample(run_id, result.adversary.id, **fields)
         if fields["verdict"] == "upheld":
             breaks.append(
-                {"adversary": result.adversary.id, "counterexample": record.id, "reason": record.reason}
+                {
+                    "adversary": result.adversary.id,
+                    "counterexample": record.id,
+                    "reason": record.reason,
+                }
             )
     if result.reason:
         notes.insert(0, result.reason)
@@ -419,7 +430,9 @@ async def run_verification(
                 "duration_sec": result.duration_sec,
                 "candidates": len(result.candidates),
                 "upheld": sum(
-                    1 for c in result.candidates if (c.get("verdict") or {}).get("outcome") == "upheld"
+                    1
+                    for c in result.candidates
+                    if (c.get("verdict") or {}).get("outcome") == "upheld"
                 ),
                 **result.extra,
             }

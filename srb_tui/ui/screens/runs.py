@@ -61,6 +61,11 @@ class RunsScreen(Screen[None]):
     def on_screen_resume(self) -> None:
         self.action_refresh()
 
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter on a run opens its Run screen."""
+        if event.data_table.id == "runs-table" and event.row_key.value is not None:
+            self.srb.open_run(str(event.row_key.value))
+
     def action_refresh(self) -> None:
         self._load_rows()
 

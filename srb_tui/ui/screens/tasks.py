@@ -51,6 +51,8 @@ class TasksScreen(Screen[None]):
                 tooltip="Clear the filter and return to the table"),
         Binding("ctrl+r", "reload", "Reload", id="tasks.reload",
                 tooltip="Re-read every task directory from disk"),
+        Binding("l", "launch", "Launch", id="tasks.launch",
+                tooltip="Run an agent on the selected task"),
     ]
 
     def __init__(self) -> None:
@@ -175,6 +177,28 @@ class TasksScreen(Screen[None]):
         self.srb.reload_catalog()
         self._load()
         self.notify(f"{len(self._summaries)} task(s) loaded")
+
+    def action_launch(self) -> None:
+        """Open the launch dialog for the selected task (runs go through the console)."""
+        from srb_tui.ui.screens.launch import LaunchDialog, LaunchTarget
+
+        load = self.srb.catalog.find(self._selected) if self._selected else None
+        if load is None:
+            self.notify("Select a task first.", title="launch", severity="warning")
+            return
+        if load.task is None or not load.ok:
+            self.notify(f"{load.task_id} does not validate; fix its problems before "
+                        "launching.", title="launch", severity="error")
+            return
+        target = LaunchTarget(load.task_id, load.path, load.task.budget_sec)
+
+        def launched(request: object) -> None:
+            from srb_tui.ui.console_service import LaunchRequest
+
+            if isinstance(request, LaunchRequest):
+                self.srb.launch(request)
+
+        self.app.push_screen(LaunchDialog(target), launched)
 
 
 def _heading(load: TaskLoad, app: App[object]) -> Text:

@@ -54,11 +54,28 @@ def highlight_lines(text: str | None, path: str, dark: bool) -> list[Text]:
     syntax = Syntax(
         joined, lexer, theme="monokai" if dark else "friendly", background_color="default"
     )
-    highlighted = syntax.highlight(joined)
+    highlighted = _without_backgrounds(syntax.highlight(joined))
     parts = highlighted.split("\n", allow_blank=True)
     if len(parts) < len(lines):
         parts.extend(Text(line) for line in lines[len(parts) :])
     return list(parts[: len(lines)])
+
+
+def _without_backgrounds(text: Text) -> Text:
+    """The same text with every background removed (the diff rows set their own)."""
+    text.style = ""
+    spans = []
+    for span in text.spans:
+        style = Style.parse(span.style) if isinstance(span.style, str) else span.style
+        if style.bgcolor is not None:
+            style = Style(
+                color=style.color, bold=style.bold, italic=style.italic,
+                underline=style.underline, strike=style.strike,
+            )
+        if style:
+            spans.append(span._replace(style=style))
+    text.spans = spans
+    return text
 
 
 @dataclass
@@ -162,7 +179,9 @@ class DiffView(ScrollView, can_focus=True):
         return longest + 2 * GUTTER + 3
 
     def _resize_virtual(self) -> None:
-        width = self._wide if self.layout_mode == "unified" else self.size.width
+        split = self.layout_mode == "split"
+        self.styles.overflow_x = "hidden" if split else "auto"
+        width = self.scrollable_content_region.width if split else self._wide
         self.virtual_size = Size(max(width, 1), len(self.rows))
 
     def on_resize(self) -> None:

@@ -167,7 +167,11 @@ class LogView(ScrollView, can_focus=True):
         self.virtual_size = Size(width, self.buffer.rows)
 
     def _to_end(self) -> None:
-        self.scroll_end(animate=False, immediate=True, x_axis=False)
+        self.scroll_end(animate=False, immediate=False, x_axis=False)
+
+    def on_resize(self) -> None:
+        if self.follow:
+            self._to_end()
 
     # -- drawing -----------------------------------------------------------------------
 
@@ -203,7 +207,7 @@ class LogView(ScrollView, can_focus=True):
     def _make_strip(self, seq: int, line: tuple[str, str]) -> Strip:
         stream, raw = line
         text = _CONTROL.sub("\ufffd", raw.expandtabs())
-        out = Text(no_wrap=True, end="")
+        out = Text(no_wrap=True, end="", style=self.rich_style)
         out.append(f"{seq:>{self._gutter - 1}} ", style=tone(self.app, "muted"))
         body_style = tone(self.app, "bad") if stream == "stderr" else ""
         out.append(text, style=body_style)

@@ -1,0 +1,407 @@
+"""The Run screen: one run, live. Header with phase, elapsed vs budget and the lifecycle
+timeline; tabs for the agent log and the three grading stages plus the score.
+
+Everything shown comes from the store (``run_detail``, the log by page) and from the
+console's event bus; a worker subscribes to the bus, log lines go straight into the log
+view's queue, and any other event marks the detail stale so a one-second tick reloads it
+and the panes update their rows in place.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input, Static, TabbedContent, TabPane
+
+from srb_tui.schema import Task, load_task
+from srb_tui.service.events import LogLines, Progress, RunFinished, StageFinished, StatusChanged
+from srb_tui.store import FINAL_STATUSES, RunDetail, RunNotFound, StoreError
+from srb_tui.ui.console_service import NO_GRADING, ConsoleError, grading_available
+from srb_tui.ui.palette import tone
+from srb_tui.ui.screens.run_dialogs import ConfirmDialog, EvidenceDialog, StagePicker
+from srb_tui.ui.widgets.log_view import LogView
+from srb_tui.ui.widgets.run_format import (
+    GLYPH,
+    LIFECYCLE,
+    STAGES,
+    clock,
+    elapsed_sec,
+    lifecycle_state,
+    score_text,
+    stage_state,
+    validity,
+)
+from srb_tui.ui.widgets.run_panes import (
+    STATE_TONE,
+    AuditPane,
+    BehaviouralPane,
+    EvidenceChosen,
+    RunPane,
+    ScorePane,
+    VerificationPane,
+)
+
+if TYPE_CHECKING:
+    from srb_tui.ui.app import SrbApp
+
+TABS = ("log", "audit", "behavioural", "verification", "score")
+TAB_TITLES = {"log": "Log", "audit": "Audit", "behavioural": "Behavioural",
+              "verification": "Verification", "score": "Score"}
+TICK_SEC = 1.0
+
+
+class RunScreen(Screen[None]):
+    """One run: its log and its grading, updated as it happens."""
+
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="run.back", tooltip="Back to the previous screen"),
+        Binding("f", "follow", "Follow", id="run.follow",
+                tooltip="Follow the end of the log, or pause where you are"),
+        Binding("/", "search", "Search", id="run.search", tooltip="Search the log"),
+        Binding("n", "search_next", "Next", id="run.search_next", show=False,
+                tooltip="Next search match"),
+        Binding("N", "search_previous", "Previous", id="run.search_previous", show=False,
+                tooltip="Previous search match"),
+        Binding("s", "streams", "Streams", id="run.streams",
+                tooltip="Show all streams, stdout only or stderr only"),
+        Binding("e", "first_error", "Error", id="run.error",
+                tooltip="Jump to the first stderr line or error/Traceback/FAIL"),
+        Binding("c", "cancel_run", "Cancel", id="run.cancel",
+                tooltip="Cancel the run (asks first)"),
+        Binding("g", "regrade", "Re-grade", id="run.regrade",
+                tooltip="Grade one stage of the run again"),
+        Binding("1", "tab('log')", "Log", id="run.tab.log", show=False,
+                tooltip="Show the agent log"),
+        Binding("2", "tab('audit')", "Audit", id="run.tab.audit", show=False,
+                tooltip="Show Stage I: gates, votes, evidence"),
+        Binding("3", "tab('behavioural')", "Behavioural", id="run.tab.behavioural", show=False,
+                tooltip="Show Stage II: modules and failing checks"),
+        Binding("4", "tab('verification')", "Verification", id="run.tab.verification",
+                show=False, tooltip="Show Stage III: adversary lanes"),
+        Binding("5", "tab('score')", "Score", id="run.tab.score", show=False,
+                tooltip="Show the score and why it is blocked or invalid"),
+        Binding("ctrl+r", "reload", "Reload", id="run.reload", show=False,
+                tooltip="Read the run from the store again"),
+    ]
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__()
+        self.run_id = run_id
+        self.detail: RunDetail | None = None
+        self.task_def: Task | None = None
+        self.progress = ""
+        self.problem: str | None = None
+        self._stale = False
+        self._listening = asyncio.Event()
+        self._trees: tuple[Path | None, str | None] | None = None
+
+    @property
+    def srb(self) -> SrbApp:
+        return cast("SrbApp", self.app)
+
+    # -- layout ---------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Vertical(id="run-body"):
+            yield Static(id="run-header")
+            yield Static(id="run-timeline")
+            with TabbedContent(id="run-tabs", initial="tab-log"):
+                with TabPane(TAB_TITLES["log"], id="tab-log"):
+                    yield LogView(id="run-log")
+                    yield Input(placeholder="search the log (Enter: find, Esc: close)",
+                                id="run-search", compact=True)
+                    yield Static(id="run-log-status")
+                with TabPane(TAB_TITLES["audit"], id="tab-audit"):
+                    yield AuditPane(id="pane-audit")
+                with TabPane(TAB_TITLES["behavioural"], id="tab-behavioural"):
+                    yield BehaviouralPane(id="pane-behavioural")
+                with TabPane(TAB_TITLES["verification"], id="tab-verification"):
+                    yield VerificationPane(id="pane-verification")
+                with TabPane(TAB_TITLES["score"], id="tab-score"):
+                    yield ScorePane(id="pane-score")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = f"Run {self.run_id}"
+        self.query_one("#run-search", Input).display = False
+        self.query_one("#run-header", Static).update(
+            Text(f"{self.run_id} · loading…", style=tone(self.app, "muted")))
+        self.query_one("#run-log", LogView).focus()
+        self.set_interval(TICK_SEC, self._tick, name="run-tick")
+        self._listen()
+
+    # -- data ---------------------------------------------------------------------------
+
+    @work(group="run-events", exclusive=True)
+    async def _listen(self) -> None:
+        """Subscribe first, then read the store, so nothing falls between the two."""
+        log = self.query_one("#run-log", LogView)
+        console = self.srb.run_host
+        async with console.bus.subscribe() as queue:
+            self._listening.set()
+            await self._load(attach=True)
+            while True:
+                events = [await queue.get()]
+                while not queue.empty():
+                    events.append(queue.get_nowait())
+                for event in events:
+                    if event.run_id != self.run_id:
+                        continue
+                    if isinstance(event, LogLines):
+                        log.feed(event.last_seq, event.lines)
+                    elif isinstance(event, Progress):
+                        self.progress = event.message
+                        self._stale = True
+                    elif isinstance(event, StatusChanged | StageFinished | RunFinished):
+                        self._stale = True
+                        if isinstance(event, StatusChanged | RunFinished):
+                            await self._load(attach=False)
+
+    async def _load(self, *, attach: bool) -> None:
+        self._stale = False
+        try:
+            store = await self.srb.run_host.store()
+            detail = await store.run_detail(self.run_id)
+        except RunNotFound:
+            self._show_problem(f"No run {self.run_id} in {self.srb.settings.db_path}.")
+            return
+        except (StoreError, ConsoleError) as exc:
+            self._show_problem(str(exc))
+            return
+        if self.task_def is None:
+            self.task_def = await asyncio.to_thread(_load_task, detail.run.task_path)
+        self.problem = None
+        self.detail = detail
+        if attach:
+            self.query_one("#run-log", LogView).attach(store, self.run_id, detail.log_lines)
+        self._paint()
+
+    def _show_problem(self, text: str) -> None:
+        self.problem = text
+        self.query_one("#run-header", Static).update(Text(text, style=tone(self.app, "bad")))
+
+    def _tick(self) -> None:
+        if self.detail is None:
+            return
+        if self._stale:
+            self._reload()
+        elif self.detail.run.status not in FINAL_STATUSES:
+            self._paint_header()
+
+    @work(group="run-reload", exclusive=True)
+    async def _reload(self) -> None:
+        await self._load(attach=False)
+
+    # -- drawing --------------------------------------------------------------------------
+
+    def _paint(self) -> None:
+        detail = self.detail
+        if detail is None:
+            return
+        self._paint_header()
+        for pane in self.query(RunPane):
+            pane.show(detail, self.task_def)
+        tabs = self.query_one("#run-tabs", TabbedContent)
+        for stage in STAGES:
+            state = stage_state(detail, stage)
+            tabs.get_tab(f"tab-{stage}").label = f"{GLYPH[state]} {TAB_TITLES[stage]}"
+        if detail.run.score is not None:
+            tabs.get_tab("tab-score").label = f"Score {score_text(detail.run)}"
+
+    def _paint_header(self) -> None:
+        detail = self.detail
+        assert detail is not None
+        run = detail.run
+        now = datetime.now(UTC)
+        head = Text()
+        head.append(run.id, style="bold")
+        head.append(f" · {run.task_id} · {run.agent}")
+        if run.model:
+            head.append(f" · {run.model}")
+        if run.effort:
+            head.append(f" ({run.effort})")
+        head.append("\n")
+        final = run.status in FINAL_STATUSES
+        head.append(run.status, style=tone(self.app, "ok" if run.status == "scored" else
+                                           "bad" if run.status == "infra_error" else
+                                           "muted" if final else "accent", bold=True))
+        if run.phase and run.phase != run.status:
+            head.append(f" (phase {run.phase})")
+        elapsed = elapsed_sec(run, now)
+        head.append(f" · elapsed {clock(elapsed)}")
+        if run.budget_sec:
+            head.append(f" / budget {clock(run.budget_sec)}")
+            if elapsed is not None and run.status == "agent" and elapsed > run.budget_sec:
+                head.append(" over budget", style=tone(self.app, "warn"))
+        head.append(f" · score {score_text(run)} · {validity(run)}")
+        if run.stop_reason:
+            head.append(f" · stop {run.stop_reason}")
+        if self.progress and not final:
+            head.append(f"\n{self.progress[:160]}", style=tone(self.app, "muted"))
+        self.query_one("#run-header", Static).update(head)
+        line = Text()
+        for index, status in enumerate(LIFECYCLE):
+            state = lifecycle_state(detail, status)
+            if index:
+                line.append(" → ", style=tone(self.app, "muted"))
+            line.append(f"{GLYPH[state]} {status}", style=tone(self.app, STATE_TONE[state]))
+        if run.status in ("cancelled", "infra_error"):
+            line.append(f"  ✗ {run.status}", style=tone(self.app, "bad", bold=True))
+        self.query_one("#run-timeline", Static).update(line)
+
+    @on(LogView.Changed)
+    def _log_changed(self, event: LogView.Changed) -> None:
+        self.query_one("#run-log-status", Static).update(
+            Text(event.view.describe(), style=tone(self.app, "muted")))
+
+    @on(LogView.Notice)
+    def _log_notice(self, event: LogView.Notice) -> None:
+        log = self.query_one("#run-log", LogView)
+        text = Text(log.describe(), style=tone(self.app, "muted"))
+        text.append(f" · {event.text}", style=tone(self.app, "bad" if event.bad else "accent"))
+        self.query_one("#run-log-status", Static).update(text)
+
+    # -- actions ----------------------------------------------------------------------
+
+    def _log_tab(self) -> LogView:
+        self.query_one("#run-tabs", TabbedContent).active = "tab-log"
+        return self.query_one("#run-log", LogView)
+
+    def action_tab(self, name: str) -> None:
+        self.query_one("#run-tabs", TabbedContent).active = f"tab-{name}"
+        if name == "log":
+            self.query_one("#run-log", LogView).focus()
+        else:
+            pane = self.query_one(f"#pane-{name}", RunPane)
+            tables = pane.query("DataTable")
+            if tables:
+                tables.first().focus()
+
+    def action_back(self) -> None:
+        search = self.query_one("#run-search", Input)
+        if search.display:
+            search.display = False
+            self.query_one("#run-log", LogView).focus()
+            return
+        if len(self.app.screen_stack) > 1:
+            self.app.pop_screen()
+
+    def action_follow(self) -> None:
+        self._log_tab().toggle_follow()
+
+    def action_streams(self) -> None:
+        log = self._log_tab()
+        log.cycle_stream()
+
+    def action_first_error(self) -> None:
+        self._log_tab().jump_to_error()
+
+    def action_search(self) -> None:
+        self._log_tab()
+        search = self.query_one("#run-search", Input)
+        search.display = True
+        search.focus()
+
+    @on(Input.Submitted, "#run-search")
+    def _search_submitted(self, event: Input.Submitted) -> None:
+        search = self.query_one("#run-search", Input)
+        search.display = False
+        log = self.query_one("#run-log", LogView)
+        log.focus()
+        log.search(event.value.strip())
+
+    def action_search_next(self) -> None:
+        self._log_tab().search_again(True)
+
+    def action_search_previous(self) -> None:
+        self._log_tab().search_again(False)
+
+    def action_reload(self) -> None:
+        self._reload()
+
+    def action_cancel_run(self) -> None:
+        run = self.detail.run if self.detail else None
+        if run is None:
+            return
+        if run.status in FINAL_STATUSES:
+            self.notify(f"run {run.id} is {run.status}; nothing to cancel", title="cancel")
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.srb.run_host.cancel(self.run_id)
+
+        self.app.push_screen(
+            ConfirmDialog(f"Cancel run {run.id}?",
+                          "The agent container gets TERM, then KILL after the grace "
+                          "period. The run ends as cancelled, without a score."),
+            answered,
+        )
+
+    def action_regrade(self) -> None:
+        if not grading_available():
+            self.notify(NO_GRADING, title="re-grade", severity="warning")
+            return
+
+        def chosen(stage: str | None) -> None:
+            if stage:
+                self.srb.run_host.regrade(self.run_id, stage)
+
+        note = ""
+        if self.detail and self.detail.run.status not in FINAL_STATUSES:
+            note = f"The run is {self.detail.run.status}; re-grade it when it has ended."
+        self.app.push_screen(StagePicker(note), chosen)
+
+    @on(EvidenceChosen)
+    def _evidence(self, event: EvidenceChosen) -> None:
+        self._open_evidence(event)
+
+    @work(group="run-evidence", exclusive=True)
+    async def _open_evidence(self, event: EvidenceChosen) -> None:
+        original, problem = await self._state_a_tree()
+        submission = self.srb.settings.runs_dir / self.run_id / "submission"
+        await self.app.push_screen(
+            EvidenceDialog(event.citation, original,
+                           submission if submission.is_dir() else None,
+                           original_problem=problem)
+        )
+
+    async def _state_a_tree(self) -> tuple[Path | None, str | None]:
+        """State A's tree from the cache (prepared once per screen, offline)."""
+        if self._trees is None:
+            task = self.task_def
+            if task is None:
+                self._trees = (None, "the task of this run no longer loads")
+            else:
+                self._trees = await asyncio.to_thread(
+                    _prepare_tree, task, self.srb.settings.cache_dir / "state-a")
+        return self._trees
+
+
+def _load_task(task_path: str) -> Task | None:
+    try:
+        return load_task(Path(task_path)).task
+    except (OSError, ValueError):
+        return None
+
+
+def _prepare_tree(task: Task, cache: Path) -> tuple[Path | None, str | None]:
+    from srb_tui.sources import StateAError, prepare_state_a
+
+    try:
+        return prepare_state_a(task.dir, task.state_a, cache, offline=True).tree, None
+    except (StateAError, OSError) as exc:
+        return None, f"State A is not available offline: {exc}"
+
+
+__all__ = ["RunScreen"]

@@ -1,0 +1,172 @@
+"""The live Run screen on a real Docker engine: launch from the dialog, stream, filter,
+jump to the error, cancel, and re-attach at console start.
+
+Grading is switched off (``run_host.grade = False``) so a run ends after collection with
+its container removed; the ladder has its own tests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+
+import pytest
+from textual.widgets import Input
+
+from srb_tui.config import Settings
+from srb_tui.runner import DockerEngine, RunnerPool, list_managed
+from srb_tui.service.events import EventBus
+from srb_tui.service.orchestrator import RunService
+from srb_tui.store import Store
+from srb_tui.ui.app import SrbApp, create_app
+from srb_tui.ui.console_service import LaunchRequest
+from srb_tui.ui.screens.launch import COMMAND, LaunchDialog
+from srb_tui.ui.screens.run import RunScreen
+from srb_tui.ui.screens.run_dialogs import ConfirmDialog
+from srb_tui.ui.widgets.log_view import LogView
+from tests.conftest import DEMO_TASK
+
+SCRIPT = "bash -c 'for i in $(seq 1 2000); do echo line $i; done; echo oops >&2'"
+
+
+async def until(pilot: object, cond: Callable[[], bool], what: str,
+                timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.pause(0.05)  # type: ignore[attr-defined]
+
+
+def _app(settings: Settings) -> SrbApp:
+    app = create_app(settings)
+    app.run_host.grade = False
+    return app
+
+
+def _status(app: SrbApp) -> str | None:
+    screen = app.screen
+    if isinstance(screen, RunScreen) and screen.detail is not None:
+        return screen.detail.run.status
+    return None
+
+
+async def _containers(run_id: str) -> list[str]:
+    engine = DockerEngine(RunnerPool(1))
+    try:
+        return [c.handle.name for c in await list_managed(engine, run_id)]
+    finally:
+        engine.close()
+
+
+@pytest.mark.docker
+async def test_launch_from_dialog_streams_filters_and_finds_the_error(
+        builtin_settings: Settings) -> None:
+    app = _app(builtin_settings)
+    async with app.run_test(size=(100, 30)) as pilot:
+        table = app.screen.query_one("#task-table")
+        await until(pilot, lambda: table.row_count > 0, "tasks")  # type: ignore[attr-defined]
+        await pilot.press("l")
+        await until(pilot, lambda: isinstance(app.screen, LaunchDialog), "the dialog")
+        dialog = app.screen
+        assert isinstance(dialog, LaunchDialog)
+        dialog.select_agent(COMMAND)
+        await pilot.pause()
+        dialog.query_one("#launch-command", Input).value = SCRIPT
+        dialog.query_one("#launch-budget", Input).value = "120"
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: isinstance(app.screen, RunScreen), "the run screen")
+        screen = app.screen
+        assert isinstance(screen, RunScreen)
+        log = screen.query_one("#run-log", LogView)
+        await until(pilot, lambda: log.line_count >= 2001, "2001 log lines")
+        # stdout and stderr are followed separately: "oops" may land anywhere near the end
+        texts = {seq: log.line_text(seq) for seq in range(1, 2002)}
+        assert "line 2000" in texts.values() and "oops" in texts.values()
+        oops = next(seq for seq, text in texts.items() if text == "oops")
+        assert log.follow and 2001 in log.visible_seqs()
+        await until(pilot, lambda: _status(app) == "collecting"
+                    and screen.run_id not in app.run_host.driving, "the run to be collected")
+        assert await _containers(screen.run_id) == []
+
+        await pilot.press("s", "s")
+        assert log.stream == "stderr"
+        await until(pilot, lambda: log.index_ready, "the stderr index", 10)
+        assert log.line_count == 1
+        await until(pilot, lambda: log.line_text(log.visible_seqs()[0]) is not None, "line")
+        assert log.line_text(log.visible_seqs()[0]) == "oops"
+        await pilot.press("s")
+        assert log.stream == "all" and log.line_count == 2001
+        await pilot.press("e")
+        await until(pilot, lambda: log.cursor_seq is not None, "the first error", 10)
+        assert log.cursor_seq == oops and not log.follow
+
+
+@pytest.mark.docker
+async def test_cancel_asks_then_cancels_the_running_agent(builtin_settings: Settings) -> None:
+    app = _app(builtin_settings)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        app.launch(LaunchRequest(DEMO_TASK.name, "command:sleep 600", 300.0))
+        await until(pilot, lambda: _status(app) == "agent", "the agent phase")
+        screen = app.screen
+        assert isinstance(screen, RunScreen)
+        await pilot.press("c")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog), "the confirm dialog")
+        await pilot.press("n")  # no: nothing happens
+        await pilot.pause()
+        assert _status(app) == "agent"
+        await pilot.press("c")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog), "the confirm dialog")
+        await pilot.press("y")
+        await until(pilot, lambda: _status(app) == "cancelled", "cancelled", 90)
+        await until(pilot, lambda: screen.run_id not in app.run_host.driving, "driver end")
+        assert await _containers(screen.run_id) == []
+        header = str(screen.query_one("#run-timeline").render())
+        assert "cancelled" in header
+
+
+@pytest.mark.docker
+async def test_console_start_reattaches_to_a_run_left_live(builtin_settings: Settings) -> None:
+    engine = DockerEngine(RunnerPool(2))
+    async with await Store.open(builtin_settings.db_path) as store:
+        service = RunService(builtin_settings, store, engine, EventBus())
+        run = await service.launch(DEMO_TASK.name, "command:bash -c 'sleep 4; echo back'",
+                                   budget_sec=120)
+        driver = asyncio.create_task(service.drive(run.id, grade=False))
+        deadline = time.monotonic() + 120
+        while (await store.require_run(run.id)).status != "agent" or not await list_managed(
+                engine, run.id):
+            assert time.monotonic() < deadline, "agent never started"
+            await asyncio.sleep(0.1)
+        driver.cancel()  # srb "dies": the container keeps running
+        with contextlib.suppress(asyncio.CancelledError):
+            await driver
+    engine.close()
+
+    app = _app(builtin_settings)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: run.id in app.run_host.driving, "re-attach")
+        app.open_run(run.id)
+        await until(pilot, lambda: _status(app) == "collecting"
+                    and run.id not in app.run_host.driving, "the re-attached run to finish")
+        log = app.screen.query_one("#run-log", LogView)
+        stored = await (await app.run_host.store()).read_log_lines(run.id, 0, 10)
+        print("STORED", stored, log.line_count, log.buffer.total)
+        await until(pilot, lambda: log.line_count >= 1 and log.line_text(1) == "back", "log", 10)
+    assert await _containers(run.id) == []
+
+
+async def test_launch_without_docker_says_how_to_fix(builtin_settings: Settings,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    app = _app(builtin_settings)
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.launch(LaunchRequest(DEMO_TASK.name, "untouched", 60.0))
+        await until(pilot, lambda: any("ensure-docker.sh" in n.message
+                                       for n in app._notifications), "the message", 30)
+        assert not isinstance(app.screen, RunScreen)
+        message = next(n.message for n in app._notifications if "ensure-docker" in n.message)
+        assert "not reachable" in message or "does not answer" in message

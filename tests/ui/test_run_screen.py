@@ -1,0 +1,338 @@
+"""Pilot tests of the Run screen over a real store seeded with a finished, graded run.
+
+The seed (``seed_finished_run``) is deterministic so the snapshot tests use it too: fixed
+run id and timestamps, gate votes with evidence, module results, failing checks, six
+adversary lanes, a counterexample, and a 3,000-line log with stderr lines and a Traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from textual.widgets import DataTable, Input, Static, TabbedContent
+
+from srb_tui.config import Settings
+from srb_tui.store import Store
+from srb_tui.ui.app import SrbApp, create_app
+from srb_tui.ui.screens.run import RunScreen
+from srb_tui.ui.screens.run_dialogs import ConfirmDialog, EvidenceDialog
+from srb_tui.ui.widgets.log_view import LogView
+from tests.conftest import DEMO_TASK
+
+RUN_ID = "r-20261129-120000-ab00"
+LOG_LINES = 3000
+FIRST_STDERR = 1200
+TRACEBACK_AT = 900
+LANES = ("f01-bytes-default-table", "f02-bytes-all-formats", "f03-quotes-and-line-ends",
+         "f04-width-and-truncation", "f05-command-line", "f06-encodings")
+
+
+def log_text(seq: int) -> tuple[str, str]:
+    """(stream, text) of seeded line ``seq``."""
+    if seq == TRACEBACK_AT:
+        return "stdout", "Traceback (most recent call last):"
+    if seq >= FIRST_STDERR and seq % 500 == 200:
+        return "stderr", f"warning: slow step at line {seq}"
+    return "stdout", f"line {seq}: editing lib/module_{seq % 13}.js"
+
+
+async def _seed(settings: Settings, *, finished: bool) -> None:
+    gates = ["no-python-sources", "node-present", "node-is-primary"]
+    async with await Store.open(settings.db_path) as store:
+        await store.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
+                               agent="replay:subtle", budget_sec=1800.0, run_id=RUN_ID,
+                               model="scripted", effort="high")
+        await store.transition(RUN_ID, "preparing")
+        await store.transition(RUN_ID, "agent")
+        lines = []
+        for seq in range(1, LOG_LINES + 1):
+            stream, text = log_text(seq)
+            lines.append((f"2026-11-29T12:00:{seq // 100:02d}.{seq:06d}000Z", stream, text))
+        for start in range(0, LOG_LINES, 1000):
+            await store.append_log_lines(RUN_ID, lines[start:start + 1000])
+        await store.update_run(RUN_ID, started_at="2026-11-29T12:00:00.000000Z")
+        if not finished:
+            return
+        for status in ("collecting", "audit", "behavioural", "verification", "scored"):
+            await store.transition(RUN_ID, status)
+        await store.record_stage_result(RUN_ID, "audit", "ok", duration_sec=95.0,
+                                        fingerprint="sha256:aa11", result={"stage": "audit"})
+        await store.record_stage_result(RUN_ID, "behavioural", "ok", duration_sec=240.0,
+                                        fingerprint="sha256:bb22", result={})
+        await store.record_stage_result(RUN_ID, "verification", "ok", duration_sec=481.0,
+                                        fingerprint="sha256:cc33", result={})
+        votes = []
+        for gate in gates:
+            for sample in range(3):
+                fail = gate == "node-is-primary" and sample < 2
+                votes.append({
+                    "gate_id": gate, "sample": sample, "verdict": "fail" if fail else "pass",
+                    "confidence": 0.9 - 0.1 * sample,
+                    "reasoning": (f"sample {sample}: bin/csvtab still execs python3"
+                                  if fail else f"sample {sample}: looks right"),
+                    "evidence": [
+                        {"path": "submission:bin/csvtab", "line": 2, "quote": "node",
+                         "grounded": True, "reason": "quote found"},
+                        {"path": "original:csvtab/cli.py", "line": 5, "quote": "import",
+                         "grounded": False, "reason": "quote not on that line"},
+                    ] if fail else [],
+                    "downgraded": False,
+                })
+        await store.record_gate_votes(RUN_ID, votes)
+        await store.record_gate_outcomes(RUN_ID, [
+            {"gate_id": g, "title": g.replace("-", " "), "required": True,
+             "verdict": "fail" if g == "node-is-primary" else "pass",
+             "votes_pass": 1 if g == "node-is-primary" else 3,
+             "votes_fail": 2 if g == "node-is-primary" else 0, "votes_error": 0}
+            for g in gates
+        ])
+        await store.record_module_results(RUN_ID, "behavioural", [
+            {"id": "formats", "status": "ok", "rate": 1.0, "passed": 40, "failed": 0,
+             "scored": 40},
+            {"id": "unicode", "status": "ok", "rate": 0.75, "passed": 30, "failed": 10,
+             "scored": 40, "detail": {"notes": ["east-asian width differs"]}},
+            {"id": "inputs", "status": "timeout", "rate": 0.5, "passed": 5, "failed": 0,
+             "errors": 5, "scored": 10},
+        ])
+        await store.record_checks(RUN_ID, "behavioural", [
+            {"id": "wide-cjk", "verdict": "fail", "summary": "stdout differs",
+             "detail": "argv: [\"--max-width\", \"8\"]\nexpected exit 0, stdout:\n| 漢字 |"
+                       "\nactual exit 0, stdout:\n| 漢字  |"},
+            {"id": "ascii", "verdict": "pass", "summary": "ok"},
+        ], module_id="unicode")
+        for n, lane in enumerate(LANES, 1):
+            await store.record_adversary_round(
+                RUN_ID, lane, status="broken" if n == 3 else "survived",
+                focus=f"focus of lane {n}", duration_sec=60.0 * n, candidates=n - 1,
+                started_at="2026-11-29T12:06:00.000000Z",
+            )
+        await store.record_counterexample(RUN_ID, LANES[2], code="printf 'a,\"b\\r' | csvtab",
+                                          verdict="upheld", reason="outputs differ",
+                                          output_a="a | b", output_b="a | b\\r", exit_a=0,
+                                          exit_b=0)
+        await store.update_run(
+            RUN_ID, finished_at="2026-11-29T12:14:05.000000Z", score=0.0, max_score=100.0,
+            valid=True, blocked_by="audit", stop_reason="completed",
+            grader_fingerprint="sha256:0123456789abcdef",
+        )
+
+
+async def seed_run(settings: Settings, *, finished: bool = True) -> str:
+    """Seed the store (and the run's submission folder) with the deterministic run."""
+    settings.state_dir.mkdir(parents=True, exist_ok=True)
+    await _seed(settings, finished=finished)
+    submission = settings.runs_dir / RUN_ID / "submission"
+    shutil.copytree(DEMO_TASK / "submissions" / "subtle", submission)
+    return RUN_ID
+
+
+def seed_finished_run(settings: Settings, *, finished: bool = True) -> str:
+    """``seed_run`` for synchronous callers (the snapshot tests)."""
+    return asyncio.run(seed_run(settings, finished=finished))
+
+
+async def settle(pilot: object, until: Callable[[], bool], what: str,
+                 timeout: float = 10.0) -> None:
+    """Pause the pilot until ``until()`` holds (a deadline, not a sleep)."""
+    deadline = time.monotonic() + timeout
+    while not until():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.pause(0.02)  # type: ignore[attr-defined]
+
+
+def _app(settings: Settings) -> SrbApp:
+    app = create_app(settings)
+    app.run_host.recover_on_start = False
+    return app
+
+
+async def _open(app: SrbApp, pilot: object) -> RunScreen:
+    app.open_run(RUN_ID)
+    await settle(pilot, lambda: isinstance(app.screen, RunScreen)
+                 and app.screen.detail is not None, "the run detail")
+    screen = app.screen
+    assert isinstance(screen, RunScreen)
+    log = screen.query_one("#run-log", LogView)
+    await settle(pilot, lambda: log.line_text(LOG_LINES) is not None, "the last log page")
+    return screen
+
+
+async def test_header_and_timeline_of_a_finished_run(builtin_settings: Settings) -> None:
+    await seed_run(builtin_settings)
+    app = _app(builtin_settings)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await _open(app, pilot)
+        header = str(screen.query_one("#run-header", Static).render())
+        assert RUN_ID in header and "replay:subtle" in header
+        assert "elapsed 14:05 / budget 30:00" in header
+        assert "score 0/100" in header
+        timeline = str(screen.query_one("#run-timeline", Static).render())
+        assert "✓ audit" in timeline and "✓ scored" in timeline
+        log = screen.query_one("#run-log", LogView)
+        assert log.follow and log.line_count == LOG_LINES
+        assert LOG_LINES in log.visible_seqs()
+
+
+async def test_stage_detail_tables_are_keyed_by_record(builtin_settings: Settings) -> None:
+    await seed_run(builtin_settings)
+    app = _app(builtin_settings)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _open(app, pilot)
+        await pilot.press("2")
+        gates = screen.query_one("#audit-gates", DataTable)
+        assert {str(k.value) for k in gates.rows} >= {"node-is-primary", "node-present"}
+        assert str(gates.get_row("node-is-primary")[2]) == "fail"
+        gates.move_cursor(row=gates.get_row_index("node-is-primary"))
+        await pilot.pause()
+        votes = screen.query_one("#audit-votes", DataTable)
+        assert [str(k.value) for k in votes.rows] == [f"node-is-primary:{n}" for n in range(3)]
+        reasoning = str(screen.query_one("#audit-reasoning", Static).render())
+        assert "execs python3" in reasoning
+        evidence = screen.query_one("#audit-evidence", DataTable)
+        assert "submission:bin/csvtab:2" in [str(evidence.get_row(k)[1]) for k in
+                                             [r.value for r in evidence.rows]]
+
+        await pilot.press("3")
+        modules = screen.query_one("#behav-modules", DataTable)
+        assert str(modules.get_row("unicode")[1]) == "75%"
+        assert "east-asian width" in str(modules.get_row("unicode")[7])
+        assert str(modules.get_row("inputs")[6]) == "timeout"
+        modules.move_cursor(row=modules.get_row_index("unicode"))
+        await pilot.pause()
+        checks = screen.query_one("#behav-checks", DataTable)
+        assert [str(checks.get_row(k.value)[0]) for k in checks.rows] == ["wide-cjk"]
+        await pilot.pause()
+        assert screen.query_one("#behav-check-detail", Static).visual is not None
+
+        await pilot.press("4")
+        lanes = screen.query_one("#verif-lanes", DataTable)
+        assert [str(k.value) for k in lanes.rows] == list(LANES)
+        assert str(lanes.get_row(LANES[2])[3]) == "broken"
+        assert str(lanes.get_row(LANES[2])[2]) == "3:00"
+        assert str(lanes.get_row(LANES[5])[4]) == "5"
+        lanes.move_cursor(row=2)
+        await pilot.pause()
+        candidates = screen.query_one("#verif-candidates", DataTable)
+        assert candidates.row_count == 1
+        assert str(candidates.get_row_at(0)[1]) == "upheld"
+
+        await pilot.press("5")
+        summary = str(screen.query_one("#score-summary", Static).render())
+        assert "blocked by: audit" in summary
+        tabs = screen.query_one("#run-tabs", TabbedContent)
+        assert str(tabs.get_tab("tab-audit").label).startswith("✓")
+
+
+async def test_evidence_row_opens_both_trees_at_the_cited_line(
+        builtin_settings: Settings) -> None:
+    await seed_run(builtin_settings)
+    app = _app(builtin_settings)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _open(app, pilot)
+        await pilot.press("2")
+        gates = screen.query_one("#audit-gates", DataTable)
+        gates.move_cursor(row=gates.get_row_index("node-is-primary"))
+        await pilot.pause()
+        evidence = screen.query_one("#audit-evidence", DataTable)
+        evidence.focus()
+        evidence.move_cursor(row=evidence.get_row_index("node-is-primary:0:0"))
+        await pilot.press("enter")
+        await settle(pilot, lambda: isinstance(app.screen, EvidenceDialog), "evidence dialog",
+                     timeout=60)
+        dialog = app.screen
+        assert isinstance(dialog, EvidenceDialog)
+        assert dialog.citation.label == "submission:bin/csvtab:2"
+        right = str(dialog.query_one("#evidence-submission-text", Static).render())
+        cited = (DEMO_TASK / "submissions" / "subtle" / "bin" / "csvtab").read_text()
+        line_two = cited.splitlines()[1]
+        assert re.search(rf"▶ *2 {re.escape(line_two)}", right)
+        left = str(dialog.query_one("#evidence-original-text", Static).render())
+        original = (DEMO_TASK / "submissions" / "untouched" / "bin" / "csvtab").read_text()
+        assert re.search(rf"▶ *2 {re.escape(original.splitlines()[1])}", left)
+        await pilot.press("escape")
+        assert isinstance(app.screen, RunScreen)
+
+
+async def test_log_filter_search_and_first_error(builtin_settings: Settings) -> None:
+    await seed_run(builtin_settings)
+    app = _app(builtin_settings)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await _open(app, pilot)
+        log = screen.query_one("#run-log", LogView)
+        await pilot.press("s")  # stdout only
+        assert log.stream == "stdout"
+        await pilot.press("s")  # stderr only
+        await settle(pilot, lambda: log.index_ready, "the stderr index")
+        stderr = [s for s in range(1, LOG_LINES + 1) if log_text(s)[0] == "stderr"]
+        assert log.line_count == len(stderr)
+        await settle(pilot, lambda: all(log.line_text(s) is not None
+                                        for s in log.visible_seqs()), "stderr lines")
+        assert all("warning" in (log.line_text(s) or "") for s in log.visible_seqs())
+        await pilot.press("s")
+        assert log.stream == "all" and log.line_count == LOG_LINES
+
+        await pilot.press("e")
+        await settle(pilot, lambda: log.cursor_seq is not None, "the first error")
+        assert log.cursor_seq == TRACEBACK_AT  # before the first stderr line
+        assert not log.follow
+        assert TRACEBACK_AT in log.visible_seqs()
+
+        await pilot.press("/")
+        search = screen.query_one("#run-search", Input)
+        assert search.has_focus
+        await pilot.press(*"line 2500", "enter")
+        await settle(pilot, lambda: log.cursor_seq == 2500, "the search hit")
+        await pilot.press("n")
+        await settle(pilot, lambda: "no more matches" in str(
+            screen.query_one("#run-log-status", Static).render()), "end of matches")
+        await pilot.press("N")
+        await settle(pilot, lambda: log.cursor_seq == 2500, "the previous match")
+        await pilot.press("f")
+        assert log.follow and LOG_LINES in log.visible_seqs()
+
+
+async def test_cancel_of_a_finished_run_is_refused(builtin_settings: Settings) -> None:
+    await seed_run(builtin_settings)
+    app = _app(builtin_settings)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _open(app, pilot)
+        await pilot.press("c")
+        assert not isinstance(app.screen, ConfirmDialog)
+        assert any("nothing to cancel" in n.message for n in app._notifications)
+
+
+async def test_unknown_run_is_explained(builtin_settings: Settings) -> None:
+    await seed_run(builtin_settings)
+    app = _app(builtin_settings)
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.open_run("r-20261129-999999-zzzz")
+        await settle(pilot, lambda: isinstance(app.screen, RunScreen)
+                     and app.screen.problem is not None, "the problem")
+        header = str(app.screen.query_one("#run-header", Static).render())
+        assert "No run r-20261129-999999-zzzz" in header
+
+
+async def test_runs_screen_enter_opens_the_run(builtin_settings: Settings) -> None:
+    await seed_run(builtin_settings)
+    app = _app(builtin_settings)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.press("r")
+        table = app.screen.query_one("#runs-table", DataTable)
+        await settle(pilot, lambda: table.row_count == 1, "the runs table")
+        table.focus()
+        await pilot.press("enter")
+        await settle(pilot, lambda: isinstance(app.screen, RunScreen), "the run screen")
+        assert app.screen.run_id == RUN_ID
+        await pilot.press("escape")
+        assert not isinstance(app.screen, RunScreen)
+
+
+def test_seeded_state_a_matches(tmp_path: Path) -> None:
+    """The evidence test relies on State A's bin/csvtab being the untouched one."""
+    assert (DEMO_TASK / "submissions" / "untouched" / "bin" / "csvtab").is_file()
