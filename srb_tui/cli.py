@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from srb_tui import __version__
-from srb_tui.commands import doctor, images, run, runs, tasks
+from srb_tui.commands import doctor, grading, images, run, runs, tasks
 from srb_tui.commands.output import Output
 from srb_tui.config import resolve_settings
 
@@ -34,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("console", help="open the console (the default)")
     tasks.add_parser(sub)
     runs.add_parser(sub)
+    grading.add_eval_parser(sub)
     run.add_parsers(sub)
     images.add_parser(sub)
     doctor.add_parser(sub)

@@ -14,11 +14,14 @@ from rich.markup import escape
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
 from srb_tui.runner import DockerEngine, ImageBuildError, build_image, list_images, prune_images
+from srb_tui.schema import Task
+from srb_tui.schema.models import StageSpec
 from srb_tui.service.catalog import load_catalog
 from srb_tui.service.orchestrator import env_image_tag
+from srb_tui.service.stages.common import image_tag, stage_context
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "bootstrap-base.sh"
-STAGE_CONTEXTS = ("audit", "behavioural", "verification")
+STAGES = ("audit", "behavioural", "verification")
 
 
 def add_parser(sub: Any) -> None:
@@ -51,12 +54,14 @@ def cmd_bootstrap(args: argparse.Namespace, settings: Settings, out: Output) -> 
     return done.returncode
 
 
-def _contexts(task_dir: Path, task_id: str) -> list[tuple[str, Path, str]]:
-    out = [("env", task_dir / "environment", env_image_tag(task_id))]
-    for stage in STAGE_CONTEXTS:
-        ctx = task_dir / "tests" / stage
-        if (ctx / "Dockerfile").is_file():
-            out.append((stage, ctx, f"srb-task/{task_id.lower()}:{stage}"))
+def _contexts(task: Task) -> list[tuple[str, Path, str]]:
+    """The agent image and each enabled stage's image, tagged as runs tag them."""
+    out = [("env", task.dir / "environment", env_image_tag(task.id))]
+    evaluation = task.evaluation
+    for stage in STAGES:
+        spec = None if evaluation is None else getattr(evaluation, stage, None)
+        if isinstance(spec, StageSpec) and spec.enabled:
+            out.append((stage, stage_context(task, spec), image_tag(task, stage)))
     return out
 
 
@@ -65,12 +70,16 @@ def cmd_build(args: argparse.Namespace, settings: Settings, out: Output) -> int:
     if load is None:
         out.error(f"no task {args.task_id!r}")
         return 2
+    task = load.task
+    if task is None:
+        out.error(f"{load.task_id}: the task does not load; run `srb tasks validate`")
+        return 2
 
     async def body() -> int:
         engine = DockerEngine()
         built: list[dict[str, Any]] = []
         try:
-            for role, ctx, tag in _contexts(load.path, load.task_id):
+            for role, ctx, tag in _contexts(task):
                 async def on_log(line: str, role: str = role) -> None:
                     if not out.json_mode:
                         out.err.print(f"[dim]{role}:[/] {escape(line)}")

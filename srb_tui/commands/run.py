@@ -50,6 +50,8 @@ def add_parsers(sub: Any) -> None:
     run.add_argument("--effort", help="effort level recorded with the run")
     run.add_argument("--no-grade", action="store_true",
                      help="stop after collecting the submission")
+    run.add_argument("--adversary-budget", type=float, metavar="SECONDS",
+                     help="override every Stage III adversary's budget (a quick look)")
     run.add_argument("--json", action="store_true",
                      help="no live display; print the run's record as one JSON document")
     run.set_defaults(handler=cmd_run)
@@ -198,7 +200,9 @@ async def _run(args: argparse.Namespace, settings: Settings, out: Output) -> int
             follower = asyncio.create_task(_follow(service, display, live, ready))
             await ready.wait()
             left = await _drive_interruptibly(
-                service, run.id, lambda: service.drive(run.id, grade=not args.no_grade), out
+                service, run.id, lambda: service.drive(run.id, grade=not args.no_grade,
+                                      adversary_budget_sec=args.adversary_budget),
+                out
             )
             follower.cancel()
             with contextlib.suppress(asyncio.CancelledError):

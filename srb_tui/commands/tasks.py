@@ -46,6 +46,10 @@ def add_parser(sub: Any) -> None:
     prep.add_argument("--json", action="store_true", help="one JSON document on stdout")
     prep.set_defaults(handler=cmd_prepare)
 
+    from srb_tui.commands.grading import add_record_parser
+
+    add_record_parser(tsub)
+
 
 def problem_json(p: Problem) -> dict[str, Any]:
     return {"file": p.file, "key": p.key, "line": p.line, "kind": p.kind, "message": p.message}

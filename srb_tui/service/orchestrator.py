@@ -111,6 +111,7 @@ class RunService:
         self.limits = limits or Limits()
         self.extract_limits = extract_limits or ExtractLimits()
         self._cancel: dict[str, asyncio.Event] = {}
+        self._adversary_budget: dict[str, float | None] = {}
         self.store_tag = store_label(settings.db_path)
 
     # -- creating ----------------------------------------------------------------------
@@ -186,16 +187,21 @@ class RunService:
 
     # -- driving -------------------------------------------------------------------------
 
-    async def drive(self, run_id: str, *, grade: bool = True) -> RunRecord:
+    async def drive(
+        self, run_id: str, *, grade: bool = True, adversary_budget_sec: float | None = None
+    ) -> RunRecord:
         """Run every remaining phase of ``run_id``; infrastructure faults end in
-        ``infra_error`` with the reason, never in a score."""
+        ``infra_error`` with the reason, never in a score. ``adversary_budget_sec``
+        overrides the task's Stage III budgets (a quick look, not a published score)."""
         self._cancel.setdefault(run_id, asyncio.Event())
+        self._adversary_budget[run_id] = adversary_budget_sec
         try:
             return await self._drive(run_id, grade=grade)
         except (RunnerError, StateAError, OSError) as exc:
             return await self._fail_infra(run_id, str(exc))
         finally:
             self._cancel.pop(run_id, None)
+            self._adversary_budget.pop(run_id, None)
 
     async def _drive(self, run_id: str, *, grade: bool) -> RunRecord:
         run = await self.store.require_run(run_id)
@@ -424,6 +430,7 @@ class RunService:
             run_dir=run_dir,
             base_image=self.settings.base_image,
             publish=self._publish_any,
+            adversary_budget_sec=self._adversary_budget.get(run_id),
         )
         await grade_run(ctx)
         await self.store.update_run(run_id, finished_at=_now())

@@ -32,6 +32,10 @@ if TYPE_CHECKING:
 DOCKER_FIX = "Fix: run `bash scripts/ensure-docker.sh` (installs and starts a Docker engine)."
 NO_GRADING = "grading is not available in this build"
 STAGES = ("audit", "behavioural", "verification")
+# Runs in these statuses had work under way (an agent container, a collection, a grading)
+# when srb stopped: the console re-attaches to them at start. Pending and preparing runs
+# have nothing running; they wait for the operator (`srb resume`).
+REATTACH = frozenset({"agent", "collecting", "audit", "behavioural", "verification"})
 
 
 class ConsoleError(Exception):
@@ -139,7 +143,7 @@ class ConsoleService:
         self.app.run_worker(guarded(), name=name, group=group, exit_on_error=False)
 
     def start(self) -> None:
-        """At console start: re-attach to runs a previous srb left live, if any."""
+        """At console start: re-attach to runs a previous srb left with work under way."""
         if self.recover_on_start:
             self._spawn(self._recover(), name="re-attach", group="console-start")
 
@@ -148,8 +152,8 @@ class ConsoleService:
             return  # no history yet: nothing to re-attach, and no file made just by looking
         try:
             store = await self.store()
-            live = await store.live_runs()
-        except ConsoleError:
+            live = [r for r in await store.live_runs() if r.status in REATTACH]
+        except (ConsoleError, StoreError):
             return  # the Runs screen explains a broken store
         if not live:
             return

@@ -8,7 +8,10 @@ its container removed; the ladder has its own tests.
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import os
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 
@@ -17,8 +20,6 @@ from textual.widgets import Input
 
 from srb_tui.config import Settings
 from srb_tui.runner import DockerEngine, RunnerPool, list_managed
-from srb_tui.service.events import EventBus
-from srb_tui.service.orchestrator import RunService
 from srb_tui.store import Store
 from srb_tui.ui.app import SrbApp, create_app
 from srb_tui.ui.console_service import LaunchRequest
@@ -26,7 +27,7 @@ from srb_tui.ui.screens.launch import COMMAND, LaunchDialog
 from srb_tui.ui.screens.run import RunScreen
 from srb_tui.ui.screens.run_dialogs import ConfirmDialog
 from srb_tui.ui.widgets.log_view import LogView
-from tests.conftest import DEMO_TASK
+from tests.conftest import BUILTIN_TASKS, DEMO_TASK, REPO
 
 SCRIPT = "bash -c 'for i in $(seq 1 2000); do echo line $i; done; echo oops >&2'"
 
@@ -130,33 +131,52 @@ async def test_cancel_asks_then_cancels_the_running_agent(builtin_settings: Sett
 
 @pytest.mark.docker
 async def test_console_start_reattaches_to_a_run_left_live(builtin_settings: Settings) -> None:
-    engine = DockerEngine(RunnerPool(2))
-    async with await Store.open(builtin_settings.db_path) as store:
-        service = RunService(builtin_settings, store, engine, EventBus())
-        run = await service.launch(DEMO_TASK.name, "command:bash -c 'sleep 4; echo back'",
-                                   budget_sec=120)
-        driver = asyncio.create_task(service.drive(run.id, grade=False))
+    state = builtin_settings.state_dir
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SRB_")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "srb_tui", "--tasks", str(BUILTIN_TASKS), "--state", str(state),
+         "run", DEMO_TASK.name, "--agent", "command:bash -c 'echo started; sleep 4; echo back'",
+         "--budget", "120", "--no-grade", "--json"],
+        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+    )
+    run_id = None
+    try:
         deadline = time.monotonic() + 120
-        while (await store.require_run(run.id)).status != "agent" or not await list_managed(
-                engine, run.id):
-            assert time.monotonic() < deadline, "agent never started"
-            await asyncio.sleep(0.1)
-        driver.cancel()  # srb "dies": the container keeps running
-        with contextlib.suppress(asyncio.CancelledError):
-            await driver
-    engine.close()
+        while run_id is None or await _stored_lines(builtin_settings, run_id) < 1:
+            assert proc.poll() is None, "srb run ended before it was killed"
+            assert time.monotonic() < deadline, "the agent never printed"
+            run_id = run_id or await _first_run(builtin_settings)
+            await asyncio.sleep(0.05)
+    finally:
+        proc.send_signal(signal.SIGKILL)  # srb dies; the agent container keeps running
+        proc.wait(timeout=30)
+    assert run_id is not None
 
     app = _app(builtin_settings)
     async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: run.id in app.run_host.driving, "re-attach")
-        app.open_run(run.id)
+        await until(pilot, lambda: run_id in app.run_host.driving, "re-attach")
+        app.open_run(run_id)
         await until(pilot, lambda: _status(app) == "collecting"
-                    and run.id not in app.run_host.driving, "the re-attached run to finish")
+                    and run_id not in app.run_host.driving, "the re-attached run to finish")
         log = app.screen.query_one("#run-log", LogView)
-        stored = await (await app.run_host.store()).read_log_lines(run.id, 0, 10)
-        print("STORED", stored, log.line_count, log.buffer.total)
-        await until(pilot, lambda: log.line_count >= 1 and log.line_text(1) == "back", "log", 10)
-    assert await _containers(run.id) == []
+        await until(pilot, lambda: log.line_count == 2 and log.line_text(2) == "back", "log",
+                    20)
+        assert log.line_text(1) == "started"
+    assert await _containers(run_id) == []
+
+
+async def _first_run(settings: Settings) -> str | None:
+    if not settings.db_path.exists():
+        return None
+    async with await Store.open(settings.db_path) as store:
+        runs = await store.list_runs(limit=1)
+    return runs[0].id if runs else None
+
+
+async def _stored_lines(settings: Settings, run_id: str) -> int:
+    async with await Store.open(settings.db_path) as store:
+        return await store.count_log_lines(run_id)
 
 
 async def test_launch_without_docker_says_how_to_fix(builtin_settings: Settings,

@@ -79,3 +79,79 @@ def test_runs_screen_with_runs(snap_compare: Any, state_dir: Path) -> None:
 
     assert snap_compare(create_app(_settings(state_dir)), terminal_size=SIZE,
                         run_before=before)
+
+
+# ---- Run screen and launch dialog (seeded, finished run: no clock in the picture) -------
+
+
+def _run_screen_before(*keys: str, evidence: bool = False) -> Any:
+    from srb_tui.ui.screens.run import RunScreen
+    from srb_tui.ui.widgets.log_view import LogView
+    from tests.ui.test_run_screen import LOG_LINES, RUN_ID
+
+    async def before(pilot: Any) -> None:
+        app = pilot.app
+        app.open_run(RUN_ID)
+        for _ in range(400):
+            screen = app.screen
+            if isinstance(screen, RunScreen) and screen.detail is not None:
+                log = screen.query_one("#run-log", LogView)
+                if all(log.line_text(s) is not None for s in log.visible_seqs()) and \
+                        LOG_LINES in log.visible_seqs():
+                    break
+            await pilot.pause(0.02)
+        if keys:
+            await pilot.press(*keys)
+        await _settle(pilot)
+
+    return before
+
+
+def test_run_screen_log(snap_compare: Any, state_dir: Path) -> None:
+    from tests.ui.test_run_screen import seed_finished_run
+
+    settings = _settings(state_dir)
+    seed_finished_run(settings)
+    assert snap_compare(create_app(settings), terminal_size=SIZE,
+                        run_before=_run_screen_before())
+
+
+def test_run_screen_audit(snap_compare: Any, state_dir: Path) -> None:
+    from tests.ui.test_run_screen import seed_finished_run
+
+    settings = _settings(state_dir)
+    seed_finished_run(settings)
+    # gates are ordered by id: node-is-primary (the failed one) is the first row
+    assert snap_compare(create_app(settings), terminal_size=SIZE,
+                        run_before=_run_screen_before("2"))
+
+
+def test_run_screen_behavioural_small_terminal(snap_compare: Any, state_dir: Path) -> None:
+    from tests.ui.test_run_screen import seed_finished_run
+
+    settings = _settings(state_dir)
+    seed_finished_run(settings)
+    assert snap_compare(create_app(settings), terminal_size=(80, 24),
+                        run_before=_run_screen_before("3", "down"))
+
+
+def test_run_screen_verification(snap_compare: Any, state_dir: Path) -> None:
+    from tests.ui.test_run_screen import seed_finished_run
+
+    settings = _settings(state_dir)
+    seed_finished_run(settings)
+    assert snap_compare(create_app(settings), terminal_size=SIZE,
+                        run_before=_run_screen_before("4", "down", "down"))
+
+
+def test_launch_dialog_with_inline_error(snap_compare: Any, state_dir: Path) -> None:
+    async def before(pilot: Any) -> None:
+        await _settle(pilot)
+        await pilot.press("l")
+        await pilot.pause()
+        pilot.app.screen.select_agent("command:")
+        await pilot.press("ctrl+s")
+        await _settle(pilot)
+
+    assert snap_compare(create_app(_settings(state_dir)), terminal_size=(80, 24),
+                        run_before=before)

@@ -168,11 +168,12 @@ class DiffScreen(Screen[None]):
         summary.update(Text(message.text, style=tone(self.app, "bad")))
 
     def on_trees_compared(self, message: TreesCompared) -> None:
-        self.comparison = comparison = message.comparison
+        self.comparison = message.comparison
         self._show_summary()
         self._fill_tree()
         self.tree_shown = True
-        self._count(comparison)
+        # Counting reads every file again: start it once the tree has been painted.
+        self.call_after_refresh(self._count)
 
     def _show_summary(self) -> None:
         comparison = self.comparison
@@ -205,8 +206,13 @@ class DiffScreen(Screen[None]):
         tree = self.query_one(DiffTree)
         tree.load(self._visible_entries(), self.counts)  # type: ignore[arg-type]
 
+    # Workers read self.comparison rather than take it as an argument: a worker's
+    # description is the repr of its arguments, and that of 10,000 entries is not free.
     @work(thread=True, exclusive=True, group="diff-count")
-    def _count(self, comparison: TreeComparison) -> None:
+    def _count(self) -> None:
+        comparison = self.comparison
+        if comparison is None:
+            return
         for batch in iter_line_counts(comparison):
             self.post_message(CountsArrived(batch))
         self.post_message(LanguagesCounted(language_table(comparison)))
@@ -320,11 +326,13 @@ class DiffScreen(Screen[None]):
             self._apply_search(None)
             return
         if self.comparison is not None:
-            self._search(self.comparison, needle)
+            self._search(needle)
 
     @work(thread=True, exclusive=True, group="diff-search")
-    def _search(self, comparison: TreeComparison, needle: str) -> None:
-        self.post_message(SearchDone(search(comparison, needle)))
+    def _search(self, needle: str) -> None:
+        comparison = self.comparison
+        if comparison is not None:
+            self.post_message(SearchDone(search(comparison, needle)))
 
     def on_search_done(self, message: SearchDone) -> None:
         self._apply_search(message.result)

@@ -1,25 +1,67 @@
-"""Runs screen: run history from the store, newest first, with an explained empty state."""
+"""Runs screen: the run history from the store, filtered, sorted, paged and kept live.
+
+The table is keyed by run id and is never cleared to show progress: a refresh (every
+second, and at once when the run service publishes an event) re-reads the visible page
+and changes only the cells that changed. Filters (``task:… status:… agent:… words``) and
+the sort are done by the store; a page holds ``PAGE_SIZE`` runs. Below the table, the
+funnel over every run the filter matches. Space marks runs, ``c`` compares two of them,
+``d`` opens a run's diff and ``x`` its counterexamples.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+import asyncio
+import contextlib
+from typing import TYPE_CHECKING, Any, cast
 
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.screen import ModalScreen, Screen
+from textual.timer import Timer
+from textual.widgets import DataTable, Footer, Header, Input, Static
 
+from srb_tui.service.diff_runs import compare_runs
 from srb_tui.service.display import display_path
-from srb_tui.service.history import RunRow, load_run_rows
+from srb_tui.service.events import RunCreated, RunFinished, StageFinished, StatusChanged
+from srb_tui.service.history import RunRow
+from srb_tui.service.runs_table import (
+    PAGE_SIZE,
+    RunFilter,
+    RunsPage,
+    StageMarks,
+    duration_seconds,
+    funnel_over,
+    load_page,
+    marks_for,
+    parse_filter,
+)
+from srb_tui.store import RunRecord, Store, StoreError
 from srb_tui.ui.palette import Tone, tone
+from srb_tui.ui.widgets.diff_runs import RunComparison
+from srb_tui.ui.widgets.run_tables import Row, selected_key, sync_rows
 
 if TYPE_CHECKING:
     from srb_tui.ui.app import SrbApp
 
-COLUMNS = ("Run", "Task", "Agent", "Status", "Stop", "Score", "Valid", "Started", "Duration")
+# (label, column key, store sort key or None when the column cannot be sorted)
+COLUMNS: tuple[tuple[str, str, str | None], ...] = (
+    ("Run", "run", "id"),
+    ("Task", "task", "task"),
+    ("Agent", "agent", "agent"),
+    ("Status", "status", "status"),
+    ("Model", "model", "model"),
+    ("Effort", "effort", None),
+    ("Stop", "stop", None),
+    ("I II III", "stages", None),
+    ("Score", "score", "score"),
+    ("Valid", "valid", None),
+    ("Started", "started", "started_at"),
+    ("Duration", "duration", None),
+)
+SORTABLE = [key for _, key, sort in COLUMNS if sort]
 EMPTY = (
     "No runs yet.\n\n"
     "A run is one agent attempt at one task, graded by the three stages. Start one from the "
@@ -27,18 +69,92 @@ EMPTY = (
     "    srb run demo01-csvtab-python-to-node --agent replay:reference\n\n"
     "Runs are kept in {db} and appear here as they progress."
 )
+NO_MATCH = "No run matches the filter {text!r}. Press Escape in the filter bar to clear it."
 STATUS_TONE: dict[str, Tone] = {
     "scored": "ok", "cancelled": "muted", "infra_error": "bad", "pending": "muted",
 }
+MARK_TONE: dict[str, Tone] = {"✓": "ok", "✗": "bad", "!": "warn", "—": "muted"}
+REFRESH_SEC = 1.0
+
+
+class RunCompareScreen(ModalScreen[None]):
+    """Two runs side by side (a dialog over the Runs screen)."""
+
+    BINDINGS = [Binding("escape,q,c", "dismiss", "Close", id="runs.compare.close")]
+
+    def __init__(self, left: str, right: str) -> None:
+        super().__init__()
+        self.left = left
+        self.right = right
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="compare-box"):
+            yield Static(f"Comparing {self.left}  ↔  {self.right}", id="compare-title")
+            yield RunComparison(id="compare-table")
+            yield Static("differing rows are marked ≠ · escape closes", id="compare-hint")
+
+    def on_mount(self) -> None:
+        self._load()
+
+    @work(exclusive=True)
+    async def _load(self) -> None:
+        app = cast("SrbApp", self.app)
+        settings = app.settings
+        try:
+            async with await Store.open(settings.db_path) as store:
+                a = await store.run_detail(self.left)
+                b = await store.run_detail(self.right)
+        except StoreError as exc:
+            self.query_one("#compare-title", Static).update(
+                Text(str(exc), style=tone(self.app, "bad"))
+            )
+            return
+        marks = await asyncio.to_thread(
+            lambda: (marks_for(settings.runs_dir, a.run), marks_for(settings.runs_dir, b.run))
+        )
+        self.query_one(RunComparison).show(compare_runs(a, b, *marks), self.left, self.right)
 
 
 class RunsScreen(Screen[None]):
     """Every stored run; the table is keyed by run id."""
 
+    AUTO_FOCUS = "#runs-table"
     BINDINGS = [
         Binding("ctrl+r", "refresh", "Refresh", id="runs.refresh",
                 tooltip="Read the run history from the store again"),
+        Binding("slash", "focus_filter", "Filter", id="runs.filter",
+                tooltip="Filter: task:ID status:S agent:A model:M and free words"),
+        Binding("escape", "clear_filter", "Clear", id="runs.clear", show=False,
+                tooltip="Clear the filter and return to the table"),
+        Binding("s", "cycle_sort", "Sort", id="runs.sort",
+                tooltip="Sort by the next sortable column (click a header to pick one)"),
+        Binding("S", "reverse_sort", "Reverse", id="runs.reverse", show=False,
+                tooltip="Reverse the sort order"),
+        Binding("right_square_bracket", "page(1)", "Next page", id="runs.next_page",
+                tooltip="Show the next page of runs"),
+        Binding("left_square_bracket", "page(-1)", "Prev page", id="runs.prev_page",
+                show=False, tooltip="Show the previous page of runs"),
+        Binding("space", "mark", "Mark", id="runs.mark",
+                tooltip="Mark the run under the cursor for comparison"),
+        Binding("c", "compare", "Compare", id="runs.compare",
+                tooltip="Compare the two marked runs (or the marked one and the cursor's)"),
+        Binding("d", "diff", "Diff", id="runs.diff",
+                tooltip="State A against the submission of the run under the cursor"),
+        Binding("x", "counterexamples", "Counterexamples", id="runs.counterexamples",
+                tooltip="Stage III candidates of the run under the cursor"),
     ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.run_filter = RunFilter()
+        self.filter_text = ""
+        self.sort_order = "-created_at"
+        self.page_offset = 0
+        self.runs_page: RunsPage | None = None
+        self.marked: list[str] = []
+        self.funnel_text = ""
+        self._debounce: Timer | None = None
+        self._order: list[str] = []
 
     @property
     def srb(self) -> SrbApp:
@@ -47,16 +163,22 @@ class RunsScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         with Vertical(id="runs-body"):
+            yield Input(placeholder="filter: task:ID status:scored agent:NAME words  (press /)",
+                        id="runs-filter", compact=True)
             yield Static(id="runs-message")
             yield DataTable(id="runs-table", cursor_type="row", zebra_stripes=True)
+            yield Static(id="runs-status")
+            yield Static(id="runs-funnel")
         yield Footer()
 
     def on_mount(self) -> None:
         self.sub_title = "Runs"
         table = self.query_one("#runs-table", DataTable)
-        for label in COLUMNS:
-            table.add_column(label, key=label.lower())
+        for label, key, _ in COLUMNS:
+            table.add_column(label, key=key)
         self.action_refresh()
+        self.set_interval(REFRESH_SEC, self._tick)
+        self._subscribe()
 
     def on_screen_resume(self) -> None:
         self.action_refresh()
@@ -66,34 +188,271 @@ class RunsScreen(Screen[None]):
         if event.data_table.id == "runs-table" and event.row_key.value is not None:
             self.srb.open_run(str(event.row_key.value))
 
+    # -- loading ---------------------------------------------------------------------------
+
     def action_refresh(self) -> None:
         self._load_rows()
+        self._load_funnel()
+
+    def _tick(self) -> None:
+        if self.is_current and self.settings_exist():
+            self._load_rows()
+
+    def settings_exist(self) -> bool:
+        return self.srb.settings.db_path.exists()
+
+    async def _store(self) -> Store:
+        host = getattr(self.app, "run_host", None)
+        if host is not None:
+            store = await host.store()
+            assert isinstance(store, Store)
+            return store
+        raise StoreError("the console has no store")
 
     @work(exclusive=True, group="runs-load")
     async def _load_rows(self) -> None:
-        result = await load_run_rows(self.srb.settings.db_path)
-        self._show(result.rows, result.problem)
+        settings = self.srb.settings
+        if not settings.db_path.exists():
+            self._show_message(EMPTY.format(db=display_path(settings.db_path)))
+            return
+        try:
+            store = await self._store()
+            page = await load_page(store, settings.runs_dir, self.run_filter, self.sort_order, self.page_offset)
+        except Exception as exc:  # noqa: BLE001 - a broken store is shown, never fatal
+            self._show_message(Text(_problem(exc), style=tone(self.app, "bad")))
+            return
+        self._show(page)
 
-    def _show(self, rows: list[RunRow], problem: str | None) -> None:
+    @work(exclusive=True, group="runs-funnel")
+    async def _load_funnel(self) -> None:
+        settings = self.srb.settings
+        funnel = self.query_one("#runs-funnel", Static)
+        if not settings.db_path.exists():
+            funnel.update("")
+            return
+        funnel.update(Text("funnel: counting…", style=tone(self.app, "muted")))
+        try:
+            summary = await funnel_over(await self._store(), settings.runs_dir, self.run_filter)
+        except Exception:  # noqa: BLE001 - the table already shows the store's problem
+            funnel.update("")
+            return
+        self.funnel_text = summary.text()
+        funnel.update(Text("funnel: " + self.funnel_text, style=tone(self.app, "accent")))
+
+    def _show_message(self, message: str | Text) -> None:
+        text = self.query_one("#runs-message", Static)
+        text.update(message)
+        text.display = True
+        self.query_one("#runs-table", DataTable).display = False
+        self.query_one("#runs-status", Static).display = False
+
+    def _show(self, page: RunsPage) -> None:
+        self.runs_page = page
+        self.page_offset = page.offset
         table = self.query_one("#runs-table", DataTable)
-        message = self.query_one("#runs-message", Static)
-        table.clear()
-        if problem:
-            message.update(Text(problem, style=tone(self.app, "bad")))
-            message.display = True
-            table.display = False
+        if page.total == 0:
+            if self.run_filter.empty:
+                self._show_message(EMPTY.format(db=display_path(self.srb.settings.db_path)))
+            else:
+                self._show_message(NO_MATCH.format(text=self.filter_text))
+            table.clear()
+            self._order = []
             return
-        if not rows:
-            message.update(EMPTY.format(db=display_path(self.srb.settings.db_path)))
-            message.display = True
-            table.display = False
-            return
-        message.display = False
+        self.query_one("#runs-message", Static).display = False
         table.display = True
-        for row in rows:
-            status = Text(row.status, style=tone(self.app, STATUS_TONE.get(row.status, "accent")))
-            table.add_row(
-                row.run_id, row.task_id, row.agent, status, row.stop_reason or "—",
-                row.score_text, row.valid_text, row.started_text, row.duration_text,
-                key=row.run_id,
-            )
+        rows: list[Row] = [
+            (run.id, self._cells(run, page.marks.get(run.id, StageMarks())))
+            for run in page.runs
+        ]
+        sync_rows(table, rows)
+        order = [run.id for run in page.runs]
+        if [str(k.value) for k in table.rows] != order:
+            position = {run_id: n for n, run_id in enumerate(order)}
+            table.sort("run", key=lambda cell: position.get(_plain(cell), 0))
+        self._order = order
+        self._show_status()
+
+    def _show_status(self) -> None:
+        page = self.runs_page
+        status = self.query_one("#runs-status", Static)
+        if page is None or page.total == 0:
+            status.display = False
+            return
+        pages = (page.total - 1) // PAGE_SIZE + 1
+        first, last = page.offset + 1, page.offset + len(page.runs)
+        column, reverse = self.sort_order.lstrip("-"), self.sort_order.startswith("-")
+        text = Text(
+            f"{first}–{last} of {page.total:,} runs · page {page.offset // PAGE_SIZE + 1}/{pages}"
+            f" · sorted by {column} {'↓' if reverse else '↑'}",
+            style=tone(self.app, "muted"),
+        )
+        if self.marked:
+            text.append(f" · marked: {', '.join(self.marked)}", style=tone(self.app, "accent"))
+        status.update(text)
+        status.display = True
+
+    def _cells(self, run: RunRecord, marks: StageMarks) -> list[str | Text]:
+        row = RunRow(
+            run.id, run.task_id, run.agent, run.status, run.stop_reason, run.score,
+            run.max_score, run.valid, run.started_at, duration_seconds(run.started_at, run.finished_at),
+        )
+        status = Text(run.status, style=tone(self.app, STATUS_TONE.get(run.status, "accent")))
+        stages = Text()
+        for n, glyph in enumerate(marks.text.split()):
+            if n:
+                stages.append("  ")
+            stages.append(glyph, style=tone(self.app, MARK_TONE[glyph], bold=True))
+        run_cell: str | Text = run.id
+        if run.id in self.marked:
+            run_cell = Text(f"● {run.id}", style=tone(self.app, "accent", bold=True))
+        valid_tone: Tone = "muted" if run.valid is None else "ok" if run.valid else "bad"
+        return [
+            run_cell, run.task_id, run.agent, status, run.model or "—", run.effort or "—",
+            run.stop_reason or "—", stages, row.score_text,
+            Text(row.valid_text, style=tone(self.app, valid_tone)), row.started_text,
+            row.duration_text,
+        ]
+
+    # -- live updates ----------------------------------------------------------------------
+
+    @work(exclusive=True, group="runs-events")
+    async def _subscribe(self) -> None:
+        """Refresh at once when the console's run service says a run changed."""
+        host = getattr(self.app, "run_host", None)
+        bus = getattr(host, "bus", None)
+        if bus is None:
+            return  # the 1 s timer keeps the page fresh
+        async with bus.subscribe() as queue:
+            while True:
+                event = await queue.get()
+                if isinstance(event, RunCreated | StatusChanged | StageFinished | RunFinished):
+                    if self.is_current:
+                        self._load_rows()
+                    if isinstance(event, RunFinished | RunCreated):
+                        self._load_funnel()
+
+    # -- filter and sort -------------------------------------------------------------------
+
+    def action_focus_filter(self) -> None:
+        self.query_one("#runs-filter", Input).focus()
+
+    def action_clear_filter(self) -> None:
+        box = self.query_one("#runs-filter", Input)
+        if box.value:
+            box.value = ""
+        self.query_one("#runs-table", DataTable).focus()
+
+    @on(Input.Changed, "#runs-filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        if self._debounce is not None:
+            self._debounce.stop()
+        self._debounce = self.set_timer(0.15, lambda: self._apply_filter(event.value))
+
+    @on(Input.Submitted, "#runs-filter")
+    def _filter_submitted(self, event: Input.Submitted) -> None:
+        self._apply_filter(event.value)
+        self.query_one("#runs-table", DataTable).focus()
+
+    def _apply_filter(self, text: str) -> None:
+        found, problems = parse_filter(text)
+        if problems:
+            self.notify("; ".join(problems), title="filter", severity="warning", timeout=6)
+        if found == self.run_filter and text == self.filter_text:
+            return
+        self.run_filter, self.filter_text, self.page_offset = found, text, 0
+        self.action_refresh()
+
+    @on(DataTable.HeaderSelected, "#runs-table")
+    def _header_selected(self, event: DataTable.HeaderSelected) -> None:
+        self.sort_by(str(event.column_key.value))
+
+    def sort_by(self, column: str) -> None:
+        """Sort by a column (the same column again reverses the order)."""
+        sort_key = next((sort for _, key, sort in COLUMNS if key == column), None)
+        if sort_key is None:
+            self.notify(f"the store cannot sort by {column}", timeout=3)
+            return
+        current = self.sort_order.lstrip("-")
+        if current == sort_key:
+            self.sort_order = sort_key if self.sort_order.startswith("-") else f"-{sort_key}"
+        else:
+            self.sort_order = f"-{sort_key}" if sort_key in ("score", "started_at") else sort_key
+        self.page_offset = 0
+        self._load_rows()
+
+    def action_cycle_sort(self) -> None:
+        current = self.sort_order.lstrip("-")
+        keys = [sort for _, _, sort in COLUMNS if sort]
+        following = keys[(keys.index(current) + 1) % len(keys)] if current in keys else keys[0]
+        column = next(key for _, key, sort in COLUMNS if sort == following)
+        self.sort_by(column)
+
+    def action_reverse_sort(self) -> None:
+        self.sort_order = self.sort_order[1:] if self.sort_order.startswith("-") else f"-{self.sort_order}"
+        self._load_rows()
+
+    def action_page(self, step: int) -> None:
+        page = self.runs_page
+        if page is None:
+            return
+        target = page.offset + step * PAGE_SIZE
+        if target < 0 or target >= page.total:
+            self.notify("no more pages that way", timeout=2)
+            return
+        self.page_offset = target
+        self._load_rows()
+
+    # -- marks, compare, diff, counterexamples ---------------------------------------------
+
+    def _cursor_run(self) -> str | None:
+        table = self.query_one("#runs-table", DataTable)
+        return selected_key(table) if table.display else None
+
+    def action_mark(self) -> None:
+        run_id = self._cursor_run()
+        if run_id is None:
+            return
+        if run_id in self.marked:
+            self.marked.remove(run_id)
+        else:
+            self.marked.append(run_id)
+            self.marked = self.marked[-2:]
+        if self.runs_page is not None:
+            self._show(self.runs_page)
+
+    def action_compare(self) -> None:
+        pair = list(self.marked)
+        cursor = self._cursor_run()
+        if len(pair) == 1 and cursor is not None and cursor not in pair:
+            pair.append(cursor)
+        if len(pair) != 2:
+            self.notify("Mark two runs with space, then press c", timeout=4)
+            return
+        self.app.push_screen(RunCompareScreen(pair[0], pair[1]))
+
+    def action_diff(self) -> None:
+        run_id = self._cursor_run()
+        if run_id is not None:
+            from srb_tui.ui.screens.diff import DiffScreen
+
+            self.app.push_screen(DiffScreen(run_id))
+
+    def action_counterexamples(self) -> None:
+        run_id = self._cursor_run()
+        if run_id is not None:
+            from srb_tui.ui.screens.counterexamples import CounterexamplesScreen
+
+            self.app.push_screen(CounterexamplesScreen(run_id))
+
+    async def on_unmount(self) -> None:
+        with contextlib.suppress(Exception):
+            self.workers.cancel_group(self, "runs-events")
+
+
+def _plain(cell: Any) -> str:
+    text = cell.plain if isinstance(cell, Text) else str(cell)
+    return text.removeprefix("● ")
+
+
+def _problem(exc: BaseException) -> str:
+    return str(exc) or type(exc).__name__

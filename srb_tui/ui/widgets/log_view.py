@@ -275,20 +275,33 @@ class LogView(ScrollView, can_focus=True):
         if self.follow:
             self.follow = False
 
+    # Keys move without animation: an animated jump through a million lines would ask the
+    # store for every page it passes.
+
+    def _scroll_rows(self, rows: int) -> None:
+        self.scroll_to(y=max(0, self.scroll_y + rows), animate=False, immediate=True)
+
     def action_scroll_up(self) -> None:
         self._pause()
-        super().action_scroll_up()
+        self._scroll_rows(-1)
+
+    def action_scroll_down(self) -> None:
+        self._scroll_rows(1)
 
     def action_page_up(self) -> None:
         self._pause()
-        super().action_page_up()
+        self._scroll_rows(-max(1, self.scrollable_content_region.height - 1))
+
+    def action_page_down(self) -> None:
+        self._scroll_rows(max(1, self.scrollable_content_region.height - 1))
 
     def action_scroll_home(self) -> None:
         self._pause()
-        super().action_scroll_home()
+        self.scroll_to(y=0, animate=False, immediate=True)
 
     def action_scroll_end(self) -> None:
-        super().action_scroll_end()
+        if self.follow:
+            self._to_end()
         self.follow = True
 
     def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:

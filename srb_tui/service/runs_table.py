@@ -1,0 +1,207 @@
+"""What the Runs screen's table shows: pages of runs, stage marks, filters and the funnel.
+
+A page is one ``list_runs`` query (filters and sort done by SQLite) plus each run's stage
+outcomes, read from its ``score.json`` (the ladder's record of the verdicts) when there is
+one. ``parse_filter`` turns the filter bar's text (``task:demo01 status:scored agent:x
+words``) into store filters, reporting every problem at once. ``funnel_over`` walks every
+run matching the filters, a page at a time, and feeds the scored ones to
+``srb_tui.scoring.funnel``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from srb_tui.scoring import Funnel, funnel
+from srb_tui.scoring import RunRecord as ScoredRun
+from srb_tui.store import RUN_STATUSES, RunRecord, Store
+
+PAGE_SIZE = 100
+FUNNEL_PAGE = 2000
+FILTER_KEYS = ("task", "status", "agent", "model")
+Outcome = str  # "pass" | "fail" | "error" | "" (not reached / unknown)
+MARK = {"pass": "✓", "fail": "✗", "error": "!", "": "—"}
+
+
+@dataclass(frozen=True)
+class RunFilter:
+    """Store filters from the filter bar (None: no filter on that field)."""
+
+    task: str | None = None
+    status: str | None = None
+    agent: str | None = None
+    model: str | None = None
+    text: str | None = None
+
+    def kwargs(self) -> dict[str, Any]:
+        return {
+            "task": self.task, "status": self.status, "agent": self.agent,
+            "model": self.model, "text": self.text,
+        }
+
+    @property
+    def empty(self) -> bool:
+        return not any(self.kwargs().values())
+
+
+def parse_filter(text: str) -> tuple[RunFilter, list[str]]:
+    """``key:value`` words for task/status/agent/model, other words as free text."""
+    values: dict[str, str] = {}
+    words: list[str] = []
+    problems: list[str] = []
+    for word in text.split():
+        key, sep, value = word.partition(":")
+        if sep and key.lower() in FILTER_KEYS:
+            if not value:
+                problems.append(f"{key}: needs a value")
+            else:
+                values[key.lower()] = value
+        else:
+            words.append(word)
+    status = values.get("status")
+    if status is not None and status not in RUN_STATUSES:
+        problems.append(f"status:{status} is not a run status ({', '.join(RUN_STATUSES)})")
+        values.pop("status")
+    found = RunFilter(text=" ".join(words) or None, **values)
+    return found, problems
+
+
+@dataclass(frozen=True)
+class StageMarks:
+    """Outcome of Stage I (audit gate), II (suite complete) and III (no adversary broke it)."""
+
+    audit: Outcome = ""
+    behavioural: Outcome = ""
+    verification: Outcome = ""
+
+    @property
+    def text(self) -> str:
+        return " ".join(MARK[o] for o in (self.audit, self.behavioural, self.verification))
+
+
+def marks_from_score(score: Mapping[str, Any]) -> StageMarks:
+    """Stage outcomes from a score.json document."""
+    audit = str(score.get("audit_gate") or "")
+    behavioural_doc = score.get("behavioural") or {}
+    complete = behavioural_doc.get("complete") if isinstance(behavioural_doc, Mapping) else None
+    if audit == "error" or audit == "":
+        behavioural = ""
+    elif complete is True:
+        behavioural = "pass"
+    elif complete is False:
+        behavioural = "fail"
+    else:
+        behavioural = "error" if behavioural_doc else ""
+    verification = ""
+    doc = score.get("verification") or {}
+    if isinstance(doc, Mapping) and doc.get("ran"):
+        outcomes = doc.get("adversaries") or {}
+        values = list(outcomes.values()) if isinstance(outcomes, Mapping) else []
+        if "broken" in values:
+            verification = "fail"
+        elif "error" in values or len(values) < int(doc.get("models_total") or 0):
+            verification = "error"
+        else:
+            verification = "pass"
+    return StageMarks(audit if audit in MARK else "", behavioural, verification)
+
+
+def duration_seconds(started: str | None, finished: str | None) -> float | None:
+    """Seconds from start to finish (None while either is missing or unreadable)."""
+    from datetime import datetime
+
+    try:
+        start = datetime.fromisoformat(started) if started else None
+        end = datetime.fromisoformat(finished) if finished else None
+    except ValueError:
+        return None
+    return None if start is None or end is None else (end - start).total_seconds()
+
+
+def read_score(run_dir: Path) -> dict[str, Any] | None:
+    """A run's score.json, or None when absent or unreadable."""
+    try:
+        data = json.loads((run_dir / "score.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def marks_for(runs_dir: Path, run: RunRecord) -> StageMarks:
+    score = read_score(runs_dir / run.id)
+    return StageMarks() if score is None else marks_from_score(score)
+
+
+@dataclass(frozen=True)
+class RunsPage:
+    """One page of the filtered, sorted history."""
+
+    runs: list[RunRecord]
+    total: int
+    offset: int
+    marks: dict[str, StageMarks] = field(default_factory=dict)
+
+
+async def load_page(
+    store: Store, runs_dir: Path, flt: RunFilter, sort: str, offset: int, limit: int = PAGE_SIZE
+) -> RunsPage:
+    """The runs of one page and how many match in all (marks read from score.json)."""
+    import asyncio
+
+    total = await store.count_runs(**flt.kwargs())
+    offset = max(0, min(offset, max(0, total - 1) // limit * limit))
+    runs = await store.list_runs(**flt.kwargs(), sort=sort, limit=limit, offset=offset)
+    marks = await asyncio.to_thread(lambda: {run.id: marks_for(runs_dir, run) for run in runs})
+    return RunsPage(runs, total, offset, marks)
+
+
+def scored_run(runs_dir: Path, run: RunRecord) -> ScoredRun | None:
+    """The scoring package's view of a scored run (None without a readable score.json)."""
+    score = read_score(runs_dir / run.id)
+    if score is None:
+        return None
+    return ScoredRun.from_score(
+        score, run_id=run.id, task=run.task_id, agent=run.agent, model=run.model or ""
+    )
+
+
+@dataclass(frozen=True)
+class FunnelSummary:
+    """The funnel over the scored runs among ``matching`` filtered runs."""
+
+    funnel: Funnel
+    matching: int
+
+    def text(self) -> str:
+        f = self.funnel
+        if f.runs == 0:
+            return f"{self.matching} runs, none scored yet: no funnel"
+        return (
+            f"{f.runs} scored of {self.matching} · valid {f.valid} · migrated {f.migrated} · "
+            f"all tests pass {f.all_tests_pass} · blindness {f.blindness} · "
+            f"accepted {f.accepted}"
+        )
+
+
+async def funnel_over(store: Store, runs_dir: Path, flt: RunFilter) -> FunnelSummary:
+    """Funnel of every scored run matching ``flt`` (read a page at a time)."""
+    import asyncio
+
+    matching = await store.count_runs(**flt.kwargs())
+    scored: list[ScoredRun] = []
+    offset = 0
+    while True:
+        runs = await store.list_runs(
+            **flt.kwargs(), sort="id", limit=FUNNEL_PAGE, offset=offset
+        )
+        if not runs:
+            break
+        done = [run for run in runs if run.status == "scored"]
+        found = await asyncio.to_thread(lambda: [scored_run(runs_dir, run) for run in done])
+        scored.extend(item for item in found if item is not None)
+        offset += len(runs)
+    return FunnelSummary(funnel(scored), matching)
