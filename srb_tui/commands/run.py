@@ -114,7 +114,7 @@ class Display:
         elif isinstance(event, Progress):
             self.progress = event.message
         elif isinstance(event, StageFinished):
-            self.stages.append(f"{event.stage}: {event.status}")
+            self.stages.append(stage_line(event))
 
     def render(self) -> Group:
         elapsed = time.monotonic() - self.started
@@ -131,6 +131,24 @@ class Display:
         for stream, text in self.tail:
             parts.append(Text(f"  {text[:200]}", style="red" if stream == "stderr" else ""))
         return Group(*parts)
+
+
+def stage_line(event: StageFinished) -> str:
+    """``audit: fail`` / ``behavioural: complete (4/4 modules at 1.0)`` / ``verification:
+    2 broken, 4 survived``; the harness error when the stage could not measure."""
+    info = event.summary
+    if event.status != "ok":
+        return f"{event.stage}: {event.status} ({info.get('harness_error', 'no detail')})"
+    if event.stage == "audit":
+        return f"audit: {info.get('gate', '?')}"
+    if event.stage == "behavioural":
+        rates = info.get("modules") or {}
+        perfect = sum(1 for r in rates.values() if r == 1.0)
+        state = "complete" if info.get("complete") else "incomplete"
+        return f"behavioural: {state} ({perfect}/{len(rates)} modules at 1.0)"
+    outcomes = list((info.get("adversaries") or {}).values())
+    counts = {k: outcomes.count(k) for k in ("broken", "survived", "error") if k in outcomes}
+    return "verification: " + (", ".join(f"{n} {k}" for k, n in counts.items()) or "no rounds")
 
 
 async def _follow(service: RunService, display: Display, live: Live | None,
