@@ -119,7 +119,7 @@ def test_probe_has_six_distinct_adversaries_and_seeds() -> None:
     adversaries = probe["adversary"]
     assert len(adversaries) == 6 and len({a["id"] for a in adversaries}) == 6
     assert sum(a["driver"] == "fuzz" and a["model"] == "fuzz" for a in adversaries) >= 4
-    assert all(a["metadata"]["focus"] and a["budget_sec"] == 300 for a in adversaries)
+    assert all(a["metadata"]["focus"] and a["budget_sec"] == 120 for a in adversaries)
     seeds = TASK_DIR / "tests" / "verification" / probe["metadata"]["fuzz_seeds"]
     assert len(list(seeds.glob("*.csv"))) >= 5
     argv = json.loads((seeds / "argv.json").read_text())["argv"]
