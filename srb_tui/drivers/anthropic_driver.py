@@ -41,6 +41,7 @@ from .base import (
     parse_options,
     positive_float,
     positive_int,
+    request_timeout,
 )
 
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
@@ -160,9 +161,7 @@ class AnthropicDriver(ModelDriver):
         timeout_sec: float | None,
     ) -> ModelTurn:
         body = self.request_body(system, messages, tools)
-        timeout = self.options.get("timeout_sec")
-        if timeout_sec is not None:
-            timeout = timeout_sec if timeout is None else min(timeout, timeout_sec)
+        timeout = request_timeout(self.options, timeout_sec)
         if timeout is not None:
             body["timeout"] = timeout
         started = time.monotonic()

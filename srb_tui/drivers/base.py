@@ -16,7 +16,7 @@ import random
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 # --------------------------------------------------------------------------- messages
@@ -331,18 +331,7 @@ class ModelDriver(ABC):
                     raise
                 await self._sleep(wait)
                 continue
-            if attempt == 1:
-                return turn
-            return ModelTurn(
-                text=turn.text,
-                tool_calls=turn.tool_calls,
-                stop_reason=turn.stop_reason,
-                usage=turn.usage,
-                latency_sec=turn.latency_sec,
-                raw_stop_reason=turn.raw_stop_reason,
-                attempts=attempt,
-                replay=turn.replay,
-            )
+            return turn if attempt == 1 else replace(turn, attempts=attempt)
 
     @abstractmethod
     async def _attempt(
@@ -478,3 +467,11 @@ __all__ = [
     "map_sdk_error",
     "parse_options",
 ]
+
+
+def request_timeout(options: Mapping[str, Any], timeout_sec: float | None) -> float | None:
+    """The tighter of a driver's ``timeout_sec`` option and the caller's limit."""
+    option = options.get("timeout_sec")
+    if timeout_sec is None:
+        return None if option is None else float(option)
+    return timeout_sec if option is None else min(float(option), timeout_sec)

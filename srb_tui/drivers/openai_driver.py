@@ -43,6 +43,7 @@ from .base import (
     parse_options,
     positive_float,
     positive_int,
+    request_timeout,
 )
 
 EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
@@ -144,9 +145,7 @@ class OpenAIDriver(ModelDriver):
         timeout_sec: float | None,
     ) -> ModelTurn:
         body = self.request_body(system, messages, tools)
-        timeout = self.options.get("timeout_sec")
-        if timeout_sec is not None:
-            timeout = timeout_sec if timeout is None else min(timeout, timeout_sec)
+        timeout = request_timeout(self.options, timeout_sec)
         if timeout is not None:
             body["timeout"] = timeout
         started = time.monotonic()
