@@ -160,7 +160,8 @@ def compare_trees(left: Path, right: Path) -> TreeComparison:
 # --------------------------------------------------------------------------- run trees
 
 
-def _task_dir(settings: Settings, run: RunRecord) -> Path:
+def task_dir_of(settings: Settings, run: RunRecord) -> Path:
+    """The task folder of a run: its recorded path, else the task id under the roots."""
     path = Path(run.task_path)
     if (path / "task.toml").is_file():
         return path
@@ -177,7 +178,7 @@ def _task_dir(settings: Settings, run: RunRecord) -> Path:
 
 def state_a_tree(settings: Settings, run: RunRecord) -> Path:
     """The run's State A tree, prepared (verified, cached) if needed. Blocking."""
-    task_dir = _task_dir(settings, run)
+    task_dir = task_dir_of(settings, run)
     load = load_task(task_dir)
     if load.task is None:
         raise DiffSourceError(f"run {run.id}: task {task_dir} cannot be read")

@@ -155,3 +155,75 @@ def test_launch_dialog_with_inline_error(snap_compare: Any, state_dir: Path) -> 
 
     assert snap_compare(create_app(_settings(state_dir)), terminal_size=(80, 24),
                         run_before=before)
+
+
+# ---- inspection screens: Diff, Counterexamples, Runs table with funnel and compare --------
+
+
+def _diff_before(*keys: str) -> Any:
+    async def before(pilot: Any) -> None:
+        from srb_tui.ui.screens.diff import DiffScreen
+        from srb_tui.ui.widgets.diff_tree import DiffTree
+        from srb_tui.ui.widgets.diff_view import DiffView
+
+        submissions = BUILTIN_TASKS / "demo01-csvtab-python-to-node" / "submissions"
+        screen = DiffScreen(left=submissions / "untouched", right=submissions / "reference")
+        await pilot.app.push_screen(screen)
+        while not screen.tree_shown:
+            await pilot.pause(0.02)
+        await _settle(pilot)
+        screen.query_one(DiffTree).reveal("README.md")
+        view = screen.query_one(DiffView)
+        while view.prepared is None:
+            await pilot.pause(0.02)
+        await _settle(pilot)
+        await pilot.press(*keys)
+        await _settle(pilot)
+
+    return before
+
+
+def test_diff_screen_unified(snap_compare: Any, state_dir: Path) -> None:
+    assert snap_compare(create_app(_settings(state_dir)), terminal_size=SIZE,
+                        run_before=_diff_before("n"))
+
+
+def test_diff_screen_side_by_side(snap_compare: Any, state_dir: Path) -> None:
+    assert snap_compare(create_app(_settings(state_dir)), terminal_size=SIZE,
+                        run_before=_diff_before("u"))
+
+
+def test_counterexamples_screen(snap_compare: Any, state_dir: Path) -> None:
+    from tests.ui.test_counterexamples_screen import RUN_ID, seed_counterexamples
+
+    settings = _settings(state_dir)
+    asyncio.run(seed_counterexamples(settings))
+
+    async def before(pilot: Any) -> None:
+        from srb_tui.ui.screens.counterexamples import CounterexamplesScreen
+
+        await pilot.app.push_screen(CounterexamplesScreen(RUN_ID))
+        await _settle(pilot)
+
+    assert snap_compare(create_app(settings), terminal_size=SIZE, run_before=before)
+
+
+def test_runs_screen_funnel_and_compare(snap_compare: Any, state_dir: Path) -> None:
+    from tests.ui.test_runs_table import _seed
+
+    settings = _settings(state_dir)
+    asyncio.run(_seed(settings))
+
+    async def before(pilot: Any) -> None:
+        from textual.widgets import DataTable
+
+        await pilot.press("r")
+        await _settle(pilot)
+        table = pilot.app.screen.query_one("#runs-table", DataTable)
+        table.move_cursor(row=table.get_row_index("r-20261129-120000-ab00"))
+        await pilot.press("space")
+        table.move_cursor(row=table.get_row_index("r-20261129-120002-ab02"))
+        await pilot.press("c")
+        await _settle(pilot)
+
+    assert snap_compare(create_app(settings), terminal_size=SIZE, run_before=before)

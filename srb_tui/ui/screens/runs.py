@@ -155,6 +155,8 @@ class RunsScreen(Screen[None]):
         self.funnel_text = ""
         self._debounce: Timer | None = None
         self._order: list[str] = []
+        self._events: asyncio.Task[None] | None = None
+        self._funnel_stale = True
 
     @property
     def srb(self) -> SrbApp:
@@ -191,8 +193,8 @@ class RunsScreen(Screen[None]):
     # -- loading ---------------------------------------------------------------------------
 
     def action_refresh(self) -> None:
+        self._funnel_stale = True
         self._load_rows()
-        self._load_funnel()
 
     def _tick(self) -> None:
         if self.is_current and self.settings_exist():
@@ -257,6 +259,8 @@ class RunsScreen(Screen[None]):
                 self._show_message(NO_MATCH.format(text=self.filter_text))
             table.clear()
             self._order = []
+            self._funnel_stale = False
+            self.query_one("#runs-funnel", Static).update("")
             return
         self.query_one("#runs-message", Static).display = False
         table.display = True
@@ -266,11 +270,14 @@ class RunsScreen(Screen[None]):
         ]
         sync_rows(table, rows)
         order = [run.id for run in page.runs]
-        if [str(k.value) for k in table.rows] != order:
+        if [str(r.key.value) for r in table.ordered_rows] != order:
             position = {run_id: n for n, run_id in enumerate(order)}
             table.sort("run", key=lambda cell: position.get(_plain(cell), 0))
         self._order = order
         self._show_status()
+        if self._funnel_stale:  # the funnel reads every matching run: after the first page
+            self._funnel_stale = False
+            self.call_after_refresh(self._load_funnel)
 
     def _show_status(self) -> None:
         page = self.runs_page
@@ -315,13 +322,18 @@ class RunsScreen(Screen[None]):
 
     # -- live updates ----------------------------------------------------------------------
 
-    @work(exclusive=True, group="runs-events")
-    async def _subscribe(self) -> None:
-        """Refresh at once when the console's run service says a run changed."""
+    def _subscribe(self) -> None:
+        """Refresh at once when the console's run service says a run changed.
+
+        A plain task, not a worker: it never ends, and ``workers.wait_for_complete()`` (used
+        by tests and screenshots to settle the screen) must not wait for it.
+        """
         host = getattr(self.app, "run_host", None)
         bus = getattr(host, "bus", None)
-        if bus is None:
-            return  # the 1 s timer keeps the page fresh
+        if bus is not None:
+            self._events = asyncio.create_task(self._listen(bus), name="runs-events")
+
+    async def _listen(self, bus: Any) -> None:
         async with bus.subscribe() as queue:
             while True:
                 event = await queue.get()
@@ -445,8 +457,10 @@ class RunsScreen(Screen[None]):
             self.app.push_screen(CounterexamplesScreen(run_id))
 
     async def on_unmount(self) -> None:
-        with contextlib.suppress(Exception):
-            self.workers.cancel_group(self, "runs-events")
+        if self._events is not None:
+            self._events.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._events
 
 
 def _plain(cell: Any) -> str:

@@ -37,14 +37,14 @@ def _picture(match: re.Match[str]) -> str:
     return "\u2421" if code == 0x7F else chr(0x2400 + code)
 
 
-def _visible(text: str) -> str:
+def visible_text(text: str) -> str:
     """Tabs as four spaces, other control characters as their Unicode pictures (␁, ␡)."""
     return _CONTROL.sub(_picture, text.replace("\t", "    "))
 
 
 def highlight_lines(text: str | None, path: str, dark: bool) -> list[Text]:
     """The lines of ``text`` (numbered as ``split_lines`` numbers them) as highlighted Text."""
-    lines = [_visible(line) for line in split_lines(text)]
+    lines = [visible_text(line) for line in split_lines(text)]
     if not lines:
         return []
     joined = "\n".join(lines)
@@ -256,7 +256,7 @@ class DiffView(ScrollView, can_focus=True):
         number = line.new_no if line.kind == "+" else line.old_no
         if number is not None and 0 < number <= len(source):
             return source[number - 1]
-        return Text(_visible(line.text))
+        return Text(visible_text(line.text))
 
     def _cell(self, line: DiffLine | None, numbers: str, styles: tuple[Style, ...]) -> Text:
         removed, added, gutter, _ = styles

@@ -1,0 +1,410 @@
+"""Re-run a stored Stage III counterexample against both trees, and export it.
+
+``rerun_counterexample`` adjudicates the candidate again exactly as the verification stage
+does: a container is created from the verification image the ladder recorded for the run
+(store ``images`` table, role ``verification``); State A, the submission, the stage's
+build context, the candidate's files and srb's grader package are copied in; then
+``python3 -m srb_grader candidate ... --reruns N`` runs inside it and its JSON verdict is
+read back. The container is removed whatever happens. Progress is reported through a
+callback, so the console can show each step as it happens.
+
+``export_candidate`` writes a candidate as a standalone folder (its files, the task's
+harness script, ``run-both.sh`` and a README saying how to run it against two trees).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+import shutil
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from srb_tui import grader as grader_package
+from srb_tui.config import Settings
+from srb_tui.runner import (
+    ContainerError,
+    ContainerSpec,
+    DockerEngine,
+    RunnerError,
+    create,
+    exec_run,
+    remove,
+    start,
+)
+from srb_tui.runner.files import put_files, put_readonly_tree
+from srb_tui.schema import Task, load_task
+from srb_tui.service.diff import DiffSourceError, state_a_tree, submission_tree, task_dir_of
+from srb_tui.store import CounterexampleRecord, ImageRecord, Store
+
+GRADER_SOURCE = Path(grader_package.__file__).resolve().parent
+GRADER_HOME = "/opt/srb"
+GRADER_MODULE = "srb_grader"
+ORIGINAL_DIR = "/srb/original"
+SUBMISSION_DIR = "/srb/submission"
+CANDIDATE_DIR = "/srb/candidate"
+TESTS_DIR = "/tests"
+IMAGE_ROLE = "verification"
+DEFAULT_TIMEOUT_SEC = 120.0
+Progress = Callable[[str], None]
+
+
+class RerunError(Exception):
+    """The candidate cannot be re-run (message names the run, the record or the file)."""
+
+
+@dataclass(frozen=True)
+class RerunPlan:
+    """Everything the container needs, decided before one is created."""
+
+    image: str
+    command: tuple[str, ...]
+    context: Path
+    context_name: str
+    reruns: int
+    timeout_sec: float
+    fault_codes: str
+    deny_commands: tuple[str, ...]
+    files: dict[str, str]
+
+    def grader_args(self) -> list[str]:
+        args = [
+            "candidate",
+            "--candidate", CANDIDATE_DIR,
+            "--original", ORIGINAL_DIR,
+            "--submission", SUBMISSION_DIR,
+            "--command-json", json.dumps(list(self.command)),
+            "--reruns", str(self.reruns),
+            "--timeout", f"{self.timeout_sec:g}",
+            "--fault-codes", self.fault_codes,
+        ]
+        for command in self.deny_commands:
+            args += ["--deny-command", command]
+        return args
+
+
+@dataclass(frozen=True)
+class RerunRun:
+    """One execution of the candidate on one tree."""
+
+    role: str
+    attempt: int
+    exit_code: int | None
+    timed_out: bool
+    duration_sec: float
+    stdout_tail: str = ""
+    stderr_tail: str = ""
+    start_error: str | None = None
+
+
+@dataclass(frozen=True)
+class RerunResult:
+    """The grader's verdict on the re-run: upheld | invalid | rejected | error."""
+
+    outcome: str
+    reason: str
+    runs: tuple[RerunRun, ...]
+    findings: tuple[str, ...]
+    image: str
+    elapsed_sec: float
+
+
+def candidate_files(record: CounterexampleRecord) -> dict[str, str]:
+    """The candidate's files: ``extra["files"]`` when recorded, else ``candidate.sh``."""
+    files = record.extra.get("files") if isinstance(record.extra, Mapping) else None
+    if isinstance(files, Mapping) and files and all(
+        isinstance(k, str) and isinstance(v, str) for k, v in files.items()
+    ):
+        return {str(k): str(v) for k, v in files.items()}
+    return {"candidate.sh": record.code}
+
+
+def plan_rerun(
+    task: Task, images: list[ImageRecord], record: CounterexampleRecord, reruns: int = 3
+) -> RerunPlan:
+    """How to re-run ``record`` for ``task``; RerunError says what is missing."""
+    image = next((i for i in images if i.role == IMAGE_ROLE), None)
+    if image is None:
+        raise RerunError(
+            f"run {record.run_id}: no verification image is recorded for it (Stage III did "
+            "not run?), so there is nothing to re-run the candidate in"
+        )
+    probe = task.probe
+    if probe is None:
+        raise RerunError(f"task {task.id}: tests/verification/probe.toml could not be read")
+    spec = task.evaluation.verification if task.evaluation is not None else None
+    context_name = "verification"
+    if spec is not None and isinstance(spec.options.get("context"), str):
+        context_name = str(spec.options["context"])
+    context = task.dir / "tests" / context_name
+    if not context.is_dir():
+        raise RerunError(f"task {task.id}: verification context {context} is not a folder")
+    command = tuple(
+        f"{TESTS_DIR}/{context_name}/{word}" if (context / word).is_file() else word
+        for word in probe.candidate_command
+    )
+    timeout = probe.metadata.get("candidate_timeout_sec") or probe.metadata.get("run_timeout_sec")
+    timeout_sec = float(timeout) if isinstance(timeout, int | float) and timeout > 0 \
+        else DEFAULT_TIMEOUT_SEC
+    codes = ",".join(str(code) for code in sorted(probe.scope.fault_exit_codes))
+    return RerunPlan(
+        image=image.tag,
+        command=command,
+        context=context,
+        context_name=context_name,
+        reruns=max(1, reruns),
+        timeout_sec=timeout_sec,
+        fault_codes=codes or "64-78",
+        deny_commands=tuple(probe.scope.deny_commands),
+        files=candidate_files(record),
+    )
+
+
+def parse_verdict(stdout: bytes, image: str, elapsed: float) -> RerunResult:
+    """The grader's JSON verdict (its last stdout line) as a RerunResult."""
+    lines = [line for line in stdout.decode("utf-8", "replace").splitlines() if line.strip()]
+    try:
+        doc = json.loads(lines[-1]) if lines else None
+    except ValueError:
+        doc = None
+    if not isinstance(doc, dict) or "outcome" not in doc:
+        tail = lines[-1][:300] if lines else "(no output)"
+        raise RerunError(f"the grader printed no verdict: {tail}")
+    runs = tuple(
+        RerunRun(
+            role=str(r.get("role")),
+            attempt=int(r.get("attempt", 0)),
+            exit_code=r.get("exit_code"),
+            timed_out=bool(r.get("timed_out")),
+            duration_sec=float(r.get("duration_sec") or 0.0),
+            stdout_tail=str(r.get("stdout_tail") or ""),
+            stderr_tail=str(r.get("stderr_tail") or ""),
+            start_error=r.get("start_error"),
+        )
+        for r in doc.get("runs", [])
+        if isinstance(r, dict)
+    )
+    findings = tuple(
+        f"{f.get('path')}:{f.get('line')}: {f.get('rule')}"
+        for f in doc.get("findings", [])
+        if isinstance(f, dict)
+    )
+    return RerunResult(
+        str(doc["outcome"]), str(doc.get("reason", "")), runs, findings, image, elapsed
+    )
+
+
+async def _load(
+    settings: Settings, store: Store, run_id: str, counterexample_id: int
+) -> tuple[CounterexampleRecord, Task, list[ImageRecord], Path, Path]:
+    run = await store.require_run(run_id)
+    record = await store.get_counterexample(counterexample_id)
+    if record is None or record.run_id != run_id:
+        raise RerunError(f"run {run_id} has no counterexample #{counterexample_id}")
+    images = await store.images(run_id)
+    load = await asyncio.to_thread(load_task, task_dir_of(settings, run))
+    if load.task is None:
+        raise RerunError(f"run {run_id}: task {load.path} cannot be read")
+    submission = submission_tree(settings, run_id)
+    if not submission.is_dir():
+        raise RerunError(f"run {run_id}: no submission at {submission}")
+    state_a = await asyncio.to_thread(state_a_tree, settings, run)
+    return record, load.task, images, state_a, submission
+
+
+async def rerun_counterexample(
+    settings: Settings,
+    store: Store,
+    engine: DockerEngine,
+    run_id: str,
+    counterexample_id: int,
+    *,
+    reruns: int = 3,
+    progress: Progress | None = None,
+) -> RerunResult:
+    """Adjudicate a stored candidate again in the run's verification image."""
+    say = progress or (lambda _message: None)
+    try:
+        record, task, images, state_a, submission = await _load(
+            settings, store, run_id, counterexample_id
+        )
+    except DiffSourceError as exc:
+        raise RerunError(str(exc)) from exc
+    plan = plan_rerun(task, images, record, reruns)
+    began = time.monotonic()
+    spec = ContainerSpec(
+        image=plan.image,
+        run_id=run_id,
+        role=f"rerun-{counterexample_id}-{secrets.token_hex(3)}",
+        command=("sleep", "infinity"),
+        env={"HOME": "/tmp", "PYTHONPATH": GRADER_HOME, "PYTHONDONTWRITEBYTECODE": "1"},
+        workdir="/tmp",
+        labels={"srb.rerun": str(counterexample_id)},
+    )
+    say(f"creating a container from {plan.image}")
+    try:
+        handle = await create(engine, spec)
+    except RunnerError as exc:
+        raise RerunError(f"cannot create the re-run container: {exc}") from exc
+    try:
+        say("copying State A, the submission, the candidate and the grader in")
+        await put_readonly_tree(engine, handle, GRADER_SOURCE, f"{GRADER_HOME}/{GRADER_MODULE}")
+        await put_readonly_tree(engine, handle, state_a, ORIGINAL_DIR)
+        await put_readonly_tree(engine, handle, submission, SUBMISSION_DIR)
+        await put_readonly_tree(
+            engine, handle, plan.context, f"{TESTS_DIR}/{plan.context_name}"
+        )
+        await put_files(
+            engine, handle, CANDIDATE_DIR,
+            {name: text.encode("utf-8") for name, text in plan.files.items()},
+            uid=0, gid=0, mode=0o755,
+        )
+        await start(engine, handle)
+        found = await exec_run(engine, handle, ["sh", "-c", "command -v python3"], timeout_sec=30)
+        python = found.stdout.decode().strip().splitlines()[-1] if found.exit_code == 0 else ""
+        if not python:
+            raise RerunError(f"the verification image {plan.image} has no python3 for the grader")
+        say(f"running the candidate {plan.reruns} time(s) on each tree")
+        budget = plan.timeout_sec * plan.reruns * 2 + 120
+        result = await exec_run(
+            engine, handle, [python, "-m", GRADER_MODULE, *plan.grader_args()],
+            timeout_sec=budget, workdir="/tmp",
+        )
+        if result.timed_out:
+            raise RerunError(f"the grader did not finish within {budget:g} s")
+        verdict = parse_verdict(result.stdout, plan.image, time.monotonic() - began)
+        say(f"verdict: {verdict.outcome}")
+        return verdict
+    except ContainerError as exc:
+        raise RerunError(str(exc)) from exc
+    finally:
+        try:
+            await remove(engine, handle)
+        except RunnerError:
+            say(f"could not remove container {handle.name}; `srb gc` will")
+
+
+# --------------------------------------------------------------------------- export
+
+README = """\
+# Counterexample #{id} of run {run_id}
+
+Adversary `{adversary}` handed this candidate in; the grader's verdict was
+**{verdict}**{reason}.
+
+A candidate passes (exit 0) when the program behaves as State A does, and fails
+(non-zero) otherwise. It counts as a break when it passes on State A and fails on the
+submission, reproducibly.
+
+## Files
+
+{files}
+
+## Run it against two trees
+
+    bash run-both.sh /path/to/state-a /path/to/submission
+
+`run-both.sh` runs the task's candidate command (`{command}`) once per tree, the way the
+grader does: with `SRB_VIEW` set to the tree, `SRB_CANDIDATE` to this folder and
+`SRB_CANDIDATE_WORK` to a scratch folder, and the role (`original` or `submission`) as
+its last argument. It prints each exit status. To run one tree by hand:
+
+    SRB_VIEW=/path/to/tree SRB_CANDIDATE="$PWD" SRB_CANDIDATE_WORK=$(mktemp -d) \\
+        {command_here} original
+
+The grader itself also checks the candidate's scope and re-runs the pair {reruns} times;
+`srb` does that from the console (Counterexamples screen, `R`).
+"""
+
+RUN_BOTH = """\
+#!/bin/bash
+# Run this candidate on two trees: bash run-both.sh STATE_A_TREE SUBMISSION_TREE
+set -u
+if [ $# -ne 2 ]; then
+    echo "usage: bash run-both.sh STATE_A_TREE SUBMISSION_TREE" >&2
+    exit 2
+fi
+here="$(cd "$(dirname "$0")" && pwd)"
+for pair in "original:$1" "submission:$2"; do
+    role="${{pair%%:*}}"
+    tree="$(cd "${{pair#*:}}" && pwd)" || exit 2
+    work="$(mktemp -d)"
+    mkdir -p "$work/home" "$work/tmp"
+    ( cd "$work" && env SRB_VIEW="$tree" SRB_CANDIDATE="$here" SRB_CANDIDATE_WORK="$work" \\
+        HOME="$work/home" TMPDIR="$work/tmp" {command} "$role" )
+    echo "$role: exit $?"
+    rm -rf "$work"
+done
+"""
+
+
+def _shell_words(words: list[str]) -> str:
+    import shlex
+
+    return " ".join(shlex.quote(word) for word in words)
+
+
+def export_candidate(
+    record: CounterexampleRecord, task: Task | None, dest_root: Path, *, reruns: int = 3
+) -> Path:
+    """Write the candidate as a standalone folder under ``dest_root``; return the folder."""
+    folder = dest_root / f"{record.run_id}-cx{record.id}"
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    files = candidate_files(record)
+    for name, text in files.items():
+        path = folder / name
+        if not path.resolve().is_relative_to(folder.resolve()):
+            raise RerunError(f"counterexample #{record.id}: file name {name!r} leaves its folder")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        if name.endswith(".sh"):
+            path.chmod(0o755)
+    command = ["bash", "candidate.sh"]
+    probe = task.probe if task is not None else None
+    if task is not None and probe is not None:
+        context = task.dir / "tests" / "verification"
+        command = []
+        for word in probe.candidate_command:
+            if (context / word).is_file():
+                shutil.copy2(context / word, folder / word)
+                command.append(f'"$here"/{word}')
+            else:
+                command.append(word)
+    here_command = " ".join(part.replace('"$here"/', "") for part in command)
+    listing = "\n".join(f"- `{name}`" for name in sorted(files))
+    (folder / "README.md").write_text(
+        README.format(
+            id=record.id, run_id=record.run_id, adversary=record.adversary_id,
+            verdict=record.verdict, reason=f" ({record.reason})" if record.reason else "",
+            files=listing, command=_shell_words([c.replace('"$here"/', "") for c in command]),
+            command_here=here_command, reruns=reruns,
+        ),
+        encoding="utf-8",
+    )
+    run_both = folder / "run-both.sh"
+    run_both.write_text(RUN_BOTH.format(command=" ".join(command)), encoding="utf-8")
+    run_both.chmod(0o755)
+    return folder
+
+
+def output_text(value: Any) -> str:
+    """A stored output (text, or a JSON object with stdout/stderr) as readable text."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        parts = []
+        for key in ("stdout", "stdout_tail", "stderr", "stderr_tail"):
+            text = value.get(key)
+            if isinstance(text, str) and text:
+                parts.append(f"[{key.split('_')[0]}]\n{text}")
+        if parts:
+            return "\n".join(parts)
+    return json.dumps(value, indent=2, ensure_ascii=False)

@@ -1,0 +1,225 @@
+"""Pilot tests of the Runs screen's table: filters, sort, paging, live updates, funnel,
+stage marks and comparing two runs, over a real store seeded through its API."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from textual.widgets import DataTable, Static
+
+from srb_tui.config import Settings
+from srb_tui.scoring import ScoringPolicy, score_run, write_score_files
+from srb_tui.service.events import StatusChanged
+from srb_tui.service.runs_table import marks_from_score, parse_filter
+from srb_tui.store import Store
+from srb_tui.ui.app import create_app
+from srb_tui.ui.screens.runs import RunCompareScreen, RunsScreen
+from srb_tui.ui.widgets.diff_runs import RunComparison
+
+MAIN_LINE = ("preparing", "agent", "collecting", "audit", "behavioural", "verification",
+             "scored")
+POLICY = ScoringPolicy(max_score=100.0, behavioural_points=40.0, verification_points=60.0,
+                       verification_models=2, points_per_survived_model=30.0)
+
+
+async def _until(pilot: Any, condition: Any, seconds: float = 10.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        await pilot.pause(0.05)
+
+
+async def _runs(pilot: Any) -> tuple[RunsScreen, DataTable[Any]]:
+    await pilot.press("r")
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    screen = pilot.app.screen
+    assert isinstance(screen, RunsScreen)
+    return screen, screen.query_one("#runs-table", DataTable)
+
+
+def _keys(table: DataTable[Any]) -> list[str]:
+    return [str(r.key.value) for r in table.ordered_rows]
+
+
+async def _scored(store: Store, settings: Settings, run_id: str, *, audit: str,
+                  complete: bool | None, adversaries: dict[str, str] | None) -> None:
+    for status in MAIN_LINE:
+        if status == "verification" and adversaries is None:
+            continue
+        await store.transition(run_id, status)
+    envelope = score_run(audit, complete, [], adversaries, POLICY)
+    write_score_files(settings.runs_dir / run_id, envelope)
+    await store.update_run(run_id, score=envelope.score, max_score=envelope.max_score,
+                           valid=envelope.valid, blocked_by=envelope.blocked_by,
+                           started_at="2026-11-29T12:00:00.000000+00:00",
+                           finished_at="2026-11-29T12:42:05.000000+00:00")
+
+
+async def _seed(settings: Settings) -> dict[str, str]:
+    ids: dict[str, str] = {}
+    async with await Store.open(settings.db_path) as store:
+        for n, (task, agent) in enumerate((("demo01", "replay:reference"),
+                                           ("demo01", "untouched"),
+                                           ("lang02", "replay:reference"))):
+            run = await store.create_run(task_id=task, task_path=f"tasks/{task}", agent=agent,
+                                         model=f"m{n}", run_id=f"r-20261129-12000{n}-ab0{n}")
+            ids[agent + task] = run.id
+        await _scored(store, settings, "r-20261129-120000-ab00", audit="pass", complete=True,
+                      adversaries={"a1": "survived", "a2": "broken"})
+        await _scored(store, settings, "r-20261129-120002-ab02", audit="fail", complete=True,
+                      adversaries=None)
+    return ids
+
+
+def test_filter_parsing_reports_every_problem() -> None:
+    found, problems = parse_filter("task:demo01 status:nope agent: csv words")
+    assert found.task == "demo01" and found.status is None and found.text == "csv words"
+    assert len(problems) == 2 and "status:nope" in problems[1]
+
+
+def test_marks_from_score_documents() -> None:
+    broken = score_run("pass", True, [], {"a1": "survived", "a2": "broken"}, POLICY).to_json()
+    assert marks_from_score(broken).text == "✓ ✓ ✗"
+    blind = score_run("fail", True, [], None, POLICY).to_json()
+    assert marks_from_score(blind).text == "✗ ✓ —"
+    error = score_run("error", None, [], None, POLICY).to_json()
+    assert marks_from_score(error).text == "! — —"
+
+
+async def test_columns_marks_and_funnel(builtin_settings: Settings) -> None:
+    await _seed(builtin_settings)
+    app = create_app(builtin_settings)
+    async with app.run_test(size=(160, 30)) as pilot:
+        screen, table = await _runs(pilot)
+        assert [c.label.plain for c in table.ordered_columns][:4] == [
+            "Run", "Task", "Agent", "Status"]
+        row = table.get_row("r-20261129-120000-ab00")
+        assert str(row[7]) == "✓  ✓  ✗"
+        assert row[4] == "m0"
+        assert str(table.get_row("r-20261129-120002-ab02")[7]) == "✗  ✓  —"
+        assert str(table.get_row("r-20261129-120001-ab01")[7]) == "—  —  —"
+        funnel = str(screen.query_one("#runs-funnel", Static).render())
+        assert "2 scored of 3" in funnel
+        assert "migrated 1" in funnel and "blindness 1" in funnel and "accepted 0" in funnel
+
+
+async def test_filter_bar_and_sort(builtin_settings: Settings) -> None:
+    await _seed(builtin_settings)
+    app = create_app(builtin_settings)
+    async with app.run_test(size=(160, 30)) as pilot:
+        screen, table = await _runs(pilot)
+        assert _keys(table)[0] == "r-20261129-120002-ab02"  # newest first
+        await pilot.press("slash", *"task:demo01", "enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert sorted(_keys(table)) == ["r-20261129-120000-ab00", "r-20261129-120001-ab01"]
+        funnel = str(screen.query_one("#runs-funnel", Static).render())
+        assert "1 scored of 2" in funnel
+        await pilot.press("slash", "escape")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.pause(0.3)
+        await app.workers.wait_for_complete()
+        assert len(_keys(table)) == 3
+        screen.sort_by("agent")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert [table.get_row(k)[2] for k in _keys(table)] == [
+            "replay:reference", "replay:reference", "untouched"]
+        screen.sort_by("agent")  # again: reversed
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert table.get_row(_keys(table)[0])[2] == "untouched"
+        status = str(screen.query_one("#runs-status", Static).render())
+        assert "sorted by agent ↓" in status
+        await pilot.press("slash", *"nothing-like-this", "enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        message = str(screen.query_one("#runs-message", Static).render())
+        assert "No run matches" in message
+
+
+async def test_rows_update_in_place(builtin_settings: Settings) -> None:
+    async with await Store.open(builtin_settings.db_path) as store:
+        run = await store.create_run(task_id="demo01", task_path="tasks/demo01",
+                                     agent="replay:reference")
+        other = await store.create_run(task_id="demo01", task_path="tasks/demo01",
+                                       agent="untouched")
+    app = create_app(builtin_settings)
+    async with app.run_test(size=(160, 30)) as pilot:
+        _, table = await _runs(pilot)
+        keys_before = list(table.rows)
+        table.move_cursor(row=table.get_row_index(other.id))
+        async with await Store.open(builtin_settings.db_path) as store:
+            await store.transition(run.id, "preparing")
+            await store.transition(run.id, "agent")
+        app.run_host.bus.publish(StatusChanged(run.id, "agent"))
+        await _until(pilot, lambda: str(table.get_row(run.id)[3]) == "agent", seconds=5)
+        assert list(table.rows) == keys_before  # same RowKey objects: never cleared
+        assert all(a is b for a, b in zip(list(table.rows), keys_before, strict=True))
+        assert table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value == other.id
+        # no event this time: the 1 s refresh picks the change up
+        async with await Store.open(builtin_settings.db_path) as store:
+            await store.transition(run.id, "cancelled", "operator")
+        await _until(pilot, lambda: str(table.get_row(run.id)[3]) == "cancelled", seconds=5)
+
+
+async def test_pages_of_a_long_history(builtin_settings: Settings) -> None:
+    async with await Store.open(builtin_settings.db_path) as store:
+        for n in range(230):
+            await store.create_run(task_id="demo01", task_path="tasks/demo01",
+                                   agent=f"agent{n:03d}",
+                                   run_id=f"r-20261129-{n // 60:02d}{n % 60:02d}00-aaaa")
+    app = create_app(builtin_settings)
+    async with app.run_test(size=(160, 30)) as pilot:
+        screen, table = await _runs(pilot)
+        first = _keys(table)
+        assert len(first) == 100 and first[0] == "r-20261129-034900-aaaa"
+        await pilot.press("right_square_bracket")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        second = _keys(table)
+        assert len(second) == 100 and not set(first) & set(second)
+        assert "101–200 of 230 runs · page 2/3" in str(
+            screen.query_one("#runs-status", Static).render())
+        await pilot.press("right_square_bracket")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert len(_keys(table)) == 30 and _keys(table)[-1] == "r-20261129-000000-aaaa"
+
+
+async def test_mark_two_runs_and_compare(builtin_settings: Settings) -> None:
+    await _seed(builtin_settings)
+    async with await Store.open(builtin_settings.db_path) as store:
+        await store.record_gate_outcomes("r-20261129-120000-ab00",
+                                         [{"gate_id": "no-python", "verdict": "pass"}])
+        await store.record_gate_outcomes("r-20261129-120002-ab02",
+                                         [{"gate_id": "no-python", "verdict": "fail"}])
+    app = create_app(builtin_settings)
+    async with app.run_test(size=(160, 40)) as pilot:
+        screen, table = await _runs(pilot)
+        table.move_cursor(row=table.get_row_index("r-20261129-120000-ab00"))
+        await pilot.press("space")
+        await pilot.pause()
+        assert screen.marked == ["r-20261129-120000-ab00"]
+        assert str(table.get_row("r-20261129-120000-ab00")[0]).startswith("● ")
+        table.move_cursor(row=table.get_row_index("r-20261129-120002-ab02"))
+        await pilot.press("space", "c")
+        await _until(pilot, lambda: isinstance(app.screen, RunCompareScreen))
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        comparison = app.screen.query_one(RunComparison)
+        rows = {(r.section, r.label): r for r in comparison.compared}
+        assert rows[("score", "score")].left == "70/100"
+        assert rows[("score", "score")].right == "0/100"
+        assert rows[("gates", "no-python")].differs
+        assert rows[("stages", "III verification")].left.startswith("✗")
+        task = rows[("run", "task")]
+        assert (task.left, task.right, task.differs) == ("demo01", "lang02", True)
+        assert not rows[("run", "effort")].differs
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, RunsScreen)
