@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import hashlib
 import shutil
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -353,8 +354,13 @@ class RunService:
                 with contextlib.suppress(Exception):
                     await follow_task
         stop_reason = _stop_reason(exit_info, stop.is_set())
+        state = await inspect_state(self.engine, handle)
+        duration = None
+        if state.started_at is not None and state.finished_at is not None:
+            duration = round((state.finished_at - state.started_at).total_seconds(), 3)
         extra = dict(run.extra)
         extra["agent_exit"] = {
+            "duration_sec": duration,
             "exit_code": exit_info.exit_code,
             "reason": exit_info.reason,
             "oom_killed": exit_info.oom_killed,
@@ -374,6 +380,7 @@ class RunService:
         source = task.manifest.artifacts[0].source if task.manifest.artifacts else None
         excludes = task.manifest.artifacts[0].exclude if task.manifest.artifacts else ()
         self._say(run.id, "collecting the submission")
+        began = time.monotonic()
         try:
             result = await collect_submission(
                 self.engine, handle, dest, source=source or "/workspace/repo",
@@ -383,6 +390,7 @@ class RunService:
             return str(exc)
         extra = dict(run.extra)
         extra["collect"] = {
+            "duration_sec": round(time.monotonic() - began, 3),
             "files": result.files, "bytes": result.bytes, "excluded": result.excluded,
             "archive_bytes": result.archive_bytes,
             "rejected": [{"member": m, "reason": r} for m, r in result.rejected[:200]],

@@ -67,6 +67,8 @@ async def test_replay_reference_collects_the_submission(service: RunService) -> 
     watcher.cancel()
     assert done.status == "collecting"
     assert done.stop_reason == "completed"
+    assert done.extra["agent_exit"]["duration_sec"] >= 0
+    assert done.extra["collect"]["duration_sec"] >= 0
     submission = service.submission_dir(run.id)
     diff = compare_trees(DEMO_TASK / "submissions" / "reference", submission)
     assert diff.identical, diff
