@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from srb_tui.schema import discover_tasks, load_task
+from tests.conftest import OFFICIAL_TASKS
 
-OFFICIAL = Path(__file__).resolve().parents[2].parent / "shared/reference/official-tasks"
+OFFICIAL = OFFICIAL_TASKS
 
 
 def official_tasks() -> list[Path]:

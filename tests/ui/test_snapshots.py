@@ -102,7 +102,7 @@ def _run_screen_before(*keys: str, evidence: bool = False) -> Any:
             await pilot.pause(0.02)
         if keys:
             await pilot.press(*keys)
-        await _settle(pilot)
+        await pilot.pause(0.1)  # the Run screen's bus listener never completes: no _settle
 
     return before
 
@@ -151,7 +151,7 @@ def test_launch_dialog_with_inline_error(snap_compare: Any, state_dir: Path) -> 
         await pilot.pause()
         pilot.app.screen.select_agent("command:")
         await pilot.press("ctrl+s")
-        await _settle(pilot)
+        await pilot.pause()
 
     assert snap_compare(create_app(_settings(state_dir)), terminal_size=(80, 24),
                         run_before=before)
