@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import resource
 import statistics
 import tempfile
@@ -195,6 +196,17 @@ async def big(settings: Settings, lines: int) -> None:
           f"peak {rss_mb():.0f} MiB")
 
 
+GC_PAUSES: list[tuple[int, float]] = []
+_gc_start = [0.0]
+
+
+def _gc_watch(phase: str, info: dict[str, int]) -> None:
+    if phase == "start":
+        _gc_start[0] = time.perf_counter()
+    else:
+        GC_PAUSES.append((info["generation"], time.perf_counter() - _gc_start[0]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--live-lines", type=int, default=500_000)
@@ -203,7 +215,14 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(task_roots=(REPO / "tasks",), state_dir=Path(tmp) / "live")
+        if args.verbose:
+            gc.callbacks.append(_gc_watch)
         asyncio.run(live(settings, args.live_lines, args.verbose))
+        if args.verbose:
+            gc.callbacks.remove(_gc_watch)
+            slow = sorted((p for p in GC_PAUSES if p[1] > 0.01), key=lambda p: -p[1])[:5]
+            print("   gc pauses > 10 ms during live ingest:",
+                  ", ".join(f"gen{g} {d * 1000:.0f} ms" for g, d in slow) or "none")
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(task_roots=(REPO / "tasks",), state_dir=Path(tmp) / "big")
         asyncio.run(big(settings, args.stored))

@@ -110,9 +110,8 @@ def diff_lines(old: list[str], new: list[str], context: int = 3) -> tuple[Hunk, 
         lines: list[DiffLine] = []
         for tag, i1, i2, j1, j2 in group:
             if tag == "equal":
-                lines.extend(
-                    DiffLine(" ", i + 1, j + 1, old[i]) for i, j in zip(range(i1, i2), range(j1, j2))
-                )
+                pairs = zip(range(i1, i2), range(j1, j2), strict=True)
+                lines.extend(DiffLine(" ", i + 1, j + 1, old[i]) for i, j in pairs)
                 continue
             if tag in ("replace", "delete"):
                 lines.extend(DiffLine("-", i + 1, None, old[i]) for i in range(i1, i2))

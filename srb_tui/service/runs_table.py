@@ -169,6 +169,10 @@ def scored_run(runs_dir: Path, run: RunRecord) -> ScoredRun | None:
     )
 
 
+def _scored_runs(runs_dir: Path, runs: list[RunRecord]) -> list[ScoredRun | None]:
+    return [scored_run(runs_dir, run) for run in runs]
+
+
 @dataclass(frozen=True)
 class FunnelSummary:
     """The funnel over the scored runs among ``matching`` filtered runs."""
@@ -201,7 +205,7 @@ async def funnel_over(store: Store, runs_dir: Path, flt: RunFilter) -> FunnelSum
         if not runs:
             break
         done = [run for run in runs if run.status == "scored"]
-        found = await asyncio.to_thread(lambda: [scored_run(runs_dir, run) for run in done])
+        found = await asyncio.to_thread(_scored_runs, runs_dir, done)
         scored.extend(item for item in found if item is not None)
         offset += len(runs)
     return FunnelSummary(funnel(scored), matching)

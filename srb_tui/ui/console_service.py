@@ -136,7 +136,7 @@ class ConsoleService:
                 self.app.notify(str(exc), title=name, severity="error", timeout=15)
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:  # noqa: BLE001 - a worker's fault becomes a message
+            except Exception as exc:
                 self.app.notify(f"{type(exc).__name__}: {exc}", title=name, severity="error",
                                 timeout=15)
 

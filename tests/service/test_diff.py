@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from srb_tui.config import Settings
 from srb_tui.service.diff import DiffSourceError, compare_trees, trees_for_run
 from srb_tui.service.diff_files import diff_lines, file_diff, side_by_side, unified_text
 from srb_tui.service.diff_stats import (
@@ -17,7 +18,6 @@ from srb_tui.service.diff_stats import (
     line_count,
     search,
 )
-from srb_tui.config import Settings
 from srb_tui.store import Store
 from tests.conftest import DEMO_TASK
 
@@ -70,7 +70,7 @@ def test_many_equal_size_files_use_the_pool_and_agree(tmp_path: Path) -> None:
 
 
 def test_missing_tree_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(DiffSourceError, match="left tree .* is not a folder"):
+    with pytest.raises(DiffSourceError, match=r"left tree .* is not a folder"):
         compare_trees(tmp_path / "nope", tmp_path)
 
 

@@ -13,7 +13,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 
 import pytest
 from textual.widgets import Input
@@ -30,6 +30,30 @@ from srb_tui.ui.widgets.log_view import LogView
 from tests.conftest import BUILTIN_TASKS, DEMO_TASK, REPO
 
 SCRIPT = "bash -c 'for i in $(seq 1 2000); do echo line $i; done; echo oops >&2'"
+
+
+@pytest.fixture(autouse=True)
+async def _no_leftovers(builtin_settings: Settings) -> AsyncIterator[None]:
+    """A failing test quits the console mid-run (which leaves the run live by design):
+    remove whatever containers its runs still have."""
+    yield
+    if not builtin_settings.db_path.exists():
+        return
+    from srb_tui.runner import remove
+    from srb_tui.service.events import EventBus
+    from srb_tui.service.orchestrator import RunService
+
+    engine = DockerEngine(RunnerPool(1))
+    try:
+        async with await Store.open(builtin_settings.db_path) as store:
+            service = RunService(builtin_settings, store, engine, EventBus())
+            for run in await store.list_runs(limit=100):
+                for container in await list_managed(engine, run.id):
+                    await remove(engine, container.handle)
+                if run.status not in ("scored", "cancelled", "infra_error", "collecting"):
+                    await service.cancel_stored(run.id)
+    finally:
+        engine.close()
 
 
 async def until(pilot: object, cond: Callable[[], bool], what: str,
@@ -87,7 +111,8 @@ async def test_launch_from_dialog_streams_filters_and_finds_the_error(
         texts = {seq: log.line_text(seq) for seq in range(1, 2002)}
         assert "line 2000" in texts.values() and "oops" in texts.values()
         oops = next(seq for seq, text in texts.items() if text == "oops")
-        assert log.follow and 2001 in log.visible_seqs()
+        assert log.follow
+        await until(pilot, lambda: 2001 in log.visible_seqs(), "the view to follow the end", 5)
         await until(pilot, lambda: _status(app) == "collecting"
                     and screen.run_id not in app.run_host.driving, "the run to be collected")
         assert await _containers(screen.run_id) == []

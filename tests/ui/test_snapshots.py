@@ -121,9 +121,9 @@ def test_run_screen_audit(snap_compare: Any, state_dir: Path) -> None:
 
     settings = _settings(state_dir)
     seed_finished_run(settings)
-    # gates are ordered by id: node-is-primary (the failed one) is the first row
+    # gates are ordered by id: node-is-primary (the failed one, with evidence) is second
     assert snap_compare(create_app(settings), terminal_size=SIZE,
-                        run_before=_run_screen_before("2"))
+                        run_before=_run_screen_before("2", "down"))
 
 
 def test_run_screen_behavioural_small_terminal(snap_compare: Any, state_dir: Path) -> None:

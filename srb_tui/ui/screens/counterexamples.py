@@ -40,9 +40,10 @@ if TYPE_CHECKING:
 
 VERDICT_TONE: dict[str, Tone] = {"upheld": "bad", "invalid": "muted", "rejected": "warn",
                                  "error": "warn"}
-COLUMNS = (("#", "id"), ("Adversary", "adversary"), ("Verdict", "verdict"),
-           ("Reason", "reason"), ("Exit A", "exit_a"), ("Exit B", "exit_b"),
-           ("Time A", "time_a"), ("Time B", "time_b"))
+# Fixed widths: the table does not re-measure its columns after the rows arrive.
+COLUMNS = (("#", "id", 4), ("Adversary", "adversary", 26), ("Verdict", "verdict", 9),
+           ("Reason", "reason", 56), ("Exit A", "exit_a", 6), ("Exit B", "exit_b", 6),
+           ("Time A", "time_a", 8), ("Time B", "time_b", 8))
 OUTPUT_LIMIT = 20_000
 
 
@@ -54,7 +55,9 @@ class RerunProgress(Message):
 
 
 class RerunDone(Message):
-    def __init__(self, counterexample_id: int, result: RerunResult | None, problem: str = "") -> None:
+    def __init__(
+        self, counterexample_id: int, result: RerunResult | None, problem: str = ""
+    ) -> None:
         super().__init__()
         self.counterexample_id = counterexample_id
         self.result = result
@@ -115,8 +118,8 @@ class CounterexamplesScreen(Screen[None]):
     def on_mount(self) -> None:
         self.sub_title = f"Counterexamples · {self.run_id}"
         table = self.query_one("#cx-table", DataTable)
-        for label, key in COLUMNS:
-            table.add_column(label, key=key)
+        for label, key, width in COLUMNS:
+            table.add_column(label, key=key, width=width)
         self._load()
 
     @work(exclusive=True, group="cx-load")
@@ -126,7 +129,7 @@ class CounterexamplesScreen(Screen[None]):
             run = await store.require_run(self.run_id)
             records = await store.counterexamples(self.run_id)
             rounds = await store.adversary_rounds(self.run_id)
-        except Exception as exc:  # noqa: BLE001 - StoreError / ConsoleError, shown not raised
+        except Exception as exc:
             self.query_one("#cx-summary", Static).update(
                 Text(str(exc) or type(exc).__name__, style=tone(self.app, "bad"))
             )
@@ -145,7 +148,7 @@ class CounterexamplesScreen(Screen[None]):
                 str(record.id), record.adversary_id,
                 Text(record.verdict, style=tone(self.app, VERDICT_TONE.get(record.verdict,
                                                                              "accent"), bold=True)),
-                (record.reason or "—")[:80], _exit(record.exit_a), _exit(record.exit_b),
+                (record.reason or "—")[:56], _exit(record.exit_a), _exit(record.exit_b),
                 _seconds(record.duration_a), _seconds(record.duration_b), key=str(record.id),
             )
         summary = Text(f"{self.run_id}  ", style="bold")
@@ -213,15 +216,18 @@ class CounterexamplesScreen(Screen[None]):
             service = await self.srb.run_host.service()
             result = await rerun_counterexample(
                 self.srb.settings, store, service.engine, self.run_id, cid,
-                progress=lambda text: self.post_message(RerunProgress(cid, text)),
+                progress=lambda text: self._progress(cid, text),
             )
         except (RerunError, StoreError) as exc:
             self.post_message(RerunDone(cid, None, str(exc)))
             return
-        except Exception as exc:  # noqa: BLE001 - e.g. no Docker engine: explained, not raised
+        except Exception as exc:
             self.post_message(RerunDone(cid, None, str(exc) or type(exc).__name__))
             return
         self.post_message(RerunDone(cid, result))
+
+    def _progress(self, cid: int, text: str) -> None:
+        self.post_message(RerunProgress(cid, text))
 
     def on_rerun_progress(self, message: RerunProgress) -> None:
         self.rerun_log.setdefault(message.counterexample_id, []).append(message.text)
@@ -292,7 +298,7 @@ class CounterexamplesScreen(Screen[None]):
         if self.run is not None:
             try:
                 task = load_task(task_dir_of(settings, self.run)).task
-            except Exception:  # noqa: BLE001 - exported without the task's harness script
+            except Exception:
                 task = None
         try:
             folder = export_candidate(record, task, settings.state_dir / "exports")

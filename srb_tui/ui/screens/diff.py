@@ -21,7 +21,13 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static, Tree
 
-from srb_tui.service.diff import DiffSourceError, TreeComparison, compare_trees, trees_for_run
+from srb_tui.service.diff import (
+    DiffSourceError,
+    FileStatus,
+    TreeComparison,
+    compare_trees,
+    trees_for_run,
+)
 from srb_tui.service.diff_files import file_diff
 from srb_tui.service.diff_stats import (
     LanguageLines,
@@ -32,7 +38,7 @@ from srb_tui.service.diff_stats import (
     search,
 )
 from srb_tui.service.display import display_path
-from srb_tui.ui.palette import tone
+from srb_tui.ui.palette import Tone, tone
 from srb_tui.ui.widgets.diff_tree import DiffTree, NodeInfo
 from srb_tui.ui.widgets.diff_view import DiffView, PreparedDiff, prepare_diff
 
@@ -186,7 +192,9 @@ class DiffScreen(Screen[None]):
         text.append("submission ", style=tone(self.app, "muted"))
         text.append(display_path(comparison.right))
         text.append("\n")
-        for status, kind in (("changed", "warn"), ("added", "ok"), ("removed", "bad")):
+        shown: tuple[tuple[FileStatus, Tone], ...] = (
+            ("changed", "warn"), ("added", "ok"), ("removed", "bad"))
+        for status, kind in shown:
             text.append(f"{comparison.count(status)} {status}", style=tone(self.app, kind))
             text.append(" · ")
         text.append(f"{comparison.count('same')} same", style=tone(self.app, "muted"))
@@ -228,8 +236,8 @@ class DiffScreen(Screen[None]):
         for row in message.rows:
             before = f"{row.lines_a:,}" if row.files_a else "—"
             after = f"{row.lines_b:,}" if row.files_b else "—"
-            kind = "ok" if row.lines_b > row.lines_a else "bad" if row.lines_b < row.lines_a \
-                else "muted"
+            kind: Tone = "ok" if row.lines_b > row.lines_a else \
+                "bad" if row.lines_b < row.lines_a else "muted"
             table.add_row(
                 row.language, Text(before, justify="right"),
                 Text(after, style=tone(self.app, kind), justify="right"), key=row.language,
@@ -278,11 +286,11 @@ class DiffScreen(Screen[None]):
         entry = self.comparison.get(diff.path)
         text = Text(diff.path, style="bold")
         if entry is not None:
-            text.append(f"  {entry.status}", style=tone(self.app, "muted"))
+            text.append(f" · {entry.status}", style=tone(self.app, "muted"))
         if diff.hunks:
-            text.append(f"  +{diff.added} −{diff.removed}", style=tone(self.app, "muted"))
-            text.append(f"  hunk {index + 1}/{count}", style=tone(self.app, "accent"))
-        text.append(f"  [{view.layout_mode}]", style=tone(self.app, "muted"))
+            text.append(f" · +{diff.added} −{diff.removed}", style=tone(self.app, "muted"))
+            text.append(f" · hunk {index + 1}/{count}", style=tone(self.app, "accent"))
+        text.append(f" · {view.layout_mode}", style=tone(self.app, "muted"))
         self.query_one("#diff-file", Static).update(text)
 
     # -- actions ---------------------------------------------------------------------------

@@ -26,7 +26,8 @@ class ConfirmDialog(ModalScreen[bool]):
 
     BINDINGS = [
         Binding("y", "answer(True)", "Yes", id="confirm.yes", tooltip="Confirm"),
-        Binding("n,escape", "answer(False)", "No", id="confirm.no", tooltip="Keep things as they are"),
+        Binding("n,escape", "answer(False)", "No", id="confirm.no",
+                tooltip="Keep things as they are"),
     ]
 
     def __init__(self, question: str, detail: str = "") -> None:

@@ -148,7 +148,7 @@ class RunsScreen(Screen[None]):
         super().__init__()
         self.run_filter = RunFilter()
         self.filter_text = ""
-        self.sort_order = "-created_at"
+        self.run_sort = "-created_at"
         self.page_offset = 0
         self.runs_page: RunsPage | None = None
         self.marked: list[str] = []
@@ -219,8 +219,10 @@ class RunsScreen(Screen[None]):
             return
         try:
             store = await self._store()
-            page = await load_page(store, settings.runs_dir, self.run_filter, self.sort_order, self.page_offset)
-        except Exception as exc:  # noqa: BLE001 - a broken store is shown, never fatal
+            page = await load_page(
+                store, settings.runs_dir, self.run_filter, self.run_sort, self.page_offset
+            )
+        except Exception as exc:
             self._show_message(Text(_problem(exc), style=tone(self.app, "bad")))
             return
         self._show(page)
@@ -235,7 +237,7 @@ class RunsScreen(Screen[None]):
         funnel.update(Text("funnel: counting…", style=tone(self.app, "muted")))
         try:
             summary = await funnel_over(await self._store(), settings.runs_dir, self.run_filter)
-        except Exception:  # noqa: BLE001 - the table already shows the store's problem
+        except Exception:
             funnel.update("")
             return
         self.funnel_text = summary.text()
@@ -287,7 +289,7 @@ class RunsScreen(Screen[None]):
             return
         pages = (page.total - 1) // PAGE_SIZE + 1
         first, last = page.offset + 1, page.offset + len(page.runs)
-        column, reverse = self.sort_order.lstrip("-"), self.sort_order.startswith("-")
+        column, reverse = self.run_sort.lstrip("-"), self.run_sort.startswith("-")
         text = Text(
             f"{first}–{last} of {page.total:,} runs · page {page.offset // PAGE_SIZE + 1}/{pages}"
             f" · sorted by {column} {'↓' if reverse else '↑'}",
@@ -301,7 +303,8 @@ class RunsScreen(Screen[None]):
     def _cells(self, run: RunRecord, marks: StageMarks) -> list[str | Text]:
         row = RunRow(
             run.id, run.task_id, run.agent, run.status, run.stop_reason, run.score,
-            run.max_score, run.valid, run.started_at, duration_seconds(run.started_at, run.finished_at),
+            run.max_score, run.valid, run.started_at,
+            duration_seconds(run.started_at, run.finished_at),
         )
         status = Text(run.status, style=tone(self.app, STATUS_TONE.get(run.status, "accent")))
         stages = Text()
@@ -384,23 +387,24 @@ class RunsScreen(Screen[None]):
         if sort_key is None:
             self.notify(f"the store cannot sort by {column}", timeout=3)
             return
-        current = self.sort_order.lstrip("-")
+        current = self.run_sort.lstrip("-")
         if current == sort_key:
-            self.sort_order = sort_key if self.sort_order.startswith("-") else f"-{sort_key}"
+            self.run_sort = sort_key if self.run_sort.startswith("-") else f"-{sort_key}"
         else:
-            self.sort_order = f"-{sort_key}" if sort_key in ("score", "started_at") else sort_key
+            self.run_sort = f"-{sort_key}" if sort_key in ("score", "started_at") else sort_key
         self.page_offset = 0
         self._load_rows()
 
     def action_cycle_sort(self) -> None:
-        current = self.sort_order.lstrip("-")
+        current = self.run_sort.lstrip("-")
         keys = [sort for _, _, sort in COLUMNS if sort]
         following = keys[(keys.index(current) + 1) % len(keys)] if current in keys else keys[0]
         column = next(key for _, key, sort in COLUMNS if sort == following)
         self.sort_by(column)
 
     def action_reverse_sort(self) -> None:
-        self.sort_order = self.sort_order[1:] if self.sort_order.startswith("-") else f"-{self.sort_order}"
+        order = self.run_sort
+        self.run_sort = order[1:] if order.startswith("-") else f"-{order}"
         self._load_rows()
 
     def action_page(self, step: int) -> None:

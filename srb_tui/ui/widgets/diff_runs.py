@@ -8,24 +8,26 @@ from rich.text import Text
 from textual.widgets import DataTable
 
 from srb_tui.service.diff_runs import CompareRow
-from srb_tui.ui.palette import tone
+from srb_tui.ui.palette import Tone, tone
 
 
 class RunComparison(DataTable[str | Text]):
     """Section, field, left run, right run; a ``≠`` before every row that differs."""
 
-    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+    def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
         self.compared: list[CompareRow] = []
 
     def show(self, rows: Sequence[CompareRow], left: str, right: str) -> None:
         self.clear(columns=True)
         self.compared = list(rows)
-        for label, key in (("", "diff"), ("Section", "section"), ("Field", "field"),
-                           (left, "left"), (right, "right")):
-            self.add_column(label, key=key)
+        # Fixed widths: the table does not re-measure its columns after the rows arrive.
+        for label, key, width in (("", "diff", 1), ("Section", "section", 11),
+                                  ("Field", "field", 24), (left, "left", 34),
+                                  (right, "right", 34)):
+            self.add_column(label, key=key, width=width)
         for n, row in enumerate(rows):
-            kind = "warn" if row.differs else "muted"
+            kind: Tone = "warn" if row.differs else "muted"
             self.add_row(
                 Text("≠" if row.differs else "", style=tone(self.app, "warn", bold=True)),
                 Text(row.section, style=tone(self.app, "muted")),

@@ -40,7 +40,7 @@ class NodeInfo:
 class DiffTree(Tree[NodeInfo]):
     """Folders and files of a comparison; ``load`` replaces the content."""
 
-    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+    def __init__(self, *, id: str | None = None) -> None:
         super().__init__("/", data=NodeInfo(""), id=id)
         self.show_root = False
         self.guide_depth = 2

@@ -141,7 +141,7 @@ class DiffView(ScrollView, can_focus=True):
             self.index = index
             self.count = count
 
-    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+    def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.prepared: PreparedDiff | None = None
         self.rows: list[ViewRow] = []

@@ -31,7 +31,7 @@ from srb_tui.ui.palette import tone
 from srb_tui.ui.widgets.log_buffer import STREAM_FILTERS, LogBuffer
 
 PAGE = 256
-INDEX_PAGE = 5000
+INDEX_PAGE = 2000
 DRAIN_EVERY_SEC = 0.05
 ERROR_WORDS = ("error", "Traceback", "FAIL")
 ERROR_PATTERN = re.compile(r"error|Traceback|FAIL", re.IGNORECASE)
@@ -366,9 +366,9 @@ class LogView(ScrollView, can_focus=True):
         """Stop following, put the cursor on ``seq`` and centre it (shows every stream
         when the current filter hides that line)."""
         self.follow = False
-        if self.buffer.filtered is not None and self.buffer.filter_ready:
-            if self.buffer.row_of(seq) is None:
-                self.stream = "all"
+        if (self.buffer.filtered is not None and self.buffer.filter_ready
+                and self.buffer.row_of(seq) is None):
+            self.stream = "all"
         self.cursor_seq = seq
         self._strips.clear()
         if self.buffer.filtered is None:

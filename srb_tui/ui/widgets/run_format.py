@@ -124,8 +124,8 @@ def parse_citation(item: Any) -> Citation | None:
         match = _CITATION.match(item.strip())
         if match is None:
             return None
-        line = int(match.group(3)) if match.group(3) else None
-        return Citation(match.group(1), match.group(2), line)
+        number = int(match.group(3)) if match.group(3) else None
+        return Citation(match.group(1), match.group(2), number)
     if not isinstance(item, dict):
         return None
     raw_path = item.get("path")

@@ -205,6 +205,8 @@ class AuditPane(RunPane):
                 ]))
         sync_rows(votes_table, vote_rows)
         sync_rows(evidence_table, evidence_rows)
+        votes_table.display = bool(vote_rows)
+        evidence_table.display = bool(evidence_rows)
         self.query_one("#audit-evidence-title", Static).update(
             Text("Evidence (Enter: show in both trees)", style="bold") if evidence_rows
             else Text("No evidence cited for this gate", style=tone(self.app, "muted")))
@@ -327,6 +329,7 @@ class BehaviouralPane(RunPane):
                                            (c.summary or "")[:100]])
             for c in failing
         ])
+        table.display = bool(failing)
         self._show_check(selected_key(table))
 
     @on(DataTable.RowHighlighted, "#behav-checks")
@@ -438,6 +441,7 @@ class VerificationPane(RunPane):
                      else Text(f"No candidates from {lane}", style=tone(self.app, "muted")))
         sync_rows(table, [(str(c.id), [str(c.id), self.paint(c.verdict, c.verdict),
                                        (c.reason or "")[:100]]) for c in found])
+        table.display = bool(found)
         self._show_candidate(selected_key(table))
 
     @on(DataTable.RowHighlighted, "#verif-candidates")
@@ -485,8 +489,8 @@ class ScorePane(RunPane):
         run = detail.run
         out = Text()
         out.append(f"Score {score_text(run)}", style="bold")
-        out.append(f"  {validity(run)}",
-                   style=tone(self.app, {True: "ok", False: "bad", None: "muted"}[run.valid]))
+        valid_tone: Tone = "muted" if run.valid is None else "ok" if run.valid else "bad"
+        out.append(f"  {validity(run)}", style=tone(self.app, valid_tone))
         if run.blocked_by:
             out.append(f"\nblocked by: {run.blocked_by}", style=tone(self.app, "warn"))
         because = invalid_because(run)

@@ -52,6 +52,6 @@ def selected_key(table: DataTable[Cell]) -> str | None:
         return None
     try:
         key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
-    except Exception:  # noqa: BLE001 - a cursor outside the rows means no selection
+    except Exception:
         return None
     return None if key.value is None else str(key.value)
