@@ -2,9 +2,9 @@
 
 The store is filled through its own API (``create_run``; a quarter of the runs are taken
 to ``scored`` with a score.json, so stage marks and the funnel have work to do). The
-figure is the time from pressing ``r`` in a running console until the runs table has been
-painted with its first page; the goal is under one second. The funnel over all runs is
-computed after the first paint and its time is printed too.
+figure is the time from switching to the Runs screen (what ``r`` does) in a running
+console until the runs table has been painted with its first page; the goal is under one
+second. The funnel over all runs is computed after the first paint; its time is printed.
 
     .venv/bin/python bench/bench_runs_screen.py [--runs 10000]
 """
