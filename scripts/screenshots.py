@@ -1,139 +1,164 @@
-"""Regenerate screenshots/: one SVG per screen and state, dark and light themes.
+"""Regenerate screenshots/: one SVG per screen and state, dark and light themes, from real runs.
 
-Drives the real app (the same factory as the CLI) over the built-in tasks and the
-store in --state (default: a private copy of nothing, i.e. an empty history, plus
-whatever runs are in the given state directory).
+First it runs the built-in demo task for real (Docker, the three stages) into a private
+state directory — replay:reference, replay:subtle, replay:wrong and untouched, with short
+Stage III budgets — unless --state names a directory that already holds runs. Then it
+drives the console (the same factory as the CLI) over that store and saves:
 
-    .venv/bin/python scripts/screenshots.py [--state state] [--out screenshots]
+tasks, tasks-filtered, launch, runs, run-log, run-audit, run-behavioural, run-verification,
+run-score, diff, diff-split, counterexamples — each as ``<screen>-dark.svg`` and
+``<screen>-light.svg``.
+
+    .venv/bin/python scripts/screenshots.py [--state DIR] [--out screenshots]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
+import sqlite3
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from textual.worker import WorkerCancelled
+
 from srb_tui.config import Settings
 from srb_tui.ui.app import create_app
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))  # the seeded run of the Run screen lives in tests/ui
-
-from tests.ui.test_run_screen import seed_finished_run  # noqa: E402
-
+TASK = "demo01-csvtab-python-to-node"
 SIZE = (140, 40)
+AGENTS = (
+    ("replay:reference", "10"),
+    ("replay:subtle", "20"),
+    ("replay:wrong", "10"),
+    ("untouched", "10"),
+)
 
 
-async def shoot(settings: Settings, out: Path, theme: str) -> list[Path]:
-    written: list[Path] = []
-    app = create_app(settings)
-    async with app.run_test(size=SIZE) as pilot:
-        app.theme = theme
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        name = "dark" if "dark" in theme else "light"
-        written.append(Path(app.save_screenshot(str(out / f"tasks-{name}.svg"))))
-        await pilot.press("/")
-        await pilot.press(*"node")
-        await pilot.pause()
-        written.append(Path(app.save_screenshot(str(out / f"tasks-filtered-{name}.svg"))))
-        await pilot.press("escape")
-        await pilot.press("r")
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        written.append(Path(app.save_screenshot(str(out / f"runs-{name}.svg"))))
-        written.extend(await shoot_diff(app, pilot, out, name))
-    return written
+def make_runs(state: Path) -> None:
+    """Real runs of the demo task through the headless CLI."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SRB_")}
+    for agent, budget in AGENTS:
+        print(f"running {agent} …", file=sys.stderr)
+        subprocess.run(
+            [sys.executable, "-m", "srb_tui", "--tasks", str(REPO / "tasks"), "--state",
+             str(state), "run", TASK, "--agent", agent, "--adversary-budget", budget,
+             "--json"],
+            cwd=REPO, env=env, check=True, stdout=subprocess.DEVNULL,
+        )
 
 
-async def shoot_diff(app: Any, pilot: Any, out: Path, name: str) -> list[Path]:
-    """The Diff screen over the demo's untouched and reference submissions, both layouts."""
+def run_ids(state: Path) -> dict[str, str]:
+    con = sqlite3.connect(state / "srb.sqlite3")
+    try:
+        return {agent: rid for rid, agent in con.execute("select id, agent from runs")}
+    finally:
+        con.close()
+
+
+async def settle(app: Any, pilot: Any, pause: float = 0.2) -> None:
+    """Let one-shot workers finish; screens with long-lived workers (the Run screen follows
+    the bus) get a plain pause instead."""
+    await pilot.pause()
+    with contextlib.suppress(TimeoutError, WorkerCancelled):
+        await asyncio.wait_for(app.workers.wait_for_complete(), timeout=3)
+    await pilot.pause(pause)
+
+
+async def shoot(settings: Settings, out: Path, theme: str, subtle: str) -> list[Path]:
+    from srb_tui.ui.screens.counterexamples import CounterexamplesScreen
     from srb_tui.ui.screens.diff import DiffScreen
+    from srb_tui.ui.screens.run import RunScreen
     from srb_tui.ui.widgets.diff_tree import DiffTree
     from srb_tui.ui.widgets.diff_view import DiffView
 
-    submissions = REPO / "tasks" / "demo01-csvtab-python-to-node" / "submissions"
-    screen = DiffScreen(left=submissions / "untouched", right=submissions / "reference")
-    await app.push_screen(screen)
-    while not screen.tree_shown:
-        await pilot.pause(0.02)
-    await app.workers.wait_for_complete()
-    screen.query_one(DiffTree).reveal("README.md")
-    while screen.query_one(DiffView).prepared is None:
-        await pilot.pause(0.02)
-    await pilot.press("n")
-    await pilot.pause()
-    shots = [Path(app.save_screenshot(str(out / f"diff-{name}.svg")))]
-    await pilot.press("u")
-    await pilot.pause()
-    shots.append(Path(app.save_screenshot(str(out / f"diff-split-{name}.svg"))))
-    app.pop_screen()
-    await pilot.pause()
-    return shots
-
-
-async def shoot_run(settings: Settings, out: Path, theme: str) -> list[Path]:
-    """The Run screen (log, audit, behavioural) of the deterministic seeded run, and the
-    launch dialog with an inline error."""
-    from srb_tui.ui.screens.run import RunScreen
-    from srb_tui.ui.widgets.log_view import LogView
-    from tests.ui.test_run_screen import RUN_ID
-
-    written: list[Path] = []
     name = "dark" if "dark" in theme else "light"
+    shots: list[Path] = []
+
+    def save(screen: str) -> None:
+        shots.append(Path(app.save_screenshot(str(out / f"{screen}-{name}.svg"))))
+
     app = create_app(settings)
     async with app.run_test(size=SIZE) as pilot:
         app.theme = theme
-        await pilot.pause()
-        await pilot.press("l")
-        await pilot.pause()
-        app.screen.select_agent("command:")  # type: ignore[attr-defined]
-        await pilot.press("ctrl+s")
-        await pilot.pause()
-        written.append(Path(app.save_screenshot(str(out / f"launch-{name}.svg"))))
-        await pilot.press("escape")
-        app.open_run(RUN_ID)
-        for _ in range(400):
-            screen = app.screen
-            if isinstance(screen, RunScreen) and screen.detail is not None:
-                log = screen.query_one("#run-log", LogView)
-                if all(log.line_text(s) is not None for s in log.visible_seqs()):
-                    break
+        await settle(app, pilot)
+        save("tasks")
+        await pilot.press("/", *"node")
+        await settle(app, pilot)
+        save("tasks-filtered")
+        await pilot.press("escape", "l")
+        await settle(app, pilot)
+        save("launch")
+        await pilot.press("escape", "r")
+        await settle(app, pilot, 0.5)
+        save("runs")
+
+        app.push_screen(RunScreen(subtle))
+        for _ in range(300):
+            if isinstance(app.screen, RunScreen) and app.screen.detail is not None:
+                break
             await pilot.pause(0.02)
-        await pilot.pause(0.1)
-        written.append(Path(app.save_screenshot(str(out / f"run-log-{name}.svg"))))
-        for key, label in (("2", "audit"), ("3", "behavioural"), ("4", "verification")):
-            await pilot.press(key, "down")
-            await pilot.pause(0.1)
-            written.append(Path(app.save_screenshot(str(out / f"run-{label}-{name}.svg"))))
-    return written
+        await settle(app, pilot, 0.3)
+        save("run-log")
+        for key, label in (("2", "audit"), ("3", "behavioural"), ("4", "verification"),
+                           ("5", "score")):
+            await pilot.press(key)
+            await settle(app, pilot)
+            save(f"run-{label}")
+        app.pop_screen()
+
+        diff = DiffScreen(subtle)
+        await app.push_screen(diff)
+        for _ in range(500):
+            if diff.tree_shown:
+                break
+            await pilot.pause(0.02)
+        await settle(app, pilot)
+        diff.query_one(DiffTree).reveal("lib/render.js")
+        for _ in range(300):
+            if diff.query_one(DiffView).prepared is not None:
+                break
+            await pilot.pause(0.02)
+        await pilot.press("n")
+        await settle(app, pilot)
+        save("diff")
+        await pilot.press("u")
+        await settle(app, pilot)
+        save("diff-split")
+        app.pop_screen()
+
+        app.push_screen(CounterexamplesScreen(subtle))
+        await settle(app, pilot, 0.5)
+        save("counterexamples")
+    return shots
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--state", type=Path, default=None,
-                        help="state directory whose store to show (default: empty)")
+                        help="a state directory that already holds runs of the demo task")
     parser.add_argument("--out", type=Path, default=REPO / "screenshots")
     args = parser.parse_args()
     os.chdir(REPO)
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        state = args.state.resolve() if args.state else Path(tmp)
+        state = args.state.resolve() if args.state else Path(tmp) / "state"
+        if not (state / "srb.sqlite3").exists():
+            make_runs(state)
+        ids = run_ids(state)
+        subtle = ids.get("replay:subtle")
+        if subtle is None:
+            raise SystemExit(f"{state}: no replay:subtle run to show")
         settings = Settings(task_roots=(REPO / "tasks",), state_dir=state)
         for theme in ("textual-dark", "textual-light"):
-            shots = asyncio.run(shoot(settings, args.out, theme))
-            with tempfile.TemporaryDirectory() as seeded:
-                run_settings = Settings(task_roots=(REPO / "tasks",),
-                                        state_dir=Path(seeded) / "state")
-                seed_finished_run(run_settings)
-                shots += asyncio.run(shoot_run(run_settings, args.out, theme))
-            for path in shots:
+            for path in asyncio.run(shoot(settings, args.out, theme, subtle)):
                 print(path.relative_to(REPO) if path.is_relative_to(REPO) else path)
 
 

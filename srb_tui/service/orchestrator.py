@@ -296,7 +296,7 @@ class RunService:
             await put_tree(self.engine, handle, upload.source, dest=upload.dest,
                            uid=spec.uid, gid=spec.gid)
         await start(self.engine, handle)
-        await self.store.update_run(run.id, started_at=_now(), phase="agent")
+        await self.store.update_run(run.id, started_at=_now())
         self._say(run.id, f"agent {agent.text} started in {handle.name}")
         return handle
 
