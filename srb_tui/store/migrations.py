@@ -236,13 +236,24 @@ async def apply_migrations(
 ) -> int:
     """Apply ``steps[current:]`` in order, each in its own transaction; return the new version.
 
+    Each step re-reads ``user_version`` under the write lock, so two processes opening a new
+    store at once do not both create it.
+
     ``conn`` must be in autocommit mode (``isolation_level=None``). A failing step is rolled
     back whole and re-raised; earlier steps stay applied.
     """
     version = current
-    for step in steps[current:]:
+    while version < len(steps):
+        step = steps[version]
         await conn.execute("BEGIN IMMEDIATE")
         try:
+            # Another srb process may have migrated between our read and this lock.
+            rows = list(await conn.execute_fetchall("PRAGMA user_version"))
+            on_disk = int(rows[0][0])
+            if on_disk > version:
+                await conn.execute("COMMIT")
+                version = on_disk
+                continue
             for statement in step.statements:
                 await conn.execute(statement)
             # PRAGMA takes no parameters; the value is an int we computed.

@@ -185,3 +185,25 @@ async def test_a_write_lock_held_elsewhere_gives_a_clear_error(db_path: Path) ->
         finally:
             other.close()
         assert (await store.update_run(run.id, phase="free")).phase == "free"
+
+
+
+async def test_migration_raced_by_another_connection_is_not_applied_twice(
+    tmp_path: Path,
+) -> None:
+    """Two srb processes opening a new store at once: the one that read version 0 before the
+    other migrated must not create the tables again (it used to fail "table runs already
+    exists")."""
+    db = tmp_path / "race.sqlite3"
+    first = await aiosqlite.connect(db, isolation_level=None)
+    second = await aiosqlite.connect(db, isolation_level=None)
+    try:
+        stale = int(next(iter(await first.execute_fetchall("PRAGMA user_version")))[0])
+        assert stale == 0
+        assert await apply_migrations(second, 0) == SCHEMA_VERSION
+        assert await apply_migrations(first, stale) == SCHEMA_VERSION
+    finally:
+        await first.close()
+        await second.close()
+    async with await Store.open(db) as store:
+        assert await store.count_runs() == 0
