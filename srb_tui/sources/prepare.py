@@ -72,7 +72,7 @@ def _safe_filename(name: str) -> str:
     return base if base and not base.startswith(".") else "archive"
 
 
-def _shipped_digest(task_dir: Path) -> tuple[str, str] | None:
+def shipped_digest(task_dir: Path) -> tuple[str, str] | None:
     """``(digest, relative file)`` from the first original.sha256 the task has."""
     for rel in SHIPPED_DIGESTS:
         path = task_dir / rel
@@ -330,7 +330,7 @@ def prepare_state_a(
     offline = _offline(offline)
     shipped = task_dir / SHIPPED_ARCHIVE
     if shipped.is_file():
-        digest = _shipped_digest(task_dir)
+        digest = shipped_digest(task_dir)
         if source is not None and source.kind == "archive":
             if digest is not None and digest[0] != source.sha256:
                 raise StateAError(

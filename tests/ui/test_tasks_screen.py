@@ -106,3 +106,21 @@ async def test_broken_keymap_is_reported_not_fatal(builtin_settings: Settings) -
         await pilot.press("r")
         await pilot.pause()
         assert isinstance(app.screen, RunsScreen)
+
+
+async def test_detail_lists_stages_and_prepare_caches_state_a(
+    builtin_settings: Settings,
+) -> None:
+    app = create_app(builtin_settings)
+    async with app.run_test(size=(140, 50)) as pilot:
+        await pilot.pause()
+        heading = _text(app.screen.query_one("#task-heading", Static))
+        assert "not prepared yet" in heading
+        assert "no-python-sources" in heading
+        assert "Adversaries:" in heading and "(fuzz)" in heading
+        await pilot.press("p")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        heading = _text(app.screen.query_one("#task-heading", Static))
+        assert "prepared: 12 files" in heading
+    assert list((builtin_settings.cache_dir / "state-a").glob("*/strip-*/tree"))

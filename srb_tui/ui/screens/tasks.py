@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Markdown, Static
 
-from srb_tui.schema import TaskLoad
+from srb_tui.schema import Task, TaskLoad
 from srb_tui.service.catalog import TaskSummary, summarise
 from srb_tui.service.display import display_path
+from srb_tui.service.state_a_status import state_a_status
 from srb_tui.ui.palette import Tone, tone
 
 if TYPE_CHECKING:
@@ -51,6 +53,10 @@ class TasksScreen(Screen[None]):
                 tooltip="Clear the filter and return to the table"),
         Binding("ctrl+r", "reload", "Reload", id="tasks.reload",
                 tooltip="Re-read every task directory from disk"),
+        Binding("p", "prepare", "Prepare", id="tasks.prepare",
+                tooltip="Fetch, verify and cache the selected task's State A"),
+        Binding("R", "record", "Record", id="tasks.record",
+                tooltip="Identity run: grade State A against itself; every module must be 1.0"),
         Binding("l", "launch", "Launch", id="tasks.launch",
                 tooltip="Run an agent on the selected task"),
     ]
@@ -159,7 +165,9 @@ class TasksScreen(Screen[None]):
         if load is None:
             return
         self._selected = task_id
-        self.query_one("#task-heading", Static).update(_heading(load, self.app))
+        self.query_one("#task-heading", Static).update(
+            _heading(load, self.app, self.srb.settings.cache_dir / "state-a")
+        )
         self.query_one("#task-problems", Static).update(_problems(load, self.app))
         text = load.task.instruction if load.task and load.task.instruction else None
         self.query_one("#task-instruction", Markdown).update(
@@ -177,6 +185,71 @@ class TasksScreen(Screen[None]):
         self.srb.reload_catalog()
         self._load()
         self.notify(f"{len(self._summaries)} task(s) loaded")
+
+    def _selected_task(self) -> Task | None:
+        load = self.srb.catalog.find(self._selected) if self._selected else None
+        if load is None or load.task is None:
+            self.notify("Select a task that loads first.", severity="warning")
+            return None
+        return load.task
+
+    def action_prepare(self) -> None:
+        task = self._selected_task()
+        if task is not None:
+            self.notify(f"preparing State A of {task.id} …", title="prepare")
+            self._prepare(task)
+
+    @work(thread=True, exclusive=True, group="task-prepare")
+    def _prepare(self, task: Task) -> None:
+        from srb_tui.sources import StateAError, prepare_state_a
+
+        try:
+            ready = prepare_state_a(task.dir, task.state_a,
+                                    self.srb.settings.cache_dir / "state-a")
+        except StateAError as exc:
+            self.app.call_from_thread(self.notify, str(exc), title="prepare", severity="error",
+                                      timeout=12)
+            return
+        self.app.call_from_thread(
+            self.notify, f"{task.id}: State A ready, {ready.file_count} files", title="prepare"
+        )
+        self.app.call_from_thread(self._refresh_detail)
+
+    def _refresh_detail(self) -> None:
+        if self._selected:
+            self._show(self._selected)
+
+    def action_record(self) -> None:
+        task = self._selected_task()
+        if task is not None:
+            self.notify(f"identity run of {task.id}: State A against itself …", title="record")
+            self._record(task)
+
+    @work(exclusive=True, group="task-record")
+    async def _record(self, task: Task) -> None:
+        import asyncio
+
+        from srb_tui.runner import RunnerError
+        from srb_tui.service.ladder_identity import record_identity
+        from srb_tui.service.stages.common import StageFault
+        from srb_tui.sources import StateAError, prepare_state_a
+        from srb_tui.ui.console_service import ConsoleError
+
+        try:
+            service = await self.srb.run_host.service()
+            ready = await asyncio.to_thread(prepare_state_a, task.dir, task.state_a,
+                                            self.srb.settings.cache_dir / "state-a")
+            result = await record_identity(service.engine, task, ready.tree,
+                                           base_image=self.srb.settings.base_image)
+        except (ConsoleError, StateAError, StageFault, RunnerError) as exc:
+            self.notify(str(exc), title="record", severity="error", timeout=12)
+            return
+        if result.ok:
+            self.notify(f"{task.id}: every module scores 1.0 on State A", title="record")
+        else:
+            self.notify(f"{task.id} refused: {', '.join(result.failing)} below 1.0",
+                        title="record", severity="error", timeout=12)
+        self._refresh_detail()
 
     def action_launch(self) -> None:
         """Open the launch dialog for the selected task (runs go through the console)."""
@@ -201,7 +274,7 @@ class TasksScreen(Screen[None]):
         self.app.push_screen(LaunchDialog(target), launched)
 
 
-def _heading(load: TaskLoad, app: App[object]) -> Text:
+def _heading(load: TaskLoad, app: App[object], cache_dir: Path) -> Text:
     s = summarise(load)
     out = Text()
     out.append(s.task_id, style="bold")
@@ -216,6 +289,23 @@ def _heading(load: TaskLoad, app: App[object]) -> Text:
         out.append("\nState B: ", style="bold")
         out.append(s.state_b)
     out.append(f"\n{display_path(load.path)}", style=tone(app, "muted"))
+    task = load.task
+    if task is None:
+        return out
+    status = state_a_status(task, cache_dir)
+    out.append("\nState A cache: ", style="bold")
+    out.append(status.detail, style=tone(app, "ok" if status.prepared else "warn"))
+    evaluation = task.evaluation
+    if evaluation is not None and evaluation.audit is not None and evaluation.audit.gates:
+        out.append("\nGates: ", style="bold")
+        out.append(", ".join(g.id + ("" if g.required else " (optional)")
+                             for g in evaluation.audit.gates))
+    if task.suite is not None:
+        out.append("\nModules: ", style="bold")
+        out.append(", ".join(m.id for m in task.suite.modules))
+    if task.probe is not None:
+        out.append("\nAdversaries: ", style="bold")
+        out.append(", ".join(f"{a.id} ({a.driver})" for a in task.probe.adversaries))
     return out
 
 
