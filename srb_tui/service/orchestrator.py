@@ -14,6 +14,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import os
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,6 +62,9 @@ class Limits:
     disk_bytes: int = 8 * GIB
     max_file_bytes: int = 2 * GIB
     grace_sec: float = 10.0
+
+
+LEASE = "driver"
 
 
 def store_label(db_path: Path) -> str:
@@ -176,6 +181,7 @@ class RunService(AgentPhase):
         overrides the task's Stage III budgets (a quick look, not a published score)."""
         self._cancel.setdefault(run_id, asyncio.Event())
         self._adversary_budget[run_id] = adversary_budget_sec
+        await self._take_lease(run_id)
         try:
             return await self._drive(run_id, grade=grade)
         except (RunnerError, StateAError, OSError) as exc:
@@ -183,6 +189,42 @@ class RunService(AgentPhase):
         finally:
             self._cancel.pop(run_id, None)
             self._adversary_budget.pop(run_id, None)
+            with contextlib.suppress(Exception):
+                await self._release_lease(run_id)
+
+    # -- the driver lease: one process drives a run at a time ----------------------------
+
+    async def _take_lease(self, run_id: str) -> None:
+        run = await self.store.require_run(run_id)
+        extra = dict(run.extra)
+        extra[LEASE] = {"pid": os.getpid(), "host": socket.gethostname(), "since": _now()}
+        await self.store.update_run(run_id, extra=extra)
+
+    async def _release_lease(self, run_id: str) -> None:
+        run = await self.store.require_run(run_id)
+        lease = run.extra.get(LEASE)
+        if isinstance(lease, dict) and lease.get("pid") == os.getpid():
+            extra = dict(run.extra)
+            extra.pop(LEASE)
+            await self.store.update_run(run_id, extra=extra)
+
+    @staticmethod
+    def driven_elsewhere(run: RunRecord) -> bool:
+        """Whether another live srb process on this machine is driving ``run`` (its lease
+        names a running pid that is not ours); a killed driver's lease does not count."""
+        lease = run.extra.get(LEASE)
+        if not isinstance(lease, dict) or lease.get("host") != socket.gethostname():
+            return False
+        pid = lease.get("pid")
+        if not isinstance(pid, int) or pid == os.getpid():
+            return False
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
 
     async def _drive(self, run_id: str, *, grade: bool) -> RunRecord:
         run = await self.store.require_run(run_id)
@@ -335,6 +377,10 @@ class RunService(AgentPhase):
                 self._say(c.handle.run_id, f"reaped leftover container {c.handle.name}")
         results = []
         for run in live:
+            if self.driven_elsewhere(run):
+                self._say(run.id, "driven by another srb process; left alone")
+                results.append(run)
+                continue
             results.append(await self.drive(run.id, grade=grade))
         return results
 

@@ -152,7 +152,10 @@ class ConsoleService:
             return  # no history yet: nothing to re-attach, and no file made just by looking
         try:
             store = await self.store()
-            live = [r for r in await store.live_runs() if r.status in REATTACH]
+            from srb_tui.service.orchestrator import RunService
+
+            live = [r for r in await store.live_runs()
+                    if r.status in REATTACH and not RunService.driven_elsewhere(r)]
         except (ConsoleError, StoreError):
             return  # the Runs screen explains a broken store
         if not live:

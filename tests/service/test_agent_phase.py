@@ -291,3 +291,27 @@ def test_ctrl_c_leaves_the_run_going_then_cancel_removes_it(tmp_path: Path) -> N
     names = subprocess.run(["docker", "ps", "-a", "--filter", f"label=srb.run={run_id}",
                             "--format", "{{.Names}}"], capture_output=True, text=True).stdout
     assert names.strip() == ""
+
+
+async def test_resume_leaves_a_run_driven_by_a_live_process_alone(
+    service: RunService,
+) -> None:
+    """A second srb (console or `srb resume`) must not drive a run another live process is
+    driving: its lease names a running pid. A dead pid's lease does not count."""
+    import socket
+
+    run = await service.launch(TASK, "untouched", budget_sec=60)
+    sleeper = subprocess.Popen(["sleep", "60"])
+    try:
+        extra = {"driver": {"pid": sleeper.pid, "host": socket.gethostname(), "since": "x"}}
+        await service.store.update_run(run.id, extra=extra)
+        assert RunService.driven_elsewhere(await service.store.require_run(run.id))
+        results = await service.recover(grade=False)
+        assert [r.status for r in results] == ["pending"]
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert not RunService.driven_elsewhere(await service.store.require_run(run.id))
+    results = await service.recover(grade=False)
+    assert [r.status for r in results] == ["collecting"]
+    assert "driver" not in (await service.store.require_run(run.id)).extra
