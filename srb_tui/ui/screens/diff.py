@@ -143,8 +143,10 @@ class DiffScreen(Screen[None]):
     def on_mount(self) -> None:
         self.sub_title = f"Diff · {self.run_id}" if self.run_id else "Diff"
         table = self.query_one("#diff-languages", DataTable)
-        for label in ("Language", "State A", "Submission"):
-            table.add_column(label, key=label.lower())
+        # Fixed widths: the rows arrive from a worker, and auto-sized columns would paint
+        # at whatever width the first rows gave them.
+        for label, width in (("Language", 12), ("State A", 9), ("Submission", 10)):
+            table.add_column(label, key=label.lower(), width=width)
         self.query_one("#diff-search-status", Static).display = False
         self._compare()
         self.watch(self.app, "theme", self._retheme, init=False)
