@@ -16,6 +16,7 @@ import contextlib
 import hashlib
 import os
 import socket
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -307,7 +308,27 @@ class RunService(AgentPhase):
         self.bus.publish(RunFinished(run_id, run.status, run.score, run.valid, reason))
         return run
 
-    async def _grade(self, run_id: str, task: Task, state_a: Path | None) -> RunRecord:
+    async def regrade(
+        self, run_id: str, stages: Sequence[str] | None = None, *, force: bool = False
+    ) -> RunRecord:
+        """Grade a collected run again (all stages, or ``stages``); the console's and a
+        script's way in. Raises LaunchError when the task no longer loads, LadderError or
+        StateAError when the submission or State A is missing."""
+        run = await self.store.require_run(run_id)
+        load = self._load(run.task_path)
+        if load.task is None:
+            raise LaunchError(f"run {run_id}: task {run.task_id} no longer loads")
+        return await self._grade(run_id, load.task, None, stages=stages, force=force)
+
+    async def _grade(
+        self,
+        run_id: str,
+        task: Task,
+        state_a: Path | None,
+        *,
+        stages: Sequence[str] | None = None,
+        force: bool = False,
+    ) -> RunRecord:
         from srb_tui.service.ladder import LadderContext, grade_run
 
         if state_a is None:
@@ -328,7 +349,7 @@ class RunService(AgentPhase):
             publish=self._publish_any,
             adversary_budget_sec=self._adversary_budget.get(run_id),
         )
-        await grade_run(ctx)
+        await grade_run(ctx, stages=stages, force=force)
         await self.store.update_run(run_id, finished_at=_now())
         run = await self.store.require_run(run_id)
         self.bus.publish(RunFinished(run_id, run.status, run.score, run.valid,

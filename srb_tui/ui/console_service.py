@@ -17,7 +17,6 @@ import contextlib
 import importlib.util
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual.app import App
@@ -251,49 +250,21 @@ class ConsoleService:
                     group="console-grade")
 
     async def _regrade(self, run_id: str, stage: str) -> None:
-        from srb_tui.schema import load_task
-        from srb_tui.service.events import RunFinished
-        from srb_tui.service.ladder import LadderContext, LadderError, grade_run
-        from srb_tui.sources import StateAError, prepare_state_a
+        from srb_tui.service.ladder import LadderError
+        from srb_tui.service.orchestrator import LaunchError
+        from srb_tui.sources import StateAError
 
         if run_id in self.driving:
             raise ConsoleError(f"run {run_id} is still being driven; re-grade it when it ends")
         service = await self.service()
-        run = await service.store.require_run(run_id)
-        load = load_task(Path(run.task_path))
-        if load.task is None:
-            raise ConsoleError(f"run {run_id}: task {run.task_id} no longer loads")
-        task = load.task
-        try:
-            prepared = await asyncio.to_thread(
-                prepare_state_a, task.dir, task.state_a, self.settings.cache_dir / "state-a"
-            )
-        except StateAError as exc:
-            raise ConsoleError(str(exc)) from exc
-        ctx = LadderContext(
-            store=service.store, engine=service.engine, task=task, run_id=run_id,
-            submission_dir=service.submission_dir(run_id), original_dir=prepared.tree,
-            run_dir=service.run_dir(run_id), base_image=self.settings.base_image,
-            publish=lambda event: _publish(self.bus, event),
-        )
         self.driving.add(run_id)
         try:
-            await grade_run(ctx, stages=(stage,))
-        except LadderError as exc:
+            await service.regrade(run_id, (stage,))
+        except (LadderError, LaunchError, StateAError) as exc:
             raise ConsoleError(str(exc)) from exc
         finally:
             self.driving.discard(run_id)
-        done = await service.store.require_run(run_id)
-        self.bus.publish(RunFinished(run_id, done.status, done.score, done.valid,
-                                     done.harness_error))
         self.app.notify(f"run {run_id}: {stage} graded again", title="re-grade")
-
-
-def _publish(bus: EventBus, event: object) -> None:
-    from srb_tui.service.events import Event
-
-    if isinstance(event, Event):
-        bus.publish(event)
 
 
 __all__ = [
