@@ -11,14 +11,13 @@ result only, the numbers-only ``reward.json`` (last, so its presence means "comp
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from srb_tui.grader.envelope import atomic_write_json
 
 from .policy import ScoringPolicy
 
@@ -258,22 +257,6 @@ def score_run(
     return envelope
 
 
-def _atomic_write(path: Path, data: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
 def write_score_files(directory: str | os.PathLike[str], envelope: ScoreEnvelope) -> list[Path]:
     """Write score.json, then (valid results only) reward.json last. A stale reward.json is
     removed first, so a reward file on disk always belongs to the score next to it."""
@@ -281,9 +264,9 @@ def write_score_files(directory: str | os.PathLike[str], envelope: ScoreEnvelope
     reward_path = folder / "reward.json"
     reward_path.unlink(missing_ok=True)
     score_path = folder / "score.json"
-    _atomic_write(score_path, envelope.to_json())
+    atomic_write_json(score_path, envelope.to_json())
     written = [score_path]
     if envelope.valid and envelope.score is not None:
-        _atomic_write(reward_path, envelope.reward_numbers())
+        atomic_write_json(reward_path, envelope.reward_numbers())
         written.append(reward_path)
     return written

@@ -17,6 +17,7 @@ driver, grader fault) is recorded with status ``error`` and the run becomes inva
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -75,14 +76,8 @@ class LadderContext:
 
 def _policy(task: Task) -> ScoringPolicy:
     assert task.evaluation is not None
-    s = task.evaluation.scoring
-    return ScoringPolicy(
-        max_score=s.max_score,
-        behavioural_points=s.behavioural_points,
-        verification_points=s.verification_points,
-        verification_models=s.verification_models,
-        points_per_survived_model=s.points_per_survived_model,
-    )
+    # The loader's [scoring] record and the scorer's policy carry the same five numbers.
+    return ScoringPolicy(**dataclasses.asdict(task.evaluation.scoring))
 
 
 def _result_name(spec: StageSpec) -> str:
