@@ -32,9 +32,10 @@ from srb_tui.runner.images import ImageInfo, build_image, list_images, prune_ima
 from srb_tui.runner.logs import LogCursor, LogFollower, cursors_after
 from srb_tui.runner.pool import RunnerPool
 from srb_tui.runner.reaper import ManagedContainer, gc, list_managed, reap, reattach
-from srb_tui.runner.spec import ContainerSpec, LogLine, Stream
+from srb_tui.runner.spec import Bind, ContainerSpec, LogLine, Stream
 
 __all__ = [
+    "Bind",
     "CollectError",
     "CollectResult",
     "ContainerError",

@@ -69,6 +69,7 @@ def _host_config(api: Any, spec: ContainerSpec) -> Any:
         pids_limit=spec.pids_limit,
         nano_cpus=spec.nano_cpus,
         cap_drop=["ALL"],
+        cap_add=list(spec.cap_add) or None,
         security_opt=["no-new-privileges:true"],
         init=spec.init,
         log_config=LogConfig(
@@ -76,7 +77,9 @@ def _host_config(api: Any, spec: ContainerSpec) -> Any:
             config={"max-size": spec.log_max_size, "max-file": str(spec.log_max_files)},
         ),
         ulimits=ulimits or None,
-        binds=None,
+        binds={b.host: {"bind": b.target, "mode": "ro" if b.read_only else "rw"}
+               for b in spec.binds} or None,
+        tmpfs=dict(spec.tmpfs) or None,
         privileged=False,
     )
 

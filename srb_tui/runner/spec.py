@@ -46,12 +46,25 @@ class LogLine:
 
 
 @dataclass(frozen=True)
+class Bind:
+    """A host path mounted into the container (read-only unless said otherwise)."""
+
+    host: str
+    target: str
+    read_only: bool = True
+
+
+@dataclass(frozen=True)
 class ContainerSpec:
     """Everything needed to create one srb container.
 
     ``user`` is numeric ``uid:gid`` (names need an /etc/passwd entry in the image and
     cannot be used for tar ownership). Root is refused unless ``allow_root`` is set.
     ``max_file_bytes`` becomes RLIMIT_FSIZE: no single file may grow past it.
+    ``binds`` are host paths mounted in (read-only by default), ``tmpfs`` maps a target to
+    its mount options (``"size=512m,mode=1777"``), ``cap_add`` names the only capabilities
+    given back after all are dropped. ``network_mode`` may be ``container:<id>`` to share
+    another container's network namespace.
     """
 
     image: str
@@ -71,6 +84,9 @@ class ContainerSpec:
     log_max_files: int = 5
     init: bool = True
     allow_root: bool = False
+    binds: tuple[Bind, ...] = ()
+    tmpfs: Mapping[str, str] = field(default_factory=dict)
+    cap_add: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         problems: list[str] = []
