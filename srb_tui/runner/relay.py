@@ -9,8 +9,8 @@ so the same relay reaches it). The agent container joins the relay's network nam
 ``http://127.0.0.1:RELAY_PORT`` and nothing else: no route, no DNS, no other interface. The
 task image needs nothing installed.
 
-The relay runs as ``nobody`` with every capability dropped, ``no-new-privileges``, a read-only
-root file system and small memory/pids/CPU limits; it carries srb's labels with
+The relay runs as ``nobody`` with every capability dropped, ``no-new-privileges`` and small
+memory/pids/CPU limits (the runner's one ``ContainerSpec``); it carries srb's labels with
 ``srb.role=relay``, so the reaper removes it with its run. Its image ``srb/relay`` is built
 once from the base image (Debian's socat) through the runner's cached image build.
 """
@@ -22,16 +22,12 @@ import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
-from docker.errors import APIError, ImageNotFound  # type: ignore[import-untyped]
-from docker.types import LogConfig  # type: ignore[import-untyped]
-
-from srb_tui.runner.containers import ContainerHandle, exec_run, remove, start
+from srb_tui.runner.containers import ContainerHandle, create, exec_run, remove, start
 from srb_tui.runner.engine import DockerEngine
 from srb_tui.runner.errors import ContainerError
 from srb_tui.runner.images import BuildLogSink, ImageInfo, build_image
-from srb_tui.runner.spec import LABEL_MANAGED, LABEL_ROLE, LABEL_RUN, container_name
+from srb_tui.runner.spec import Bind, ContainerSpec
 
 RELAY_PORT = 8642
 RELAY_IMAGE = "srb/relay:socat"
@@ -86,48 +82,31 @@ def agent_network_mode(relay: ContainerHandle) -> str:
     return f"container:{relay.id}"
 
 
-def _create(
-    api: Any, image: str, run_id: str, socket_dir: Path, labels: Mapping[str, str], port: int
-) -> str:
-    name = container_name(run_id, RELAY_ROLE)
-    host_config = api.create_host_config(
-        network_mode="none",
-        binds={str(socket_dir): {"bind": SOCKET_MOUNT, "mode": "ro"}},
+def relay_spec(
+    run_id: str,
+    socket_dir: Path,
+    *,
+    labels: Mapping[str, str],
+    image: str = RELAY_IMAGE,
+    port: int = RELAY_PORT,
+) -> ContainerSpec:
+    """The relay container of ``run_id``: no network, the socket folder read-only, nobody."""
+    return ContainerSpec(
+        image=image,
+        run_id=run_id,
+        role=RELAY_ROLE,
+        command=tuple(relay_command(port)),
+        user=RELAY_USER,
+        workdir="/",
         mem_limit=RELAY_MEM_BYTES,
-        memswap_limit=RELAY_MEM_BYTES,
         pids_limit=RELAY_PIDS,
         nano_cpus=RELAY_NANO_CPUS,
-        cap_drop=["ALL"],
-        security_opt=["no-new-privileges:true"],
-        read_only=True,
-        init=True,
-        privileged=False,
-        log_config=LogConfig(type="json-file", config={"max-size": "1m", "max-file": "2"}),
+        network_mode="none",
+        labels=dict(labels),
+        log_max_size="1m",
+        log_max_files=2,
+        binds=(Bind(str(socket_dir), SOCKET_MOUNT, read_only=True),),
     )
-    all_labels = {**labels, LABEL_MANAGED: "1", LABEL_RUN: run_id, LABEL_ROLE: RELAY_ROLE}
-    try:
-        made = api.create_container(
-            image=image,
-            command=relay_command(port),
-            name=name,
-            user=RELAY_USER,
-            labels=all_labels,
-            host_config=host_config,
-            detach=True,
-            network_disabled=True,
-        )
-    except ImageNotFound as err:
-        raise ContainerError(
-            f"run {run_id}: relay image {image!r} not found; build it with ensure_relay_image"
-        ) from err
-    except APIError as err:
-        if err.status_code == 409:
-            raise ContainerError(
-                f"run {run_id}: a container named {name} already exists; "
-                "reap the run's old containers first"
-            ) from err
-        raise ContainerError(f"run {run_id}: cannot create the relay {name}: {err}") from err
-    return str(made["Id"])
 
 
 async def start_relay(
@@ -149,10 +128,16 @@ async def start_relay(
         socket_dir.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise ContainerError(f"run {run_id}: cannot create {socket_dir}: {err}") from err
-    api = await engine.api()
-    cid = await engine.call(_create, api, image, run_id, socket_dir, labels, port)
-    handle = ContainerHandle(id=cid, name=container_name(run_id, RELAY_ROLE), run_id=run_id,
-                             role=RELAY_ROLE)
+    spec = relay_spec(run_id, socket_dir, labels=labels, image=image, port=port)
+    try:
+        handle = await create(engine, spec)
+    except ContainerError as err:
+        if "not found" in str(err):
+            raise ContainerError(
+                f"run {run_id}: relay image {image!r} not found; build it with "
+                "ensure_relay_image"
+            ) from err
+        raise
     try:
         await start(engine, handle)
         await _wait_listening(engine, handle, port)
