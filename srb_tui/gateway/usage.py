@@ -21,6 +21,13 @@ from typing import Any
 
 MAX_EVENT_BYTES = 8 * 1024 * 1024
 _INTERESTING = (b'"usage"', b"error")
+_SKIPPED = (
+    b"event: content_block_delta\n",
+    b"event: response.output_text.delta\n",
+    b"event: response.function_call_arguments.delta\n",
+    b"event: response.reasoning_summary_text.delta\n",
+    b"event: ping\n",
+)
 _END_EVENTS = frozenset(
     {"message_stop", "response.completed", "response.incomplete", "response.failed"}
 )
@@ -93,6 +100,8 @@ class UsageMeter:
         self._buffer = b""
 
     def _event(self, raw: bytes) -> None:
+        if raw.startswith(_SKIPPED):
+            return  # the bulk of a stream: text and tool-input deltas carry no usage
         name = ""
         data: list[bytes] = []
         for line in raw.splitlines():
