@@ -96,6 +96,21 @@ class GatewayConfig:
     def upstream(self, vendor: str) -> UpstreamConfig:
         return self.anthropic if vendor == "anthropic" else self.openai
 
+    def summary(self) -> list[dict[str, object]]:
+        """What ``srb doctor`` shows per upstream: URL, key variable, whether it is set
+        (never its value), model rewrites and priced models."""
+        rows: list[dict[str, object]] = [
+            {
+                "vendor": vendor,
+                "base_url": self.upstream(vendor).base_url,
+                "key_env": self.upstream(vendor).key_env,
+                "key_set": self.key_for(vendor) is not None,
+                "models": dict(self.upstream(vendor).models),
+            }
+            for vendor in ("anthropic", "openai")
+        ]
+        return [*rows, {"priced_models": sorted(self.prices)}]
+
     def key_for(self, vendor: str) -> str | None:
         """The vendor key from the host environment now, or None when it is not set."""
         value = self.environ.get(self.upstream(vendor).key_env, "").strip()

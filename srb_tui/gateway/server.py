@@ -329,8 +329,9 @@ class Gateway:
             response = web.Response(status=200)
         elif path == "/v1/models" and request.method == "GET":
             response = web.json_response(
-                {"object": "list", "data": [], "has_more": False, "first_id": None,
-                 "last_id": None}
+                # Empty in the OpenAI/Anthropic list shape (and Codex's "models" key).
+                {"object": "list", "data": [], "models": [], "has_more": False,
+                 "first_id": None, "last_id": None}
             )
         elif path.startswith("/api/") or path == "/":
             response = web.json_response({})

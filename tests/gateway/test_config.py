@@ -24,6 +24,10 @@ def test_no_file_gives_the_vendor_defaults(tmp_path: Path) -> None:
     assert config.openai.root == "https://api.openai.com"
     assert config.openai.key_env == "OPENAI_API_KEY" and dict(config.prices) == {}
     assert config.key_for("openai") is None
+    anthropic, openai, prices = load_gateway_config(tmp_path, {"OPENAI_API_KEY": "sk-x"}).summary()
+    assert (anthropic["key_set"], openai["key_set"], prices) == (False, True,
+                                                                {"priced_models": []})
+    assert "sk-x" not in repr(anthropic) + repr(openai)
 
 
 def test_tables_models_prices_and_env_overrides(tmp_path: Path) -> None:
