@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import errno
 import hashlib
+import logging
 import os
 import secrets
 import socket
@@ -28,9 +29,10 @@ from srb_tui.gateway.config import GatewayConfig
 from srb_tui.gateway.forward import Outcome, cost_of, forward
 from srb_tui.gateway.usage import UsageMeter
 from srb_tui.gateway.vendor import ROUTES, Route, error_body, vendor_of_path
-from srb_tui.store import Store
+from srb_tui.store import Store, StoreError
 from srb_tui.store.ledger import GATEWAY_ROLES, LedgerRow
 
+LOG = logging.getLogger("srb.gateway")
 SOCKET_NAME = "gateway.sock"
 TOKEN_PREFIX = "srb-gw-"
 MAX_BODY_BYTES = 64 * 1024 * 1024
@@ -364,12 +366,32 @@ class Gateway:
         meter: UsageMeter,
         outcome: Outcome,
         started: float,
-    ) -> LedgerRow:
-        """Write the ledger row of one forwarded request."""
+    ) -> LedgerRow | None:
+        """Write the ledger row of one forwarded request (None, logged, if the store
+        refuses it: the client's answer is not held up by a bookkeeping failure)."""
         error = outcome.error
         if error is None and meter.error is not None:
             error = f"upstream error: {meter.error}"
         usage = dict(meter.usage)
+        try:
+            return await self._add_row(caller, route, asked, sent, meter, outcome, started,
+                                       error, usage)
+        except StoreError as err:
+            LOG.warning("gateway: ledger row of run %s not recorded: %s", caller.run_id, err)
+            return None
+
+    async def _add_row(
+        self,
+        caller: Caller,
+        route: Route,
+        asked: str | None,
+        sent: str | None,
+        meter: UsageMeter,
+        outcome: Outcome,
+        started: float,
+        error: str | None,
+        usage: dict[str, int],
+    ) -> LedgerRow:
         return await self.store.add_ledger_row(
             caller.run_id,
             caller.role,

@@ -392,3 +392,16 @@ async def test_the_sentinel_key_appears_nowhere_srb_keeps(
             assert SENTINEL_KEY.encode() not in data, file
             assert token.encode() not in data, file  # tokens are kept as hashes only
     assert SENTINEL_KEY not in caplog.text
+
+
+async def test_a_ledger_failure_does_not_hold_up_the_answer(
+    standin: StandIn, start_gateway: StartGateway, run_id: str, store: Store
+) -> None:
+    gateway = await start_gateway()
+    token = await gateway.issue_token(run_id, "agent")
+    await post(gateway.tcp_url + "/v1/messages", {"model": "claude-real"}, token=token)
+    assert await store.delete_run(run_id)  # the run vanishes while its token is cached
+    status, _, body = await post(gateway.tcp_url + "/v1/messages", {"model": "claude-real"},
+                                 token=token)
+    assert status == 200 and b"STAND-IN answer" in body
+    assert await store.ledger_rows(run_id) == []
