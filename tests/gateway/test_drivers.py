@@ -64,3 +64,38 @@ async def test_no_gateway_or_scripted_driver_means_no_endpoint(
     assert await driver_endpoint(None, run_id, "reviewer", "anthropic") is None
     gateway = await start_gateway()
     assert await driver_endpoint(gateway, run_id, "reviewer", "scripted") is None
+
+
+async def test_standin_official_sdks_stream_through_the_gateway(
+    standin: StandIn, start_gateway: StartGateway, run_id: str, store: Store
+) -> None:
+    import anthropic
+    import openai
+
+    gateway = await start_gateway()
+    token = await gateway.issue_token(run_id, "agent")
+    claude = anthropic.AsyncAnthropic(api_key=token, base_url=gateway.tcp_url, max_retries=0)
+    gpt = openai.AsyncOpenAI(api_key=token, base_url=gateway.tcp_url + "/v1", max_retries=0)
+    try:
+        async with claude.messages.stream(
+            model="claude-alias", max_tokens=10, messages=[{"role": "user", "content": "hi"}]
+        ) as stream:
+            text = "".join([piece async for piece in stream.text_stream])
+            final = await stream.get_final_message()
+        assert text == "".join(f"part {i} " for i in range(6))
+        assert final.usage.output_tokens == 500
+        events = await gpt.responses.create(model="gpt-real", input="hi", stream=True)
+        kinds = [event.type async for event in events]
+        assert kinds[0] == "response.created" and kinds[-1] == "response.completed"
+        chunks = await gpt.chat.completions.create(
+            model="gpt-real", messages=[{"role": "user", "content": "hi"}], stream=True
+        )
+        usage = [c.usage async for c in chunks if c.usage is not None]
+        assert [u.total_tokens for u in usage] == [1600]
+    finally:
+        await claude.close()
+        await gpt.close()
+    await gateway.settle(run_id)
+    rows = await store.ledger_rows(run_id)
+    assert [r.route for r in rows] == ["/v1/messages", "/v1/responses", "/v1/chat/completions"]
+    assert all(r.streamed and r.error is None and r.cost_usd is not None for r in rows)
