@@ -56,6 +56,7 @@ class StandIn:
     release: asyncio.Event = field(default_factory=asyncio.Event)
     last_sent: asyncio.Event = field(default_factory=asyncio.Event)
     delay_per_event: float = 0.0
+    deltas: int = STREAM_EVENTS
     runner: web.AppRunner | None = None
 
     async def start(self) -> StandIn:
@@ -96,16 +97,17 @@ class StandIn:
             return web.json_response({"input_tokens": 42})
         if path == "/v1/messages":
             if body.get("stream"):
-                return await self._stream(request, model, _anthropic_events(model))
+                return await self._stream(request, model, _anthropic_events(model, self.deltas))
             return web.json_response(_anthropic_message(model))
         if path == "/v1/responses":
             if body.get("stream"):
-                return await self._stream(request, model, _responses_events(model))
+                return await self._stream(request, model, _responses_events(model, self.deltas))
             return web.json_response(_response_object(model))
         if path == "/v1/chat/completions":
             if body.get("stream"):
                 include = bool((body.get("stream_options") or {}).get("include_usage"))
-                return await self._stream(request, model, _chat_events(model, include))
+                events = _chat_events(model, include, self.deltas)
+                return await self._stream(request, model, events)
             return web.json_response(_chat_completion(model))
         return _error(vendor, 404, f"STAND-IN: no route {path}")
 
@@ -157,7 +159,7 @@ def _anthropic_message(model: str) -> dict[str, Any]:
     }
 
 
-def _anthropic_events(model: str) -> list[bytes]:
+def _anthropic_events(model: str, deltas: int = STREAM_EVENTS) -> list[bytes]:
     usage = dict(USAGE["anthropic"])
     start_usage = {**usage, "output_tokens": 1}
     events = [
@@ -167,7 +169,7 @@ def _anthropic_events(model: str) -> list[bytes]:
         _sse("content_block_start", {"type": "content_block_start", "index": 0,
                                      "content_block": {"type": "text", "text": ""}}),
     ]
-    for i in range(STREAM_EVENTS):
+    for i in range(deltas):
         events.append(_sse("content_block_delta", {
             "type": "content_block_delta", "index": 0,
             "delta": {"type": "text_delta", "text": f"part {i} "}}))
@@ -190,10 +192,10 @@ def _response_object(model: str, status: str = "completed") -> dict[str, Any]:
     }
 
 
-def _responses_events(model: str) -> list[bytes]:
+def _responses_events(model: str, deltas: int = STREAM_EVENTS) -> list[bytes]:
     events = [_sse("response.created", {"type": "response.created",
                                         "response": _response_object(model, "in_progress")})]
-    for i in range(STREAM_EVENTS):
+    for i in range(deltas):
         events.append(_sse("response.output_text.delta", {
             "type": "response.output_text.delta", "item_id": "msg_1", "output_index": 0,
             "content_index": 0, "delta": f"part {i} "}))
@@ -211,11 +213,13 @@ def _chat_completion(model: str) -> dict[str, Any]:
     }
 
 
-def _chat_events(model: str, include_usage: bool) -> list[bytes]:
+def _chat_events(
+    model: str, include_usage: bool, deltas: int = STREAM_EVENTS
+) -> list[bytes]:
     base = {"id": "chatcmpl-standin", "object": "chat.completion.chunk", "created": 0,
             "model": model}
     events = []
-    for i in range(STREAM_EVENTS):
+    for i in range(deltas):
         events.append(_sse(None, {**base, "choices": [
             {"index": 0, "delta": {"content": f"part {i} "}, "finish_reason": None}]}))
     events.append(_sse(None, {**base, "choices": [
