@@ -22,7 +22,8 @@ from srb_tui.gateway.config import (
     load_gateway_config,
 )
 from srb_tui.gateway.endpoint import DriverEndpoint, driver_endpoint, gateway_base_url
-from srb_tui.gateway.server import SOCKET_NAME, Gateway, GatewayError
+from srb_tui.gateway.listen import SOCKET_NAME, GatewayError
+from srb_tui.gateway.server import Gateway
 from srb_tui.gateway.vendor import ROUTES
 
 __all__ = [

@@ -15,7 +15,6 @@ import contextlib
 import errno
 import hashlib
 import logging
-import os
 import secrets
 import socket
 import time
@@ -27,22 +26,17 @@ from aiohttp import web
 
 from srb_tui.gateway.config import GatewayConfig
 from srb_tui.gateway.forward import Outcome, cost_of, forward
+from srb_tui.gateway.listen import SOCKET_NAME, GatewayError, tcp_socket, unix_socket
 from srb_tui.gateway.usage import UsageMeter
 from srb_tui.gateway.vendor import ROUTES, Route, error_body, vendor_of_path
 from srb_tui.store import Store, StoreError
 from srb_tui.store.ledger import GATEWAY_ROLES, LedgerRow
 
 LOG = logging.getLogger("srb.gateway")
-SOCKET_NAME = "gateway.sock"
 TOKEN_PREFIX = "srb-gw-"
 MAX_BODY_BYTES = 64 * 1024 * 1024
 MAX_PROBE_KEYS = 256
-_UNIX_PATH_MAX = 107
 _NO_RETRY = {"x-should-retry": "false"}
-
-
-class GatewayError(Exception):
-    """The gateway cannot start or was used wrongly (the message says what to fix)."""
 
 
 @dataclass
@@ -68,60 +62,6 @@ def _token_of(request: web.Request) -> str | None:
     if scheme.lower() == "bearer" and value.strip():
         return value.strip()
     return None
-
-
-async def _socket_is_live(path: Path) -> bool:
-    try:
-        _, writer = await asyncio.wait_for(asyncio.open_unix_connection(str(path)), 2.0)
-    except (TimeoutError, OSError):
-        return False
-    writer.close()
-    with contextlib.suppress(OSError):
-        await writer.wait_closed()
-    return True
-
-
-async def _unix_socket(socket_dir: Path) -> socket.socket:
-    path = socket_dir / SOCKET_NAME
-    if len(str(path).encode()) > _UNIX_PATH_MAX:
-        raise GatewayError(
-            f"gateway socket path {path} is longer than {_UNIX_PATH_MAX} bytes; "
-            "use a shorter state directory"
-        )
-    try:
-        socket_dir.mkdir(parents=True, exist_ok=True)
-        # Traversable by the relay's non-root user (the directory is its bind mount).
-        socket_dir.chmod(0o711)
-    except OSError as err:
-        raise GatewayError(f"cannot create the gateway socket folder {socket_dir}: {err}") from err
-    if path.exists() or path.is_symlink():
-        if await _socket_is_live(path):
-            raise GatewayError(f"another srb gateway is already listening on {path}")
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()  # a stale socket of a killed srb
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        sock.bind(str(path))
-        # The token is the credential; the relay's uid must be able to connect.
-        os.chmod(path, 0o666)
-        sock.listen(512)
-    except OSError as err:
-        sock.close()
-        raise GatewayError(f"cannot listen on {path}: {err}") from err
-    sock.setblocking(False)
-    return sock
-
-
-def _tcp_socket() -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        sock.bind(("127.0.0.1", 0))
-        sock.listen(512)
-    except OSError as err:
-        sock.close()
-        raise GatewayError(f"cannot listen on 127.0.0.1: {err}") from err
-    sock.setblocking(False)
-    return sock
 
 
 class Gateway:
@@ -151,9 +91,9 @@ class Gateway:
     async def start(cls, config: GatewayConfig, store: Store, socket_dir: Path) -> Gateway:
         """Listen on ``socket_dir/gateway.sock`` and on 127.0.0.1:<ephemeral port>."""
         gateway = cls(config, store, Path(socket_dir))
-        unix = await _unix_socket(gateway.socket_dir)
+        unix = await unix_socket(gateway.socket_dir)
         try:
-            tcp = _tcp_socket()
+            tcp = tcp_socket()
         except GatewayError:
             unix.close()
             raise
