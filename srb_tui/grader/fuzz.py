@@ -30,8 +30,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .candidate import CandidateSpec, StagingError, adjudicate, candidate_env, stage_copy
+from . import sandbox
+from .candidate import (
+    CandidateSpec,
+    StagingError,
+    adjudicate,
+    candidate_env,
+    check_original,
+    stage_copy,
+)
 from .envelope import atomic_write_json, utc_iso
+from .lockdown import stat_signature
 from .procs import reap_group
 
 INTERESTING: tuple[bytes, ...] = (
@@ -97,6 +106,8 @@ class FuzzConfig:
     work: Path
     argv_mutation_rate: float = 0.1
     max_candidates: int = 3
+    stage_base: Path | None = None
+    """where the slot sees the tree under test (default: inside ``work``)"""
 
 
 @dataclass
@@ -116,23 +127,38 @@ class HarnessFault(Exception):
 
 
 class EntryRunner:
-    """Runs the entry of either tree at one shared view path (trees swapped by rename)."""
+    """Runs the entry of either tree at one shared view path (trees swapped by rename).
+
+    Both parked copies belong to the grader in its private folder; the view (where the
+    slot's uid runs them, read-only) is reachable by that slot alone. State A's copy is
+    hashed when it is parked and its stat signature re-checked before every mount; every
+    run starts and ends with the slot emptied (no process, no file of its uid left)."""
 
     def __init__(self, config: FuzzConfig) -> None:
         self.config = config
+        self.slot = config.spec.slot
         base = config.work / "runner"
         shutil.rmtree(base, ignore_errors=True)
         base.mkdir(parents=True)
-        self.view = base / "view"
+        shown = config.stage_base or base
+        shown.mkdir(parents=True, exist_ok=True)
+        if sandbox.enabled():
+            sandbox.join_slot_groups([self.slot])
+            sandbox.give_to_slot(shown, self.slot)
+        self.view = shown / "view"
+        shutil.rmtree(self.view, ignore_errors=True)
         self.parked = {"original": base / "parked-original", "submission": base / "parked-sub"}
-        self.candidate = base / "candidate"
+        self.candidate = shown / "candidate"
+        shutil.rmtree(self.candidate, ignore_errors=True)
         self.home = base / "work"
         self.candidate.mkdir()
-        for role, tree in (("original", config.original), ("submission", config.submission)):
-            try:
+        try:
+            for role, tree in (("original", config.original), ("submission", config.submission)):
                 stage_copy(tree, self.parked[role])
-            except StagingError as exc:
-                raise HarnessFault(str(exc)) from None
+            check_original(config.spec, self.parked["original"], "the fuzzer's copy of State A")
+        except StagingError as exc:
+            raise HarnessFault(str(exc)) from None
+        self.signature = stat_signature(self.parked["original"])
         self.current: str | None = None
         self.counter = 0
 
@@ -141,26 +167,36 @@ class EntryRunner:
             return
         if self.current is not None:
             os.rename(self.view, self.parked[self.current])
+        if role == "original" and stat_signature(self.parked["original"]) != self.signature:
+            raise HarnessFault("the fuzzer's copy of State A changed between two runs")
         os.rename(self.parked[role], self.view)
         self.current = role
+
+    def _workdir(self) -> Path:
+        if sandbox.enabled():
+            sandbox.reset(self.slot)
+            sandbox.make_slot_dirs(self.slot, ("home", "tmp"))
+            return sandbox.scratch_dir(self.slot)
+        shutil.rmtree(self.home, ignore_errors=True)
+        for sub in ("home", "tmp"):
+            (self.home / sub).mkdir(parents=True)
+        return self.home
 
     def run(self, role: str, argv: Sequence[str], data: bytes) -> Observation:
         self._mount(role)
         self.counter += 1
-        shutil.rmtree(self.home, ignore_errors=True)
-        for sub in ("home", "tmp"):
-            (self.home / sub).mkdir(parents=True)
-        env = candidate_env(self.config.spec, self.view, self.candidate, self.home)
+        home = self._workdir()
+        env = candidate_env(self.config.spec, self.view, self.candidate, home)
         started = time.monotonic()
         try:
-            proc = subprocess.Popen(
+            proc = sandbox.spawn(
                 [str(self.view / self.config.entry), *argv],
-                cwd=str(self.home),
+                slot=self.slot,
+                cwd=str(home),
                 env=env,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                start_new_session=True,
             )
         except OSError as exc:
             return Observation(None, b"", b"", False, time.monotonic() - started, str(exc))
@@ -169,10 +205,16 @@ class EntryRunner:
             out, err = proc.communicate(data, timeout=self.config.run_timeout_sec)
         except subprocess.TimeoutExpired:
             timed_out = True
-            reap_group(proc.pid, grace_sec=1.0)
+            self._end(proc.pid)
             out, err = proc.communicate()
-        reap_group(proc.pid, grace_sec=1.0)
+        self._end(proc.pid)
         return Observation(proc.returncode, out, err, timed_out, time.monotonic() - started)
+
+    def _end(self, pid: int) -> None:
+        if sandbox.enabled():
+            sandbox.reset(self.slot)
+        else:
+            reap_group(pid, grace_sec=1.0)
 
     def pair(self, argv: Sequence[str], data: bytes) -> tuple[Observation, Observation]:
         # Alternate which tree goes first so a warm cache never favours one side.
@@ -434,7 +476,7 @@ def _adjudicate(
         config.original,
         config.submission,
         config.spec,
-        stage_base=config.work / "adjudication",
+        stage_base=(config.stage_base or config.work) / "adjudication",
     ).to_dict()
     record = {
         "index": index,
@@ -544,6 +586,8 @@ def main_fuzz(config: FuzzConfig, argv_file: Path | None, result: Path | None) -
         }
     with contextlib.suppress(OSError):
         shutil.rmtree(config.work / "runner", ignore_errors=True)
+        if config.stage_base is not None:
+            shutil.rmtree(config.stage_base, ignore_errors=True)
     if result is not None:
         atomic_write_json(result, doc)
     return doc
