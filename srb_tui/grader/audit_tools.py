@@ -531,7 +531,7 @@ class Toolbox:
                 view = memoryview(data)
                 while view:
                     view = view[os.write(write_end, view):]
-            except BaseException:  # noqa: BLE001 - a child never returns into the loop
+            except BaseException:
                 code = 1
             os._exit(code)
         os.close(write_end)

@@ -25,7 +25,7 @@ from .fingerprint import fingerprint
 from .fuzz import FuzzConfig, HarnessFault, load_argv_sets, main_fuzz
 from .launch import main as launch_main
 from .lockdown import lockdown
-from .sandbox import SLOT_UID_BASE, MAX_SLOTS
+from .sandbox import MAX_SLOTS, SLOT_UID_BASE
 from .suite import SuiteError, load_suite, run_suite, stage_submission, write_suite_error
 
 

@@ -58,7 +58,7 @@ def _python_child(argv: list[str], slot: int, cwd: str, env: dict[str, str]) -> 
     code = 1
     try:
         if sandbox.enabled():
-            sandbox._drop(slot, sandbox.load_limits())()  # noqa: SLF001 - same drop as spawn
+            sandbox._drop(slot, sandbox.load_limits())()
         os.setsid()
         os.chdir(cwd)
         os.closerange(3, 65536)
@@ -81,7 +81,7 @@ def _python_child(argv: list[str], slot: int, cwd: str, env: dict[str, str]) -> 
             else:
                 print(exc.code, file=sys.stderr)
                 code = 1
-        except BaseException:  # noqa: BLE001 - report like the interpreter would
+        except BaseException:
             traceback.print_exc()
             code = 1
     finally:
@@ -130,6 +130,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         extra[name] = value
     slot = _slot()
+    if os.geteuid() == 0 and not sandbox.enabled():
+        print("srb-submission: refusing to run submission code as root outside a stage "
+              "container (SRB_SANDBOX is not on)", file=sys.stderr)
+        return 125
     try:
         dirs = sandbox.make_slot_dirs(slot, ("home", "tmp", "work"))
     except (sandbox.SandboxError, OSError) as exc:

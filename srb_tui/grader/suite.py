@@ -382,6 +382,7 @@ def module_env(
     if home is not None:
         env["HOME"] = str(home)
     if sandbox.enabled():
+        env["SRB_SANDBOX"] = "on"
         env["SRB_SUBMISSION_RUN"] = LAUNCHER
         env["SRB_SANDBOX_SLOT"] = str(SUITE_SLOT)
     return env
