@@ -104,7 +104,7 @@ def give_to_slot(path: Path, slot: int, mode: int = 0o750) -> None:
     os.chmod(path, mode)
 
 
-def _drop(slot: int, limits: Limits) -> Callable[[], None]:
+def _drop(slot: int, limits: Limits, cwd: str | None = None) -> Callable[[], None]:
     uid, gid = slot_ids(slot)
 
     def drop() -> None:
@@ -119,6 +119,8 @@ def _drop(slot: int, limits: Limits) -> Callable[[], None]:
         os.setgid(gid)
         os.setuid(uid)
         os.umask(0o022)
+        if cwd is not None:
+            os.chdir(cwd)  # as the slot: its own 0700 scratch is no folder the grader may enter
 
     return drop
 
@@ -150,10 +152,10 @@ def spawn(
 ) -> subprocess.Popen[bytes]:
     """Start ``argv`` as the slot's uid in a new session (as the caller when sandboxing is
     off). Raises OSError when it cannot start."""
-    drop = _drop(slot, limits or load_limits()) if enabled() else None
+    drop = _drop(slot, limits or load_limits(), cwd) if enabled() else None
     return subprocess.Popen(
         list(argv),
-        cwd=cwd,
+        cwd=None if drop is not None else cwd,
         env=dict(env),
         stdin=stdin,
         stdout=stdout,  # type: ignore[arg-type]
