@@ -123,6 +123,26 @@ class HarnessFault(Exception):
     """The fuzzer itself cannot go on (not a finding about the submission)."""
 
 
+TREE_PREFIXES = ("/workspace/repo/",)
+
+
+def entry_in_tree(entry: str) -> str:
+    """``fuzz_entry`` as a path relative to the tree, the one form both the fuzz loop and
+    the candidate script use: a path under the task's workspace is made relative; any other
+    absolute path, or one climbing out with '..', is refused (it would name neither tree)."""
+    text = entry.strip()
+    for prefix in TREE_PREFIXES:
+        if text.startswith(prefix):
+            text = text[len(prefix):]
+    parts = Path(text).parts
+    if not text or Path(text).is_absolute() or ".." in parts:
+        raise HarnessFault(
+            f"fuzz_entry {entry!r} must be a path inside the tree (e.g. bin/tool), "
+            f"or under {TREE_PREFIXES[0]}"
+        )
+    return Path(text).as_posix()
+
+
 # --------------------------------------------------------------------------- running
 
 
@@ -190,7 +210,7 @@ class EntryRunner:
         started = time.monotonic()
         try:
             proc = sandbox.spawn(
-                [str(self.view / self.config.entry), *argv],
+                [str(self.view / entry_in_tree(self.config.entry)), *argv],
                 slot=self.slot,
                 cwd=str(home),
                 env=env,
@@ -461,7 +481,7 @@ def _adjudicate(
     script = candidate_script(
         adversary=config.adversary,
         seed=config.seed,
-        entry=config.entry,
+        entry=entry_in_tree(config.entry),
         argv=argv,
         data=shrunk,
         original_len=len(data),
@@ -504,6 +524,7 @@ def run_round(config: FuzzConfig, seeds: list[bytes]) -> dict[str, Any]:
     corpus = list(seeds)
     seen: set[tuple[Any, ...]] = set()
     try:
+        entry_in_tree(config.entry)
         runner = EntryRunner(config)
         probe_a, _ = runner.pair(config.argv_sets[0], seeds[0])
         state.executions += 2

@@ -190,3 +190,21 @@ def test_big_files_are_skipped_and_said_so(tmp_path: Path) -> None:
     (tmp_path / "a" / "big.txt").write_text("y\n" * 20_000)
     diff = box.call("diff", {"path": "big.txt"})
     assert diff["result"]["status"] == "too_large"
+
+
+# --------------------------------------------------------------------------- fuzz entry
+
+
+def test_fuzz_entry_is_resolved_one_way_in_both_places() -> None:
+    from srb_tui.grader.fuzz import HarnessFault, Observation, candidate_script, entry_in_tree
+
+    assert entry_in_tree("bin/csvtab") == "bin/csvtab"
+    assert entry_in_tree("/workspace/repo/bin/csvtab") == "bin/csvtab"
+    for bad in ("/usr/bin/node", "../x", ""):
+        with pytest.raises(HarnessFault):
+            entry_in_tree(bad)
+    script = candidate_script(
+        adversary="a", seed=1, entry=entry_in_tree("/workspace/repo/bin/csvtab"), argv=[],
+        data=b"x", original_len=1, expected=Observation(0, b"", b"", False, 0.0),
+    )
+    assert '"$SRB_VIEW/bin/csvtab"' in script and "$SRB_VIEW//" not in script
