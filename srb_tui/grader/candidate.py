@@ -196,9 +196,8 @@ def run_once(
         check_original(spec, view, "the staged copy of State A")
     stage_copy(candidate_dir, candidate)
     if sandbox.enabled():
-        sandbox.reset(spec.slot)
+        sandbox.reset(spec.slot, remake=("home", "tmp"))
         work = sandbox.scratch_dir(spec.slot)
-        sandbox.make_slot_dirs(spec.slot, ("home", "tmp"))
     else:
         work = stage_root / "work"
         shutil.rmtree(work, ignore_errors=True)

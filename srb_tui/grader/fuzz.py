@@ -194,8 +194,7 @@ class EntryRunner:
 
     def _workdir(self) -> Path:
         if sandbox.enabled():
-            sandbox.reset(self.slot)
-            sandbox.make_slot_dirs(self.slot, ("home", "tmp"))
+            sandbox.reset(self.slot, remake=("home", "tmp"))
             return sandbox.scratch_dir(self.slot)
         shutil.rmtree(self.home, ignore_errors=True)
         for sub in ("home", "tmp"):
@@ -232,7 +231,7 @@ class EntryRunner:
 
     def _end(self, pid: int) -> None:
         if sandbox.enabled():
-            sandbox.reset(self.slot)
+            sandbox.kill_slot(self.slot)  # its files go when the next run starts
         else:
             reap_group(pid, grace_sec=1.0)
 

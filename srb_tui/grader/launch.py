@@ -53,12 +53,17 @@ def _slot() -> int:
     return int(raw) if raw.isdigit() else 0
 
 
-def _python_child(argv: list[str], slot: int, cwd: str, env: dict[str, str]) -> None:
+def _python_child(
+    argv: list[str], slot: int, cwd: str, env: dict[str, str], make: list[str]
+) -> None:
     """In a forked child: drop to the slot, then run the script as ``__main__``. Never returns."""
     code = 1
     try:
         if sandbox.enabled():
-            sandbox._drop(slot, sandbox.load_limits())()
+            sandbox._drop(slot, sandbox.load_limits(), cwd, make)()  # the drop spawn uses
+        else:
+            for folder in make:
+                os.makedirs(folder, exist_ok=True)
         os.setsid()
         os.chdir(cwd)
         os.closerange(3, 65536)
@@ -134,11 +139,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("srb-submission: refusing to run submission code as root outside a stage "
               "container (SRB_SANDBOX is not on)", file=sys.stderr)
         return 125
-    try:
-        dirs = sandbox.make_slot_dirs(slot, ("home", "tmp", "work"))
-    except (sandbox.SandboxError, OSError) as exc:
-        print(f"srb-submission: {exc}", file=sys.stderr)
-        return 125
+    scratch = sandbox.scratch_dir(slot)
+    dirs = {name: scratch / name for name in ("home", "tmp", "work")}
+    make = [str(path) for path in dirs.values()]
     env = sandbox.submission_env(
         os.environ, home=str(dirs["home"]), tmpdir=str(dirs["tmp"]), extra=extra
     )
@@ -148,10 +151,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.python:
         pid = os.fork()
         if pid == 0:
-            _python_child(command, slot, cwd, env)
+            _python_child(command, slot, cwd, env, make)
     else:
         try:
-            proc = sandbox.spawn(command, slot=slot, cwd=cwd, env=env, stdin=None)
+            proc = sandbox.spawn(command, slot=slot, cwd=cwd, env=env, stdin=None, make=make)
         except FileNotFoundError as exc:
             print(f"srb-submission: cannot start {command[0]!r}: {exc.strerror}", file=sys.stderr)
             return 127

@@ -104,7 +104,9 @@ def give_to_slot(path: Path, slot: int, mode: int = 0o750) -> None:
     os.chmod(path, mode)
 
 
-def _drop(slot: int, limits: Limits, cwd: str | None = None) -> Callable[[], None]:
+def _drop(
+    slot: int, limits: Limits, cwd: str | None = None, make: Sequence[str] = ()
+) -> Callable[[], None]:
     uid, gid = slot_ids(slot)
 
     def drop() -> None:
@@ -119,6 +121,8 @@ def _drop(slot: int, limits: Limits, cwd: str | None = None) -> Callable[[], Non
         os.setgid(gid)
         os.setuid(uid)
         os.umask(0o022)
+        for folder in make:
+            os.makedirs(folder, exist_ok=True)
         if cwd is not None:
             os.chdir(cwd)  # as the slot: its own 0700 scratch is no folder the grader may enter
 
@@ -149,10 +153,15 @@ def spawn(
     stdout: object = None,
     stderr: object = None,
     limits: Limits | None = None,
+    make: Sequence[str] = (),
 ) -> subprocess.Popen[bytes]:
     """Start ``argv`` as the slot's uid in a new session (as the caller when sandboxing is
-    off). Raises OSError when it cannot start."""
-    drop = _drop(slot, limits or load_limits(), cwd) if enabled() else None
+    off), creating the ``make`` folders as that uid first. Raises OSError when it cannot
+    start."""
+    if not enabled():
+        for folder in make:
+            os.makedirs(folder, exist_ok=True)
+    drop = _drop(slot, limits or load_limits(), cwd, make) if enabled() else None
     return subprocess.Popen(
         list(argv),
         cwd=None if drop is not None else cwd,
@@ -259,9 +268,9 @@ def _remove_owned(path: Path) -> None:
     shutil.rmtree(path, onerror=fix)
 
 
-def wipe_slot(slot: int, extra: Iterable[str] = ()) -> None:
+def wipe_slot(slot: int, extra: Iterable[str] = (), remake: Sequence[str] = ()) -> None:
     """As the slot uid: empty its scratch and remove its entries from the shared temporary
-    folders and from ``extra`` folders."""
+    folders and from ``extra`` folders; then create the ``remake`` folders of its scratch."""
     if not enabled():
         return
     uid, _ = slot_ids(slot)
@@ -279,15 +288,18 @@ def wipe_slot(slot: int, extra: Iterable[str] = ()) -> None:
                     with contextlib.suppress(OSError):
                         if entry.stat(follow_symlinks=False).st_uid == uid:
                             _remove_owned(Path(entry.path))
+        for name in remake:
+            (scratch / name).mkdir(parents=True, exist_ok=True)
 
-    _as_slot(slot, wipe)
+    if _as_slot(slot, wipe) != 0 and remake:
+        raise SandboxError(f"cannot prepare the scratch of slot {slot}")
 
 
-def reset(slot: int) -> bool:
-    """End a slot whole: kill every process of its uid, then wipe what it wrote. True when
-    no process of the uid survived."""
+def reset(slot: int, remake: Sequence[str] = ()) -> bool:
+    """End a slot whole: kill every process of its uid, then wipe what it wrote (and create
+    the ``remake`` folders afresh). True when no process of the uid survived."""
     gone = kill_slot(slot)
-    wipe_slot(slot)
+    wipe_slot(slot, remake=remake)
     return gone
 
 

@@ -31,8 +31,13 @@ async def attack_lines(ladder: Ladder, got: Graded) -> list[str]:  # noqa: F811
     return lines
 
 
-HARMLESS = ("srb-attack inject: plant /tmp/", "srb-attack linger: mark",
-            "srb-attack linger: setsid child")
+HARMLESS = (
+    "srb-attack inject: plant /tmp/",  # its own files in its own sized tmpfs: read by no one
+    "srb-attack forge: write /tmp/",  # the old result path; the host reads /srb/grader now
+    "srb-attack linger: mark",
+    "srb-attack linger: setsid child",  # started, and killed when the module ends
+    "srb-attack tamper: list /srb/stage",  # slot numbers; every slot folder is 0750
+)
 
 
 def harmless(line: str) -> bool:
