@@ -22,7 +22,7 @@ from .audit_tools import Limits, Toolbox, serve
 from .candidate import DEFAULT_FAULT_CODES, CandidateSpec, adjudicate, parse_exit_codes
 from .envelope import atomic_write_json
 from .fingerprint import fingerprint
-from .fuzz import FuzzConfig, HarnessFault, load_argv_sets, main_fuzz
+from .fuzz import FuzzConfig, HarnessFault, argv_vocabulary, load_argv_sets, main_fuzz
 from .launch import main as launch_main
 from .lockdown import lockdown
 from .sandbox import MAX_SLOTS, SLOT_UID_BASE
@@ -222,6 +222,7 @@ def _run_fuzz(args: argparse.Namespace) -> int:
         argv_mutation_rate=args.argv_mutation_rate,
         max_candidates=args.max_candidates,
         stage_base=Path(args.stage_base) if args.stage_base else None,
+        argv_tokens=argv_vocabulary(argv_file, argv_sets),
     )
     doc = main_fuzz(config, argv_file, Path(args.result) if args.result else None)
     print(json.dumps({k: doc[k] for k in ("adversary", "outcome", "reason")}, ensure_ascii=False))

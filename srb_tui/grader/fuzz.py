@@ -4,7 +4,8 @@ It runs inside the verification container. From the seed corpus and the command 
 declares (probe.toml ``[metadata] fuzz_seeds / fuzz_entry / fuzz_argv``) it mutates inputs
 (bit flips, byte inserts and deletes, interesting bytes: control characters, CR, quotes,
 delimiters, BOMs, broken and wide UTF-8; splices between seeds; now and then a mutated command
-line), feeds each input on stdin to ``fuzz_entry`` of both trees and compares exit status and
+line, its words taken from the argv file's ``tokens`` or its own command lines), feeds
+each input on stdin to ``fuzz_entry`` of both trees and compares exit status and
 stdout byte for byte. Both trees are run at the same view path with the candidate
 environment (:func:`.candidate.candidate_env`), so the program cannot tell them apart any
 more than a candidate can. On a difference the input is shrunk by delta debugging (ddmin)
@@ -51,11 +52,8 @@ INTERESTING: tuple[bytes, ...] = (
     b"\xc3\xa9", b"\xcc\x81", b"\xe2\x80\x8b", b"\xe2\x80\xa8", b"\xc2\x85", b"\xc2\xa0",
     b"\xe6\xbc\xa2", b"\xe3\x80\x80", b"\xef\xbc\xa1", b"\xf0\x9f\x98\x80", b"\xea\xb0\x80",
 )  # fmt: skip
-ARGV_TOKENS: tuple[str, ...] = (
-    "-f", "table", "markdown", "json", "tsv", "--style", "ascii", "box", "plain", "-w", "0",
-    "1", "3", "-s", "2", "-n", "-r", "-H", "-c", "1,1", "2,1", "-a", "left", "right", "center",
-    "-d", ";", "|", "-e", "utf-8", "latin-1", "--", "-",
-)  # fmt: skip
+GENERIC_TOKENS: tuple[str, ...] = ("--", "-", "0", "1", "")
+"""added to any task's vocabulary: end of options, stdin, small numbers, an empty word"""
 MAX_INPUT_BYTES = 64 * 1024
 MAX_CORPUS = 256
 SHOWN_CHARS = 2000
@@ -107,6 +105,7 @@ class FuzzConfig:
     argv_mutation_rate: float = 0.1
     max_candidates: int = 3
     stage_base: Path | None = None
+    argv_tokens: list[str] = field(default_factory=lambda: list(GENERIC_TOKENS))
     """where the slot sees the tree under test (default: inside ``work``)"""
 
 
@@ -276,8 +275,10 @@ def mutate(data: bytes, rng: random.Random, corpus: Sequence[bytes]) -> bytes:
     return bytes(buf[:MAX_INPUT_BYTES])
 
 
-def mutate_argv(argv: Sequence[str], rng: random.Random) -> list[str]:
-    """Drop, duplicate or insert one command-line token."""
+def mutate_argv(
+    argv: Sequence[str], rng: random.Random, tokens: Sequence[str] = GENERIC_TOKENS
+) -> list[str]:
+    """Drop, duplicate or insert one command-line token (drawn from ``tokens``)."""
     out = list(argv)
     op = rng.randrange(3)
     if op == 0 and out:
@@ -286,7 +287,7 @@ def mutate_argv(argv: Sequence[str], rng: random.Random) -> list[str]:
         k = rng.randrange(len(out))
         out.insert(k, out[k])
     else:
-        out.insert(rng.randrange(len(out) + 1), rng.choice(ARGV_TOKENS))
+        out.insert(rng.randrange(len(out) + 1), rng.choice(list(tokens) or GENERIC_TOKENS))
     return out
 
 
@@ -434,6 +435,21 @@ def load_seeds(folder: Path, skip: Path | None) -> list[bytes]:
     return seeds
 
 
+def argv_vocabulary(path: Path | None, argv_sets: Sequence[Sequence[str]]) -> list[str]:
+    """The words argv mutations insert: the argv file's ``tokens`` list when it has one,
+    else every word of its command lines; plus a few generic ones. Never another task's."""
+    declared: list[str] = []
+    if path is not None:
+        with contextlib.suppress(OSError, ValueError):
+            data = json.loads(path.read_text(encoding="utf-8"))
+            found = data.get("tokens") if isinstance(data, dict) else None
+            if isinstance(found, list):
+                declared = [str(word) for word in found if isinstance(word, str)]
+    if not declared:
+        declared = [word for argv in argv_sets for word in argv]
+    return list(dict.fromkeys([*declared, *GENERIC_TOKENS]))
+
+
 def load_argv_sets(path: Path | None) -> list[list[str]]:
     """Command lines from a JSON file: ``{"argv": [[...], ...]}`` or a bare list."""
     if path is None:
@@ -533,7 +549,7 @@ def run_round(config: FuzzConfig, seeds: list[bytes]) -> dict[str, Any]:
             state.iterations += 1
             argv = list(rng.choice(config.argv_sets))
             if rng.random() < config.argv_mutation_rate:
-                argv = mutate_argv(argv, rng)
+                argv = mutate_argv(argv, rng, config.argv_tokens)
             data = mutate(rng.choice(corpus), rng, corpus)
             a, b = runner.pair(argv, data)
             state.executions += 2
