@@ -499,7 +499,7 @@ class Toolbox:
             return {"ok": False, "error": "args must be an object"}
         if tool in BOUNDED_TOOLS and self.fork_calls:
             return self._bounded(handler, args)
-        return self._direct(tool, handler, args)
+        return self._direct(str(tool), handler, args)
 
     fork_calls = True
 

@@ -144,16 +144,16 @@ def lockdown(private: Iterable[str], slot_uids: Iterable[int] = ()) -> dict[str,
             except OSError as exc:
                 report["problems"].append(f"cannot hide the private interpreter {path}: {exc}")
     uids = set(slot_uids)
-    for path in _world_writable("/"):
+    for open_path in _world_writable("/"):
         try:
-            info = os.lstat(path)
+            info = os.lstat(open_path)
             if info.st_uid in uids:
-                report["problems"].append(f"{path} belongs to a submission uid")
+                report["problems"].append(f"{open_path} belongs to a submission uid")
                 continue
-            os.chmod(path, stat.S_IMODE(info.st_mode) & ~stat.S_IWOTH)
-            report["closed"].append(path)
+            os.chmod(open_path, stat.S_IMODE(info.st_mode) & ~stat.S_IWOTH)
+            report["closed"].append(open_path)
         except OSError as exc:
-            report["problems"].append(f"cannot close {path}: {exc}")
+            report["problems"].append(f"cannot close {open_path}: {exc}")
     report["capabilities"] = capabilities()
     report["uid"] = os.geteuid()
     return report

@@ -31,6 +31,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 SLOT_UID_BASE = 61000
 MAX_SLOTS = 64
@@ -149,9 +150,9 @@ def spawn(
     slot: int,
     cwd: str,
     env: Mapping[str, str],
-    stdin: int | None = subprocess.DEVNULL,
-    stdout: object = None,
-    stderr: object = None,
+    stdin: int | IO[bytes] | None = subprocess.DEVNULL,
+    stdout: int | IO[bytes] | None = None,
+    stderr: int | IO[bytes] | None = None,
     limits: Limits | None = None,
     make: Sequence[str] = (),
 ) -> subprocess.Popen[bytes]:
@@ -167,8 +168,8 @@ def spawn(
         cwd=None if drop is not None else cwd,
         env=dict(env),
         stdin=stdin,
-        stdout=stdout,  # type: ignore[arg-type]
-        stderr=stderr,  # type: ignore[arg-type]
+        stdout=stdout,
+        stderr=stderr,
         start_new_session=True,
         close_fds=True,
         preexec_fn=drop,
@@ -338,8 +339,8 @@ def run_in_slot(
     cwd: str,
     env: Mapping[str, str],
     timeout_sec: float,
-    stdout: object,
-    stderr: object,
+    stdout: int | IO[bytes] | None,
+    stderr: int | IO[bytes] | None,
     grace_sec: float = 5.0,
 ) -> tuple[int | None, bool, float, str | None, str]:
     """Run ``argv`` as the slot uid to its end or ``timeout_sec``, then end the slot whole.

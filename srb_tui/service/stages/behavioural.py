@@ -133,7 +133,8 @@ async def run_suite_in(
         notes.append("the stage result does not agree with suite.toml: " + str(err))
         return doc
     doc["units"] = summary.pop("units")
-    metadata = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    claimed = doc.get("metadata")
+    metadata: dict[str, Any] = dict(claimed) if isinstance(claimed, dict) else {}
     doc["metadata"] = {**metadata, **summary, "verified_by_host": True}
     return doc
 

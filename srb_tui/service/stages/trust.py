@@ -63,12 +63,12 @@ def verify_behavioural(doc: dict[str, Any], suite: Suite | None) -> dict[str, An
         for mid in by_id:
             if mid not in declared:
                 problems.append(f"module {mid!r} is not declared in suite.toml")
-        for mid, module in declared.items():
-            unit = by_id.get(mid)
-            if unit is not None and float(unit.get("weight", -1)) != float(module.weight):
+        for mid, declared_module in declared.items():
+            found = by_id.get(mid)
+            if found is not None and float(found.get("weight", -1)) != declared_module.weight:
                 problems.append(
-                    f"module {mid!r} carries weight {unit.get('weight')!r}, "
-                    f"suite.toml says {module.weight:g}"
+                    f"module {mid!r} carries weight {found.get('weight')!r}, "
+                    f"suite.toml says {declared_module.weight:g}"
                 )
     grouped: dict[str, list[dict[str, Any]]] = {mid: [] for mid in by_id}
     for index, check in enumerate(checks):
@@ -76,13 +76,13 @@ def verify_behavioural(doc: dict[str, Any], suite: Suite | None) -> dict[str, An
             problems.append(f"check #{index} is malformed")
             continue
         assert isinstance(check, dict)
-        module = check.get("module")
-        if module not in grouped:
-            problems.append(f"check #{index} names unknown module {module!r}")
+        owner = check.get("module")
+        if owner not in grouped:
+            problems.append(f"check #{index} names unknown module {owner!r}")
             continue
         row = dict(check)
         row["scored"] = float(check.get("weight", 1.0)) > 0
-        grouped[str(module)].append(row)
+        grouped[str(owner)].append(row)
     recomputed: list[dict[str, Any]] = []
     for mid, unit in by_id.items():
         counts = tally(grouped[mid])
