@@ -191,6 +191,13 @@ class EntryRunner:
         os.rename(self.parked[role], self.view)
         self.current = role
 
+    def park(self) -> None:
+        """Take whichever tree is mounted out of the view (before a candidate is judged, so
+        the submission's runs there never find State A at the view path)."""
+        if self.current is not None:
+            os.rename(self.view, self.parked[self.current])
+            self.current = None
+
     def _workdir(self) -> Path:
         if sandbox.enabled():
             sandbox.reset(self.slot, remake=("home", "tmp"))
@@ -502,6 +509,7 @@ def _adjudicate(
         original_len=len(data),
         expected=a,
     )
+    runner.park()
     folder = config.work / "candidates" / f"{index:02d}"
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
