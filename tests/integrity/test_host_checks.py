@@ -208,3 +208,29 @@ def test_fuzz_entry_is_resolved_one_way_in_both_places() -> None:
         data=b"x", original_len=1, expected=Observation(0, b"", b"", False, 0.0),
     )
     assert '"$SRB_VIEW/bin/csvtab"' in script and "$SRB_VIEW//" not in script
+
+
+def test_the_launcher_never_runs_submission_code_as_root_outside_a_stage(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+
+    from srb_tui.grader.launch import main as launch
+
+    monkeypatch.delenv("SRB_SANDBOX", raising=False)
+    code = launch(["--", "true"])
+    if os.geteuid() == 0:
+        assert code == 125 and "refusing to run submission code as root" in capsys.readouterr().err
+    else:  # a developer's host: no identity to switch to, the program runs as the caller
+        assert code == 0
+
+
+def test_submission_env_drops_every_contract_name() -> None:
+    from srb_tui.grader.sandbox import submission_env
+
+    env = submission_env(
+        {"SRB_RESULT": "/r", "SRB_LEDGER": "/l", "PATH": "/opt/srb/python/bin:/usr/bin", "X": "1"},
+        home="/h", tmpdir="/t", extra={"LC_ALL": "C.UTF-8"},
+    )
+    assert env == {"PATH": "/usr/bin", "X": "1", "HOME": "/h", "TMPDIR": "/t",
+                   "PYTHONNOUSERSITE": "1", "LC_ALL": "C.UTF-8"}
