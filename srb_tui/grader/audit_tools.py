@@ -21,15 +21,12 @@ reply per line, ``{"id", "ok": true, "result"}`` or ``{"id", "ok": false, "error
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import fnmatch
 import json
 import os
 import re
-import select
 import shutil
-import signal
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -38,6 +35,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from . import sandbox
+from .bounded import call_in_child
 from .procs import run_group
 
 ROOT_NAMES = ("original", "submission")
@@ -520,51 +518,9 @@ class Toolbox:
     ) -> dict[str, Any]:
         """Answer the call in a forked child, killed when it runs past the wall clock."""
         tool = getattr(handler, "__name__", "tool")
-        limit = self.limits.call_timeout_sec + 5.0
-        read_end, write_end = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # child: answer, write the reply, leave without cleanup
-            os.close(read_end)
-            code = 0
-            try:
-                data = json.dumps(self._direct(tool, handler, args)).encode("utf-8")
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(write_end, view):]
-            except BaseException:
-                code = 1
-            os._exit(code)
-        os.close(write_end)
-        chunks: list[bytes] = []
-        deadline = time.monotonic() + limit
-        finished = False
-        try:
-            while (left := deadline - time.monotonic()) > 0:
-                ready, _, _ = select.select([read_end], [], [], left)
-                if not ready:
-                    break
-                chunk = os.read(read_end, 1 << 16)
-                if not chunk:
-                    finished = True
-                    break
-                chunks.append(chunk)
-        finally:
-            os.close(read_end)
-            if not finished:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        if not finished:
-            return {
-                "ok": True,
-                "result": {"truncated": True, "timed_out": True, "matches": [],
-                           "note": f"{tool} stopped after {limit:g} s"},
-            }
-        try:
-            reply = json.loads(b"".join(chunks).decode("utf-8"))
-        except ValueError:
-            return {"ok": False, "error": f"{tool} failed: its answer was cut off"}
-        return reply if isinstance(reply, dict) else {"ok": False, "error": f"{tool} failed"}
+        return call_in_child(
+            lambda: self._direct(tool, handler, args), tool, self.limits.call_timeout_sec + 5.0
+        )
 
 
 def _as_line(value: object) -> int | None:
