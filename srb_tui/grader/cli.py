@@ -25,7 +25,7 @@ from .fingerprint import fingerprint
 from .fuzz import FuzzConfig, HarnessFault, argv_vocabulary, load_argv_sets, main_fuzz
 from .launch import main as launch_main
 from .lockdown import lockdown
-from .sandbox import MAX_SLOTS, SLOT_UID_BASE
+from .sandbox import MAX_SLOTS, load_limits
 from .suite import SuiteError, load_suite, run_suite, stage_submission, write_suite_error
 
 
@@ -236,7 +236,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return launch_main(raw[1:])
     args = _parser().parse_args(raw)
     if args.command == "lockdown":
-        uids = range(SLOT_UID_BASE, SLOT_UID_BASE + MAX_SLOTS)
+        base = load_limits().uid_base
+        uids = range(base, base + MAX_SLOTS)
         print(json.dumps(lockdown(args.private, uids)))
         return 0
     if args.command == "suite":

@@ -7,9 +7,10 @@ by uid 0 with mode 0700/0600, so a process of any other uid can neither read nor
 nor signal or ptrace the grader (a different uid). Submission code never runs as uid 0: it
 is started through :func:`spawn` (the ``srb-submission`` launcher of the module contract,
 Stage III candidates, the fuzzer, the reviewer's ``run``), which drops to the *slot* identity
-``SLOT_UID_BASE + slot`` (no supplementary groups), in a session of its own, with an rlimit
-on file size and processes, core dumps off and ``oom_score_adj`` 1000 (the kernel's OOM
-killer takes submission code before anything of the grader's).
+``uid_base + slot`` (the host draws ``uid_base`` per container; no supplementary groups),
+in a session of its own, with an rlimit on file size and processes, core dumps off and
+``oom_score_adj`` 1000 (the kernel's OOM killer takes submission code before anything of
+the grader's).
 
 :func:`reset` ends a slot whole: as the slot uid it sends ``kill(-1, SIGKILL)`` (which
 reaches every process of that uid, setsid escapes included) until /proc shows none, then
@@ -21,6 +22,7 @@ another's processes and one round's files never reach another's trees.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import resource
@@ -49,23 +51,32 @@ class SandboxError(Exception):
 
 @dataclass(frozen=True)
 class Limits:
-    """Per-slot limits applied to every process started as a slot uid."""
+    """Per-slot limits applied to every process started as a slot uid, and the container's
+    first slot uid (the host draws one per container: RLIMIT_NPROC counts a uid's processes
+    across the whole machine, so two stage containers never share a submission uid)."""
 
     fsize_bytes: int = DEFAULT_FSIZE_BYTES
     nproc: int = DEFAULT_NPROC
+    uid_base: int = SLOT_UID_BASE
 
 
+def _positive(data: object, key: str, default: int) -> int:
+    value = data.get(key) if isinstance(data, dict) else None
+    ok = isinstance(value, int) and not isinstance(value, bool) and value > 0
+    return int(value) if ok else default  # type: ignore[arg-type]
+
+
+@functools.cache
 def load_limits(path: Path = CONFIG_PATH) -> Limits:
     """The limits the host wrote for this container (defaults when the file is absent)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return Limits()
-    fsize = data.get("fsize_bytes") if isinstance(data, dict) else None
-    nproc = data.get("nproc") if isinstance(data, dict) else None
+        data = {}
     return Limits(
-        fsize_bytes=int(fsize) if isinstance(fsize, int) and fsize > 0 else DEFAULT_FSIZE_BYTES,
-        nproc=int(nproc) if isinstance(nproc, int) and nproc > 0 else DEFAULT_NPROC,
+        fsize_bytes=_positive(data, "fsize_bytes", DEFAULT_FSIZE_BYTES),
+        nproc=_positive(data, "nproc", DEFAULT_NPROC),
+        uid_base=_positive(data, "uid_base", SLOT_UID_BASE),
     )
 
 
@@ -73,7 +84,8 @@ def slot_ids(slot: int) -> tuple[int, int]:
     """(uid, gid) of a slot."""
     if not 0 <= slot < MAX_SLOTS:
         raise SandboxError(f"slot {slot} is outside 0..{MAX_SLOTS - 1}")
-    return SLOT_UID_BASE + slot, SLOT_UID_BASE + slot
+    base = load_limits().uid_base
+    return base + slot, base + slot
 
 
 def enabled() -> bool:

@@ -134,7 +134,9 @@ def test_a_survival_far_inside_its_budget_is_flagged() -> None:
 
 
 def test_what_submission_code_may_write_is_sized_under_memory() -> None:
-    mounts, fsize = stage_mounts(StageLayout(workspace=True), memory_mb=2048, storage_mb=4096)
+    mounts, fsize = stage_mounts(
+        StageLayout(workspace=True), memory_mb=2048, storage_mb=4096, uid_base=61000
+    )
     sizes = {k: int(v.split(",")[0][5:-1]) for k, v in mounts.items()}
     assert set(mounts) == {"/workspace", "/srb/run/0", "/tmp"}
     assert sum(sizes.values()) <= 1024 and fsize == max(sizes.values()) * 1024**2

@@ -23,7 +23,6 @@ from ..conftest import DEMO_TASK
 
 pytestmark = [pytest.mark.docker, pytest.mark.asyncio(loop_scope="module")]
 BASE_IMAGE = "srb/base:bookworm"
-SUBMISSION_UID = 61000
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -76,7 +75,8 @@ async def test_capabilities_seen_from_inside(box: StageContainer) -> None:
     )
     assert code == 0, out
     lines = out.split()
-    assert lines[0] == str(SUBMISSION_UID) and lines[1] == str(SUBMISSION_UID)
+    assert lines[0] == str(box.uid_base) and lines[1] == str(box.uid_base)
+    assert box.uid_base >= 100_000
     status = dict(zip(lines[2::2], lines[3::2], strict=False))
     assert int(status["CapEff:"], 16) == 0 and int(status["CapPrm:"], 16) == 0
     assert status["NoNewPrivs:"] == "1"
@@ -130,12 +130,12 @@ async def test_setsid_escapes_are_ended_whole(box: StageContainer) -> None:
     assert code == 0 and "started" in out
     before = json.loads(await as_grader(box, (
         "import json; from srb_grader import sandbox\n"
-        "print(json.dumps(len(sandbox.uid_processes(61000))))")))
+        "print(json.dumps(len(sandbox.uid_processes(sandbox.slot_ids(0)[0]))))")))
     assert before >= 2
     after = json.loads(await as_grader(box, (
         "import json; from srb_grader import sandbox\n"
         "gone = sandbox.reset(0)\n"
-        "print(json.dumps([gone, len(sandbox.uid_processes(61000))]))")))
+        "print(json.dumps([gone, len(sandbox.uid_processes(sandbox.slot_ids(0)[0]))]))")))
     assert after == [True, 0]
 
 
@@ -171,7 +171,7 @@ async def test_fork_bomb_stays_inside_its_limit(box: StageContainer) -> None:
     assert fingerprint.exit_code == 0
     left = json.loads(await as_grader(box, (
         "import json; from srb_grader import sandbox\n"
-        "sandbox.reset(0); print(json.dumps(len(sandbox.uid_processes(61000))))")))
+        "sandbox.reset(0); print(json.dumps(len(sandbox.uid_processes(sandbox.slot_ids(0)[0]))))")))
     assert left == 0
 
 
@@ -197,4 +197,4 @@ async def test_python_mode_hands_over_no_interpreter(box: StageContainer) -> Non
         timeout_sec=60, env={"SRB_SANDBOX": "on"},
     )
     out = res.stdout.decode() + res.stderr.decode()
-    assert str(SUBMISSION_UID) in out and "again refused" in out, out
+    assert str(box.uid_base) in out and "again refused" in out, out

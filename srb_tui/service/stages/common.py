@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import re
+import secrets
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +33,7 @@ from typing import Any
 from srb_tui import grader as grader_package
 from srb_tui.grader.envelope import StageEnvelope
 from srb_tui.grader.launch import script_text
-from srb_tui.grader.sandbox import SLOT_UID_BASE
+from srb_tui.grader.sandbox import MAX_SLOTS
 from srb_tui.runner import (
     ContainerError,
     ContainerHandle,
@@ -260,8 +262,16 @@ def task_resources(task: Task | None) -> tuple[int, int]:
     return int(memory or DEFAULT_MEMORY_MB), int(storage or DEFAULT_STORAGE_MB)
 
 
+def draw_uid_base(name: str) -> int:
+    """A first slot uid for one container, drawn from its name and a random salt: far from
+    the uids of images and agents (100000 up), MAX_SLOTS apart."""
+    salt = secrets.token_bytes(8) + name.encode()
+    block = int.from_bytes(hashlib.sha256(salt).digest()[:4], "big") % 1_000_000
+    return 100_000 + block * MAX_SLOTS
+
+
 def stage_mounts(
-    layout: StageLayout, memory_mb: int, storage_mb: int
+    layout: StageLayout, memory_mb: int, storage_mb: int, uid_base: int = 61000
 ) -> tuple[dict[str, str], int]:
     """The tmpfs mounts (target -> options) and the per-file size cap in bytes.
 
@@ -273,13 +283,13 @@ def stage_mounts(
     mounts: dict[str, str] = {}
     if layout.workspace:
         workspace = budget // 2
-        uid = SLOT_UID_BASE
+        uid = uid_base
         mounts["/workspace"] = f"size={workspace}m,mode=0755,uid={uid},gid={uid},exec"
         budget -= workspace
     shares = layout.slots + (1 if layout.shared_tmp else 0)
     each = max(16, budget // max(1, shares))
     for slot in range(layout.slots):
-        uid = SLOT_UID_BASE + slot
+        uid = uid_base + slot
         mounts[f"/srb/run/{slot}"] = f"size={each}m,mode=0700,uid={uid},gid={uid},exec"
     mounts["/tmp"] = f"size={each}m,mode=1777,exec" if layout.shared_tmp else "size=64m,mode=0755"
     largest = max(int(opt.split(",")[0].removeprefix("size=").removesuffix("m"))
@@ -315,7 +325,10 @@ class StageContainer:
         self.python = "python3"
         self.lockdown_report: dict[str, Any] = {}
         memory_mb, storage_mb = task_resources(task)
-        self.tmpfs, self.max_file_bytes = stage_mounts(self.layout, memory_mb, storage_mb)
+        self.uid_base = draw_uid_base(f"{run_id}/{role}")
+        self.tmpfs, self.max_file_bytes = stage_mounts(
+            self.layout, memory_mb, storage_mb, self.uid_base
+        )
         self.spec = ContainerSpec(
             image=image,
             run_id=run_id,
@@ -355,7 +368,11 @@ class StageContainer:
                 f"{GRADER_HOME}/{GRADER_MODULE}",
                 private=True,
             )
-            limits = {"fsize_bytes": self.max_file_bytes, "nproc": SLOT_NPROC}
+            limits = {
+                "fsize_bytes": self.max_file_bytes,
+                "nproc": SLOT_NPROC,
+                "uid_base": self.uid_base,
+            }
             await put_files(
                 self.engine, self.handle, GRADER_HOME,
                 {"sandbox.json": json.dumps(limits).encode()}, uid=0, gid=0, mode=0o600,
