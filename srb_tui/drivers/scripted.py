@@ -1,6 +1,6 @@
 """Scripted driver: a reviewer/adversary PROGRAM driven through the same loop as a model.
 
-The program speaks the grader's JSON-lines protocol (see srb_tui/grader/review_loop.py):
+The program speaks this JSON-lines protocol:
 
 * host -> program, first line: ``{"type": "start", "role", "prompt", "system", "gates",
   "tools"}``

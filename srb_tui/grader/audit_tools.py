@@ -5,7 +5,15 @@ argument is a ``"root:rel"`` string. Each path is resolved (symlinks followed) a
 inside its root: ``..`` and links pointing out are refused. Tools: ``list_dir``,
 ``fetch_source`` (line range, size cap), ``search`` (regex + glob, result cap), ``diff`` (the
 same relative path in both roots, unified), ``run`` (argv whose basename is allowlisted, no
-shell, timeout) and the host-only ``check_evidence`` used to re-check citations.
+shell, timeout; as the submission uid, see :mod:`.sandbox`) and the host-only
+``check_evidence`` used to re-check citations.
+
+Every call is bounded, whatever the submission holds: ``search`` applies its pattern to
+windows of at most ``search_window_chars`` of a line (a 2 MB one-line file costs as much as
+2,000 short lines, never a regex over the whole line) and stops at ``call_timeout_sec``
+with ``truncated`` and ``timed_out`` set; files over the size caps are listed as skipped,
+not read; and the loop runs each call in a forked child it kills at the wall-clock limit
+(plus a small margin), so not even one pathological window can hold the reviewer up.
 
 The loop (`serve`) reads one request per line, ``{"id", "tool", "args"}``, and writes one
 reply per line, ``{"id", "ok": true, "result"}`` or ``{"id", "ok": false, "error"}``.
@@ -20,11 +28,14 @@ import os
 import re
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from . import sandbox
+from .bounded import call_in_child
 from .procs import run_group
 
 ROOT_NAMES = ("original", "submission")
@@ -32,6 +43,7 @@ ROOT_ALIASES = {"workspace": "submission", "original": "original", "submission":
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__"})
 REVIEWER_TOOLS = ("list_dir", "fetch_source", "search", "diff", "run")
 HOST_TOOLS = ("check_evidence", "describe")
+BOUNDED_TOOLS = ("list_dir", "fetch_source", "search", "diff", "check_evidence")
 
 
 class ToolError(Exception):
@@ -52,6 +64,10 @@ class Limits:
     diff_max_bytes: int = 64_000
     run_timeout_sec: float = 60.0
     run_output_bytes: int = 32_000
+    call_timeout_sec: float = 15.0
+    search_window_chars: int = 1024
+    search_overlap_chars: int = 128
+    diff_max_file_bytes: int = 1_000_000
 
 
 def collapse(text: str) -> str:
@@ -238,7 +254,9 @@ class Toolbox:
             cap = max(1, min(int(max_results), cap))
         names = list(ROOT_NAMES) if root == "both" else [self.split(f"{root}:")[0]]
         matches: list[dict[str, Any]] = []
-        truncated = False
+        skipped: list[str] = []
+        truncated = timed_out = False
+        deadline = time.monotonic() + self.limits.call_timeout_sec
         for root_name in names:
             under = self.roots[root_name]
             if path:
@@ -250,6 +268,7 @@ class Toolbox:
                     continue
                 try:
                     if file.stat().st_size > self.limits.search_max_file_bytes:
+                        skipped.append(self.ref(root_name, rel))
                         continue
                     data = file.read_bytes()
                 except OSError:
@@ -257,22 +276,45 @@ class Toolbox:
                 if _is_binary(data):
                     continue
                 for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
-                    if regex.search(line):
-                        if len(matches) >= cap:
-                            truncated = True
-                            break
-                        matches.append(
-                            {
-                                "path": self.ref(root_name, rel),
-                                "line": number,
-                                "text": line[: self.limits.line_max_chars],
-                            }
-                        )
+                    if time.monotonic() >= deadline:
+                        truncated = timed_out = True
+                        break
+                    hit = self._search_line(regex, line, deadline)
+                    if hit is None:
+                        continue
+                    if len(matches) >= cap:
+                        truncated = True
+                        break
+                    matches.append({"path": self.ref(root_name, rel), "line": number, "text": hit})
                 if truncated:
                     break
             if truncated:
                 break
-        return {"pattern": pattern, "matches": matches, "truncated": truncated}
+        out: dict[str, Any] = {"pattern": pattern, "matches": matches, "truncated": truncated}
+        if timed_out:
+            out["timed_out"] = True
+            out["note"] = f"stopped after {self.limits.call_timeout_sec:g} s"
+        if skipped:
+            out["skipped_large"] = skipped[:50]
+        return out
+
+    def _search_line(self, regex: re.Pattern[str], line: str, deadline: float) -> str | None:
+        """The shown text of the first match in ``line`` (searched in bounded windows)."""
+        window = self.limits.search_window_chars
+        shown = self.limits.line_max_chars
+        if len(line) <= window:
+            return line[:shown] if regex.search(line) else None
+        step = max(1, window - self.limits.search_overlap_chars)
+        for start in range(0, len(line), step):
+            piece = line[start : start + window]
+            found = regex.search(piece)
+            if found is not None:
+                at = start + found.start()
+                lo = max(0, at - shown // 4)
+                return ("…" if lo else "") + line[lo : lo + shown]
+            if time.monotonic() >= deadline:
+                return None
+        return None
 
     def diff(self, path: str, context: int = 3) -> dict[str, Any]:
         """Unified diff of the same relative path in both roots (files) or a name listing
@@ -302,6 +344,9 @@ class Toolbox:
                 "only_submission": sorted(b - a),
                 "common": len(a & b),
             }
+        cap = self.limits.diff_max_file_bytes
+        if left.stat().st_size > cap or right.stat().st_size > cap:
+            return {"path": rel, "status": "too_large", "diff": "", "truncated": True}
         a_bytes, b_bytes = left.read_bytes(), right.read_bytes()
         if a_bytes == b_bytes:
             return {"path": rel, "status": "same", "diff": ""}
@@ -348,7 +393,9 @@ class Toolbox:
         executable = shutil.which(program)
         if executable is None:
             raise ToolError(f"{program!r} is not installed")
-        _, workdir, _ = self.resolve(f"{root}:{cwd}")
+        root_name, workdir, _ = self.resolve(f"{root}:{cwd}")
+        if sandbox.enabled() and root_name != "submission":
+            raise ToolError("run works in the submission's tree only")
         if not workdir.is_dir():
             raise ToolError(f"cwd {root}:{cwd} is not a folder")
         limit = self.limits.run_timeout_sec
@@ -360,27 +407,31 @@ class Toolbox:
             "TZ": "UTC",
         }
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-            done = run_group(
-                [executable, *argv[1:]],
-                cwd=str(workdir),
-                env=env,
-                timeout_sec=timeout,
-                stdout=out,
-                stderr=err,
-                grace_sec=1.0,
-            )
+            if sandbox.enabled():
+                dirs = sandbox.make_slot_dirs(0, ("home", "tmp"))
+                env = sandbox.submission_env(env, home=str(dirs["home"]), tmpdir=str(dirs["tmp"]))
+                code, timed_out, _, start_error, _ = sandbox.run_in_slot(
+                    [executable, *argv[1:]], slot=0, cwd=str(workdir), env=env,
+                    timeout_sec=timeout, stdout=out, stderr=err, grace_sec=1.0,
+                )
+            else:
+                done = run_group(
+                    [executable, *argv[1:]], cwd=str(workdir), env=env, timeout_sec=timeout,
+                    stdout=out, stderr=err, grace_sec=1.0,
+                )
+                code, timed_out, start_error = done.returncode, done.timed_out, done.start_error
             captured = []
             for handle in (out, err):
                 handle.seek(0)
                 data = handle.read(self.limits.run_output_bytes + 1)
                 captured.append(data)
-        if done.start_error is not None:
-            raise ToolError(f"could not start {program!r}: {done.start_error}")
+        if start_error is not None:
+            raise ToolError(f"could not start {program!r}: {start_error}")
         cap = self.limits.run_output_bytes
         return {
             "argv": list(argv),
-            "exit_code": done.returncode,
-            "timed_out": done.timed_out,
+            "exit_code": code,
+            "timed_out": timed_out,
             "stdout": captured[0][:cap].decode("utf-8", "replace"),
             "stderr": captured[1][:cap].decode("utf-8", "replace"),
             "truncated": any(len(data) > cap for data in captured),
@@ -444,6 +495,15 @@ class Toolbox:
             args = {}
         if not isinstance(args, dict):
             return {"ok": False, "error": "args must be an object"}
+        if tool in BOUNDED_TOOLS and self.fork_calls:
+            return self._bounded(handler, args)
+        return self._direct(str(tool), handler, args)
+
+    fork_calls = True
+
+    def _direct(
+        self, tool: str, handler: Callable[..., dict[str, Any]], args: dict[str, Any]
+    ) -> dict[str, Any]:
         try:
             return {"ok": True, "result": handler(**args)}
         except ToolError as exc:
@@ -452,6 +512,15 @@ class Toolbox:
             return {"ok": False, "error": f"bad arguments for {tool}: {exc}"}
         except (ValueError, OSError) as exc:
             return {"ok": False, "error": f"{tool} failed: {exc}"}
+
+    def _bounded(
+        self, handler: Callable[..., dict[str, Any]], args: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Answer the call in a forked child, killed when it runs past the wall clock."""
+        tool = getattr(handler, "__name__", "tool")
+        return call_in_child(
+            lambda: self._direct(tool, handler, args), tool, self.limits.call_timeout_sec + 5.0
+        )
 
 
 def _as_line(value: object) -> int | None:

@@ -27,6 +27,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import sandbox
+from .lockdown import tree_digest
 from .procs import run_group
 
 ROLES = ("original", "submission")
@@ -49,6 +51,10 @@ class CandidateSpec:
     deny_commands: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     grace_sec: float = 5.0
+    slot: int = 0
+    """the submission identity candidates run as (one per concurrent Stage III round)"""
+    original_digest: str | None = None
+    """State A's tree digest: every staged copy of State A is checked against it"""
 
 
 @dataclass(frozen=True)
@@ -112,14 +118,32 @@ def _normalise_times(root: Path) -> None:
 
 
 def stage_copy(source: Path, target: Path) -> None:
-    """Replace `target` with a copy of `source` (links kept as links, times normalised)."""
+    """Replace `target` with a copy of `source` (links kept as links, times normalised).
+    The copy belongs to the grader; its top folder is 0755, so the slot that may reach its
+    parent reads it and nobody but the grader writes it."""
     if target.exists() or target.is_symlink():
         shutil.rmtree(target)
     try:
         shutil.copytree(source, target, symlinks=True)
+        os.chmod(target, 0o755)
         _normalise_times(target)
     except (OSError, shutil.Error) as exc:
         raise StagingError(f"cannot stage {source} at {target}: {exc}") from None
+
+
+def check_original(spec: CandidateSpec, tree: Path, what: str) -> None:
+    """Raise StagingError unless ``tree`` has State A's digest (when one is known)."""
+    if spec.original_digest is None:
+        return
+    try:
+        found = tree_digest(tree)
+    except OSError as exc:
+        raise StagingError(f"cannot hash {what} ({tree}): {exc}") from None
+    if found != spec.original_digest:
+        raise StagingError(
+            f"{what} ({tree}) does not match State A's digest "
+            f"({found[:12]} != {spec.original_digest[:12]}): refusing to use it"
+        )
 
 
 def _tail(path: Path) -> str:
@@ -142,6 +166,7 @@ def candidate_env(spec: CandidateSpec, view: Path, candidate: Path, work: Path) 
             "LC_ALL": "C.UTF-8",
             "TZ": "UTC",
             "PYTHONHASHSEED": "0",
+            "PYTHONNOUSERSITE": "1",
         }
     )
     env.update(spec.env)
@@ -166,39 +191,52 @@ def run_once(
     """Stage `tree` and the candidate under `stage_root`, run once, clean up."""
     view = stage_root / "view"
     candidate = stage_root / "candidate"
-    work = stage_root / "work"
     stage_copy(tree, view)
+    if role == "original":
+        check_original(spec, view, "the staged copy of State A")
     stage_copy(candidate_dir, candidate)
-    shutil.rmtree(work, ignore_errors=True)
-    for folder in (work / "home", work / "tmp"):
-        folder.mkdir(parents=True)
-    logs = stage_root / "logs"
-    logs.mkdir(exist_ok=True)
+    if sandbox.enabled():
+        sandbox.reset(spec.slot, remake=("home", "tmp"))
+        work = sandbox.scratch_dir(spec.slot)
+    else:
+        work = stage_root / "work"
+        shutil.rmtree(work, ignore_errors=True)
+        for folder in (work / "home", work / "tmp"):
+            folder.mkdir(parents=True)
+    logs = stage_root.parent / f".logs-{stage_root.name}"
+    logs.mkdir(mode=0o700, exist_ok=True)
     out_path, err_path = logs / "stdout", logs / "stderr"
+    argv = [*spec.command, role]
+    env = candidate_env(spec, view, candidate, work)
     try:
         with out_path.open("wb") as out, err_path.open("wb") as err:
-            done = run_group(
-                [*spec.command, role],
-                cwd=str(work),
-                env=candidate_env(spec, view, candidate, work),
-                timeout_sec=spec.timeout_sec,
-                stdout=out,
-                stderr=err,
-                grace_sec=spec.grace_sec,
-            )
+            if sandbox.enabled():
+                code, timed_out, duration, start_error, _ = sandbox.run_in_slot(
+                    argv, slot=spec.slot, cwd=str(work), env=env, timeout_sec=spec.timeout_sec,
+                    stdout=out, stderr=err, grace_sec=spec.grace_sec,
+                )
+            else:
+                done = run_group(
+                    argv, cwd=str(work), env=env, timeout_sec=spec.timeout_sec,
+                    stdout=out, stderr=err, grace_sec=spec.grace_sec,
+                )
+                code, timed_out = done.returncode, done.timed_out
+                duration, start_error = done.duration_sec, done.start_error
         return RunObservation(
             role=role,
             attempt=attempt,
-            exit_code=done.returncode,
-            timed_out=done.timed_out,
-            duration_sec=round(done.duration_sec, 3),
-            start_error=done.start_error,
+            exit_code=code,
+            timed_out=timed_out,
+            duration_sec=round(duration, 3),
+            start_error=start_error,
             stdout_tail=_tail(out_path),
             stderr_tail=_tail(err_path),
         )
     finally:
-        for folder in (view, work):
-            shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(view, ignore_errors=True)
+        shutil.rmtree(logs, ignore_errors=True)
+        if not sandbox.enabled():
+            shutil.rmtree(work, ignore_errors=True)
 
 
 # --------------------------------------------------------------------------- scope
@@ -363,6 +401,11 @@ def adjudicate(
     stage_root = base / secrets.token_hex(8)
     runs: list[RunObservation] = []
     try:
+        check_original(spec, trees["original"], "State A")
+        base.mkdir(parents=True, exist_ok=True)
+        if sandbox.enabled():
+            sandbox.join_slot_groups([spec.slot])
+            sandbox.give_to_slot(base, spec.slot)
         stage_root.mkdir(parents=True)
         for attempt, order in enumerate(_orders(max(1, spec.reruns)), start=1):
             pair: dict[str, RunObservation] = {}

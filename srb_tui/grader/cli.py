@@ -5,6 +5,8 @@ Subcommands:
   tools       serve the reviewer tools over stdin/stdout (JSON lines)
   candidate   adjudicate one Stage III candidate and print its verdict as JSON
   fuzz        run one model-free fuzz adversary (Stage III) and write its result
+  launch      start submission code as the submission uid (the srb-submission launcher)
+  lockdown    make the grader's folders private and close world-writable paths (once)
   fingerprint print the grader's fingerprint
 """
 
@@ -20,8 +22,11 @@ from .audit_tools import Limits, Toolbox, serve
 from .candidate import DEFAULT_FAULT_CODES, CandidateSpec, adjudicate, parse_exit_codes
 from .envelope import atomic_write_json
 from .fingerprint import fingerprint
-from .fuzz import FuzzConfig, HarnessFault, load_argv_sets, main_fuzz
-from .suite import SuiteError, load_suite, run_suite, write_suite_error
+from .fuzz import FuzzConfig, HarnessFault, argv_vocabulary, load_argv_sets, main_fuzz
+from .launch import main as launch_main
+from .lockdown import lockdown
+from .sandbox import MAX_SLOTS, load_limits
+from .suite import SuiteError, load_suite, run_suite, stage_submission, write_suite_error
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -36,6 +41,15 @@ def _parser() -> argparse.ArgumentParser:
     suite.add_argument("--work", required=True, help="scratch folder for modules and logs")
     suite.add_argument("--task", help="task id to stamp (default: suite.toml's task)")
     suite.add_argument("--grace", type=float, default=5.0, help="TERM→KILL grace, seconds")
+    suite.add_argument("--private", help="grader-only folder for logs and module results")
+    suite.add_argument(
+        "--repo-source", help="copy this tree to --repo as the submission uid first"
+    )
+
+    lock = sub.add_parser("lockdown", help="make grader folders private (run once, as uid 0)")
+    lock.add_argument("--private", nargs="*", default=[], metavar="DIR")
+
+    sub.add_parser("launch", help="run submission code as the submission uid", add_help=False)
 
     tools = sub.add_parser("tools", help="serve reviewer tools as JSON lines on stdin/stdout")
     tools.add_argument("--original", required=True)
@@ -64,6 +78,8 @@ def _parser() -> argparse.ArgumentParser:
     cand.add_argument("--deny-command", action="append", default=[])
     cand.add_argument("--stage-base", help="where salted views are staged (default: TMPDIR)")
     cand.add_argument("--result", help="also write the verdict JSON here (atomically)")
+    cand.add_argument("--slot", type=int, default=0, help="submission identity to run as")
+    cand.add_argument("--original-digest", help="State A's tree digest (checked before use)")
 
     fuzz = sub.add_parser("fuzz", help="run one differential fuzz adversary (Stage III)")
     fuzz.add_argument("--adversary", required=True, help="adversary id (for the record)")
@@ -84,6 +100,9 @@ def _parser() -> argparse.ArgumentParser:
     fuzz.add_argument("--deny-command", action="append", default=[])
     fuzz.add_argument("--work", required=True, help="scratch folder")
     fuzz.add_argument("--result", help="write the round's result JSON here (atomically)")
+    fuzz.add_argument("--slot", type=int, default=0, help="submission identity to run as")
+    fuzz.add_argument("--original-digest", help="State A's tree digest (checked before use)")
+    fuzz.add_argument("--stage-base", help="where the slot sees the tree under test")
 
     sub.add_parser("fingerprint", help="print the grader fingerprint")
     return parser
@@ -91,6 +110,13 @@ def _parser() -> argparse.ArgumentParser:
 
 def _run_suite(args: argparse.Namespace) -> int:
     result = Path(args.result)
+    if args.repo_source:
+        try:
+            stage_submission(Path(args.repo_source), Path(args.repo))
+        except OSError as exc:
+            write_suite_error(result, args.task or "", f"cannot stage the submission: {exc}")
+            print(f"grader: {exc}", file=sys.stderr)
+            return 2
     try:
         suite = load_suite(args.suite)
     except SuiteError as exc:
@@ -113,6 +139,7 @@ def _run_suite(args: argparse.Namespace) -> int:
         work_root=Path(args.work),
         task=args.task,
         grace_sec=args.grace,
+        private_root=Path(args.private) if args.private else None,
     )
     return 0
 
@@ -148,6 +175,8 @@ def _candidate_spec(args: argparse.Namespace) -> CandidateSpec:
         timeout_sec=args.timeout,
         fault_exit_codes=codes,
         deny_commands=tuple(args.deny_command),
+        slot=args.slot,
+        original_digest=args.original_digest or None,
     )
 
 
@@ -192,6 +221,8 @@ def _run_fuzz(args: argparse.Namespace) -> int:
         work=Path(args.work),
         argv_mutation_rate=args.argv_mutation_rate,
         max_candidates=args.max_candidates,
+        stage_base=Path(args.stage_base) if args.stage_base else None,
+        argv_tokens=argv_vocabulary(argv_file, argv_sets),
     )
     doc = main_fuzz(config, argv_file, Path(args.result) if args.result else None)
     print(json.dumps({k: doc[k] for k in ("adversary", "outcome", "reason")}, ensure_ascii=False))
@@ -200,7 +231,15 @@ def _run_fuzz(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the process exit status."""
-    args = _parser().parse_args(argv)
+    raw = list(sys.argv[1:] if argv is None else argv)
+    if raw[:1] == ["launch"]:
+        return launch_main(raw[1:])
+    args = _parser().parse_args(raw)
+    if args.command == "lockdown":
+        base = load_limits().uid_base
+        uids = range(base, base + MAX_SLOTS)
+        print(json.dumps(lockdown(args.private, uids)))
+        return 0
     if args.command == "suite":
         return _run_suite(args)
     if args.command == "tools":

@@ -4,7 +4,8 @@ It runs inside the verification container. From the seed corpus and the command 
 declares (probe.toml ``[metadata] fuzz_seeds / fuzz_entry / fuzz_argv``) it mutates inputs
 (bit flips, byte inserts and deletes, interesting bytes: control characters, CR, quotes,
 delimiters, BOMs, broken and wide UTF-8; splices between seeds; now and then a mutated command
-line), feeds each input on stdin to ``fuzz_entry`` of both trees and compares exit status and
+line, its words taken from the argv file's ``tokens`` or its own command lines), feeds
+each input on stdin to ``fuzz_entry`` of both trees and compares exit status and
 stdout byte for byte. Both trees are run at the same view path with the candidate
 environment (:func:`.candidate.candidate_env`), so the program cannot tell them apart any
 more than a candidate can. On a difference the input is shrunk by delta debugging (ddmin)
@@ -25,29 +26,34 @@ import random
 import shutil
 import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .candidate import CandidateSpec, StagingError, adjudicate, candidate_env, stage_copy
+from . import sandbox
+from .candidate import (
+    CandidateSpec,
+    StagingError,
+    adjudicate,
+    candidate_env,
+    check_original,
+    stage_copy,
+)
 from .envelope import atomic_write_json, utc_iso
+from .fuzz_mutate import (
+    GENERIC_TOKENS,
+    INTERESTING,
+    MAX_INPUT_BYTES,
+    ddmin,
+    mutate,
+    mutate_argv,
+)
+from .lockdown import stat_signature
 from .procs import reap_group
 
-INTERESTING: tuple[bytes, ...] = (
-    b"\x00", b"\x01", b"\x02", b"\x07", b"\x08", b"\x0b", b"\x0c", b"\x1b", b"\x1f", b"\x7f",
-    b"\r", b"\n", b"\r\n", b"\t", b'"', b'""', b",", b";", b"|", b"\\", b" ", b"-",
-    b"\xef\xbb\xbf",  # BOM
-    b"\xc3", b"\xa9", b"\xff", b"\xfe", b"\x80", b"\xc0\xaf", b"\xed\xa0\x80",  # broken UTF-8
-    b"\xc3\xa9", b"\xcc\x81", b"\xe2\x80\x8b", b"\xe2\x80\xa8", b"\xc2\x85", b"\xc2\xa0",
-    b"\xe6\xbc\xa2", b"\xe3\x80\x80", b"\xef\xbc\xa1", b"\xf0\x9f\x98\x80", b"\xea\xb0\x80",
-)  # fmt: skip
-ARGV_TOKENS: tuple[str, ...] = (
-    "-f", "table", "markdown", "json", "tsv", "--style", "ascii", "box", "plain", "-w", "0",
-    "1", "3", "-s", "2", "-n", "-r", "-H", "-c", "1,1", "2,1", "-a", "left", "right", "center",
-    "-d", ";", "|", "-e", "utf-8", "latin-1", "--", "-",
-)  # fmt: skip
-MAX_INPUT_BYTES = 64 * 1024
+__all__ = ["GENERIC_TOKENS", "INTERESTING", "ddmin", "mutate", "mutate_argv"]
+
 MAX_CORPUS = 256
 SHOWN_CHARS = 2000
 CHUNK = 48
@@ -97,6 +103,9 @@ class FuzzConfig:
     work: Path
     argv_mutation_rate: float = 0.1
     max_candidates: int = 3
+    stage_base: Path | None = None
+    argv_tokens: list[str] = field(default_factory=lambda: list(GENERIC_TOKENS))
+    """where the slot sees the tree under test (default: inside ``work``)"""
 
 
 @dataclass
@@ -112,27 +121,62 @@ class HarnessFault(Exception):
     """The fuzzer itself cannot go on (not a finding about the submission)."""
 
 
+TREE_PREFIXES = ("/workspace/repo/",)
+
+
+def entry_in_tree(entry: str) -> str:
+    """``fuzz_entry`` as a path relative to the tree, the one form both the fuzz loop and
+    the candidate script use: a path under the task's workspace is made relative; any other
+    absolute path, or one climbing out with '..', is refused (it would name neither tree)."""
+    text = entry.strip()
+    for prefix in TREE_PREFIXES:
+        if text.startswith(prefix):
+            text = text[len(prefix):]
+    parts = Path(text).parts
+    if not text or Path(text).is_absolute() or ".." in parts:
+        raise HarnessFault(
+            f"fuzz_entry {entry!r} must be a path inside the tree (e.g. bin/tool), "
+            f"or under {TREE_PREFIXES[0]}"
+        )
+    return Path(text).as_posix()
+
+
 # --------------------------------------------------------------------------- running
 
 
 class EntryRunner:
-    """Runs the entry of either tree at one shared view path (trees swapped by rename)."""
+    """Runs the entry of either tree at one shared view path (trees swapped by rename).
+
+    Both parked copies belong to the grader in its private folder; the view (where the
+    slot's uid runs them, read-only) is reachable by that slot alone. State A's copy is
+    hashed when it is parked and its stat signature re-checked before every mount; every
+    run starts and ends with the slot emptied (no process, no file of its uid left)."""
 
     def __init__(self, config: FuzzConfig) -> None:
         self.config = config
+        self.slot = config.spec.slot
         base = config.work / "runner"
         shutil.rmtree(base, ignore_errors=True)
         base.mkdir(parents=True)
-        self.view = base / "view"
+        shown = config.stage_base or base
+        shown.mkdir(parents=True, exist_ok=True)
+        if sandbox.enabled():
+            sandbox.join_slot_groups([self.slot])
+            sandbox.give_to_slot(shown, self.slot)
+        self.view = shown / "view"
+        shutil.rmtree(self.view, ignore_errors=True)
         self.parked = {"original": base / "parked-original", "submission": base / "parked-sub"}
-        self.candidate = base / "candidate"
+        self.candidate = shown / "candidate"
+        shutil.rmtree(self.candidate, ignore_errors=True)
         self.home = base / "work"
         self.candidate.mkdir()
-        for role, tree in (("original", config.original), ("submission", config.submission)):
-            try:
+        try:
+            for role, tree in (("original", config.original), ("submission", config.submission)):
                 stage_copy(tree, self.parked[role])
-            except StagingError as exc:
-                raise HarnessFault(str(exc)) from None
+            check_original(config.spec, self.parked["original"], "the fuzzer's copy of State A")
+        except StagingError as exc:
+            raise HarnessFault(str(exc)) from None
+        self.signature = stat_signature(self.parked["original"])
         self.current: str | None = None
         self.counter = 0
 
@@ -141,26 +185,42 @@ class EntryRunner:
             return
         if self.current is not None:
             os.rename(self.view, self.parked[self.current])
+        if role == "original" and stat_signature(self.parked["original"]) != self.signature:
+            raise HarnessFault("the fuzzer's copy of State A changed between two runs")
         os.rename(self.parked[role], self.view)
         self.current = role
+
+    def park(self) -> None:
+        """Take whichever tree is mounted out of the view (before a candidate is judged, so
+        the submission's runs there never find State A at the view path)."""
+        if self.current is not None:
+            os.rename(self.view, self.parked[self.current])
+            self.current = None
+
+    def _workdir(self) -> Path:
+        if sandbox.enabled():
+            sandbox.reset(self.slot, remake=("home", "tmp"))
+            return sandbox.scratch_dir(self.slot)
+        shutil.rmtree(self.home, ignore_errors=True)
+        for sub in ("home", "tmp"):
+            (self.home / sub).mkdir(parents=True)
+        return self.home
 
     def run(self, role: str, argv: Sequence[str], data: bytes) -> Observation:
         self._mount(role)
         self.counter += 1
-        shutil.rmtree(self.home, ignore_errors=True)
-        for sub in ("home", "tmp"):
-            (self.home / sub).mkdir(parents=True)
-        env = candidate_env(self.config.spec, self.view, self.candidate, self.home)
+        home = self._workdir()
+        env = candidate_env(self.config.spec, self.view, self.candidate, home)
         started = time.monotonic()
         try:
-            proc = subprocess.Popen(
-                [str(self.view / self.config.entry), *argv],
-                cwd=str(self.home),
+            proc = sandbox.spawn(
+                [str(self.view / entry_in_tree(self.config.entry)), *argv],
+                slot=self.slot,
+                cwd=str(home),
                 env=env,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                start_new_session=True,
             )
         except OSError as exc:
             return Observation(None, b"", b"", False, time.monotonic() - started, str(exc))
@@ -169,103 +229,22 @@ class EntryRunner:
             out, err = proc.communicate(data, timeout=self.config.run_timeout_sec)
         except subprocess.TimeoutExpired:
             timed_out = True
-            reap_group(proc.pid, grace_sec=1.0)
+            self._end(proc.pid)
             out, err = proc.communicate()
-        reap_group(proc.pid, grace_sec=1.0)
+        self._end(proc.pid)
         return Observation(proc.returncode, out, err, timed_out, time.monotonic() - started)
+
+    def _end(self, pid: int) -> None:
+        if sandbox.enabled():
+            sandbox.kill_slot(self.slot)  # its files go when the next run starts
+        else:
+            reap_group(pid, grace_sec=1.0)
 
     def pair(self, argv: Sequence[str], data: bytes) -> tuple[Observation, Observation]:
         # Alternate which tree goes first so a warm cache never favours one side.
         order = ("original", "submission") if self.counter % 4 == 0 else ("submission", "original")
         got = {role: self.run(role, argv, data) for role in order}
         return got["original"], got["submission"]
-
-
-# --------------------------------------------------------------------------- mutation
-
-
-def mutate(data: bytes, rng: random.Random, corpus: Sequence[bytes]) -> bytes:
-    """One to four stacked byte-level mutations of ``data``."""
-    buf = bytearray(data)
-    for _ in range(1 + rng.randrange(4)):
-        op = rng.randrange(8)
-        pos = rng.randrange(len(buf) + 1)
-        if op == 0 and buf:  # flip one bit
-            at = min(pos, len(buf) - 1)
-            buf[at] ^= 1 << rng.randrange(8)
-        elif op == 1:  # insert a random byte
-            buf[pos:pos] = bytes([rng.randrange(256)])
-        elif op in (2, 3):  # insert an interesting byte sequence
-            buf[pos:pos] = rng.choice(INTERESTING)
-        elif op == 4 and buf:  # overwrite with an interesting byte sequence
-            piece = rng.choice(INTERESTING)
-            buf[pos : pos + len(piece)] = piece
-        elif op == 5 and buf:  # delete a short run
-            del buf[pos : pos + 1 + rng.randrange(4)]
-        elif op == 6 and corpus:  # splice in a piece of another input
-            other = rng.choice(corpus)
-            if other:
-                start = rng.randrange(len(other))
-                buf[pos:pos] = other[start : start + 1 + rng.randrange(16)]
-        elif op == 7 and buf:  # duplicate a line
-            lines = bytes(buf).split(b"\n")
-            k = rng.randrange(len(lines))
-            lines.insert(k, lines[k])
-            buf = bytearray(b"\n".join(lines))
-    return bytes(buf[:MAX_INPUT_BYTES])
-
-
-def mutate_argv(argv: Sequence[str], rng: random.Random) -> list[str]:
-    """Drop, duplicate or insert one command-line token."""
-    out = list(argv)
-    op = rng.randrange(3)
-    if op == 0 and out:
-        del out[rng.randrange(len(out))]
-    elif op == 1 and out:
-        k = rng.randrange(len(out))
-        out.insert(k, out[k])
-    else:
-        out.insert(rng.randrange(len(out) + 1), rng.choice(ARGV_TOKENS))
-    return out
-
-
-def ddmin(data: bytes, failing: Callable[[bytes], bool], deadline: float) -> tuple[bytes, int]:
-    """Delta debugging: a 1-minimal (as far as time allows) input that still ``failing``.
-    Returns (input, predicate evaluations)."""
-    cache: dict[bytes, bool] = {}
-    tests = 0
-
-    def test(candidate: bytes) -> bool:
-        nonlocal tests
-        if candidate not in cache:
-            tests += 1
-            cache[candidate] = failing(candidate)
-        return cache[candidate]
-
-    n = 2
-    while len(data) >= 2 and time.monotonic() < deadline:
-        size = -(-len(data) // n)
-        pieces = [data[i : i + size] for i in range(0, len(data), size)]
-        reduced = False
-        for piece in pieces:
-            if time.monotonic() >= deadline:
-                return data, tests
-            if test(piece):
-                data, n, reduced = piece, 2, True
-                break
-        if not reduced and len(pieces) > 2:
-            for i in range(len(pieces)):
-                if time.monotonic() >= deadline:
-                    return data, tests
-                rest = b"".join(pieces[:i] + pieces[i + 1 :])
-                if test(rest):
-                    data, n, reduced = rest, max(n - 1, 2), True
-                    break
-        if not reduced:
-            if n >= len(data):
-                break
-            n = min(n * 2, len(data))
-    return data, tests
 
 
 # --------------------------------------------------------------------------- candidates
@@ -373,6 +352,21 @@ def load_seeds(folder: Path, skip: Path | None) -> list[bytes]:
     return seeds
 
 
+def argv_vocabulary(path: Path | None, argv_sets: Sequence[Sequence[str]]) -> list[str]:
+    """The words argv mutations insert: the argv file's ``tokens`` list when it has one,
+    else every word of its command lines; plus a few generic ones. Never another task's."""
+    declared: list[str] = []
+    if path is not None:
+        with contextlib.suppress(OSError, ValueError):
+            data = json.loads(path.read_text(encoding="utf-8"))
+            found = data.get("tokens") if isinstance(data, dict) else None
+            if isinstance(found, list):
+                declared = [str(word) for word in found if isinstance(word, str)]
+    if not declared:
+        declared = [word for argv in argv_sets for word in argv]
+    return list(dict.fromkeys([*declared, *GENERIC_TOKENS]))
+
+
 def load_argv_sets(path: Path | None) -> list[list[str]]:
     """Command lines from a JSON file: ``{"argv": [[...], ...]}`` or a bare list."""
     if path is None:
@@ -419,12 +413,13 @@ def _adjudicate(
     script = candidate_script(
         adversary=config.adversary,
         seed=config.seed,
-        entry=config.entry,
+        entry=entry_in_tree(config.entry),
         argv=argv,
         data=shrunk,
         original_len=len(data),
         expected=a,
     )
+    runner.park()
     folder = config.work / "candidates" / f"{index:02d}"
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
@@ -434,7 +429,7 @@ def _adjudicate(
         config.original,
         config.submission,
         config.spec,
-        stage_base=config.work / "adjudication",
+        stage_base=(config.stage_base or config.work) / "adjudication",
     ).to_dict()
     record = {
         "index": index,
@@ -462,6 +457,7 @@ def run_round(config: FuzzConfig, seeds: list[bytes]) -> dict[str, Any]:
     corpus = list(seeds)
     seen: set[tuple[Any, ...]] = set()
     try:
+        entry_in_tree(config.entry)
         runner = EntryRunner(config)
         probe_a, _ = runner.pair(config.argv_sets[0], seeds[0])
         state.executions += 2
@@ -471,7 +467,7 @@ def run_round(config: FuzzConfig, seeds: list[bytes]) -> dict[str, Any]:
             state.iterations += 1
             argv = list(rng.choice(config.argv_sets))
             if rng.random() < config.argv_mutation_rate:
-                argv = mutate_argv(argv, rng)
+                argv = mutate_argv(argv, rng, config.argv_tokens)
             data = mutate(rng.choice(corpus), rng, corpus)
             a, b = runner.pair(argv, data)
             state.executions += 2
@@ -544,6 +540,8 @@ def main_fuzz(config: FuzzConfig, argv_file: Path | None, result: Path | None) -
         }
     with contextlib.suppress(OSError):
         shutil.rmtree(config.work / "runner", ignore_errors=True)
+        if config.stage_base is not None:
+            shutil.rmtree(config.stage_base, ignore_errors=True)
     if result is not None:
         atomic_write_json(result, doc)
     return doc

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import sandbox
 from .envelope import StageEnvelope, utc_iso
 from .procs import DEFAULT_GRACE_SEC, Completed, run_group
 
@@ -35,6 +36,8 @@ MAX_RESULT_BYTES = 128 * 1024 * 1024
 TAIL_BYTES = 4000
 _TOKEN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 CONTRACT_DEFAULTS = {"PYTHONHASHSEED": "0", "TZ": "UTC", "LC_ALL": "C.UTF-8"}
+LAUNCHER = "/opt/srb/bin/srb-submission"
+SUITE_SLOT = 0
 
 
 class SuiteError(Exception):
@@ -349,9 +352,12 @@ def module_env(
     result: Path,
     deadline: float,
     base: Mapping[str, str] | None = None,
+    home: Path | None = None,
 ) -> dict[str, str]:
     """The environment a module runs with: inherited base, defaults, suite env, module env,
-    then the SRB_* contract (which nothing overrides)."""
+    then the SRB_* contract (which nothing overrides). In a stage container the contract
+    also names the launcher modules start submission code with (``SRB_SUBMISSION_RUN``),
+    and a module gets a private HOME and no user site-packages."""
     env = {k: v for k, v in (os.environ if base is None else base).items()}
     for key in [key for key in env if key.startswith("SRB_")]:
         del env[key]
@@ -372,6 +378,13 @@ def module_env(
             "SRB_MODULE_DEADLINE": f"{deadline:.3f}",
         }
     )
+    env["PYTHONNOUSERSITE"] = "1"
+    if home is not None:
+        env["HOME"] = str(home)
+    if sandbox.enabled():
+        env["SRB_SANDBOX"] = "on"
+        env["SRB_SUBMISSION_RUN"] = LAUNCHER
+        env["SRB_SANDBOX_SLOT"] = str(SUITE_SLOT)
     return env
 
 
@@ -414,15 +427,23 @@ def run_module(
     original: Path | None,
     work_root: Path,
     grace_sec: float = DEFAULT_GRACE_SEC,
+    private_root: Path | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Run one module; returns its unit record and its checks (tagged with the module id)."""
+    """Run one module; returns its unit record and its checks (tagged with the module id).
+
+    ``work_root`` holds $SRB_WORK and $SRB_SUITE_WORK (submission code may read there, as
+    the module's case inputs live there); ``private_root`` (default: ``work_root``) the
+    logs, the module's HOME and $SRB_RESULT, out of the submission's reach. When the module
+    has ended, every process of the submission uid is killed and its scratch wiped."""
     unit = _seed_unit(module)
+    private = private_root or work_root
     work = work_root / "modules" / module.id
     suite_work = work_root / "suite"
-    logs = work_root / "logs"
-    result = work_root / "results" / f"{module.id}.json"
+    logs = private / "logs"
+    home = private / "home" / module.id
+    result = private / "results" / f"{module.id}.json"
     shutil.rmtree(work, ignore_errors=True)  # each module starts with an empty $SRB_WORK
-    for folder in (work, suite_work, logs, result.parent):
+    for folder in (work, suite_work, logs, result.parent, home):
         folder.mkdir(parents=True, exist_ok=True)
     result.unlink(missing_ok=True)
     started = time.time()
@@ -447,6 +468,7 @@ def run_module(
         suite_work=suite_work,
         result=result,
         deadline=started + module.timeout_sec,
+        home=home,
     )
     with stdout_log.open("wb") as out, stderr_log.open("wb") as err:
         done = run_group(
@@ -458,6 +480,9 @@ def run_module(
             stderr=err,
             grace_sec=grace_sec,
         )
+    leftover = end_submission()
+    if leftover:
+        unit["submission_leftovers"] = leftover
     checks: list[dict[str, Any]] = []
     metadata: dict[str, Any] = {}
     notes: list[Any] = []
@@ -486,6 +511,29 @@ def run_module(
     return unit, tagged
 
 
+def end_submission() -> str:
+    """Kill whatever the submission uid left running and wipe its scratch; a note on what
+    was found ('' when nothing was left)."""
+    if not sandbox.enabled():
+        return ""
+    uid, _ = sandbox.slot_ids(SUITE_SLOT)
+    left = len(sandbox.uid_processes(uid))
+    gone = sandbox.reset(SUITE_SLOT)
+    if not gone:
+        return f"{left} submission processes outlived the module and could not all be killed"
+    return f"{left} submission processes outlived the module; killed" if left else ""
+
+
+def stage_submission(source: Path, repo: Path) -> None:
+    """Copy the submission (read-only, root-owned) to ``repo`` as the submission uid, so it
+    owns its private copy (in the size-limited workspace tmpfs)."""
+    if not sandbox.enabled():
+        shutil.copytree(source, repo, symlinks=True, dirs_exist_ok=True)
+        return
+    if sandbox.copy_as_slot(SUITE_SLOT, source, repo) != 0:
+        raise OSError(f"cannot copy {source} to {repo} as the submission uid")
+
+
 def run_suite(
     suite: Suite,
     *,
@@ -495,6 +543,7 @@ def run_suite(
     work_root: Path,
     task: str | None = None,
     grace_sec: float = DEFAULT_GRACE_SEC,
+    private_root: Path | None = None,
 ) -> dict[str, Any]:
     """Run every module in order, rewriting `result_path` after each; returns the envelope."""
     envelope = StageEnvelope(stage="behavioural", task=task or suite.task)
@@ -516,6 +565,7 @@ def run_suite(
             original=original.resolve() if original is not None else None,
             work_root=work_root.resolve(),
             grace_sec=grace_sec,
+            private_root=private_root.resolve() if private_root is not None else None,
         )
         envelope.units[index] = unit
         envelope.checks.extend(checks)

@@ -8,7 +8,9 @@ json-file logs, an init process, and no mounts at all (so no Docker socket).
 
 from __future__ import annotations
 
+import signal as _signal
 import tempfile
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -52,10 +54,32 @@ class ContainerState:
 
 @dataclass(frozen=True)
 class ExecResult:
+    """How one exec ended. ``timed_out`` only when the time budget really ran out (124, or
+    137 from ``timeout -k`` at or past the budget); an earlier death by a signal is a kill,
+    named by ``signal`` (exit code 128+N), never read as a timeout."""
+
     exit_code: int
     stdout: bytes
     stderr: bytes
     timed_out: bool = False
+    signal: int | None = None
+
+    @property
+    def signal_name(self) -> str | None:
+        if self.signal is None:
+            return None
+        try:
+            return _signal.Signals(self.signal).name
+        except ValueError:
+            return f"signal {self.signal}"
+
+    def describe(self) -> str:
+        """'exit N', 'killed by SIGKILL (exit 137)' or 'ran past its time budget'."""
+        if self.timed_out:
+            return f"ran past its time budget (exit {self.exit_code})"
+        if self.signal is not None:
+            return f"killed by {self.signal_name} (exit {self.exit_code})"
+        return f"exit {self.exit_code}"
 
 
 def _host_config(api: Any, spec: ContainerSpec) -> Any:
@@ -206,13 +230,22 @@ async def exec_run(
     if timeout_sec is not None:
         argv = ["timeout", "-k", str(EXEC_KILL_AFTER_SEC), f"{timeout_sec:g}", *argv]
     api = await engine.api()
+    started = time.monotonic()
     try:
         result = await engine.call(_exec, api, handle.id, argv, user, workdir, env)
     except APIError as err:
         raise ContainerError(f"run {handle.run_id}: exec in {handle.name} failed: {err}") from err
-    if timeout_sec is not None and result.exit_code in (124, 137):
-        return ExecResult(result.exit_code, result.stdout, result.stderr, timed_out=True)
-    return result
+    return interpret_exit(result, timeout_sec, time.monotonic() - started)
+
+
+def interpret_exit(result: ExecResult, timeout_sec: float | None, elapsed: float) -> ExecResult:
+    """Tell a timeout from a kill: 124 is ``timeout``'s own; 137 is a timeout only when the
+    budget had run out, else something SIGKILLed the process; 128+N names signal N."""
+    code = result.exit_code
+    ran_out = timeout_sec is not None and elapsed >= timeout_sec - 0.5
+    timed_out = timeout_sec is not None and (code == 124 or (code == 137 and ran_out))
+    sig = code - 128 if 128 < code < 128 + 65 and not timed_out else None
+    return ExecResult(code, result.stdout, result.stderr, timed_out=timed_out, signal=sig)
 
 
 def state_from_inspect(data: dict[str, Any]) -> ContainerState:

@@ -59,28 +59,33 @@ def _info(name: str, kind: bytes, mode: int, uid: int, gid: int, size: int = 0) 
     return ti
 
 
-def _add_parents(tar: tarfile.TarFile, parts: list[str], uid: int, gid: int) -> None:
+def _add_parents(
+    tar: tarfile.TarFile, parts: list[str], uid: int, gid: int, last_mode: int = 0o755
+) -> None:
     """Directory entries for ``parts`` below the top-level folder. The top-level folder
     itself (/tmp, /opt, ...) is never in the archive, so its owner and mode (the sticky
-    bit of /tmp) stay as the image made them; the engine creates it if it is missing."""
+    bit of /tmp) stay as the image made them; the engine creates it if it is missing.
+    The deepest folder gets ``last_mode``."""
     for i in range(2, len(parts) + 1):
-        tar.addfile(_info("/".join(parts[:i]), tarfile.DIRTYPE, 0o755, uid, gid))
+        mode = last_mode if i == len(parts) else 0o755
+        tar.addfile(_info("/".join(parts[:i]), tarfile.DIRTYPE, mode, uid, gid))
 
 
 def pack_readonly(
-    source: Path, dest: str, out: IO[bytes], *, skip: Iterable[str] = ()
+    source: Path, dest: str, out: IO[bytes], *, skip: Iterable[str] = (), private: bool = False
 ) -> tuple[int, list[str]]:
     """Tar ``source`` (a folder) so it lands at ``dest`` owned by root, modes normalised.
 
     Links are kept as links; special files and names in ``skip`` (plus ``__pycache__``) are
-    left out. Returns (files packed, members skipped).
+    left out. ``private`` makes ``dest`` itself mode 0700 (nobody but root may enter it).
+    Returns (files packed, members skipped).
     """
     parts = _parts(dest)
     skipped: list[str] = []
     names_to_skip = _SKIP_ALWAYS | set(skip)
     count = 0
     with tarfile.open(fileobj=out, mode="w|", format=tarfile.PAX_FORMAT) as tar:
-        _add_parents(tar, parts, 0, 0)
+        _add_parents(tar, parts, 0, 0, 0o700 if private else 0o755)
         prefix = "/".join(parts)
         stack = [(source, prefix)]
         while stack:
@@ -148,15 +153,20 @@ async def put_readonly_tree(
     dest: str,
     *,
     skip: Iterable[str] = (),
+    private: bool = False,
 ) -> int:
-    """Copy the folder ``source`` to ``dest``, root-owned and read-only for everyone else."""
+    """Copy the folder ``source`` to ``dest``, root-owned and read-only for everyone else
+    (``private``: ``dest`` itself 0700, so no other uid can even read it)."""
     if not source.is_dir():
         raise ContainerError(f"run {handle.run_id}: {source} is not a folder")
     api = await engine.api()
     skip_names = tuple(skip)
     try:
         count, _ = await engine.call(
-            _put, api, handle.id, lambda fh: pack_readonly(source, dest, fh, skip=skip_names)
+            _put,
+            api,
+            handle.id,
+            lambda fh: pack_readonly(source, dest, fh, skip=skip_names, private=private),
         )
     except (APIError, ValueError, OSError) as err:
         raise ContainerError(

@@ -17,7 +17,7 @@ from typing import Any
 from srb_tui.config import DEFAULT_BASE_IMAGE
 from srb_tui.runner import DockerEngine
 from srb_tui.schema import Task
-from srb_tui.service.stages.behavioural import module_rows, run_suite_in
+from srb_tui.service.stages.behavioural import LAYOUT, module_rows, run_suite_in, wants_original
 from srb_tui.service.stages.common import Publish, StageContainer, StageImages
 
 
@@ -77,11 +77,15 @@ async def record_identity(
     run_id = f"identity-{uuid.uuid4().hex[:8]}"
     images = StageImages(engine, task, base_image, publish, run_id=run_id)
     info = await images.get(stage)
-    async with StageContainer(engine, run_id, "identity", info.tag, publish=publish) as box:
-        await box.alias_private_python()
-        await box.put_trees(state_a, state_a, writable_submission=True)
+    spec = task.evaluation.behavioural
+    with_original = wants_original(spec)
+    async with StageContainer(
+        engine, run_id, "identity", info.tag, publish=publish, layout=LAYOUT, task=task,
+        alias_python=True,
+    ) as box:
+        await box.put_trees(state_a if with_original else None, state_a, workspace=True)
         doc = await run_suite_in(
-            box, task, task.evaluation.behavioural, publish=publish, run_id=run_id
+            box, task, spec, publish=publish, run_id=run_id, with_original=with_original
         )
     return IdentityResult(
         task_id=task.id,

@@ -1,12 +1,13 @@
 """Re-run a stored Stage III counterexample against both trees, and export it.
 
 ``rerun_counterexample`` adjudicates the candidate again exactly as the verification stage
-does: a container is created from the verification image the ladder recorded for the run
-(store ``images`` table, role ``verification``); State A, the submission, the stage's
-build context, the candidate's files and srb's grader package are copied in; then
-``python3 -m srb_grader candidate ... --reruns N`` runs inside it and its JSON verdict is
-read back. The container is removed whatever happens. Progress is reported through a
-callback, so the console can show each step as it happens.
+does: a stage container (the same identities and locks as Stage III) is created from the
+verification image the ladder recorded for the run (store ``images`` table, role
+``verification``); State A, the submission, the stage's build context, the candidate's
+files and srb's grader package are copied in; then the grader's ``candidate ... --reruns
+N`` runs inside it and its JSON verdict is read back. The container is removed whatever
+happens. Progress is reported through a callback, so the console can show each step as it
+happens.
 
 ``export_candidate`` writes a candidate as a standalone folder (its files, the task's
 harness script, ``run-both.sh`` and a README saying how to run it against two trees).
@@ -24,30 +25,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from srb_tui import grader as grader_package
 from srb_tui.config import Settings
-from srb_tui.runner import (
-    ContainerError,
-    ContainerSpec,
-    DockerEngine,
-    RunnerError,
-    create,
-    exec_run,
-    remove,
-    start,
-)
-from srb_tui.runner.files import put_files, put_readonly_tree
+from srb_tui.grader.lockdown import tree_digest
+from srb_tui.runner import DockerEngine, RunnerError
+from srb_tui.runner.files import put_files
 from srb_tui.schema import Task, load_task
 from srb_tui.service.diff import DiffSourceError, state_a_tree, submission_tree, task_dir_of
+from srb_tui.service.stages.common import (
+    ORIGINAL_DIR,
+    STAGE_BASE,
+    SUBMISSION_DIR,
+    TESTS_DIR,
+    StageContainer,
+    StageFault,
+    StageLayout,
+)
 from srb_tui.store import CounterexampleRecord, ImageRecord, Store
 
-GRADER_SOURCE = Path(grader_package.__file__).resolve().parent
-GRADER_HOME = "/opt/srb"
-GRADER_MODULE = "srb_grader"
-ORIGINAL_DIR = "/srb/original"
-SUBMISSION_DIR = "/srb/submission"
-CANDIDATE_DIR = "/srb/candidate"
-TESTS_DIR = "/tests"
+CANDIDATE_DIR = "/srb/cand/rerun"
 IMAGE_ROLE = "verification"
 DEFAULT_TIMEOUT_SEC = 120.0
 Progress = Callable[[str], None]
@@ -236,56 +231,41 @@ async def rerun_counterexample(
         raise RerunError(str(exc)) from exc
     plan = plan_rerun(task, images, record, reruns)
     began = time.monotonic()
-    spec = ContainerSpec(
-        image=plan.image,
-        run_id=run_id,
-        role=f"rerun-{counterexample_id}-{secrets.token_hex(3)}",
-        command=("sleep", "infinity"),
-        env={"HOME": "/tmp", "PYTHONPATH": GRADER_HOME, "PYTHONDONTWRITEBYTECODE": "1"},
-        workdir="/tmp",
-        labels={"srb.rerun": str(counterexample_id)},
-    )
+    role = f"rerun-{counterexample_id}-{secrets.token_hex(3)}"
+    layout = StageLayout(slots=1, workspace=False, shared_tmp=False, private_tests=False)
     say(f"creating a container from {plan.image}")
     try:
-        handle = await create(engine, spec)
-    except RunnerError as exc:
-        raise RerunError(f"cannot create the re-run container: {exc}") from exc
-    try:
-        say("copying State A, the submission, the candidate and the grader in")
-        await put_readonly_tree(engine, handle, GRADER_SOURCE, f"{GRADER_HOME}/{GRADER_MODULE}")
-        await put_readonly_tree(engine, handle, state_a, ORIGINAL_DIR)
-        await put_readonly_tree(engine, handle, submission, SUBMISSION_DIR)
-        await put_readonly_tree(
-            engine, handle, plan.context, f"{TESTS_DIR}/{plan.context_name}"
-        )
-        await put_files(
-            engine, handle, CANDIDATE_DIR,
-            {name: text.encode("utf-8") for name, text in plan.files.items()},
-            uid=0, gid=0, mode=0o755,
-        )
-        await start(engine, handle)
-        found = await exec_run(engine, handle, ["sh", "-c", "command -v python3"], timeout_sec=30)
-        python = found.stdout.decode().strip().splitlines()[-1] if found.exit_code == 0 else ""
-        if not python:
-            raise RerunError(f"the verification image {plan.image} has no python3 for the grader")
-        say(f"running the candidate {plan.reruns} time(s) on each tree")
-        budget = plan.timeout_sec * plan.reruns * 2 + 120
-        result = await exec_run(
-            engine, handle, [python, "-m", GRADER_MODULE, *plan.grader_args()],
-            timeout_sec=budget, workdir="/tmp",
-        )
-        if result.timed_out:
-            raise RerunError(f"the grader did not finish within {budget:g} s")
-        verdict = parse_verdict(result.stdout, plan.image, time.monotonic() - began)
-        say(f"verdict: {verdict.outcome}")
-        return verdict
-    except ContainerError as exc:
+        async with StageContainer(
+            engine, run_id, role, plan.image, publish=lambda _event: None, layout=layout,
+            task=task,
+        ) as box:
+            say("copying State A, the submission, the candidate and the grader in")
+            await box.put_trees(state_a, submission)
+            await box.put_context(task, [plan.context_name])
+            await put_files(
+                engine, box.h, CANDIDATE_DIR,
+                {name: text.encode("utf-8") for name, text in plan.files.items()},
+                uid=0, gid=0, mode=0o755,
+            )
+            digest = await asyncio.to_thread(tree_digest, state_a)
+            say(f"running the candidate {plan.reruns} time(s) on each tree")
+            budget = plan.timeout_sec * plan.reruns * 2 + 120
+            result = await box.grader(
+                [*plan.grader_args(), "--slot", "0", "--original-digest", digest,
+                 "--stage-base", f"{STAGE_BASE}/0/adjudication"],
+                timeout_sec=budget,
+            )
+    except StageFault as exc:
         raise RerunError(str(exc)) from exc
-    finally:
-        try:
-            await remove(engine, handle)
-        except RunnerError:
-            say(f"could not remove container {handle.name}; `srb gc` will")
+    except RunnerError as exc:
+        raise RerunError(f"cannot run the re-run container: {exc}") from exc
+    if result.timed_out:
+        raise RerunError(f"the grader did not finish within {budget:g} s")
+    if result.exit_code != 0:
+        raise RerunError(f"the grader did not finish ({result.describe()})")
+    verdict = parse_verdict(result.stdout, plan.image, time.monotonic() - began)
+    say(f"verdict: {verdict.outcome}")
+    return verdict
 
 
 # --------------------------------------------------------------------------- export

@@ -59,6 +59,7 @@ class Ladder:
         *,
         task: Task | None = None,
         run_id: str | None = None,
+        adversary_budget_sec: float = ADVERSARY_BUDGET_SEC,
         **kwargs: Any,
     ) -> Graded:
         run_id = run_id or await self.new_run(task)
@@ -73,7 +74,7 @@ class Ladder:
             run_dir=self.root / "runs" / run_id,
             base_image=BASE_IMAGE,
             publish=events.append,
-            adversary_budget_sec=ADVERSARY_BUDGET_SEC,
+            adversary_budget_sec=adversary_budget_sec,
         )
         envelope = await grade_run(ctx, **kwargs)
         return Graded(run_id, ctx.run_dir, envelope, events)

@@ -92,3 +92,22 @@ def test_candidate_script_demands_state_a_behaviour(tmp_path: Path) -> None:
     bad = subprocess.run(["bash", str(path)], env=env, capture_output=True)
     assert bad.returncode == 1
     assert b"stdout differs" in bad.stderr
+
+
+def test_argv_mutations_use_the_tasks_own_vocabulary(tmp_path: Path) -> None:
+    from srb_tui.grader.fuzz import GENERIC_TOKENS, argv_vocabulary
+
+    declared = tmp_path / "argv.json"
+    declared.write_text('{"argv": [["--mode", "x"]], "tokens": ["--frob", "7"]}')
+    assert argv_vocabulary(declared, [["--mode", "x"]])[:2] == ["--frob", "7"]
+    plain = tmp_path / "plain.json"
+    plain.write_text('{"argv": [["--mode", "x"]]}')
+    words = argv_vocabulary(plain, [["--mode", "x"]])
+    assert words[:2] == ["--mode", "x"] and "markdown" not in words
+    assert set(GENERIC_TOKENS) <= set(words)
+    inserted = {
+        word
+        for seed in range(60)
+        for word in mutate_argv([], random.Random(seed), ["--frob"])
+    }
+    assert inserted == {"--frob"}

@@ -230,8 +230,9 @@ async def test_scripted_adversary_goes_through_the_same_adjudication(
     load = load_task(task_dir)
     assert load.task is not None and load.ok, load.problems
     subtle = await ladder.submission("subtle")
-    got = await ladder.grade(
-        SUBMISSIONS / "subtle", task=load.task, stages=["verification"], force=True
+    got = await ladder.grade(  # a budget that holds one try_test and the report on a busy host
+        SUBMISSIONS / "subtle", task=load.task, stages=["verification"], force=True,
+        adversary_budget_sec=60.0,
     )
     rounds = {r.adversary_id: r for r in await ladder.store.adversary_rounds(got.run_id)}
     scripted = rounds["s01-scripted"]

@@ -1,10 +1,14 @@
 """Stage II: the behavioural suite, run by the grader's ``suite`` subcommand in the container.
 
 The behavioural image carries the new toolchain only (plus the grader's private
-interpreter). The submission sits at /workspace/repo (owned by the stage user, a private
-copy), State A read-only at /srb/original, the suite under /tests. The stage result the
-grader checkpoints after every module is fetched back, stored with its modules and checks.
-The same runner grades State A against itself for the identity run (`srb tasks record`).
+interpreter). The grader copies the submission, as the submission's uid, into the
+size-limited /workspace/repo (its private copy); the suite and its recorded answers sit
+under /tests, unreadable for that uid; State A is not in the container unless the stage asks
+for it (option ``original = true``), and then private at /srb/original. The stage result the
+grader checkpoints after every module (in its private /srb/grader) is fetched back and
+counts only when the grader exited 0 and the document agrees with the declared suite
+(:mod:`.trust`); completeness is recomputed here. The same runner grades State A against
+itself for the identity run (`srb tasks record`).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import json
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from srb_tui.grader.suite import summarise
 from srb_tui.runner import DockerEngine
 from srb_tui.runner.files import fetch_file
 from srb_tui.schema import StageSpec, Task
@@ -22,18 +27,29 @@ from srb_tui.store import Store
 from .common import (
     ORIGINAL_DIR,
     SCRATCH,
+    SHARED_WORK,
     SUBMISSION_DIR,
+    SUBMISSION_SOURCE,
     Publish,
     StageContainer,
     StageFault,
     StageImages,
+    StageLayout,
     StageOutcome,
     container_path,
     option_str,
 )
+from .trust import UntrustedResult, verify_behavioural
 
 RESULT_PATH = f"{SCRATCH}/behavioural.json"
-WORK_PATH = f"{SCRATCH}/behavioural-work"
+PRIVATE_PATH = f"{SCRATCH}/behavioural"
+WORK_PATH = SHARED_WORK
+LAYOUT = StageLayout(slots=1, workspace=True, shared_tmp=True, private_tests=True)
+
+
+def wants_original(spec: StageSpec) -> bool:
+    """Whether the suite's modules compare against State A (option ``original = true``)."""
+    return spec.options.get("original") is True
 CHECK_KEYS = ("id", "verdict", "weight", "summary", "detail", "evidence")
 MODULE_STATUSES = ("ok", "timeout", "error", "unreached")
 
@@ -44,9 +60,16 @@ def suite_rel(spec: StageSpec) -> str:
 
 
 async def run_suite_in(
-    box: StageContainer, task: Task, spec: StageSpec, *, publish: Publish, run_id: str
+    box: StageContainer,
+    task: Task,
+    spec: StageSpec,
+    *,
+    publish: Publish,
+    run_id: str,
+    with_original: bool = False,
 ) -> dict[str, Any]:
-    """Run the suite in a prepared container (trees in place); the stage-result document."""
+    """Run the suite in a prepared container (trees in place); the stage-result document,
+    checked against the declared suite. Raises StageFault when it cannot be believed."""
     rel = suite_rel(spec)
     folder = PurePosixPath(rel).parts[0] if len(PurePosixPath(rel).parts) > 1 else ""
     await box.put_context(
@@ -60,12 +83,15 @@ async def run_suite_in(
             container_path(rel),
             "--repo",
             SUBMISSION_DIR,
-            "--original",
-            ORIGINAL_DIR,
+            "--repo-source",
+            SUBMISSION_SOURCE,
+            *(["--original", ORIGINAL_DIR] if with_original else []),
             "--result",
             RESULT_PATH,
             "--work",
             WORK_PATH,
+            "--private",
+            PRIVATE_PATH,
             "--task",
             task.id,
         ],
@@ -84,14 +110,32 @@ async def run_suite_in(
         raise StageFault(f"behavioural: the suite's result is not JSON: {err}") from err
     if not isinstance(doc, dict) or not isinstance(doc.get("units"), list):
         raise StageFault("behavioural: the suite's result has no units")
-    if res.timed_out or doc.get("status") == "running":
+    notes = doc.setdefault("notes", [])
+    if not isinstance(notes, list):
+        notes = doc["notes"] = [str(notes)]
+    if res.timed_out or res.exit_code != 0 or doc.get("status") != "ok":
         doc["status"] = "error"
-        notes = doc.setdefault("notes", [])
-        if isinstance(notes, list):
+        if res.timed_out:
             notes.append(
                 f"the stage's budget of {spec.timeout_sec:g} s ran out; "
                 "the modules recorded so far are kept, the rest stay unreached"
             )
+        elif res.exit_code != 0:
+            notes.append(
+                f"the grader did not finish ({res.describe()}); a stage result counts only "
+                "from a grader that exited 0"
+            )
+        return doc
+    try:
+        summary = verify_behavioural(doc, task.suite)
+    except UntrustedResult as err:
+        doc["status"] = "error"
+        notes.append("the stage result does not agree with suite.toml: " + str(err))
+        return doc
+    doc["units"] = summary.pop("units")
+    claimed = doc.get("metadata")
+    metadata: dict[str, Any] = dict(claimed) if isinstance(claimed, dict) else {}
+    doc["metadata"] = {**metadata, **summary, "verified_by_host": True}
     return doc
 
 
@@ -147,8 +191,14 @@ def outcome_of(doc: dict[str, Any]) -> StageOutcome:
     status = "ok" if doc.get("status") == "ok" else "error"
     metadata = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
     assert isinstance(metadata, dict)
-    complete = bool(metadata.get("complete")) if status == "ok" else None
     units = [u for u in doc.get("units", []) if isinstance(u, dict)]
+    complete = None
+    if status == "ok":  # from the (host-verified) module units, never metadata.complete
+        try:
+            complete = bool(summarise(units)["complete"])
+        except (KeyError, TypeError, ValueError):
+            status, complete = "error", None
+            doc.setdefault("notes", []).append("the module results are malformed")
     harness_error = None
     if status == "error":
         notes = doc.get("notes") or []
@@ -178,11 +228,15 @@ async def run_behavioural(
     assert task.evaluation is not None
     spec = task.evaluation.behavioural
     image = await images.get("behavioural")
+    with_original = wants_original(spec)
     async with StageContainer(
-        engine, run_id, "behavioural", image.tag, publish=publish, store=store
+        engine, run_id, "behavioural", image.tag, publish=publish, store=store,
+        layout=LAYOUT, task=task,
     ) as box:
-        await box.put_trees(original, submission, writable_submission=True)
-        doc = await run_suite_in(box, task, spec, publish=publish, run_id=run_id)
+        await box.put_trees(original if with_original else None, submission, workspace=True)
+        doc = await run_suite_in(
+            box, task, spec, publish=publish, run_id=run_id, with_original=with_original
+        )
     await store.record_module_results(run_id, "behavioural", module_rows(doc))
     for module, checks in checks_by_module(doc).items():
         await store.record_checks(run_id, "behavioural", checks, module_id=module)

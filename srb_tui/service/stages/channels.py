@@ -20,11 +20,10 @@ from srb_tui.runner import RunnerError
 from srb_tui.runner.files import ExecSession, open_exec_session, put_files
 
 from .common import (
-    GRADER_MODULE,
+    CANDIDATES,
+    GRADER_HOME,
     ORIGINAL_DIR,
-    SCRATCH,
-    STAGE_GID,
-    STAGE_UID,
+    STAGE_BASE,
     SUBMISSION_DIR,
     StageContainer,
     StageFault,
@@ -54,10 +53,7 @@ class ContainerToolChannel:
 
     async def _open(self) -> ExecSession:
         if self._session is None:
-            argv = [
-                self.container.python,
-                "-m",
-                GRADER_MODULE,
+            argv = self.container.grader_argv([
                 "tools",
                 "--original",
                 ORIGINAL_DIR,
@@ -65,12 +61,12 @@ class ContainerToolChannel:
                 SUBMISSION_DIR,
                 "--run-timeout",
                 f"{self.run_timeout_sec:g}",
-            ]
+            ])
             if self.allowed:
                 argv += ["--allow", *self.allowed]
             try:
                 self._session = await open_exec_session(
-                    self.container.engine, self.container.h, argv, workdir="/tmp"
+                    self.container.engine, self.container.h, argv, workdir=GRADER_HOME
                 )
             except RunnerError as err:
                 raise ChannelError(f"cannot start the tools loop: {err}") from None
@@ -124,6 +120,7 @@ class CandidateOptions:
     timeout_sec: float
     fault_codes: str
     deny_commands: tuple[str, ...]
+    original_digest: str | None = None
 
     def args(self) -> list[str]:
         out = [
@@ -138,6 +135,8 @@ class CandidateOptions:
         ]
         for command in self.deny_commands:
             out += ["--deny-command", command]
+        if self.original_digest:
+            out += ["--original-digest", self.original_digest]
         return out
 
     def exec_budget_sec(self) -> float:
@@ -150,17 +149,20 @@ async def adjudicate_in(
     options: CandidateOptions,
     files: Mapping[str, str],
     folder: str,
+    *,
+    slot: int = 0,
 ) -> dict[str, Any]:
-    """Write ``files`` to ``folder`` in the container and run ``candidate`` on them; the
-    verdict document. Raises ChannelError when the harness itself fails."""
+    """Write ``files`` to ``folder`` in the container and run ``candidate`` on them as the
+    slot's identity; the verdict document. It counts only from a grader that exited 0.
+    Raises ChannelError when the harness itself fails."""
     try:
         await put_files(
             container.engine,
             container.h,
             folder,
             {name: text.encode("utf-8") for name, text in files.items()},
-            uid=STAGE_UID,
-            gid=STAGE_GID,
+            uid=0,
+            gid=0,
             mode=0o755,
         )
         res = await container.grader(
@@ -173,7 +175,9 @@ async def adjudicate_in(
                 "--submission",
                 SUBMISSION_DIR,
                 "--stage-base",
-                f"{SCRATCH}/adjudication",
+                f"{STAGE_BASE}/{slot}/adjudication",
+                "--slot",
+                str(slot),
                 *options.args(),
             ],
             timeout_sec=options.exec_budget_sec(),
@@ -182,6 +186,9 @@ async def adjudicate_in(
         raise ChannelError(f"cannot run the candidate: {err}") from None
     if res.timed_out:
         raise ChannelError("candidate adjudication ran past its time budget")
+    if res.exit_code != 0:
+        tail = res.stderr.decode("utf-8", "replace").strip()[-300:]
+        raise ChannelError(f"the candidate's grader did not finish ({res.describe()}): {tail}")
     text = res.stdout.decode("utf-8", "replace").strip().splitlines()
     try:
         verdict = json.loads(text[-1]) if text else None
@@ -203,10 +210,12 @@ class AdversaryChannel(ContainerToolChannel):
         adversary_id: str,
         *,
         allowed_commands: Sequence[str] = (),
+        slot: int = 0,
     ) -> None:
         super().__init__(container, allowed_commands=allowed_commands)
         self.options = options
         self.adversary_id = adversary_id
+        self.slot = slot
         self.tries = 0
 
     async def call(self, tool: str, args: Mapping[str, Any]) -> dict[str, Any]:
@@ -216,8 +225,12 @@ class AdversaryChannel(ContainerToolChannel):
         if not isinstance(files, dict):
             return {"ok": False, "error": "'files' must be an object of path -> text"}
         self.tries += 1
-        folder = f"{SCRATCH}/tries/{self.adversary_id}/{self.tries:03d}"
+        folder = f"{CANDIDATES}/tries/{self.adversary_id}/{self.tries:03d}"
         verdict = await adjudicate_in(
-            self.container, self.options, {str(k): str(v) for k, v in files.items()}, folder
+            self.container,
+            self.options,
+            {str(k): str(v) for k, v in files.items()},
+            folder,
+            slot=self.slot,
         )
         return {"ok": True, "result": verdict}

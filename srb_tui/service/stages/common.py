@@ -1,18 +1,30 @@
 """What every stage shares: container paths, stage images, the stage container, outcomes.
 
 A stage container is started from the stage's image with a long ``sleep`` as its only
-process; State A, the submission, the stage's build context (under ``/tests``) and srb's
-grader package (``/opt/srb/srb_grader``) are copied in, and the grader runs as
-``<interpreter> -m srb_grader ...`` through ``exec`` with ``PYTHONPATH=/opt/srb``. The
-interpreter is the image's private ``/opt/srb/python/bin/python3`` when present, else the
-first ``python3`` on the PATH. The container is removed when the stage ends.
+process, as uid 0 with every capability dropped but SETUID, SETGID and KILL (so the grader
+can become the submission's uid and end its processes, and nothing more: no DAC_OVERRIDE,
+FOWNER, CHOWN or SYS_PTRACE), ``no-new-privileges``, no network. srb's grader package
+goes to ``/opt/srb/srb_grader`` (mode 0700), State A to ``/srb/original`` (0700), the stage's
+build context under ``/tests`` (0700 where it holds answers: audit and behavioural), the
+grader's results under ``/srb/grader`` (0700). Submission code runs as a slot uid
+(:mod:`srb_tui.grader.sandbox`), which can write only size-limited tmpfs mounts: its slot
+scratch ``/srb/run/<slot>``, ``/tmp`` (grader-only in Stage III) and, in Stage II, the
+``/workspace`` holding its private copy of the tree. The grader runs as
+``<interpreter> -I -c <boot> ...`` with its own folder as cwd; before anything else it runs
+``lockdown`` (grader folders private, the private interpreter hidden, world-writable paths of
+the image closed) and the host checks the capability set it reports. The interpreter is the
+image's private ``/opt/srb/python/bin/python3`` when present, else the first ``python3`` on
+the PATH. The container is removed when the stage ends.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import json
 import re
+import secrets
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +32,8 @@ from typing import Any
 
 from srb_tui import grader as grader_package
 from srb_tui.grader.envelope import StageEnvelope
+from srb_tui.grader.launch import script_text
+from srb_tui.grader.sandbox import MAX_SLOTS
 from srb_tui.runner import (
     ContainerError,
     ContainerHandle,
@@ -33,25 +47,38 @@ from srb_tui.runner import (
     create,
     exec_run,
     list_managed,
-    put_tree,
     remove,
     start,
 )
-from srb_tui.runner.files import put_readonly_tree, put_symlink
+from srb_tui.runner.files import put_files, put_readonly_tree, put_symlink
 from srb_tui.schema import StageSpec, Task
 from srb_tui.service.events import Progress
 from srb_tui.store import Store, utc_now
 
 ORIGINAL_DIR = "/srb/original"
 SUBMISSION_DIR = "/workspace/repo"
+SUBMISSION_SOURCE = "/srb/submission"
 TESTS_DIR = "/tests"
 GRADER_HOME = "/opt/srb"
 GRADER_MODULE = "srb_grader"
-SCRATCH = "/tmp/srb"
+SCRATCH = "/srb/grader"
+SHARED_WORK = "/srb/work"
+STAGE_BASE = "/srb/stage"
+CANDIDATES = "/srb/cand"
+LAUNCHER = f"{GRADER_HOME}/bin/srb-submission"
 PRIVATE_PYTHON = "/opt/srb/python/bin/python3"
 GRADER_SOURCE = Path(grader_package.__file__).resolve().parent
-STAGE_UID = 1000
-STAGE_GID = 1000
+GRADER_CAPS = ("SETUID", "SETGID", "KILL")
+GRADER_CAP_MASK = (1 << 5) | (1 << 6) | (1 << 7)  # KILL, SETGID, SETUID
+BOOT = (
+    "import sys; sys.path.insert(0, '/opt/srb'); "
+    "from srb_grader.cli import main; sys.exit(main(sys.argv[1:]))"
+)
+MIB = 1024**2
+DEFAULT_MEMORY_MB = 4096
+DEFAULT_STORAGE_MB = 4096
+STAGE_PIDS = 4096
+SLOT_NPROC = 512
 
 Publish = Callable[[object], None]
 _TAG_UNSAFE = re.compile(r"[^a-z0-9._-]+")
@@ -201,6 +228,75 @@ class StageImages:
 # --------------------------------------------------------------------------- container
 
 
+@dataclass(frozen=True)
+class StageLayout:
+    """Which identities and writable mounts one stage container gets.
+
+    ``slots``: concurrent submission identities (Stage III: one per adversary);
+    ``workspace``: a writable /workspace for the submission's private copy (Stage II);
+    ``shared_tmp``: /tmp writable by submission code (not in Stage III, where rounds share
+    the container); ``private_tests``: /tests unreadable by submission code."""
+
+    slots: int = 1
+    workspace: bool = False
+    shared_tmp: bool = True
+    private_tests: bool = True
+
+
+def _number(table: object, key: str) -> float | None:
+    if isinstance(table, Mapping):
+        value = table.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+            return float(value)
+    return None
+
+
+def task_resources(task: Task | None) -> tuple[int, int]:
+    """(memory MiB, storage MiB) of the verifier environment ([verifier.environment], else
+    [environment]), with srb's defaults."""
+    memory = storage = None
+    if task is not None:
+        for table in (task.manifest.verifier.get("environment"), task.manifest.environment):
+            memory = memory or _number(table, "memory_mb")
+            storage = storage or _number(table, "storage_mb")
+    return int(memory or DEFAULT_MEMORY_MB), int(storage or DEFAULT_STORAGE_MB)
+
+
+def draw_uid_base(name: str) -> int:
+    """A first slot uid for one container, drawn from its name and a random salt: far from
+    the uids of images and agents (100000 up), MAX_SLOTS apart."""
+    salt = secrets.token_bytes(8) + name.encode()
+    block = int.from_bytes(hashlib.sha256(salt).digest()[:4], "big") % 1_000_000
+    return 100_000 + block * MAX_SLOTS
+
+
+def stage_mounts(
+    layout: StageLayout, memory_mb: int, storage_mb: int, uid_base: int = 61000
+) -> tuple[dict[str, str], int]:
+    """The tmpfs mounts (target -> options) and the per-file size cap in bytes.
+
+    Everything submission code may write is one of these, so filling it is a measured fail
+    of the submission, never a full host disk or a lost checkpoint. Their sum stays under
+    half the memory limit (tmpfs pages are memory) so the OOM killer, which takes
+    submission processes first, always frees enough."""
+    budget = max(64, min(storage_mb, memory_mb // 2))
+    mounts: dict[str, str] = {}
+    if layout.workspace:
+        workspace = budget // 2
+        uid = uid_base
+        mounts["/workspace"] = f"size={workspace}m,mode=0755,uid={uid},gid={uid},exec"
+        budget -= workspace
+    shares = layout.slots + (1 if layout.shared_tmp else 0)
+    each = max(16, budget // max(1, shares))
+    for slot in range(layout.slots):
+        uid = uid_base + slot
+        mounts[f"/srb/run/{slot}"] = f"size={each}m,mode=0700,uid={uid},gid={uid},exec"
+    mounts["/tmp"] = f"size={each}m,mode=1777,exec" if layout.shared_tmp else "size=64m,mode=0755"
+    largest = max(int(opt.split(",")[0].removeprefix("size=").removesuffix("m"))
+                  for opt in mounts.values())
+    return mounts, largest * MIB
+
+
 class StageContainer:
     """One stage container, from creation to removal (use ``async with``)."""
 
@@ -213,6 +309,9 @@ class StageContainer:
         *,
         publish: Publish,
         store: Store | None = None,
+        layout: StageLayout | None = None,
+        task: Task | None = None,
+        alias_python: bool = False,
     ) -> None:
         self.engine = engine
         self.run_id = run_id
@@ -220,16 +319,30 @@ class StageContainer:
         self.image = image
         self.publish = publish
         self.store = store
+        self.layout = layout or StageLayout()
+        self.alias_python = alias_python
         self.handle: ContainerHandle | None = None
         self.python = "python3"
+        self.lockdown_report: dict[str, Any] = {}
+        memory_mb, storage_mb = task_resources(task)
+        self.uid_base = draw_uid_base(f"{run_id}/{role}")
+        self.tmpfs, self.max_file_bytes = stage_mounts(
+            self.layout, memory_mb, storage_mb, self.uid_base
+        )
         self.spec = ContainerSpec(
             image=image,
             run_id=run_id,
             role=role,
             command=("sleep", "infinity"),
-            env={"HOME": "/tmp", "PYTHONPATH": GRADER_HOME, "PYTHONDONTWRITEBYTECODE": "1"},
-            workdir="/tmp",
+            user="0:0",
+            allow_root=True,
+            cap_add=GRADER_CAPS,
+            env={"HOME": GRADER_HOME, "PYTHONDONTWRITEBYTECODE": "1", "SRB_SANDBOX": "on"},
+            workdir=GRADER_HOME,
             labels={"srb.stage": role},
+            mem_limit=memory_mb * MIB,
+            pids_limit=STAGE_PIDS,
+            tmpfs=self.tmpfs,
         )
 
     @property
@@ -249,10 +362,31 @@ class StageContainer:
             )
         try:
             await put_readonly_tree(
-                self.engine, self.handle, GRADER_SOURCE, f"{GRADER_HOME}/{GRADER_MODULE}"
+                self.engine,
+                self.handle,
+                GRADER_SOURCE,
+                f"{GRADER_HOME}/{GRADER_MODULE}",
+                private=True,
+            )
+            limits = {
+                "fsize_bytes": self.max_file_bytes,
+                "nproc": SLOT_NPROC,
+                "uid_base": self.uid_base,
+            }
+            await put_files(
+                self.engine, self.handle, GRADER_HOME,
+                {"sandbox.json": json.dumps(limits).encode()}, uid=0, gid=0, mode=0o600,
             )
             await start(self.engine, self.handle)
             self.python = await self._interpreter()
+            if self.alias_python and self.python != PRIVATE_PYTHON:
+                # Suites written for an image with a private interpreter run here too.
+                await put_symlink(self.engine, self.handle, PRIVATE_PYTHON, self.python)
+            await put_files(
+                self.engine, self.handle, f"{GRADER_HOME}/bin",
+                {"srb-submission": script_text(self.python).encode()}, uid=0, gid=0, mode=0o700,
+            )
+            await self._lockdown()
         except BaseException:
             await self._remove()
             raise
@@ -285,32 +419,57 @@ class StageContainer:
             )
         return found.splitlines()[-1]
 
-    async def alias_private_python(self) -> None:
-        """Make ``/opt/srb/python/bin/python3`` name this image's python3 when it is absent
-        (suites written for an image with a private interpreter then run here too)."""
-        if self.python != PRIVATE_PYTHON:
-            await put_symlink(self.engine, self.h, PRIVATE_PYTHON, self.python)
+    async def _lockdown(self) -> None:
+        private = [GRADER_HOME, ORIGINAL_DIR, SCRATCH]
+        if self.layout.private_tests:
+            private.append(TESTS_DIR)
+        res = await self.grader(["lockdown", "--private", *private], timeout_sec=120)
+        try:
+            report = json.loads(res.stdout.decode("utf-8").strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            report = None
+        if res.exit_code != 0 or not isinstance(report, dict):
+            tail = res.stderr.decode("utf-8", "replace").strip()[-300:]
+            raise StageFault(
+                f"{self.role}: the grader's lockdown failed ({res.describe()}): {tail}"
+            )
+        self.lockdown_report = report
+        caps = report.get("capabilities") or {}
+        effective = int(str(caps.get("CapEff", "0")), 16)
+        if report.get("uid") != 0 or effective != GRADER_CAP_MASK:
+            raise StageFault(
+                f"{self.role}: the grader runs as uid {report.get('uid')!r} with capabilities "
+                f"{effective:#x}; srb needs uid 0 with exactly SETUID, SETGID and KILL"
+            )
+        if caps.get("NoNewPrivs") != "1":
+            raise StageFault(f"{self.role}: the grader runs without no-new-privileges")
 
     async def put_trees(
-        self, original: Path, submission: Path, *, writable_submission: bool = False
+        self, original: Path | None, submission: Path, *, workspace: bool = False
     ) -> None:
-        """State A read-only at /srb/original; the submission at /workspace/repo (read-only
-        unless ``writable_submission``, then owned by the stage user)."""
-        await put_readonly_tree(self.engine, self.h, original, ORIGINAL_DIR)
-        if writable_submission:
-            await put_tree(
-                self.engine, self.h, submission, dest=SUBMISSION_DIR, uid=STAGE_UID, gid=STAGE_GID
-            )
-        else:
-            await put_readonly_tree(self.engine, self.h, submission, SUBMISSION_DIR)
+        """State A (when given) private at /srb/original; the submission read-only at
+        /workspace/repo, or with ``workspace`` at /srb/submission, from where the suite
+        copies it into the submission's own writable /workspace/repo."""
+        if original is not None:
+            await put_readonly_tree(self.engine, self.h, original, ORIGINAL_DIR, private=True)
+        dest = SUBMISSION_SOURCE if workspace else SUBMISSION_DIR
+        await put_readonly_tree(self.engine, self.h, submission, dest)
 
     async def put_context(self, task: Task, folders: Sequence[str]) -> None:
-        """Copy ``tests/<folder>`` for each folder to ``/tests/<folder>``, read-only."""
+        """Copy ``tests/<folder>`` for each folder to ``/tests/<folder>``, read-only (and
+        unreadable for submission code when the layout says so)."""
         root = tests_dir(task)
         for folder in dict.fromkeys(folders):
             source = root / folder
             if source.is_dir():
-                await put_readonly_tree(self.engine, self.h, source, container_path(folder))
+                await put_readonly_tree(
+                    self.engine, self.h, source, container_path(folder),
+                    private=self.layout.private_tests,
+                )
+
+    def grader_argv(self, args: Sequence[str]) -> list[str]:
+        """``<python> -I -c <boot> ARGS``: isolated mode, no cwd or user site on sys.path."""
+        return [self.python, "-I", "-c", BOOT, *args]
 
     async def grader(
         self,
@@ -319,11 +478,15 @@ class StageContainer:
         timeout_sec: float,
         env: Mapping[str, str] | None = None,
     ) -> ExecResult:
-        """Run ``<python> -m srb_grader ARGS`` in the container under a time budget."""
-        argv = [self.python, "-m", GRADER_MODULE, *args]
+        """Run the grader with ARGS in the container under a time budget."""
         try:
             return await exec_run(
-                self.engine, self.h, argv, timeout_sec=timeout_sec, env=env, workdir="/tmp"
+                self.engine,
+                self.h,
+                self.grader_argv(args),
+                timeout_sec=timeout_sec,
+                env=env,
+                workdir=GRADER_HOME,
             )
         except ContainerError as err:
             raise StageFault(f"{self.role}: grader exec failed: {err}") from err

@@ -13,6 +13,7 @@ exit codes and durations. Outcome per adversary: broken | survived | error.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import time
 from collections.abc import Mapping
@@ -29,6 +30,7 @@ from srb_tui.drivers import (
 from srb_tui.drivers.loop import deadline_in
 from srb_tui.gateway import Gateway, driver_endpoint
 from srb_tui.grader.envelope import StageEnvelope, atomic_write_json, utc_iso
+from srb_tui.grader.lockdown import tree_digest
 from srb_tui.grader.review import render_prompt
 from srb_tui.runner import DockerEngine, RunnerError
 from srb_tui.runner.files import fetch_file
@@ -38,13 +40,16 @@ from srb_tui.store import Store
 
 from .channels import AdversaryChannel, CandidateOptions, adjudicate_in
 from .common import (
+    CANDIDATES,
     ORIGINAL_DIR,
     SCRATCH,
+    STAGE_BASE,
     SUBMISSION_DIR,
     Publish,
     StageContainer,
     StageFault,
     StageImages,
+    StageLayout,
     StageOutcome,
     container_path,
     option_str,
@@ -211,6 +216,8 @@ async def _fuzz_round(
         "--argv-mutation-rate", f"{float(rate) if isinstance(rate, int | float) else 0.1:g}",
         "--work", work,
         "--result", f"{work}/result.json",
+        "--slot", str(index),
+        "--stage-base", f"{STAGE_BASE}/{index}/fuzz",
         *setup.candidates.args(),
     ]  # fmt: skip
     argv_file = meta.get("fuzz_argv")
@@ -218,15 +225,29 @@ async def _fuzz_round(
         args += ["--argv-file", inside(argv_file)]
     ceiling = budget * 1.25 + setup.candidates.exec_budget_sec() + 60
     res = await box.grader(args, timeout_sec=ceiling)
-    raw = await fetch_file(box.engine, box.h, f"{work}/result.json")
     duration = round(time.monotonic() - clock, 3)
-    if raw is None:
+    if res.exit_code != 0 or res.timed_out:
         tail = res.stderr.decode("utf-8", "replace").strip()[-500:]
-        why = "ran past its ceiling" if res.timed_out else f"exited {res.exit_code}"
         return RoundResult(
-            adversary, "error", f"the fuzzer {why} without a result: {tail}", started, duration
+            adversary,
+            "error",
+            f"the fuzzer did not finish ({res.describe()}); a round counts only from a grader "
+            f"that exited 0: {tail}",
+            started,
+            duration,
         )
-    doc = json.loads(raw.decode("utf-8"))
+    raw = await fetch_file(box.engine, box.h, f"{work}/result.json")
+    if raw is None:
+        return RoundResult(adversary, "error", "the fuzzer exited 0 without a result",
+                           started, duration)
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as err:
+        return RoundResult(adversary, "error", f"the fuzzer's result is not JSON: {err}",
+                           started, duration)
+    if not isinstance(doc, dict):
+        return RoundResult(adversary, "error", "the fuzzer's result is not an object",
+                           started, duration)
     outcome = doc.get("outcome")
     if outcome not in ("broken", "survived", "error"):
         outcome = "error"
@@ -256,6 +277,7 @@ async def _model_round(
     run_dir: Path,
     environ: Mapping[str, str] | None,
     endpoint: Any = None,
+    index: int = 0,
 ) -> RoundResult:
     started, clock = utc_iso(), time.monotonic()
     program = adversary.metadata.get("program") or spec.options.get("adversary_program")
@@ -281,7 +303,7 @@ async def _model_round(
     prompt = render_prompt(template, {"task": task.id, "focus": adversary.focus})
     if adversary.focus:
         prompt += f"\n\nYour focus: {adversary.focus}\n"
-    channel = AdversaryChannel(box, setup.candidates, adversary.id)
+    channel = AdversaryChannel(box, setup.candidates, adversary.id, slot=index)
     try:
         transcript = await run_adversary_round(
             driver,
@@ -310,9 +332,11 @@ async def _model_round(
     if transcript.status == "error":
         result.outcome, result.reason = "error", transcript.reason
     elif transcript.status == "reported" and transcript.candidate:
-        folder = f"{SCRATCH}/reported/{adversary.id}"
+        folder = f"{CANDIDATES}/reported/{adversary.id}"
         try:
-            verdict = await adjudicate_in(box, setup.candidates, transcript.candidate, folder)
+            verdict = await adjudicate_in(
+                box, setup.candidates, transcript.candidate, folder, slot=index
+            )
         except ChannelError as err:
             result.outcome, result.reason = "error", f"adjudicating the reported candidate: {err}"
         else:
@@ -324,6 +348,22 @@ async def _model_round(
             result.reason = str(verdict.get("reason", ""))
     result.duration_sec = round(time.monotonic() - clock, 3)
     return result
+
+
+EARLY_SHARE = 0.5
+
+
+def flag_early_survival(result: RoundResult, budget: float) -> None:
+    """A survival that ends far inside its budget is noted (and marked in the round's
+    extra): an adversary that stopped looking is not evidence of a faithful port."""
+    if result.outcome != "survived" or budget <= 0:
+        return
+    if result.duration_sec < EARLY_SHARE * budget:
+        result.extra["early_survival"] = True
+        result.notes.append(
+            f"survived after {result.duration_sec:g} s of a {budget:g} s budget "
+            f"(under {EARLY_SHARE:.0%}): the round stopped early"
+        )
 
 
 async def _record(store: Store, run_id: str, result: RoundResult) -> list[dict[str, Any]]:
@@ -385,8 +425,21 @@ async def run_verification(
     image = await images.get("verification")
     envelope = StageEnvelope(stage="verification", task=task.id)
     results: list[RoundResult] = []
+    setup = dataclasses.replace(
+        setup,
+        candidates=dataclasses.replace(
+            setup.candidates, original_digest=await asyncio.to_thread(tree_digest, original)
+        ),
+    )
+    layout = StageLayout(
+        slots=max(1, len(setup.probe.adversaries)),
+        workspace=False,
+        shared_tmp=False,
+        private_tests=False,
+    )
     async with StageContainer(
-        engine, run_id, "verification", image.tag, publish=publish, store=store
+        engine, run_id, "verification", image.tag, publish=publish, store=store,
+        layout=layout, task=task,
     ) as box:
         await box.put_trees(original, submission)
         await box.put_context(task, [option_str(spec, "context", spec.name), setup.folder])
@@ -412,9 +465,11 @@ async def run_verification(
                         result = await _model_round(
                             box, setup, adversary, task, spec, budget, run_dir, environ,
                             await driver_endpoint(gateway, run_id, "adversary", adversary.driver),
+                            index,
                         )
                 except (StageFault, RunnerError, ValueError, OSError) as err:
                     result = RoundResult(adversary, "error", f"harness: {err}", utc_iso(), 0.0)
+                flag_early_survival(result, budget)
                 publish(Progress(run_id, f"verification: {adversary.id} {result.outcome}"))
                 return result
 

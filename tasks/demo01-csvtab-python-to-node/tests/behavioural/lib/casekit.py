@@ -5,11 +5,17 @@ Every module is one case list (data/cases/<module>.json) run against
 State A (data/expected/<module>.json): stdout byte for byte, the exit
 status, and a non-empty stderr whenever the status is not 0.
 
-The submission is started with a clean environment: no SRB_* names, and a
-PATH without the grader's private interpreter.  A tree whose bin/csvtab
-still starts with a python shebang is the pre-migration program (State A,
-the oracle); it is run with the grader's own interpreter so the suite can
-score State A against itself.  Stage I is what rejects such a tree.
+The submission is started through srb's launcher ($SRB_SUBMISSION_RUN, the
+module contract's srb-submission): as the submission's own uid, with a clean
+environment (no SRB_* names, a PATH without the grader's private interpreter,
+a private HOME), unable to read this suite or its recorded answers.  The
+cases run in a copy of the inputs under $SRB_WORK, which that uid may read.
+A tree whose bin/csvtab still starts with a python shebang is the
+pre-migration program (State A, the oracle); the launcher runs that script
+with the grader's own interpreter (--python) so the suite can score State A
+against itself -- the interpreter itself stays out of the submission's
+reach.  Stage I is what rejects such a tree.  Without $SRB_SUBMISSION_RUN
+(a developer's host, record.py) the program is started directly.
 """
 
 from __future__ import annotations
@@ -56,9 +62,28 @@ def is_pre_migration(repo: Path) -> bool:
     return first.startswith(b"#!") and b"python" in first
 
 
-def launcher(repo: Path) -> list[str]:
+LAUNCHER_SLACK_SEC = 10.0
+
+
+def launcher(repo: Path, run_dir: Path | None = None, timeout: float | None = None,
+             env: dict[str, str] | None = None) -> list[str]:
+    """The argv that starts bin/csvtab (through srb's launcher when there is one)."""
     entry = str(repo / "bin" / "csvtab")
-    return [sys.executable, entry] if is_pre_migration(repo) else [entry]
+    run = os.environ.get("SRB_SUBMISSION_RUN")
+    pre = is_pre_migration(repo)
+    if not run:
+        return [sys.executable, entry] if pre else [entry]
+    argv = [run]
+    if run_dir is not None:
+        argv += ["--cwd", str(run_dir)]
+    if timeout is not None:
+        argv += ["--timeout", f"{timeout:g}"]
+    for name, value in (env or {}).items():
+        if name not in ("HOME", "PATH"):
+            argv += ["--env", f"{name}={value}"]
+    if pre:
+        argv.append("--python")
+    return [*argv, "--", entry]
 
 
 def clean_env(home: Path) -> dict[str, str]:
@@ -92,14 +117,26 @@ def run_case(
     stdin = b""
     if case.get("stdin"):
         stdin = (run_dir / case["stdin"]).read_bytes()
-    proc = subprocess.run(
-        launcher(repo) + list(case["argv"]),
-        input=stdin,
-        capture_output=True,
-        cwd=run_dir,
-        env=env,
-        timeout=timeout,
-    )
+    if os.environ.get("SRB_SUBMISSION_RUN"):
+        proc = subprocess.run(
+            launcher(repo, run_dir, timeout, env) + list(case["argv"]),
+            input=stdin,
+            capture_output=True,
+            cwd=run_dir,
+            env=dict(os.environ),
+            timeout=timeout + LAUNCHER_SLACK_SEC,
+        )
+        if proc.returncode == 124 and b"srb-submission:" in proc.stderr:
+            raise subprocess.TimeoutExpired(case["argv"], timeout)
+    else:
+        proc = subprocess.run(
+            launcher(repo) + list(case["argv"]),
+            input=stdin,
+            capture_output=True,
+            cwd=run_dir,
+            env=env,
+            timeout=timeout,
+        )
     return {"exit": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr}
 
 

@@ -1,0 +1,189 @@
+"""``srb-submission``: the one way a behavioural module starts submission code.
+
+    srb-submission [--cwd DIR] [--timeout SEC] [--env NAME=VALUE]... [--python] -- ARGV...
+
+The module contract gives every module ``$SRB_SUBMISSION_RUN`` (this launcher's path). The
+launcher runs ARGV as the submission's uid (:mod:`.sandbox`): its own session, no ``SRB_*``
+name in its environment, the grader's folders off its PATH, a private HOME and TMPDIR in the
+slot's scratch, ``PYTHONNOUSERSITE=1``, a file-size and process rlimit. The default working
+folder is ``work`` in that scratch. Standard input, output and error are the module's own.
+
+``--python`` runs ARGV[0], a Python script, with the grader's interpreter: the launcher forks,
+the child drops to the submission uid and runs the script in-process. The interpreter's
+binary stays unreadable and unexecutable for that uid, so this hands Python to a tree whose
+entry point *is* a Python script (State A in an identity run, an unported submission that
+Stage I rejects) and to nothing else.
+
+Exit status: the program's own; a program killed by a signal kills the launcher with the same
+signal; 124 when ``--timeout`` ran out (the whole session is killed first); 126/127 when the
+program could not be started (a message on stderr says why). When the program ends, what is
+left of its session is killed; the grader ends every process of the uid when the module ends.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import runpy
+import signal
+import sys
+import time
+import traceback
+from collections.abc import Sequence
+
+from . import sandbox
+
+TIMEOUT_EXIT = 124
+GRACE_SEC = 2.0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="srb-submission", description=__doc__.splitlines()[0])
+    parser.add_argument("--cwd", help="working folder (default: the slot scratch's work/)")
+    parser.add_argument("--timeout", type=float, help="wall-clock limit in seconds")
+    parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE")
+    parser.add_argument("--python", action="store_true", help="run ARGV[0] as a Python script")
+    parser.add_argument("argv", nargs=argparse.REMAINDER)
+    return parser
+
+
+def _slot() -> int:
+    raw = os.environ.get("SRB_SANDBOX_SLOT", "0")
+    return int(raw) if raw.isdigit() else 0
+
+
+def _python_child(
+    argv: list[str], slot: int, cwd: str, env: dict[str, str], make: list[str]
+) -> None:
+    """In a forked child: drop to the slot, then run the script as ``__main__``. Never returns."""
+    code = 1
+    try:
+        if sandbox.enabled():
+            sandbox._drop(slot, sandbox.load_limits(), cwd, make)()  # the drop spawn uses
+        else:
+            for folder in make:
+                os.makedirs(folder, exist_ok=True)
+        os.setsid()
+        os.chdir(cwd)
+        os.closerange(3, 65536)
+        os.environ.clear()
+        os.environ.update(env)
+        script = os.path.abspath(argv[0])
+        sys.argv = [script, *argv[1:]]
+        sys.path[:] = [os.path.dirname(script)] + [
+            p for p in sys.path[1:] if p and not p.startswith("/opt/srb")
+        ]
+        sys.dont_write_bytecode = True
+        try:
+            runpy.run_path(script, run_name="__main__")
+            code = 0
+        except SystemExit as exc:
+            if exc.code is None:
+                code = 0
+            elif isinstance(exc.code, int):
+                code = exc.code & 0xFF
+            else:
+                print(exc.code, file=sys.stderr)
+                code = 1
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
+
+
+def _wait(pid: int, timeout: float | None) -> int | None:
+    """The wait status of ``pid``, or None when ``timeout`` ran out first."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    pause = 0.001
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done == pid:
+            return status
+        if deadline is not None and time.monotonic() >= deadline:
+            return None
+        time.sleep(pause)
+        pause = min(pause * 2, 0.02)
+
+
+def _end_session(pid: int) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, sig)
+        if sig == signal.SIGTERM:
+            time.sleep(0.05)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    command = list(args.argv)
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        print("srb-submission: no command given (srb-submission [options] -- ARGV...)",
+              file=sys.stderr)
+        return 2
+    extra: dict[str, str] = {}
+    for item in args.env:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            print(f"srb-submission: --env {item!r} is not NAME=VALUE", file=sys.stderr)
+            return 2
+        extra[name] = value
+    slot = _slot()
+    if os.geteuid() == 0 and not sandbox.enabled():
+        print("srb-submission: refusing to run submission code as root outside a stage "
+              "container (SRB_SANDBOX is not on)", file=sys.stderr)
+        return 125
+    scratch = sandbox.scratch_dir(slot)
+    dirs = {name: scratch / name for name in ("home", "tmp", "work")}
+    make = [str(path) for path in dirs.values()]
+    env = sandbox.submission_env(
+        os.environ, home=str(dirs["home"]), tmpdir=str(dirs["tmp"]), extra=extra
+    )
+    cwd = args.cwd or str(dirs["work"])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if args.python:
+        pid = os.fork()
+        if pid == 0:
+            _python_child(command, slot, cwd, env, make)
+    else:
+        try:
+            proc = sandbox.spawn(command, slot=slot, cwd=cwd, env=env, stdin=None, make=make)
+        except FileNotFoundError as exc:
+            print(f"srb-submission: cannot start {command[0]!r}: {exc.strerror}", file=sys.stderr)
+            return 127
+        except OSError as exc:
+            print(f"srb-submission: cannot start {command[0]!r}: {exc}", file=sys.stderr)
+            return 126
+        pid = proc.pid
+    status = _wait(pid, args.timeout)
+    if status is None:
+        _end_session(pid)
+        _wait(pid, None)
+        print(f"srb-submission: {command[0]} ran past {args.timeout:g} s; killed",
+              file=sys.stderr)
+        return TIMEOUT_EXIT
+    _end_session(pid)
+    code = os.waitstatus_to_exitcode(status)
+    if code < 0:
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+        return 128 - code
+    return code
+
+
+def script_text(python: str) -> str:
+    """The ``srb-submission`` file the host installs next to the grader package."""
+    return (
+        f"#!{python} -I\n"
+        "import sys\n"
+        "sys.path.insert(0, '/opt/srb')\n"
+        "from srb_grader.launch import main\n"
+        "raise SystemExit(main(sys.argv[1:]))\n"
+    )

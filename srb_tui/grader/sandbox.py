@@ -1,0 +1,383 @@
+"""The submission identity: who runs submission code inside a stage container, and its end.
+
+A stage container starts the grader as uid 0 with every capability dropped except SETUID,
+SETGID and KILL (no DAC_OVERRIDE, FOWNER, CHOWN or SYS_PTRACE). The grader's files (its
+code and interpreter, State A, the suite and its recorded data, the result files) are owned
+by uid 0 with mode 0700/0600, so a process of any other uid can neither read nor write them,
+nor signal or ptrace the grader (a different uid). Submission code never runs as uid 0: it
+is started through :func:`spawn` (the ``srb-submission`` launcher of the module contract,
+Stage III candidates, the fuzzer, the reviewer's ``run``), which drops to the *slot* identity
+``uid_base + slot`` (the host draws ``uid_base`` per container; no supplementary groups),
+in a session of its own, with an rlimit on file size and processes, core dumps off and
+``oom_score_adj`` 1000 (the kernel's OOM killer takes submission code before anything of
+the grader's).
+
+:func:`reset` ends a slot whole: as the slot uid it sends ``kill(-1, SIGKILL)`` (which
+reaches every process of that uid, setsid escapes included) until /proc shows none, then
+removes what the uid left in its scratch and in the shared temporary folders. Stage III runs
+several rounds at once, each on a slot of its own, so one round's cleanup never reaches
+another's processes and one round's files never reach another's trees.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+SLOT_UID_BASE = 61000
+MAX_SLOTS = 64
+SCRATCH_ROOT = Path("/srb/run")
+CONFIG_PATH = Path("/opt/srb/sandbox.json")
+SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm")
+DEFAULT_FSIZE_BYTES = 2 * 1024**3
+DEFAULT_NPROC = 512
+_POLL_SEC = 0.02
+
+
+class SandboxError(Exception):
+    """The submission identity cannot be set up (a harness fault, never a verdict)."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-slot limits applied to every process started as a slot uid, and the container's
+    first slot uid (the host draws one per container: RLIMIT_NPROC counts a uid's processes
+    across the whole machine, so two stage containers never share a submission uid)."""
+
+    fsize_bytes: int = DEFAULT_FSIZE_BYTES
+    nproc: int = DEFAULT_NPROC
+    uid_base: int = SLOT_UID_BASE
+
+
+def _positive(data: object, key: str, default: int) -> int:
+    value = data.get(key) if isinstance(data, dict) else None
+    ok = isinstance(value, int) and not isinstance(value, bool) and value > 0
+    return int(value) if ok else default  # type: ignore[arg-type]
+
+
+@functools.cache
+def load_limits(path: Path = CONFIG_PATH) -> Limits:
+    """The limits the host wrote for this container (defaults when the file is absent)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = {}
+    return Limits(
+        fsize_bytes=_positive(data, "fsize_bytes", DEFAULT_FSIZE_BYTES),
+        nproc=_positive(data, "nproc", DEFAULT_NPROC),
+        uid_base=_positive(data, "uid_base", SLOT_UID_BASE),
+    )
+
+
+def slot_ids(slot: int) -> tuple[int, int]:
+    """(uid, gid) of a slot."""
+    if not 0 <= slot < MAX_SLOTS:
+        raise SandboxError(f"slot {slot} is outside 0..{MAX_SLOTS - 1}")
+    base = load_limits().uid_base
+    return base + slot, base + slot
+
+
+def enabled() -> bool:
+    """True inside a stage container (srb sets ``SRB_SANDBOX=on`` there and starts the grader
+    as uid 0). Outside one (a developer's host, unit tests) submission code runs as the
+    caller."""
+    return os.environ.get("SRB_SANDBOX") == "on" and os.geteuid() == 0
+
+
+def scratch_dir(slot: int) -> Path:
+    """The slot's own writable folder (a size-limited tmpfs owned by the slot uid)."""
+    return SCRATCH_ROOT / str(slot)
+
+
+def join_slot_groups(slots: Iterable[int]) -> None:
+    """Add the slots' gids to the grader's supplementary groups, so it may give a folder it
+    owns to one slot's group (chgrp of one's own file needs membership, not CAP_CHOWN)."""
+    if not enabled():
+        return
+    gids = sorted({slot_ids(slot)[1] for slot in slots} | set(os.getgroups()))
+    os.setgroups(gids)
+
+
+def give_to_slot(path: Path, slot: int, mode: int = 0o750) -> None:
+    """Make a grader-owned folder readable by one slot only (group = the slot's gid)."""
+    if not enabled():
+        return
+    os.chown(path, -1, slot_ids(slot)[1])
+    os.chmod(path, mode)
+
+
+def _drop(
+    slot: int, limits: Limits, cwd: str | None = None, make: Sequence[str] = ()
+) -> Callable[[], None]:
+    uid, gid = slot_ids(slot)
+
+    def drop() -> None:
+        with contextlib.suppress(OSError), open(
+            "/proc/self/oom_score_adj", "w", encoding="ascii"
+        ) as handle:
+            handle.write("1000")
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limits.fsize_bytes, limits.fsize_bytes))
+        resource.setrlimit(resource.RLIMIT_NPROC, (limits.nproc, limits.nproc))
+        os.setgroups([])
+        os.setgid(gid)
+        os.setuid(uid)
+        os.umask(0o022)
+        for folder in make:
+            os.makedirs(folder, exist_ok=True)
+        if cwd is not None:
+            os.chdir(cwd)  # as the slot: its own 0700 scratch is no folder the grader may enter
+
+    return drop
+
+
+def submission_env(
+    base: Mapping[str, str], *, home: str, tmpdir: str, extra: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The environment submission code gets: ``base`` without any ``SRB_*`` name and without
+    the grader's folders on PATH, a private HOME and TMPDIR, no user site-packages."""
+    env = {k: v for k, v in base.items() if not k.startswith("SRB_")}
+    path = env.get("PATH", "/usr/local/bin:/usr/bin:/bin").split(os.pathsep)
+    env["PATH"] = os.pathsep.join(p for p in path if p and not p.startswith("/opt/srb"))
+    env.update({"HOME": home, "TMPDIR": tmpdir, "PYTHONNOUSERSITE": "1"})
+    if extra:
+        env.update(extra)
+    return env
+
+
+def spawn(
+    argv: Sequence[str],
+    *,
+    slot: int,
+    cwd: str,
+    env: Mapping[str, str],
+    stdin: int | IO[bytes] | None = subprocess.DEVNULL,
+    stdout: int | IO[bytes] | None = None,
+    stderr: int | IO[bytes] | None = None,
+    limits: Limits | None = None,
+    make: Sequence[str] = (),
+) -> subprocess.Popen[bytes]:
+    """Start ``argv`` as the slot's uid in a new session (as the caller when sandboxing is
+    off), creating the ``make`` folders as that uid first. Raises OSError when it cannot
+    start."""
+    if not enabled():
+        for folder in make:
+            os.makedirs(folder, exist_ok=True)
+    drop = _drop(slot, limits or load_limits(), cwd, make) if enabled() else None
+    return subprocess.Popen(
+        list(argv),
+        cwd=None if drop is not None else cwd,
+        env=dict(env),
+        stdin=stdin,
+        stdout=stdout,
+        stderr=stderr,
+        start_new_session=True,
+        close_fds=True,
+        preexec_fn=drop,
+    )
+
+
+# --------------------------------------------------------------------------- ending a slot
+
+
+def uid_processes(uid: int) -> list[int]:
+    """Live (non-zombie) pids whose real uid is ``uid``."""
+    found: list[int] = []
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return found
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/status", "rb") as handle:
+                text = handle.read().decode("ascii", "replace")
+        except OSError:
+            continue
+        state = uid_line = ""
+        for line in text.splitlines():
+            if line.startswith("State:"):
+                state = line.split()[1] if len(line.split()) > 1 else ""
+            elif line.startswith("Uid:"):
+                uid_line = line
+        parts = uid_line.split()
+        if state in ("Z", "X") or len(parts) < 2:
+            continue
+        if str(uid) in parts[1:3]:
+            found.append(int(name))
+    return found
+
+
+def _as_slot(slot: int, body: Callable[[], None]) -> int:
+    """Run ``body`` in a child process that has become the slot uid; its exit status."""
+    uid, gid = slot_ids(slot)
+    pid = os.fork()
+    if pid == 0:  # child
+        code = 0
+        try:
+            os.setgroups([])
+            os.setgid(gid)
+            os.setuid(uid)
+            body()
+        except BaseException:
+            code = 1
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
+def kill_slot(slot: int, budget_sec: float = 10.0) -> bool:
+    """SIGKILL every process of the slot's uid; True when none is left."""
+    if not enabled():
+        return True
+    uid, _ = slot_ids(slot)
+    deadline = time.monotonic() + budget_sec
+
+    def killer() -> None:
+        while time.monotonic() < deadline:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(-1, signal.SIGKILL)  # every process this uid may signal, not itself
+            if not [p for p in uid_processes(uid) if p != os.getpid()]:
+                return
+            time.sleep(_POLL_SEC)
+
+    while time.monotonic() < deadline:
+        if not uid_processes(uid):
+            return True
+        _as_slot(slot, killer)
+    return not uid_processes(uid)
+
+
+def _remove_owned(path: Path) -> None:
+    """Remove ``path`` (a file or a tree the caller owns), restoring owner rights first."""
+    if path.is_symlink() or not path.is_dir():
+        with contextlib.suppress(OSError):
+            path.unlink()
+        return
+
+    def fix(func: object, target: str, _exc: object) -> None:
+        with contextlib.suppress(OSError):
+            os.chmod(os.path.dirname(target) or ".", 0o700)
+            if os.path.isdir(target) and not os.path.islink(target):
+                os.chmod(target, 0o700)
+                shutil.rmtree(target, ignore_errors=True)
+            else:
+                os.unlink(target)
+
+    with contextlib.suppress(OSError):
+        os.chmod(path, 0o700)
+    shutil.rmtree(path, onerror=fix)
+
+
+def wipe_slot(slot: int, extra: Iterable[str] = (), remake: Sequence[str] = ()) -> None:
+    """As the slot uid: empty its scratch and remove its entries from the shared temporary
+    folders and from ``extra`` folders; then create the ``remake`` folders of its scratch."""
+    if not enabled():
+        return
+    uid, _ = slot_ids(slot)
+    scratch = scratch_dir(slot)
+    folders = [*SHARED_TMP, *extra]
+
+    def wipe() -> None:
+        if scratch.is_dir():
+            with contextlib.suppress(OSError):
+                for entry in os.scandir(scratch):
+                    _remove_owned(Path(entry.path))
+        for folder in folders:
+            with contextlib.suppress(OSError):
+                for entry in os.scandir(folder):
+                    with contextlib.suppress(OSError):
+                        if entry.stat(follow_symlinks=False).st_uid == uid:
+                            _remove_owned(Path(entry.path))
+        for name in remake:
+            (scratch / name).mkdir(parents=True, exist_ok=True)
+
+    if _as_slot(slot, wipe) != 0 and remake:
+        raise SandboxError(f"cannot prepare the scratch of slot {slot}")
+
+
+def reset(slot: int, remake: Sequence[str] = ()) -> bool:
+    """End a slot whole: kill every process of its uid, then wipe what it wrote (and create
+    the ``remake`` folders afresh). True when no process of the uid survived."""
+    gone = kill_slot(slot)
+    wipe_slot(slot, remake=remake)
+    return gone
+
+
+def make_slot_dirs(slot: int, names: Sequence[str]) -> dict[str, Path]:
+    """Create folders in the slot's scratch as the slot uid (HOME, TMPDIR, ...)."""
+    scratch = scratch_dir(slot)
+    paths = {name: scratch / name for name in names}
+    if not enabled():
+        for path in paths.values():
+            path.mkdir(parents=True, exist_ok=True)
+        return paths
+
+    def make() -> None:
+        for path in paths.values():
+            path.mkdir(parents=True, exist_ok=True)
+
+    if _as_slot(slot, make) != 0:
+        names = ", ".join(str(p) for p in paths.values())
+        raise SandboxError(f"cannot create {names} as the uid of slot {slot}")
+    return paths
+
+
+def copy_as_slot(slot: int, source: Path, dest: Path) -> int:
+    """Copy ``source`` (readable by the slot) to ``dest`` as the slot uid; exit status."""
+
+    def copy() -> None:
+        shutil.copytree(source, dest, symlinks=True, dirs_exist_ok=True)
+
+    return _as_slot(slot, copy)
+
+
+def run_in_slot(
+    argv: Sequence[str],
+    *,
+    slot: int,
+    cwd: str,
+    env: Mapping[str, str],
+    timeout_sec: float,
+    stdout: int | IO[bytes] | None,
+    stderr: int | IO[bytes] | None,
+    grace_sec: float = 5.0,
+) -> tuple[int | None, bool, float, str | None, str]:
+    """Run ``argv`` as the slot uid to its end or ``timeout_sec``, then end the slot whole.
+
+    Returns (returncode, timed_out, duration_sec, start_error, reaped) where reaped says how
+    the rest was cleaned up: "none", "term" or "kill"."""
+    started = time.monotonic()
+    try:
+        proc = spawn(argv, slot=slot, cwd=cwd, env=env, stdout=stdout, stderr=stderr)
+    except (OSError, ValueError, subprocess.SubprocessError) as exc:
+        return None, False, time.monotonic() - started, str(exc), "none"
+    timed_out = False
+    try:
+        proc.wait(timeout=max(timeout_sec, 0.0))
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=grace_sec)
+    uid, _ = slot_ids(slot)
+    left = uid_processes(uid) if enabled() else []
+    reaped = "kill" if left or proc.poll() is None else ("term" if timed_out else "none")
+    reset(slot)
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
+    return proc.returncode, timed_out, time.monotonic() - started, None, reaped

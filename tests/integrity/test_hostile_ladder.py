@@ -1,0 +1,137 @@
+"""Hostile submissions through the whole ladder against a real engine (issue 9).
+
+Each is the demo's honest `wrong` port (Stage I pass, Stage II incomplete: score 0, valid,
+blocked at Stage II) plus one attack from the issue, then all of them at once; each must end
+exactly where `wrong` ends, and the stage results must show what it tried (the stderr of
+its failing cases keeps the ``srb-attack`` lines, every one of them refused). The Stage III
+attacks ride on `subtle` (complete Stage II, broken in Stage III) and must end where the
+honest `subtle` ends: valid, at least one upheld break, the same score band.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.ladder.conftest import SUBMISSIONS, Graded, Ladder, ladder  # noqa: F401
+
+from .hostile import ATTACKS, make_hostile
+
+pytestmark = [pytest.mark.docker, pytest.mark.asyncio(loop_scope="module")]
+
+
+async def attack_lines(ladder: Ladder, got: Graded) -> list[str]:  # noqa: F811
+    """Every ``srb-attack`` line the run's stored check details carry."""
+    lines: list[str] = []
+    for check in await ladder.store.checks(got.run_id, "behavioural"):
+        for line in (check.detail or "").splitlines():
+            if line.startswith("srb-attack "):
+                lines.append(line)
+    return lines
+
+
+HARMLESS = (
+    "srb-attack inject: plant /tmp/",  # its own files in its own sized tmpfs: read by no one
+    "srb-attack forge: write /tmp/",  # the old result path; the host reads /srb/grader now
+    "srb-attack linger: mark",
+    "srb-attack linger: setsid child",  # started, and killed when the module ends
+    "srb-attack tamper: list /srb/stage",  # slot numbers; every slot folder is 0750
+)
+
+
+def harmless(line: str) -> bool:
+    """A succeeded step that only touched the submission's own scratch."""
+    return line.startswith(HARMLESS) or ": plant /srb/run/" in line
+
+
+def rates(got: Graded) -> dict[str, float]:
+    return {m["id"]: m["rate"] for m in got.envelope.behavioural["modules"]}
+
+
+def assert_like_wrong(got: Graded, honest: Graded, *, same_rates: bool = True) -> None:
+    env = got.envelope
+    assert env.valid is True, env.to_json()
+    assert env.score == 0.0 and env.blocked_by == "behavioural", env.to_json()
+    assert env.audit_gate == "pass" and env.behavioural["complete"] is False
+    assert env.harness_error is None
+    if same_rates:
+        assert rates(got) == rates(honest)
+    else:
+        assert all(rates(got)[k] <= rates(honest)[k] for k in rates(honest))
+
+
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+async def test_each_attack_ends_where_wrong_ends(
+    ladder: Ladder, tmp_path: Path, attack: str  # noqa: F811
+) -> None:
+    honest = await ladder.submission("wrong")
+    tree = make_hostile(SUBMISSIONS / "wrong", tmp_path / attack, [attack])
+    got = await ladder.grade(tree)
+    assert_like_wrong(got, honest, same_rates=attack != "fill")
+    lines = await attack_lines(ladder, got)
+    assert lines, "the attack left no trace in the stage results"
+    assert any(f"srb-attack {attack}:" in line for line in lines)
+    # Only writes into the submission's own scratch may succeed (planted files there).
+    harmful = [line for line in lines if "SUCCEEDED" in line and not harmless(line)]
+    assert not harmful, harmful
+    if attack == "forge":
+        assert any("SIGKILL grader pid" in line and "refused EPERM" in line for line in lines)
+        assert any("/srb/grader/behavioural.json: refused EACCES" in line for line in lines)
+    if attack in ("oracle", "replay"):
+        assert any("refused" in line for line in lines)
+    if attack == "linger":
+        assert any("/mem: refused EACCES" in line for line in lines)
+        detail = await ladder.store.run_detail(got.run_id)
+        stored = {s.stage: s for s in detail.stage_results}["behavioural"].result
+        leftovers = [u.get("submission_leftovers") for u in stored["units"]]
+        assert any(note and "killed" in note for note in leftovers), leftovers
+    if attack == "fill":
+        assert any("refused ENOSPC" in line or "refused EFBIG" in line for line in lines)
+
+
+async def test_long_line_does_not_stall_the_reviewer(ladder: Ladder, tmp_path: Path) -> None:  # noqa: F811
+    honest = await ladder.submission("wrong")
+    tree = make_hostile(SUBMISSIONS / "wrong", tmp_path / "long", [], long_line=True)
+    got = await ladder.grade(tree)
+    assert_like_wrong(got, honest)
+    audit = {s.stage: s for s in (await ladder.store.run_detail(got.run_id)).stage_results}
+    duration = audit["audit"].duration_sec
+    assert duration is not None and duration < 240, duration
+
+
+async def test_all_attacks_at_once(ladder: Ladder, tmp_path: Path) -> None:  # noqa: F811
+    honest = await ladder.submission("wrong")
+    tree = make_hostile(SUBMISSIONS / "wrong", tmp_path / "all", sorted(ATTACKS), long_line=True)
+    got = await ladder.grade(tree)
+    assert_like_wrong(got, honest, same_rates=False)
+    lines = await attack_lines(ladder, got)
+    assert {line.split(":")[0] for line in lines} >= {f"srb-attack {a}" for a in ATTACKS}
+
+
+async def test_stage_three_tampering_ends_where_subtle_ends(
+    ladder: Ladder, tmp_path: Path  # noqa: F811
+) -> None:
+    honest = await ladder.submission("subtle")
+    tree = make_hostile(
+        SUBMISSIONS / "subtle", tmp_path / "tamper", ["tamper", "oracle", "forge"]
+    )
+    got = await ladder.grade(tree)
+    env, ref = got.envelope, honest.envelope
+    assert ref.valid and ref.verification["breaks"]
+    assert env.valid is True and env.harness_error is None, env.to_json()
+    assert env.audit_gate == "pass" and env.behavioural["complete"] is True
+    assert env.verification["ran"] is True and env.verification["breaks"], env.verification
+    assert 40.0 <= env.score <= 90.0 and env.blocked_by == "verification"
+    rounds = await ladder.store.adversary_rounds(got.run_id)
+    assert len(rounds) == 6 and all(r.status in ("broken", "survived") for r in rounds)
+    upheld = [c for c in await ladder.store.counterexamples(got.run_id) if c.verdict == "upheld"]
+    assert upheld
+    tried = [
+        line
+        for c in upheld
+        for line in str(((c.output_b or {}).get("observed") or {}).get("stderr", "")).splitlines()
+        if line.startswith("srb-attack ")
+    ]
+    assert any(line.startswith("srb-attack tamper") for line in tried), tried
+    assert not [line for line in tried if "SUCCEEDED" in line and not harmless(line)], tried
