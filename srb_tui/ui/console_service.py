@@ -42,7 +42,7 @@ STAGES = STAGE_NAMES
 # Runs in these statuses had work under way (an agent container, a collection, a grading)
 # when srb stopped: the console re-attaches to them at start. Pending and preparing runs
 # have nothing running; they wait for the operator (`srb resume`).
-REATTACH = frozenset({"agent", "collecting", "audit", "behavioural", "verification"})
+REATTACH = frozenset({"agent", "collecting", *STAGE_NAMES})
 
 
 class ConsoleError(Exception):
