@@ -12,6 +12,7 @@ from srb_tui.config import Settings
 from srb_tui.runner import list_managed
 from srb_tui.service.app import open_service
 from srb_tui.service.events import RunFinished, StageFinished
+from srb_tui.service.runs_table import RunFilter, funnel_over, stage_marks
 from tests.conftest import BUILTIN_TASKS, DEMO_TASK
 
 pytestmark = pytest.mark.docker
@@ -41,10 +42,17 @@ async def test_drive_grades_the_reference_to_100_and_regrade_keeps_it(tmp_path: 
         store = await core.store()
         detail = await store.run_detail(run.id)
         assert {s.stage: s.status for s in detail.stage_results} == {
-            "audit": "pass", "behavioural": "pass", "verification": "pass"}
+            "audit": "ok", "behavioural": "ok", "verification": "ok"}
         assert (settings.run_dir(run.id) / "score.json").is_file()
 
         graded = await service.regrade(run.id, ["behavioural"])
         assert graded.run.status == "scored" and graded.run.score == 100.0
         assert graded.envelope.score == 100.0
+        # the Runs screen's marks and funnel come from the store, not from score.json
+        (settings.run_dir(run.id) / "score.json").unlink()
+        marks = await stage_marks(store, [graded.run])
+        assert marks[run.id].text == "✓ ✓ ✓"
+        summary = await funnel_over(store, RunFilter())
+        f = summary.funnel
+        assert (f.runs, f.valid, f.migrated, f.all_tests_pass, f.blindness) == (1, 1, 1, 1, 0)
         assert await list_managed(core.engine, run.id) == []

@@ -244,3 +244,20 @@ def test_from_json_rejects_unknown_and_missing_keys() -> None:
 
     with pytest.raises(StoreError, match="missing key 'tag'"):
         ImageRecord.from_json({"run_id": "r", "role": "agent"})
+
+
+async def test_latest_score_payloads_and_the_change_mark(store: Store) -> None:
+    first = await make_run(store)
+    second = await make_run(store)
+    before = await store.change_mark()
+    await store.add_event(first.id, "score", {"score": 40.0})
+    await store.add_event(first.id, "score", {"score": 100.0})  # a re-grade: newest wins
+    await store.add_event(second.id, "other", {"score": 1})
+    found = await store.latest_payloads("score", [first.id, second.id, "r-20990101-000000-0000"])
+    assert found == {first.id: {"score": 100.0}}
+    assert await store.change_mark() == before  # events alone do not touch run rows
+    await store.update_run(second.id, score=0.0)
+    after_update = await store.change_mark()
+    assert after_update != before and after_update[0] == before[0]
+    await make_run(store)
+    assert (await store.change_mark())[0] == before[0] + 1

@@ -8,7 +8,7 @@ from typing import Any
 from textual.widgets import DataTable, Static
 
 from srb_tui.config import Settings
-from srb_tui.scoring import ScoringPolicy, score_run, write_score_files
+from srb_tui.scoring import ScoringPolicy, score_run
 from srb_tui.service.events import StatusChanged
 from srb_tui.service.runs_table import marks_from_score, parse_filter
 from srb_tui.store import Store
@@ -44,7 +44,7 @@ async def _scored(store: Store, settings: Settings, run_id: str, *, audit: str,
             continue
         await store.transition(run_id, status)
     envelope = score_run(audit, complete, [], adversaries, POLICY)
-    write_score_files(settings.runs_dir / run_id, envelope)
+    await store.add_event(run_id, "score", envelope.to_json())  # as the ladder records it
     await store.update_run(run_id, score=envelope.score, max_score=envelope.max_score,
                            valid=envelope.valid, blocked_by=envelope.blocked_by,
                            started_at="2026-11-29T12:00:00.000000+00:00",
@@ -152,7 +152,7 @@ async def test_rows_update_in_place(builtin_settings: Settings) -> None:
         assert list(table.rows) == keys_before  # same RowKey objects: never cleared
         assert all(a is b for a, b in zip(list(table.rows), keys_before, strict=True))
         assert table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value == other.id
-        # no event this time: the 1 s refresh picks the change up
+        # no bus event this time (another process): the store's change watermark shows it
         async with await Store.open(builtin_settings.db_path) as store:
             await store.transition(run.id, "cancelled", "operator")
         await until(pilot, lambda: str(table.get_row(run.id)[3]) == "cancelled",
