@@ -141,28 +141,25 @@ class LogsMixin(StoreBase):
     ) -> list[LogLine]:
         """Lines with ``seq > after_seq`` whose shown text (terminal escapes removed)
         contains ``text`` (ASCII case-insensitive), first match first."""
-        if not isinstance(text, str) or not text:
-            raise StoreError("search text must be non-empty")
-        _check_page(after_seq, limit)
-        rows = await self._rows(
-            "SELECT * FROM log_lines WHERE run_id = ? AND seq > ? AND "
-            f"{_SHOWN} LIKE ? ESCAPE '\\'"
-            " ORDER BY seq LIMIT ?",
-            (run_id, after_seq, f"%{_escape_like(text)}%", limit),
-        )
-        return [log_from_row(row) for row in rows]
+        return await self._search(run_id, text, after_seq, limit, forward=True)
 
     async def search_log_backwards(
         self, run_id: str, text: str, before_seq: int, limit: int = 100
     ) -> list[LogLine]:
         """Lines with ``seq < before_seq`` containing ``text``, nearest match first."""
+        return await self._search(run_id, text, before_seq, limit, forward=False)
+
+    async def _search(
+        self, run_id: str, text: str, seq: int, limit: int, *, forward: bool
+    ) -> list[LogLine]:
         if not isinstance(text, str) or not text:
             raise StoreError("search text must be non-empty")
-        _check_page(before_seq, limit)
+        _check_page(seq, limit)
+        # both fragments are constants chosen here; every value is bound
+        beyond, order = (">", "seq") if forward else ("<", "seq DESC")
         rows = await self._rows(
-            "SELECT * FROM log_lines WHERE run_id = ? AND seq < ? AND "
-            f"{_SHOWN} LIKE ? ESCAPE '\\'"
-            " ORDER BY seq DESC LIMIT ?",
-            (run_id, before_seq, f"%{_escape_like(text)}%", limit),
+            f"SELECT * FROM log_lines WHERE run_id = ? AND seq {beyond} ? AND "
+            f"{_SHOWN} LIKE ? ESCAPE '\\' ORDER BY {order} LIMIT ?",
+            (run_id, seq, f"%{_escape_like(text)}%", limit),
         )
         return [log_from_row(row) for row in rows]

@@ -30,6 +30,7 @@ from srb_tui.service.app import (
     Services,
     StateAError,
 )
+from srb_tui.service.catalog import Catalog
 from srb_tui.service.events import EventBus
 from srb_tui.store import FINAL_STATUSES, RunRecord, Store, StoreError
 
@@ -72,11 +73,12 @@ def grading_available() -> bool:
 class ConsoleService:
     """The app's handle on the store, the engine and the run service."""
 
-    def __init__(self, app: App[Any], settings: Settings) -> None:
+    def __init__(self, app: App[Any], settings: Settings, *,
+                 catalog: Catalog | None = None) -> None:
         self.app = app
         self.settings = settings
         self.bus = EventBus()
-        self.core = Services(settings, bus=self.bus)
+        self.core = Services(settings, bus=self.bus, catalog=catalog)
         self.grade = True
         self.recover_on_start = True
         self.driving: set[str] = set()
