@@ -13,14 +13,14 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 from rich.table import Table
 
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
-from srb_tui.schema import Task, TaskLoad, load_task
+from srb_tui.schema import STAGE_NAMES, Task, TaskLoad, load_task
 from srb_tui.service.app import (
     EngineUnavailable,
     IdentityFailed,
@@ -30,10 +30,11 @@ from srb_tui.service.app import (
     open_service,
 )
 from srb_tui.service.events import Progress, StageFinished, StatusChanged, Subscription
-from srb_tui.service.ladder import STAGES, LadderError
-from srb_tui.service.ladder_identity import IdentityResult
 from srb_tui.service.orchestrator import LaunchError
 from srb_tui.store import StoreError
+
+if TYPE_CHECKING:  # the ladder loads when something is graded, not for every srb command
+    from srb_tui.service.ladder_identity import IdentityResult
 
 
 class CommandError(Exception):
@@ -49,7 +50,7 @@ def add_eval_parser(sub: Any) -> None:
     p.add_argument("run_id", metavar="RUN")
     p.add_argument(
         "--stage",
-        choices=STAGES,
+        choices=STAGE_NAMES,
         help="re-grade this stage only; the others keep their stored results",
     )
     p.add_argument(
@@ -109,6 +110,8 @@ def _progress_printer(out: Output) -> Any:
 
 
 async def _eval(args: argparse.Namespace, settings: Settings, out: Output) -> dict[str, Any]:
+    from srb_tui.service import ladder
+
     if not settings.db_path.exists():
         raise CommandError(f"no store at {settings.db_path}; no run {args.run_id!r}", 2)
     async with open_service(settings) as services:
@@ -137,7 +140,7 @@ async def _eval(args: argparse.Namespace, settings: Settings, out: Output) -> di
                     run.id, [args.stage] if args.stage else None, force=args.force,
                     adversary_budget_sec=args.budget,
                 )
-            except (LadderError, LaunchError) as exc:
+            except (ladder.LadderError, LaunchError) as exc:
                 raise CommandError(str(exc)) from exc
             except StateAError as exc:
                 raise CommandError(f"{task.id}: {exc}") from exc

@@ -37,6 +37,7 @@ from srb_tui.store import FINAL_STATUSES, RunRecord, Store, StoreError
 if TYPE_CHECKING:
     from srb_tui.service.ladder_identity import IdentityResult
     from srb_tui.service.orchestrator import RunService
+    from srb_tui.service.rerun import RerunResult
 
 NO_GRADING = "grading is not available in this build"
 STAGES = STAGE_NAMES
@@ -119,6 +120,21 @@ class ConsoleService:
         except (IdentityFailed, EngineUnavailable) as exc:
             raise ConsoleError(str(exc)) from exc
         return result
+
+    async def rerun_counterexample(
+        self, run_id: str, counterexample_id: int, progress: Callable[[str], None]
+    ) -> RerunResult:
+        """Adjudicate a stored candidate again in the run's verification image (ConsoleError
+        says why it cannot be: no such candidate, no image recorded, no engine)."""
+        from srb_tui.service.rerun import RerunError, rerun_counterexample
+
+        try:
+            store = await self.store()
+            service = await self.service()
+            return await rerun_counterexample(self.settings, store, service.engine, run_id,
+                                              counterexample_id, progress=progress)
+        except (RerunError, StoreError) as exc:
+            raise ConsoleError(str(exc)) from exc
 
     async def close(self) -> None:
         """Close the store and the engine (live runs stay live for the next start)."""
