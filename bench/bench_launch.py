@@ -7,8 +7,9 @@ The demo task's images and State A are cached first (one warm-up run). Then, alt
   copy, start);
 * raw: ``docker run -d --network none <agent image> sh -c 'echo started'``.
 
-srb's bytecode is compiled first, as an installed package's is. The end point of both is Docker's own timestamp of the line ``started`` (``docker logs
--t`` for raw, the stored log line's timestamp for srb), so neither side pays for polling.
+srb's bytecode is compiled first, as an installed package's is. The end point of both is
+Docker's own timestamp of the line ``started`` (``docker logs -t`` for raw, the stored log
+line's timestamp for srb), so neither side pays for polling.
 Reported: medians and the ratio srb/raw (goal <= 1.5).
 
     .venv/bin/python bench/bench_launch.py [-n 7]
