@@ -21,7 +21,7 @@ from typing import Any
 from textual.widgets import DataTable
 
 from srb_tui.config import Settings
-from srb_tui.scoring import ScoringPolicy, score_run, write_score_files
+from srb_tui.scoring import ScoringPolicy, score_run
 from srb_tui.store import Store
 from srb_tui.ui.app import create_app
 from srb_tui.ui.screens.runs import RunsScreen
@@ -50,7 +50,7 @@ async def seed(settings: Settings, runs: int) -> None:
                             for k in range(6)}
                 envelope = score_run("pass" if n % 3 else "fail", n % 5 != 0, [], outcomes,
                                      POLICY)
-                write_score_files(settings.runs_dir / run.id, envelope)
+                await store.add_event(run.id, "score", envelope.to_json())
                 await store.update_run(run.id, score=envelope.score, valid=envelope.valid,
                                        max_score=envelope.max_score)
 

@@ -14,4 +14,5 @@ fi
 .venv/bin/python -m pip install -q -e '.[dev]'
 
 .venv/bin/ruff check srb_tui tests bench
+.venv/bin/lint-imports
 exec .venv/bin/python -m pytest "$@"

@@ -39,6 +39,29 @@ class Settings:
     def cache_dir(self) -> Path:
         return self.state_dir / "cache"
 
+    @property
+    def state_a_cache(self) -> Path:
+        """Where prepared State A trees are cached (``sources.prepare_state_a``)."""
+        return self.cache_dir / "state-a"
+
+    @property
+    def identity_dir(self) -> Path:
+        """Identity-run records, one ``<task-id>.json`` each."""
+        return self.state_dir / "identity"
+
+    @property
+    def exports_dir(self) -> Path:
+        """Counterexamples exported as runnable folders."""
+        return self.state_dir / "exports"
+
+    def run_dir(self, run_id: str) -> Path:
+        """A run's folder: stage envelopes, score files, the collected submission."""
+        return self.runs_dir / run_id
+
+    def submission_dir(self, run_id: str) -> Path:
+        """The collected submission of ``run_id``."""
+        return self.run_dir(run_id) / "submission"
+
 
 def resolve_settings(
     tasks: Sequence[str] | None = None,

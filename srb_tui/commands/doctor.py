@@ -66,13 +66,10 @@ def _engine_and_image(settings: Settings) -> list[Check]:
 
 
 async def _engine_checks(settings: Settings) -> list[Check]:
-    from srb_tui.runner.engine import DockerEngine
+    from srb_tui.service.app import open_service
 
-    engine = DockerEngine()
-    try:
-        return await _probe_engine(engine, settings)
-    finally:
-        engine.close()
+    async with open_service(settings) as core:
+        return await _probe_engine(core.engine, settings)
 
 
 async def _probe_engine(engine: Any, settings: Settings) -> list[Check]:

@@ -10,26 +10,31 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 from rich.table import Table
 
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
-from srb_tui.grader.envelope import atomic_write_json
-from srb_tui.runner import DockerEngine, RunnerError, RunnerPool
-from srb_tui.schema import Task, TaskLoad, load_task
-from srb_tui.service.catalog import load_catalog
-from srb_tui.service.events import Progress, StageFinished, StatusChanged
-from srb_tui.service.ladder import STAGES, LadderContext, LadderError, grade_run
-from srb_tui.service.ladder_identity import IdentityResult, record_identity
-from srb_tui.service.stages.common import StageFault
-from srb_tui.sources import StateAError, prepare_state_a
-from srb_tui.store import Store, StoreError
+from srb_tui.schema import STAGE_NAMES, Task, TaskLoad, load_task
+from srb_tui.service.app import (
+    EngineUnavailable,
+    IdentityFailed,
+    RunnerError,
+    Services,
+    StateAError,
+    open_service,
+)
+from srb_tui.service.events import Progress, StageFinished, StatusChanged, Subscription
+from srb_tui.service.orchestrator import LaunchError
+from srb_tui.store import StoreError
 
-ENGINE_RUNS = 4
+if TYPE_CHECKING:  # the ladder loads when something is graded, not for every srb command
+    from srb_tui.service.ladder_identity import IdentityResult
 
 
 class CommandError(Exception):
@@ -45,7 +50,7 @@ def add_eval_parser(sub: Any) -> None:
     p.add_argument("run_id", metavar="RUN")
     p.add_argument(
         "--stage",
-        choices=STAGES,
+        choices=STAGE_NAMES,
         help="re-grade this stage only; the others keep their stored results",
     )
     p.add_argument(
@@ -101,32 +106,16 @@ def _progress_printer(out: Output) -> Any:
     return publish
 
 
-async def _engine() -> DockerEngine:
-    engine = DockerEngine(RunnerPool(ENGINE_RUNS))
-    info = await engine.ping()
-    if not info.ok:
-        engine.close()
-        raise CommandError(info.error or "the Docker engine does not answer")
-    return engine
-
-
-async def _state_a(task: Task, settings: Settings) -> Path:
-    try:
-        prepared = await asyncio.to_thread(
-            prepare_state_a, task.dir, task.state_a, settings.cache_dir / "state-a"
-        )
-    except StateAError as exc:
-        raise CommandError(f"{task.id}: {exc}") from exc
-    return prepared.tree
-
-
 # --------------------------------------------------------------------------- srb eval
 
 
 async def _eval(args: argparse.Namespace, settings: Settings, out: Output) -> dict[str, Any]:
+    from srb_tui.service import ladder
+
     if not settings.db_path.exists():
         raise CommandError(f"no store at {settings.db_path}; no run {args.run_id!r}", 2)
-    async with await Store.open(settings.db_path) as store:
+    async with open_service(settings) as services:
+        store = await services.store()
         run = await store.get_run(args.run_id)
         if run is None:
             raise CommandError(f"no run {args.run_id!r} in {settings.db_path}", 2)
@@ -134,37 +123,53 @@ async def _eval(args: argparse.Namespace, settings: Settings, out: Output) -> di
         if task_path.is_dir():
             load: TaskLoad | None = load_task(task_path)
         else:
-            load = load_catalog(settings.task_roots).find(run.task_id)
+            load = services.catalog.find(run.task_id)
         task = _usable_task(load, f"{run.task_id!r} (run {run.id})")
-        run_dir = settings.runs_dir / run.id
-        submission = run_dir / "submission"
+        submission = settings.submission_dir(run.id)
         if not submission.is_dir():
             raise CommandError(
                 f"run {run.id} has no collected submission at {submission}; nothing to grade", 2
             )
-        original = await _state_a(task, settings)
-        engine = await _engine()
         try:
-            ctx = LadderContext(
-                store=store,
-                engine=engine,
-                task=task,
-                run_id=run.id,
-                submission_dir=submission,
-                original_dir=original,
-                run_dir=run_dir,
-                base_image=settings.base_image,
-                publish=_progress_printer(out),
-                adversary_budget_sec=args.budget,
-            )
-            envelope = await grade_run(
-                ctx, stages=[args.stage] if args.stage else None, force=args.force
-            )
-        except LadderError as exc:
+            service = await services.runs()
+        except EngineUnavailable as exc:
             raise CommandError(str(exc)) from exc
+        async with _printing(services, run.id, out):
+            try:
+                graded = await service.regrade(
+                    run.id, [args.stage] if args.stage else None, force=args.force,
+                    adversary_budget_sec=args.budget,
+                )
+            except (ladder.LadderError, LaunchError) as exc:
+                raise CommandError(str(exc)) from exc
+            except StateAError as exc:
+                raise CommandError(f"{task.id}: {exc}") from exc
+    return {"run": run.id, "task": task.id, "run_dir": str(settings.run_dir(run.id)),
+            **graded.envelope.to_json()}
+
+
+@contextlib.asynccontextmanager
+async def _printing(services: Services, run_id: str, out: Output) -> AsyncIterator[None]:
+    """Print the service's progress events for ``run_id`` while the body runs (subscribed
+    before the body starts, so nothing is missed)."""
+    printer = _progress_printer(out)
+
+    async def follow(queue: Subscription) -> None:
+        while True:
+            event = await queue.get()
+            if event.run_id == run_id:
+                printer(event)
+
+    async with services.bus.subscribe() as queue:
+        listener = asyncio.create_task(follow(queue))
+        try:
+            yield
         finally:
-            engine.close()
-    return {"run": run.id, "task": task.id, "run_dir": str(run_dir), **envelope.to_json()}
+            listener.cancel()
+            while not queue.empty():  # what was published after the last wake-up
+                event = queue.get_nowait()
+                if event.run_id == run_id:
+                    printer(event)
 
 
 def _print_score(out: Output, doc: dict[str, Any]) -> None:
@@ -218,30 +223,24 @@ def cmd_eval(args: argparse.Namespace, settings: Settings, out: Output) -> int:
 # --------------------------------------------------------------------------- srb tasks record
 
 
-async def _record(args: argparse.Namespace, settings: Settings, out: Output) -> IdentityResult:
-    load = load_catalog(settings.task_roots).find(args.task_id)
-    task = _usable_task(load, repr(args.task_id))
-    original = await _state_a(task, settings)
-    engine = await _engine()
-    try:
-        return await record_identity(
-            engine, task, original, base_image=settings.base_image, publish=_progress_printer(out)
-        )
-    except (StageFault, RunnerError) as exc:
-        raise CommandError(f"{task.id}: identity run failed: {exc}") from exc
-    finally:
-        engine.close()
+async def _record(
+    args: argparse.Namespace, settings: Settings, out: Output
+) -> tuple[IdentityResult, Path]:
+    async with open_service(settings) as services:
+        task = _usable_task(services.catalog.find(args.task_id), repr(args.task_id))
+        try:
+            return await services.record_identity(task, publish=_progress_printer(out))
+        except (IdentityFailed, EngineUnavailable) as exc:
+            raise CommandError(str(exc)) from exc
 
 
 def cmd_record(args: argparse.Namespace, settings: Settings, out: Output) -> int:
     try:
-        result = asyncio.run(_record(args, settings, out))
+        result, target = asyncio.run(_record(args, settings, out))
     except CommandError as exc:
         out.error(str(exc))
         return exc.code
     doc = result.to_json()
-    target = settings.state_dir / "identity" / f"{result.task_id}.json"
-    atomic_write_json(target, {**doc, "envelope": result.envelope})
     doc["record"] = str(target)
     if out.json_mode:
         out.emit_json(doc)

@@ -13,15 +13,16 @@ from rich.markup import escape
 
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
-from srb_tui.runner import DockerEngine, ImageBuildError, build_image, list_images, prune_images
-from srb_tui.schema import Task
-from srb_tui.schema.models import StageSpec
-from srb_tui.service.catalog import load_catalog
-from srb_tui.service.orchestrator import env_image_tag
-from srb_tui.service.stages.common import image_tag, stage_context
+from srb_tui.service.app import Services, open_service
+from srb_tui.service.images import (
+    ImageBuildError,
+    build_task_image,
+    image_contexts,
+    list_images,
+    prune_images,
+)
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "bootstrap-base.sh"
-STAGES = ("audit", "behavioural", "verification")
 
 
 def add_parser(sub: Any) -> None:
@@ -54,19 +55,8 @@ def cmd_bootstrap(args: argparse.Namespace, settings: Settings, out: Output) -> 
     return done.returncode
 
 
-def _contexts(task: Task) -> list[tuple[str, Path, str]]:
-    """The agent image and each enabled stage's image, tagged as runs tag them."""
-    out = [("env", task.dir / "environment", env_image_tag(task.id))]
-    evaluation = task.evaluation
-    for stage in STAGES:
-        spec = None if evaluation is None else getattr(evaluation, stage, None)
-        if isinstance(spec, StageSpec) and spec.enabled:
-            out.append((stage, stage_context(task, spec), image_tag(task, stage)))
-    return out
-
-
 def cmd_build(args: argparse.Namespace, settings: Settings, out: Output) -> int:
-    load = load_catalog(settings.task_roots).find(args.task_id)
+    load = Services(settings).catalog.find(args.task_id)
     if load is None:
         out.error(f"no task {args.task_id!r}")
         return 2
@@ -76,26 +66,25 @@ def cmd_build(args: argparse.Namespace, settings: Settings, out: Output) -> int:
         return 2
 
     async def body() -> int:
-        engine = DockerEngine()
         built: list[dict[str, Any]] = []
-        try:
-            for role, ctx, tag in _contexts(task):
-                async def on_log(line: str, role: str = role) -> None:
+        async with open_service(settings) as services:
+            for image in image_contexts(task):
+                async def on_log(line: str, role: str = image.role) -> None:
                     if not out.json_mode:
                         out.err.print(f"[dim]{role}:[/] {escape(line)}")
 
                 try:
-                    info = await build_image(engine, ctx, tag, base_image=settings.base_image,
-                                             on_log=on_log, force=args.force)
+                    info = await build_task_image(services.engine, image,
+                                                  base_image=settings.base_image,
+                                                  on_log=on_log, force=args.force)
                 except ImageBuildError as exc:
-                    out.error(f"{load.task_id} {role}: {exc}")
+                    out.error(f"{load.task_id} {image.role}: {exc}")
                     return 1
-                built.append({"role": role, "tag": tag, "id": info.id, "built": info.built})
+                built.append({"role": image.role, "tag": image.tag, "id": info.id,
+                              "built": info.built})
                 if not out.json_mode:
                     state = "built" if info.built else "unchanged"
-                    out.print(f"{role:13} {escape(tag)}  {info.id[:19]}  {state}")
-        finally:
-            engine.close()
+                    out.print(f"{image.role:13} {escape(image.tag)}  {info.id[:19]}  {state}")
         if out.json_mode:
             out.emit_json({"task": load.task_id, "images": built})
         return 0
@@ -105,11 +94,8 @@ def cmd_build(args: argparse.Namespace, settings: Settings, out: Output) -> int:
 
 def cmd_ls(args: argparse.Namespace, settings: Settings, out: Output) -> int:
     async def body() -> int:
-        engine = DockerEngine()
-        try:
-            images = await list_images(engine)
-        finally:
-            engine.close()
+        async with open_service(settings) as services:
+            images = await list_images(services.engine)
         if out.json_mode:
             out.emit_json({"images": [{"tag": i.tag, "id": i.id, "context": i.context_sha}
                                       for i in images]})
@@ -123,11 +109,8 @@ def cmd_ls(args: argparse.Namespace, settings: Settings, out: Output) -> int:
 
 def cmd_prune(args: argparse.Namespace, settings: Settings, out: Output) -> int:
     async def body() -> int:
-        engine = DockerEngine()
-        try:
-            reclaimed = await prune_images(engine)
-        finally:
-            engine.close()
+        async with open_service(settings) as services:
+            reclaimed = await prune_images(services.engine)
         if out.json_mode:
             out.emit_json({"bytes_reclaimed": reclaimed})
         else:

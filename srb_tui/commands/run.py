@@ -25,10 +25,11 @@ from rich.text import Text
 
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
-from srb_tui.runner import DockerEngine, RunnerPool, gc
+from srb_tui.runner import gc
+from srb_tui.service.app import EngineUnavailable
+from srb_tui.service.app import open_service as open_core
 from srb_tui.service.events import (
     Event,
-    EventBus,
     LogLines,
     Progress,
     RunFinished,
@@ -76,17 +77,12 @@ def add_cancel_parser(runs_sub: Any) -> None:
 @contextlib.asynccontextmanager
 async def open_service(settings: Settings) -> AsyncIterator[RunService]:
     settings.state_dir.mkdir(parents=True, exist_ok=True)
-    engine = DockerEngine(RunnerPool(4))
-    info = await engine.ping()
-    if not info.ok:
-        engine.close()
-        raise LaunchError(info.error or "the Docker engine does not answer")
-    try:
-        async with await Store.open(settings.db_path) as store:
-            yield RunService(settings, store, engine, EventBus())
-    finally:
-        engine.close()
-        engine.pool.shutdown()
+    async with open_core(settings) as core:
+        try:
+            service = await core.runs()
+        except EngineUnavailable as exc:
+            raise LaunchError(str(exc)) from exc
+        yield service
 
 
 @dataclass

@@ -11,8 +11,9 @@ from rich.table import Table
 
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
+from srb_tui.service.app import open_service
 from srb_tui.service.history import load_run_rows
-from srb_tui.store import RunNotFound, Store, StoreError
+from srb_tui.store import RunNotFound, StoreError
 
 
 def add_parser(sub: Any) -> None:
@@ -59,9 +60,9 @@ def cmd_list(args: argparse.Namespace, settings: Settings, out: Output) -> int:
 
 
 async def _detail(settings: Settings, run_id: str) -> dict[str, Any] | None:
-    async with await Store.open(settings.db_path) as store:
+    async with open_service(settings) as services:
         try:
-            detail = await store.run_detail(run_id)
+            detail = await (await services.store()).run_detail(run_id)
         except RunNotFound:
             return None
     return detail.to_json()

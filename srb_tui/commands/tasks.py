@@ -163,10 +163,12 @@ def cmd_validate(args: argparse.Namespace, settings: Settings, out: Output) -> i
 
 
 def cmd_prepare(args: argparse.Namespace, settings: Settings, out: Output) -> int:
-    from srb_tui.sources import StateAError, compare_trees, prepare_state_a
+    import asyncio
 
-    catalog = load_catalog(settings.task_roots)
-    load = catalog.find(args.task_id)
+    from srb_tui.service.app import Services, StateAError
+
+    services = Services(settings)
+    load = services.catalog.find(args.task_id)
     if load is None:
         out.error(f"no task {args.task_id!r}")
         return 2
@@ -179,9 +181,8 @@ def cmd_prepare(args: argparse.Namespace, settings: Settings, out: Output) -> in
             out.err.print(f"[dim]{escape(msg)}[/]")
 
     try:
-        prepared = prepare_state_a(
-            load.path, load.task.state_a, settings.cache_dir / "state-a",
-            offline=args.offline, progress=progress,
+        prepared = asyncio.run(
+            services.prepare_state_a(load.task, offline=args.offline, progress=progress)
         )
     except StateAError as exc:
         out.error(f"{load.task_id}: {exc}")
@@ -203,7 +204,7 @@ def cmd_prepare(args: argparse.Namespace, settings: Settings, out: Output) -> in
         if not target.is_dir():
             out.error(f"--verify-tree {target}: not a directory")
             return 2
-        diff = compare_trees(prepared.tree, target)
+        diff = services.compare_trees(prepared.tree, target)
         doc["verify_tree"] = {
             "path": str(target), "identical": diff.identical, "added": list(diff.added),
             "removed": list(diff.removed), "changed": list(diff.changed),

@@ -19,13 +19,11 @@ group; `end_session` closes its stdin and reaps the group.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
-import signal
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .base import (
@@ -44,19 +42,16 @@ from .base import (
     positive_float,
     positive_int,
 )
+from .jsonl import JsonLinesProcess, LineTooLong
 
 FINAL_KEYS = ("submit_review", "report")
-STDERR_TAIL = 2000
 OPTIONS = {"timeout_sec": positive_float, "max_bad_lines": positive_int}
-_LINE_LIMIT = 64 * 1024 * 1024
 
 
 @dataclass
 class _Program:
-    proc: asyncio.subprocess.Process
+    proc: JsonLinesProcess
     calls: int = 0
-    stderr: bytearray = field(default_factory=bytearray)
-    drain: asyncio.Task[None] | None = None
 
 
 class ScriptedDriver(ModelDriver):
@@ -91,20 +86,10 @@ class ScriptedDriver(ModelDriver):
         context: Mapping[str, Any],
     ) -> _Program:
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *self.argv,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                cwd=self.cwd,
-                env=self.env,
-                start_new_session=True,
-                limit=_LINE_LIMIT,
-            )
+            proc = await JsonLinesProcess.start(self.argv, cwd=self.cwd, env=self.env)
         except OSError as exc:
             raise DriverError(f"{self.label}: cannot start {self.argv[0]!r}: {exc}") from None
         program = _Program(proc)
-        program.drain = asyncio.create_task(self._drain_stderr(program))
         self._programs[session] = program
         prompt = next((m.text for m in messages if isinstance(m, UserText)), "")
         start = {
@@ -120,25 +105,9 @@ class ScriptedDriver(ModelDriver):
         await self._send(program, start)
         return program
 
-    @staticmethod
-    async def _drain_stderr(program: _Program) -> None:
-        stream = program.proc.stderr
-        assert stream is not None
-        while True:
-            chunk = await stream.read(4096)
-            if not chunk:
-                return
-            program.stderr.extend(chunk)
-            del program.stderr[:-STDERR_TAIL]
-
     async def _send(self, program: _Program, message: Mapping[str, Any]) -> None:
-        stdin = program.proc.stdin
-        assert stdin is not None
-        try:
-            stdin.write((json.dumps(message, ensure_ascii=False) + "\n").encode("utf-8"))
-            await stdin.drain()
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the program is gone; the next read reports how it ended
+        # a program that is gone is reported by the next read, with how it ended
+        await program.proc.send(message)
 
     async def _attempt(
         self,
@@ -189,20 +158,15 @@ class ScriptedDriver(ModelDriver):
     async def _next_turn(
         self, program: _Program, session: str
     ) -> tuple[str, tuple[ToolCall, ...], str]:
-        stdout = program.proc.stdout
-        assert stdout is not None
         bad = 0
         while True:
             try:
-                line = await stdout.readline()
-            except ValueError:
+                line = await program.proc.readline()
+            except LineTooLong:
                 raise DriverError(f"{self.label}: the program wrote a line over 64 MiB") from None
             if not line:
-                code = await program.proc.wait()
-                if program.drain is not None:
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await asyncio.wait_for(asyncio.shield(program.drain), timeout=1.0)
-                tail = program.stderr.decode("utf-8", "replace").strip()
+                code = await program.proc.proc.wait()
+                tail = await program.proc.stderr_tail(wait_sec=1.0)
                 text = f"the program exited (status {code}) without a final call"
                 return (text + (f"; stderr: {tail[-500:]}" if tail else ""), (), "exited")
             if not line.strip():
@@ -249,28 +213,9 @@ class ScriptedDriver(ModelDriver):
             return
         if farewell is not None and program.proc.returncode is None:
             await self._send(program, farewell)
-        stdin = program.proc.stdin
-        if stdin is not None:
-            with contextlib.suppress(OSError):
-                stdin.close()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(program.proc.wait(), timeout=2.0)
-        _kill_group(program.proc.pid)
-        if program.proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                program.proc.kill()
-            await program.proc.wait()
-        if program.drain is not None:
-            program.drain.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await program.drain
+        await program.proc.close()
 
     async def aclose(self) -> None:
         for session in list(self._programs):
             await self.end_session(session)
 
-
-def _kill_group(pid: int) -> None:
-    """KILL whatever is left of the program's own process group (it leads a new session)."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)

@@ -24,7 +24,7 @@ from srb_tui.runner.engine import DockerEngine
 from srb_tui.runner.errors import ContainerError
 from srb_tui.runner.spec import LABEL_ROLE, LABEL_RUN, REPO_DIR, WORKSPACE, ContainerSpec
 from srb_tui.runner.tarpack import PackResult, pack_tree
-from srb_tui.runner.timefmt import parse_ts
+from srb_tui.timestamps import parse_ts
 
 EXEC_KILL_AFTER_SEC = 5
 

@@ -24,7 +24,7 @@ from docker.errors import NotFound  # type: ignore[import-untyped]
 from srb_tui.runner.containers import ContainerHandle
 from srb_tui.runner.engine import DockerEngine
 from srb_tui.runner.spec import LogLine, Stream
-from srb_tui.runner.timefmt import normalize_ts, ts_epoch
+from srb_tui.timestamps import normalize_ts, ts_epoch
 
 Sink = Callable[[list[LogLine]], Awaitable[None]]
 STREAMS: tuple[Stream, Stream] = ("stdout", "stderr")

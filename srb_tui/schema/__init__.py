@@ -19,13 +19,13 @@ from srb_tui.schema.models import (
     Probe,
     Scan,
     Scope,
-    ScoringPolicy,
     StageSpec,
     Suite,
     Task,
     TaskManifest,
 )
 from srb_tui.schema.problems import Problem, ProblemKind
+from srb_tui.schema.scoring_policy import ScoringPolicy
 from srb_tui.schema.state_a import StateASource, parse_state_a
 from srb_tui.schema.suggest import did_you_mean, suggest
 

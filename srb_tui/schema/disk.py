@@ -15,12 +15,20 @@ from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
 from srb_tui.schema.excludes import archive_root, excluded_files, relative_name
-from srb_tui.schema.models import Evaluation, Module, Probe, Scan, Suite, TaskManifest
+from srb_tui.schema.models import (
+    STAGE_NAMES,
+    Evaluation,
+    Module,
+    Probe,
+    Scan,
+    Suite,
+    TaskManifest,
+)
 from srb_tui.schema.problems import Problem
 from srb_tui.schema.reader import Source, is_inside
 from srb_tui.schema.state_a import StateASource
 
-STAGE_DIRS = ("audit", "behavioural", "verification")
+STAGE_DIRS = STAGE_NAMES
 STAGE_SUBFOLDERS = ("lib", "modules", "data")
 SCRIPT_SUFFIXES = (".sh", ".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".bash")
 ARCHIVE = "environment/original.tar.gz"

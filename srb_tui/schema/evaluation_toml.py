@@ -15,7 +15,6 @@ from srb_tui.schema.models import (
     STAGE_NAMES,
     Evaluation,
     Gate,
-    ScoringPolicy,
     StageSpec,
 )
 from srb_tui.schema.reader import (
@@ -27,6 +26,7 @@ from srb_tui.schema.reader import (
     frozen_mapping,
     is_inside,
 )
+from srb_tui.schema.scoring_policy import ScoringPolicy
 from srb_tui.schema.suggest import did_you_mean, suggest
 
 TOP_KEYS = ("schema", "task", "title", "results_dir", "metadata", "scoring", "stages")
@@ -167,25 +167,6 @@ def _scoring(top: Table) -> tuple[ScoringPolicy, bool]:
         table.report(
             "verification_models", f"must be a whole number (found {fmt_number(models_value)})"
         )
-    # Arithmetic is checked only between values that were all read correctly.
-    known = len(top.source.problems) == before
-    if known:
-        product = per_model * models
-        if abs(product - verification) > 1e-9:
-            table.report(
-                "verification_points",
-                f"verification_points ({fmt_number(verification)}) must equal "
-                f"points_per_survived_model × verification_models "
-                f"({fmt_number(per_model)} × {models} = {fmt_number(product)})",
-            )
-        total = behavioural + verification
-        if abs(total - max_score) > 1e-9:
-            table.report(
-                "max_score",
-                f"max_score ({fmt_number(max_score)}) must equal behavioural_points + "
-                f"verification_points ({fmt_number(behavioural)} + {fmt_number(verification)}"
-                f" = {fmt_number(total)})",
-            )
     policy = ScoringPolicy(
         max_score=max_score,
         behavioural_points=behavioural,
@@ -193,6 +174,11 @@ def _scoring(top: Table) -> tuple[ScoringPolicy, bool]:
         verification_models=models,
         points_per_survived_model=per_model,
     )
+    # Arithmetic is checked only between values that were all read correctly.
+    known = len(top.source.problems) == before
+    if known:
+        for key, message in policy.arithmetic_problems():
+            table.report(key, message)
     return policy, known
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
+from srb_tui.schema.scoring_policy import ScoringPolicy
 from srb_tui.schema.state_a import StateASource
 
 _EMPTY: Mapping[str, object] = MappingProxyType({})
@@ -100,17 +101,6 @@ class TaskManifest:
 
 
 # --------------------------------------------------------------------- evaluation.toml
-
-
-@dataclass(frozen=True)
-class ScoringPolicy:
-    """``[scoring]``: how the three stages add up to ``max_score``."""
-
-    max_score: float = 100.0
-    behavioural_points: float = 40.0
-    verification_points: float = 60.0
-    verification_models: int = 6
-    points_per_survived_model: float = 10.0
 
 
 @dataclass(frozen=True)

@@ -184,7 +184,7 @@ def state_a_tree(settings: Settings, run: RunRecord) -> Path:
         raise DiffSourceError(f"run {run.id}: task {task_dir} cannot be read")
     try:
         prepared = prepare_state_a(
-            task_dir, load.task.state_a, settings.cache_dir / "state-a", offline=True
+            task_dir, load.task.state_a, settings.state_a_cache, offline=True
         )
     except StateAError as exc:
         raise DiffSourceError(f"run {run.id}: State A not available: {exc}") from exc
@@ -192,7 +192,7 @@ def state_a_tree(settings: Settings, run: RunRecord) -> Path:
 
 
 def submission_tree(settings: Settings, run_id: str) -> Path:
-    return settings.runs_dir / run_id / "submission"
+    return settings.submission_dir(run_id)
 
 
 async def trees_for_run(settings: Settings, run_id: str) -> tuple[Path, Path]:

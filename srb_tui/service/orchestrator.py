@@ -34,6 +34,7 @@ from srb_tui.runner import (
     remove,
 )
 from srb_tui.schema import Task, TaskLoad, load_task
+from srb_tui.scoring import ScoreEnvelope
 from srb_tui.service.agent_phase import STORE_LABEL, AgentPhase
 from srb_tui.service.events import (
     Event,
@@ -67,6 +68,14 @@ class Limits:
 
 
 LEASE = "driver"
+
+
+@dataclass(frozen=True)
+class Graded:
+    """A graded run as stored, and the score envelope the ladder wrote for it."""
+
+    run: RunRecord
+    envelope: ScoreEnvelope
 
 
 def store_label(db_path: Path) -> str:
@@ -274,13 +283,13 @@ class RunService(AgentPhase):
                 return await self._zero_for_collection(run_id, aborted)
             run = await self.store.require_run(run_id)
         if grade and run.status in ("collecting", "audit", "behavioural", "verification"):
-            return await self._grade(run_id, task, state_a)
+            return (await self._grade(run_id, task, state_a)).run
         return await self.store.require_run(run_id)
 
     async def _prepare(self, run_id: str, task: Task) -> tuple[Path, str]:
         self._say(run_id, "preparing State A")
         prepared = await asyncio.to_thread(
-            prepare_state_a, task.dir, task.state_a, self.settings.cache_dir / "state-a",
+            prepare_state_a, task.dir, task.state_a, self.settings.state_a_cache,
         )
         self._say(run_id, f"State A: {prepared.file_count} files ({prepared.source})")
         tag = env_image_tag(task.id)
@@ -311,16 +320,25 @@ class RunService(AgentPhase):
         return run
 
     async def regrade(
-        self, run_id: str, stages: Sequence[str] | None = None, *, force: bool = False
-    ) -> RunRecord:
-        """Grade a collected run again (all stages, or ``stages``); the console's and a
-        script's way in. Raises LaunchError when the task no longer loads, LadderError or
-        StateAError when the submission or State A is missing."""
+        self,
+        run_id: str,
+        stages: Sequence[str] | None = None,
+        *,
+        force: bool = False,
+        adversary_budget_sec: float | None = None,
+    ) -> Graded:
+        """Grade a collected run again (all stages, or ``stages``): the one way `srb eval`
+        and the console re-grade. Raises LaunchError when the task no longer loads,
+        LadderError or StateAError when the submission or State A is missing."""
         run = await self.store.require_run(run_id)
         load = self._load(run.task_path)
         if load.task is None:
             raise LaunchError(f"run {run_id}: task {run.task_id} no longer loads")
-        return await self._grade(run_id, load.task, None, stages=stages, force=force)
+        self._adversary_budget[run_id] = adversary_budget_sec
+        try:
+            return await self._grade(run_id, load.task, None, stages=stages, force=force)
+        finally:
+            self._adversary_budget.pop(run_id, None)
 
     async def _grade(
         self,
@@ -330,12 +348,12 @@ class RunService(AgentPhase):
         *,
         stages: Sequence[str] | None = None,
         force: bool = False,
-    ) -> RunRecord:
+    ) -> Graded:
         from srb_tui.service.ladder import LadderContext, grade_run
 
         if state_a is None:
             prepared = await asyncio.to_thread(
-                prepare_state_a, task.dir, task.state_a, self.settings.cache_dir / "state-a",
+                prepare_state_a, task.dir, task.state_a, self.settings.state_a_cache,
             )
             state_a = prepared.tree
         run_dir = self.run_dir(run_id)
@@ -352,12 +370,12 @@ class RunService(AgentPhase):
             adversary_budget_sec=self._adversary_budget.get(run_id),
             gateway=self.gateway,
         )
-        await grade_run(ctx, stages=stages, force=force)
+        envelope = await grade_run(ctx, stages=stages, force=force)
         await self.store.update_run(run_id, finished_at=_now())
         run = await self.store.require_run(run_id)
         self.bus.publish(RunFinished(run_id, run.status, run.score, run.valid,
                                      run.harness_error))
-        return run
+        return Graded(run, envelope)
 
     # -- cancel, recover -------------------------------------------------------------------
 
@@ -415,14 +433,14 @@ class RunService(AgentPhase):
     # -- paths -------------------------------------------------------------------------
 
     def run_dir(self, run_id: str) -> Path:
-        return self.settings.runs_dir / run_id
+        return self.settings.run_dir(run_id)
 
     def submission_dir(self, run_id: str) -> Path:
-        return self.run_dir(run_id) / "submission"
+        return self.settings.submission_dir(run_id)
 
 
 def _now() -> str:
     return utc_now()
 
 
-__all__ = ["LaunchError", "Limits", "RunService", "env_image_tag"]
+__all__ = ["Graded", "LaunchError", "Limits", "RunService", "env_image_tag"]

@@ -1,8 +1,9 @@
 """What the Runs screen's table shows: pages of runs, stage marks, filters and the funnel.
 
 A page is one ``list_runs`` query (filters and sort done by SQLite) plus each run's stage
-outcomes, read from its ``score.json`` (the ladder's record of the verdicts) when there is
-one. ``parse_filter`` turns the filter bar's text (``task:demo01 status:scored agent:x
+outcomes, read from the store: the score envelope the ladder recorded as the run's newest
+``score`` event (the same document it writes to ``score.json``; the files on disk are not
+read). ``parse_filter`` turns the filter bar's text (``task:demo01 status:scored agent:x
 words``) into store filters, reporting every problem at once. ``funnel_over`` walks every
 run matching the filters, a page at a time, and feeds the scored ones to
 ``srb_tui.scoring.funnel``.
@@ -10,10 +11,8 @@ run matching the filters, a page at a time, and feeds the scored ones to
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from srb_tui.scoring import Funnel, funnel
@@ -122,18 +121,13 @@ def duration_seconds(started: str | None, finished: str | None) -> float | None:
     return None if start is None or end is None else (end - start).total_seconds()
 
 
-def read_score(run_dir: Path) -> dict[str, Any] | None:
-    """A run's score.json, or None when absent or unreadable."""
-    try:
-        data = json.loads((run_dir / "score.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+SCORE_EVENT = "score"
 
 
-def marks_for(runs_dir: Path, run: RunRecord) -> StageMarks:
-    score = read_score(runs_dir / run.id)
-    return StageMarks() if score is None else marks_from_score(score)
+async def score_envelopes(store: Store, runs: list[RunRecord]) -> dict[str, dict[str, Any]]:
+    """The recorded score envelope of each of ``runs`` that has one."""
+    found = await store.latest_payloads(SCORE_EVENT, [run.id for run in runs])
+    return {run_id: doc for run_id, doc in found.items() if isinstance(doc, dict)}
 
 
 @dataclass(frozen=True)
@@ -147,30 +141,27 @@ class RunsPage:
 
 
 async def load_page(
-    store: Store, runs_dir: Path, flt: RunFilter, sort: str, offset: int, limit: int = PAGE_SIZE
+    store: Store, flt: RunFilter, sort: str, offset: int, limit: int = PAGE_SIZE
 ) -> RunsPage:
-    """The runs of one page and how many match in all (marks read from score.json)."""
-    import asyncio
-
+    """The runs of one page, how many match in all, and their stage marks."""
     total = await store.count_runs(**flt.kwargs())
     offset = max(0, min(offset, max(0, total - 1) // limit * limit))
     runs = await store.list_runs(**flt.kwargs(), sort=sort, limit=limit, offset=offset)
-    marks = await asyncio.to_thread(lambda: {run.id: marks_for(runs_dir, run) for run in runs})
-    return RunsPage(runs, total, offset, marks)
+    return RunsPage(runs, total, offset, await stage_marks(store, runs))
 
 
-def scored_run(runs_dir: Path, run: RunRecord) -> ScoredRun | None:
-    """The scoring package's view of a scored run (None without a readable score.json)."""
-    score = read_score(runs_dir / run.id)
-    if score is None:
-        return None
+async def stage_marks(store: Store, runs: list[RunRecord]) -> dict[str, StageMarks]:
+    """Stage marks of ``runs`` (blank for a run not graded yet)."""
+    envelopes = await score_envelopes(store, runs)
+    return {run.id: marks_from_score(envelopes[run.id]) if run.id in envelopes
+            else StageMarks() for run in runs}
+
+
+def scored_run(run: RunRecord, score: Mapping[str, Any]) -> ScoredRun:
+    """The scoring package's view of a scored run."""
     return ScoredRun.from_score(
         score, run_id=run.id, task=run.task_id, agent=run.agent, model=run.model or ""
     )
-
-
-def _scored_runs(runs_dir: Path, runs: list[RunRecord]) -> list[ScoredRun | None]:
-    return [scored_run(runs_dir, run) for run in runs]
 
 
 @dataclass(frozen=True)
@@ -191,10 +182,8 @@ class FunnelSummary:
         )
 
 
-async def funnel_over(store: Store, runs_dir: Path, flt: RunFilter) -> FunnelSummary:
+async def funnel_over(store: Store, flt: RunFilter) -> FunnelSummary:
     """Funnel of every scored run matching ``flt`` (read a page at a time)."""
-    import asyncio
-
     matching = await store.count_runs(**flt.kwargs())
     scored: list[ScoredRun] = []
     offset = 0
@@ -205,7 +194,7 @@ async def funnel_over(store: Store, runs_dir: Path, flt: RunFilter) -> FunnelSum
         if not runs:
             break
         done = [run for run in runs if run.status == "scored"]
-        found = await asyncio.to_thread(_scored_runs, runs_dir, done)
-        scored.extend(item for item in found if item is not None)
+        envelopes = await score_envelopes(store, done)
+        scored.extend(scored_run(run, envelopes[run.id]) for run in done if run.id in envelopes)
         offset += len(runs)
     return FunnelSummary(funnel(scored), matching)

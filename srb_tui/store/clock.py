@@ -6,10 +6,9 @@ import re
 import secrets
 from datetime import UTC, datetime
 
+from srb_tui.timestamps import ts_ns
+
 RUN_ID_PATTERN = re.compile(r"^r-\d{8}-\d{6}-[0-9a-f]{4,}$")
-_DOCKER_TS = re.compile(
-    r"^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:\d\d)$"
-)
 
 
 def utc_now() -> str:
@@ -36,19 +35,4 @@ def docker_ts_ns(ts: str) -> int | None:
     compare their ``docker_ts_ns`` instead. Returns ``None`` for text that is not such a
     timestamp.
     """
-    match = _DOCKER_TS.match(ts)
-    if match is None:
-        return None
-    year, month, day, hour, minute, second, frac, zone = match.groups()
-    try:
-        base = datetime(
-            int(year), int(month), int(day), int(hour), int(minute), int(second), tzinfo=UTC
-        )
-    except ValueError:
-        return None
-    seconds = int(base.timestamp())
-    if zone != "Z":
-        sign = 1 if zone[0] == "+" else -1
-        seconds -= sign * (int(zone[1:3]) * 3600 + int(zone[4:6]) * 60)
-    nanos = int((frac or "").ljust(9, "0"))
-    return seconds * 1_000_000_000 + nanos
+    return ts_ns(ts)

@@ -17,6 +17,7 @@ from typing import Any
 import aiosqlite
 
 from srb_tui.store.errors import StoreError
+from srb_tui.store.logs import PLAIN_SQL, plain_text
 from srb_tui.store.migrations import APPLICATION_ID, SCHEMA_VERSION
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -109,6 +110,7 @@ async def open_reader(path: Path, busy_timeout_ms: int) -> aiosqlite.Connection:
         conn.row_factory = sqlite3.Row
         await conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
         await conn.execute("PRAGMA query_only = ON")
+        await conn.create_function(PLAIN_SQL, 1, plain_text, deterministic=True)
     except BaseException:
         await conn.close()
         raise

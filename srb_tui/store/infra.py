@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import json
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 import aiosqlite
@@ -19,6 +20,8 @@ from srb_tui.store.convert import (
 )
 from srb_tui.store.errors import StoreError
 from srb_tui.store.records import ContainerRecord, EventRecord, ImageRecord
+
+PAYLOAD_BATCH = 500  # run ids per query (SQLite binds at most 32766 parameters)
 
 
 def _opt_text(value: Any, what: str) -> Any:
@@ -183,3 +186,33 @@ class InfraMixin(StoreBase):
             params = (run_id, after_seq, limit)
         rows = await self._rows(sql, params)
         return [event_from_row(row) for row in rows]
+
+    async def latest_payloads(self, kind: str, run_ids: Sequence[str]) -> dict[str, Any]:
+        """The payload of the newest ``kind`` event of each of ``run_ids`` (runs without
+        one are absent). The ladder records each score envelope as a ``score`` event, so
+        this is how views read verdicts without the files on disk."""
+        out: dict[str, Any] = {}
+        ids = list(dict.fromkeys(run_ids))
+        for start in range(0, len(ids), PAYLOAD_BATCH):
+            chunk = ids[start:start + PAYLOAD_BATCH]
+            marks = ", ".join("?" for _ in chunk)  # placeholders only; values are bound
+            rows = await self._rows(
+                "SELECT run_id, payload FROM events WHERE seq IN ("
+                f" SELECT max(seq) FROM events WHERE kind = ? AND run_id IN ({marks})"
+                " GROUP BY run_id)",
+                (kind, *chunk),
+            )
+            for row in rows:
+                try:
+                    out[str(row["run_id"])] = json.loads(row["payload"])
+                except ValueError as exc:
+                    raise StoreError(
+                        f"{self._label}: run {row['run_id']}: {kind} event is not JSON ({exc})"
+                    ) from exc
+        return out
+
+    async def change_mark(self) -> tuple[int, str]:
+        """A cheap watermark of the run history: it changes whenever a run is created or
+        any run's row is updated (status, score, …), by this process or another."""
+        rows = await self._rows("SELECT count(*) AS n, max(updated_at) AS last FROM runs")
+        return int(rows[0]["n"]), str(rows[0]["last"] or "")

@@ -12,6 +12,8 @@ from __future__ import annotations
 import itertools
 from typing import Final, Literal, get_args
 
+from srb_tui.schema.models import STAGE_NAMES
+
 RunStatus = Literal[
     "pending",
     "preparing",
@@ -26,19 +28,11 @@ RunStatus = Literal[
 ]
 
 RUN_STATUSES: Final[tuple[str, ...]] = get_args(RunStatus)
-MAIN_LINE: Final[tuple[str, ...]] = (
-    "pending",
-    "preparing",
-    "agent",
-    "collecting",
-    "audit",
-    "behavioural",
-    "verification",
-    "scored",
-)
+MAIN_LINE: Final[tuple[str, ...]] = ("pending", "preparing", "agent", "collecting",
+                                     *STAGE_NAMES, "scored")
 FINAL_STATUSES: Final[frozenset[str]] = frozenset({"scored", "cancelled", "infra_error"})
 SIDE_EXITS: Final[frozenset[str]] = frozenset({"cancelled", "infra_error"})
-GRADING_STATUSES: Final[tuple[str, ...]] = ("audit", "behavioural", "verification")
+GRADING_STATUSES: Final[tuple[str, ...]] = STAGE_NAMES
 
 
 def _legal_pairs() -> frozenset[tuple[str, str]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable
 
@@ -10,6 +11,20 @@ from srb_tui.store.errors import StoreError
 from srb_tui.store.records import LogEntry, LogResumePoint
 
 STREAMS = frozenset({"stdout", "stderr"})
+
+# Terminal escapes a tool writes into its output: CSI (colours, cursor moves), OSC
+# (titles, hyperlinks, ended by BEL or ST) and two-character escapes. Lines are stored as
+# written; searches match the text without them, as the log view shows it.
+ANSI_ESCAPE = re.compile(
+    r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]"
+)
+#: The SQL function (on every reader connection) that gives a line's text without escapes.
+PLAIN_SQL = "srb_plain"
+
+
+def plain_text(text: str) -> str:
+    """``text`` without terminal escape sequences."""
+    return ANSI_ESCAPE.sub("", text) if "\x1b" in text else text
 
 
 def check_entries(run_id: str, lines: Iterable[LogEntry | tuple[str, str, str]]) -> None:

@@ -12,11 +12,15 @@ from typing import Any
 from srb_tui.store.base import StoreBase, query
 from srb_tui.store.convert import log_from_row, need_int
 from srb_tui.store.errors import StoreError
-from srb_tui.store.logs import STREAMS, check_entries
+from srb_tui.store.logs import PLAIN_SQL, STREAMS, check_entries
 from srb_tui.store.records import LogEntry, LogLine, LogResumePoint
 
 # How far back from the last line log_resume_point looks for lines sharing its timestamp.
 RESUME_WINDOW = 10_000
+
+
+# A line's text as shown (escapes removed); the function runs only on lines holding ESC.
+_SHOWN = f"(CASE WHEN instr(text, char(27)) > 0 THEN {PLAIN_SQL}(text) ELSE text END)"
 
 
 def _escape_like(text: str) -> str:
@@ -135,28 +139,27 @@ class LogsMixin(StoreBase):
     async def search_log(
         self, run_id: str, text: str, after_seq: int = 0, limit: int = 100
     ) -> list[LogLine]:
-        """Lines with ``seq > after_seq`` containing ``text`` (ASCII case-insensitive),
-        first match first."""
-        if not isinstance(text, str) or not text:
-            raise StoreError("search text must be non-empty")
-        _check_page(after_seq, limit)
-        rows = await self._rows(
-            "SELECT * FROM log_lines WHERE run_id = ? AND seq > ? AND text LIKE ? ESCAPE '\\'"
-            " ORDER BY seq LIMIT ?",
-            (run_id, after_seq, f"%{_escape_like(text)}%", limit),
-        )
-        return [log_from_row(row) for row in rows]
+        """Lines with ``seq > after_seq`` whose shown text (terminal escapes removed)
+        contains ``text`` (ASCII case-insensitive), first match first."""
+        return await self._search(run_id, text, after_seq, limit, forward=True)
 
     async def search_log_backwards(
         self, run_id: str, text: str, before_seq: int, limit: int = 100
     ) -> list[LogLine]:
         """Lines with ``seq < before_seq`` containing ``text``, nearest match first."""
+        return await self._search(run_id, text, before_seq, limit, forward=False)
+
+    async def _search(
+        self, run_id: str, text: str, seq: int, limit: int, *, forward: bool
+    ) -> list[LogLine]:
         if not isinstance(text, str) or not text:
             raise StoreError("search text must be non-empty")
-        _check_page(before_seq, limit)
+        _check_page(seq, limit)
+        # both fragments are constants chosen here; every value is bound
+        beyond, order = (">", "seq") if forward else ("<", "seq DESC")
         rows = await self._rows(
-            "SELECT * FROM log_lines WHERE run_id = ? AND seq < ? AND text LIKE ? ESCAPE '\\'"
-            " ORDER BY seq DESC LIMIT ?",
-            (run_id, before_seq, f"%{_escape_like(text)}%", limit),
+            f"SELECT * FROM log_lines WHERE run_id = ? AND seq {beyond} ? AND "
+            f"{_SHOWN} LIKE ? ESCAPE '\\' ORDER BY {order} LIMIT ?",
+            (run_id, seq, f"%{_escape_like(text)}%", limit),
         )
         return [log_from_row(row) for row in rows]

@@ -16,7 +16,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from srb_tui.config import Settings
-from srb_tui.service.catalog import Catalog, load_catalog
+from srb_tui.service.catalog import Catalog
 from srb_tui.ui.commands import GoToProvider
 from srb_tui.ui.console_service import ConsoleService, LaunchRequest
 from srb_tui.ui.screens.runs import RunsScreen
@@ -47,19 +47,15 @@ class SrbApp(App[None]):
     def __init__(self, settings: Settings, catalog: Catalog | None = None) -> None:
         super().__init__()
         self.settings = settings
-        self._catalog = catalog
         self.keymap_problem: str | None = None
-        self.run_host = ConsoleService(self, settings)
+        self.run_host = ConsoleService(self, settings, catalog=catalog)
 
     @property
     def catalog(self) -> Catalog:
-        if self._catalog is None:
-            self._catalog = load_catalog(self.settings.task_roots)
-        return self._catalog
+        return self.run_host.core.catalog
 
     def reload_catalog(self) -> Catalog:
-        self._catalog = load_catalog(self.settings.task_roots)
-        return self._catalog
+        return self.run_host.core.reload_catalog()
 
     def on_mount(self) -> None:
         self.theme = "textual-dark"

@@ -13,7 +13,6 @@ a run; quitting the console leaves live runs live, and the next start re-attache
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import importlib.util
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
@@ -22,19 +21,30 @@ from typing import TYPE_CHECKING, Any
 from textual.app import App
 
 from srb_tui.config import Settings
+from srb_tui.schema import STAGE_NAMES, Task
+from srb_tui.service.app import (
+    DOCKER_FIX,
+    EngineUnavailable,
+    IdentityFailed,
+    PreparedStateA,
+    Services,
+    StateAError,
+)
+from srb_tui.service.catalog import Catalog
 from srb_tui.service.events import EventBus
 from srb_tui.store import FINAL_STATUSES, RunRecord, Store, StoreError
 
 if TYPE_CHECKING:
+    from srb_tui.service.ladder_identity import IdentityResult
     from srb_tui.service.orchestrator import RunService
+    from srb_tui.service.rerun import RerunResult
 
-DOCKER_FIX = "Fix: run `bash scripts/ensure-docker.sh` (installs and starts a Docker engine)."
 NO_GRADING = "grading is not available in this build"
-STAGES = ("audit", "behavioural", "verification")
+STAGES = STAGE_NAMES
 # Runs in these statuses had work under way (an agent container, a collection, a grading)
 # when srb stopped: the console re-attaches to them at start. Pending and preparing runs
 # have nothing running; they wait for the operator (`srb resume`).
-REATTACH = frozenset({"agent", "collecting", "audit", "behavioural", "verification"})
+REATTACH = frozenset({"agent", "collecting", *STAGE_NAMES})
 
 
 class ConsoleError(Exception):
@@ -64,66 +74,74 @@ def grading_available() -> bool:
 class ConsoleService:
     """The app's handle on the store, the engine and the run service."""
 
-    def __init__(self, app: App[Any], settings: Settings) -> None:
+    def __init__(self, app: App[Any], settings: Settings, *,
+                 catalog: Catalog | None = None) -> None:
         self.app = app
         self.settings = settings
         self.bus = EventBus()
+        self.core = Services(settings, bus=self.bus, catalog=catalog)
         self.grade = True
         self.recover_on_start = True
-        self.engine_problem: str | None = None
         self.driving: set[str] = set()
-        self._store: Store | None = None
-        self._service: RunService | None = None
-        self._engine: Any = None
-        self._lock = asyncio.Lock()
         self._closed = False
+
+    @property
+    def engine_problem(self) -> str | None:
+        return self.core.engine_problem
 
     # -- opening ------------------------------------------------------------------------
 
     async def store(self) -> Store:
         """The store, opened on first use (raises ConsoleError when it cannot be)."""
-        if self._store is None:
-            async with self._lock:
-                if self._store is None:
-                    try:
-                        self._store = await Store.open(self.settings.db_path)
-                    except StoreError as exc:
-                        raise ConsoleError(str(exc)) from exc
-        return self._store
+        try:
+            return await self.core.store()
+        except StoreError as exc:
+            raise ConsoleError(str(exc)) from exc
 
     async def service(self) -> RunService:
         """The run service; connects to the engine on first use."""
-        if self._service is not None:
-            return self._service
-        store = await self.store()
-        async with self._lock:
-            if self._service is None:
-                from srb_tui.runner import DockerEngine, RunnerPool
-                from srb_tui.service.orchestrator import RunService
+        await self.store()
+        try:
+            return await self.core.runs()
+        except EngineUnavailable as exc:
+            raise ConsoleError(str(exc)) from exc
 
-                engine = DockerEngine(RunnerPool(4))
-                info = await engine.ping()
-                if not info.ok:
-                    engine.close()
-                    self.engine_problem = f"{info.error or 'the Docker engine does not answer'}"
-                    raise ConsoleError(f"{self.engine_problem}\n{DOCKER_FIX}")
-                self.engine_problem = None
-                self._engine = engine
-                self._service = RunService(self.settings, store, engine, self.bus)
-        assert self._service is not None
-        return self._service
+    async def prepare_state_a(self, task: Task, *, offline: bool = False) -> PreparedStateA:
+        """The task's State A (ConsoleError says why it is not available)."""
+        try:
+            return await self.core.prepare_state_a(task, offline=offline)
+        except (StateAError, OSError) as exc:
+            raise ConsoleError(str(exc)) from exc
+
+    async def record_identity(self, task: Task) -> IdentityResult:
+        """The identity run, recorded as `srb tasks record` records it."""
+        try:
+            result, _record = await self.core.record_identity(task)
+        except (IdentityFailed, EngineUnavailable) as exc:
+            raise ConsoleError(str(exc)) from exc
+        return result
+
+    async def rerun_counterexample(
+        self, run_id: str, counterexample_id: int, progress: Callable[[str], None]
+    ) -> RerunResult:
+        """Adjudicate a stored candidate again in the run's verification image (ConsoleError
+        says why it cannot be: no such candidate, no image recorded, no engine)."""
+        from srb_tui.service.rerun import RerunError, rerun_counterexample
+
+        try:
+            store = await self.store()
+            service = await self.service()
+            return await rerun_counterexample(self.settings, store, service.engine, run_id,
+                                              counterexample_id, progress=progress)
+        except (RerunError, StoreError) as exc:
+            raise ConsoleError(str(exc)) from exc
 
     async def close(self) -> None:
         """Close the store and the engine (live runs stay live for the next start)."""
         if self._closed:
             return
         self._closed = True
-        if self._engine is not None:
-            with contextlib.suppress(Exception):
-                self._engine.close()
-        if self._store is not None:
-            with contextlib.suppress(Exception):
-                await self._store.close()
+        await self.core.close()
 
     # -- workers ------------------------------------------------------------------------
 
@@ -252,7 +270,6 @@ class ConsoleService:
     async def _regrade(self, run_id: str, stage: str) -> None:
         from srb_tui.service.ladder import LadderError
         from srb_tui.service.orchestrator import LaunchError
-        from srb_tui.sources import StateAError
 
         if run_id in self.driving:
             raise ConsoleError(f"run {run_id} is still being driven; re-grade it when it ends")

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import DEMO_TASK, OFFICIAL_TASKS, REPO
+from tests.conftest import DEMO_TASK, REPO
 
 BROKEN = REPO / "tests" / "schema" / "broken"
 
@@ -44,22 +44,24 @@ def test_tasks_list_json_is_one_document(tmp_path: Path) -> None:
 
 
 def test_srb_tasks_env_is_colon_separated(tmp_path: Path) -> None:
-    roots = f"{REPO / 'tasks'}:{OFFICIAL_TASKS}"
+    roots = f"{REPO / 'tasks'}:{REPO / 'tests' / 'schema' / 'valid'}"
     out = srb("tasks", "list", "--json", state=tmp_path, env={"SRB_TASKS": roots})
     assert out.returncode == 0, out.stderr
-    assert len(json.loads(out.stdout)["tasks"]) == 21
+    ids = sorted(t["id"] for t in json.loads(out.stdout)["tasks"])
+    assert ids == sorted([DEMO_TASK.name, "minimal"])
 
 
-def test_official_manifests_validate_schema_only(tmp_path: Path) -> None:
-    paths = sorted(str(p) for p in OFFICIAL_TASKS.iterdir() if p.is_dir())
+def test_official_manifests_validate_schema_only(tmp_path: Path, official_tasks: Path) -> None:
+    paths = sorted(str(p) for p in official_tasks.iterdir() if p.is_dir())
     assert len(paths) == 20
     out = srb("tasks", "validate", "--schema-only", *paths, state=tmp_path)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "20 task(s): 0 error(s)" in out.stdout
 
 
-def test_official_manifests_full_validate_lists_absent_files(tmp_path: Path) -> None:
-    out = srb("tasks", "validate", "--json", str(OFFICIAL_TASKS), state=tmp_path)
+def test_official_manifests_full_validate_lists_absent_files(tmp_path: Path,
+                                                             official_tasks: Path) -> None:
+    out = srb("tasks", "validate", "--json", str(official_tasks), state=tmp_path)
     assert out.returncode == 0, out.stdout + out.stderr
     doc = json.loads(out.stdout)
     assert doc["errors"] == 0
@@ -67,7 +69,7 @@ def test_official_manifests_full_validate_lists_absent_files(tmp_path: Path) -> 
     lang03 = next(t for t in doc["tasks"] if t["id"] == "lang03-sqlparse-python-to-go")
     absent_files = {p["file"] for p in lang03["problems"] if p["kind"] == "absent"}
     assert "instruction.md" in absent_files
-    out = srb("tasks", "validate", "--strict", str(OFFICIAL_TASKS), state=tmp_path)
+    out = srb("tasks", "validate", "--strict", str(official_tasks), state=tmp_path)
     assert out.returncode == 1
 
 

@@ -15,7 +15,7 @@ from srb_tui.runner.excludes import ExcludeMatcher
 from srb_tui.runner.logs import LogCursor, cursors_after, parse_frame
 from srb_tui.runner.spec import ContainerSpec, LogLine, container_name
 from srb_tui.runner.tarpack import pack_tree
-from srb_tui.runner.timefmt import normalize_ts, parse_ts, ts_epoch
+from srb_tui.timestamps import normalize_ts, parse_ts, ts_epoch
 
 
 def ex(patterns: list[str], path: str) -> bool:

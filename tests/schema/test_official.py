@@ -4,32 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from srb_tui.schema import discover_tasks, load_task
-from tests.conftest import OFFICIAL_TASKS
-
-OFFICIAL = OFFICIAL_TASKS
 
 
-def official_tasks() -> list[Path]:
-    if not OFFICIAL.is_dir():
-        pytest.fail(
-            f"official task manifests not found at {OFFICIAL}; the loader's compatibility "
-            "tests need shared/reference/official-tasks beside the repository"
-        )
-    return discover_tasks([OFFICIAL])
-
-
-def test_all_twenty_are_discovered() -> None:
-    tasks = official_tasks()
+def test_all_twenty_are_discovered(official_tasks: Path) -> None:
+    tasks = discover_tasks([official_tasks])
     assert len(tasks) == 20
     assert tasks == sorted(tasks)
     assert tasks[0].name == "build01-libsodium-autotools-to-cmake"
 
 
-def test_schema_only_has_no_problems() -> None:
-    for task_dir in official_tasks():
+def test_schema_only_has_no_problems(official_tasks: Path) -> None:
+    for task_dir in discover_tasks([official_tasks]):
         load = load_task(task_dir, schema_only=True)
         assert [str(p) for p in load.problems] == [], task_dir.name
         assert load.ok
@@ -40,8 +26,8 @@ def test_schema_only_has_no_problems() -> None:
         assert load.task.scan is not None
 
 
-def test_full_check_reports_only_absent_files() -> None:
-    for task_dir in official_tasks():
+def test_full_check_reports_only_absent_files(official_tasks: Path) -> None:
+    for task_dir in discover_tasks([official_tasks]):
         load = load_task(task_dir, schema_only=False)
         kinds = {p.kind for p in load.problems}
         assert kinds == {"absent"}, (task_dir.name, [str(p) for p in load.errors])
@@ -55,16 +41,16 @@ def test_full_check_reports_only_absent_files() -> None:
         assert "environment/original.tar.gz" in names
 
 
-def test_the_digest_kept_elsewhere_is_found() -> None:
+def test_the_digest_kept_elsewhere_is_found(official_tasks: Path) -> None:
     # fw07 keeps original.sha256 under tests/behavioural/data/ (not copied), build01 in
     # environment/ (copied): only the former is reported absent.
-    build01 = load_task(OFFICIAL / "build01-libsodium-autotools-to-cmake")
-    fw07 = load_task(OFFICIAL / "fw07-graphhopper-dropwizard-to-springboot")
+    build01 = load_task(official_tasks / "build01-libsodium-autotools-to-cmake")
+    fw07 = load_task(official_tasks / "fw07-graphhopper-dropwizard-to-springboot")
     assert "environment/original.sha256" not in {p.file for p in build01.absent}
     assert "environment/original.sha256" in {p.file for p in fw07.absent}
 
 
-def test_counts_match_the_index() -> None:
+def test_counts_match_the_index(official_tasks: Path) -> None:
     # Figures from shared/reference/official-tasks/INDEX.md.
     expected = {
         "build01-libsodium-autotools-to-cmake": (6, 15, 3, 6, 21600.0),
@@ -74,7 +60,7 @@ def test_counts_match_the_index() -> None:
         "pf01-sqlite-wasi-port": (6, 7, 4, 6, 36000.0),
     }
     for name, (gates, modules, scan_modules, adversaries, budget) in expected.items():
-        task = load_task(OFFICIAL / name, schema_only=True).task
+        task = load_task(official_tasks / name, schema_only=True).task
         assert task is not None
         assert task.scan is not None
         assert (
@@ -86,8 +72,8 @@ def test_counts_match_the_index() -> None:
         ) == (gates, modules, scan_modules, adversaries, budget), name
 
 
-def test_model_values_of_one_official_task() -> None:
-    task = load_task(OFFICIAL / "lang07-jsonata-js-to-typescript", schema_only=True).task
+def test_model_values_of_one_official_task(official_tasks: Path) -> None:
+    task = load_task(official_tasks / "lang07-jsonata-js-to-typescript", schema_only=True).task
     assert task is not None and task.evaluation is not None and task.probe is not None
     assert task.category == "language-rewrite"
     assert task.state_a_description and task.state_b_description
@@ -103,6 +89,6 @@ def test_model_values_of_one_official_task() -> None:
     assert scope.fault_exit_codes == tuple(range(64, 79))
     assert all(a.focus for a in task.probe.adversaries)
     assert task.manifest.agent.user == "agent"
-    fw01 = load_task(OFFICIAL / "fw01-httpbin-flask-to-asgi", schema_only=True).task
+    fw01 = load_task(official_tasks / "fw01-httpbin-flask-to-asgi", schema_only=True).task
     assert fw01 is not None
     assert fw01.manifest.agent.user is None  # eight official tasks leave [agent].user out

@@ -39,9 +39,12 @@ def test_other_closing_policy() -> None:
     [
         (
             {"points_per_survived_model": 9.0},
-            "points_per_survived_model × verification_models = 54, but verification_points = 60",
+            "verification_points (60) must equal points_per_survived_model × "
+            "verification_models (9 × 6 = 54)",
         ),
-        ({"max_score": 90.0}, "behavioural_points + verification_points = 100, but max_score = 90"),
+        # the same sentences the task loader reports (tests/schema/broken/scoring-sum)
+        ({"max_score": 90.0},
+         "max_score (90) must equal behavioural_points + verification_points (40 + 60 = 100)"),
         ({"behavioural_points": 0.0, "max_score": 60.0}, "behavioural_points must be > 0"),
         (
             {"verification_models": 2.5, "points_per_survived_model": 24.0},

@@ -127,9 +127,12 @@ def test_language_of_extension_and_shebang() -> None:
 def test_search_finds_names_and_content_on_both_sides() -> None:
     comparison = compare_trees(SUBMISSIONS / "untouched", SUBMISSIONS / "reference")
     result = search(comparison, "East Asian")
-    assert "csvtab/width.py" in result.paths or "lib/width.js" in result.paths
-    sides = {hit.side for hit in result.hits}
-    assert sides <= {"A", "B", "name"} and result.hits
+    # the removed Python module (side A), the added table (side B), the README on both
+    assert result.paths == {"README.md", "csvtab/width.py", "lib/unicode-data.js"}
+    assert {(hit.path, hit.side) for hit in result.hits} == {
+        ("README.md", "A"), ("README.md", "B"),
+        ("csvtab/width.py", "A"), ("lib/unicode-data.js", "B"),
+    }
     named = search(comparison, "UNICODE-DATA")
     assert "lib/unicode-data.js" in named.paths
     assert search(comparison, "   ").paths == frozenset()

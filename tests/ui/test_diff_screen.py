@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import time
 from pathlib import Path
 from typing import Any
 
@@ -16,20 +15,14 @@ from srb_tui.ui.screens.diff import DiffScreen
 from srb_tui.ui.widgets.diff_tree import DiffTree
 from srb_tui.ui.widgets.diff_view import DiffView
 from tests.conftest import DEMO_TASK
+from tests.ui.helpers import until
 
 SUBMISSIONS = DEMO_TASK / "submissions"
 
 
-async def _until(pilot: Any, condition: Any, seconds: float = 10.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        await pilot.pause(0.02)
-
-
 async def _open_diff(pilot: Any, screen: DiffScreen) -> None:
     await pilot.app.push_screen(screen)
-    await _until(pilot, lambda: screen.tree_shown)
+    await until(pilot, lambda: screen.tree_shown)
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
 
@@ -38,7 +31,7 @@ async def _open_file(pilot: Any, screen: DiffScreen, path: str) -> DiffView:
     tree = screen.query_one(DiffTree)
     assert tree.reveal(path) is not None
     view = screen.query_one(DiffView)
-    await _until(pilot, lambda: view.prepared is not None and view.prepared.diff.path == path)
+    await until(pilot, lambda: view.prepared is not None and view.prepared.diff.path == path)
     await pilot.pause()
     return view
 
@@ -120,7 +113,7 @@ async def test_only_changed_toggle_and_search(builtin_settings: Settings) -> Non
         await pilot.press("o", "slash")
         await pilot.press(*"caret")
         await pilot.press("enter")
-        await _until(pilot, lambda: screen.matches is not None)
+        await until(pilot, lambda: screen.matches is not None)
         await pilot.pause()
         assert screen.matches is not None and "lib/width.js" in screen.matches
         assert set(tree.file_nodes) == set(screen.matches)

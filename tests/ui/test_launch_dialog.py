@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from textual.widgets import Input, OptionList, Static
@@ -18,6 +17,7 @@ from srb_tui.ui.screens.launch import (
     build_request,
 )
 from tests.conftest import DEMO_TASK
+from tests.ui.helpers import quiet_app, until
 
 TARGET = LaunchTarget(DEMO_TASK.name, DEMO_TASK, 1800.0)
 
@@ -57,26 +57,17 @@ def test_build_request_validates_every_field() -> None:
     assert command.agent == "command:make migrate" and command.effort == "high"
 
 
-async def _wait(pilot: object, cond: object, what: str) -> None:
-    deadline = time.monotonic() + 10
-    while not cond():  # type: ignore[operator]
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await pilot.pause(0.02)  # type: ignore[attr-defined]
-
-
 def _app(settings: Settings, launched: list[LaunchRequest]) -> SrbApp:
-    app = create_app(settings)
-    app.run_host.recover_on_start = False
+    app = quiet_app(settings)
     app.launch = launched.append  # type: ignore[method-assign]  # record, do not run
     return app
 
 
 async def _open_dialog(app: SrbApp, pilot: object) -> LaunchDialog:
     table = app.screen.query_one("#task-table")
-    await _wait(pilot, lambda: table.row_count > 0, "the task table")  # type: ignore[attr-defined]
+    await until(pilot, lambda: table.row_count > 0, "the task table")  # type: ignore[attr-defined]
     await pilot.press("l")  # type: ignore[attr-defined]
-    await _wait(pilot, lambda: isinstance(app.screen, LaunchDialog), "the dialog")
+    await until(pilot, lambda: isinstance(app.screen, LaunchDialog), "the dialog")
     assert isinstance(app.screen, LaunchDialog)
     return app.screen
 
@@ -111,7 +102,7 @@ async def test_dialog_refuses_bad_input_inline_then_dismisses_with_request(
         dialog.query_one("#launch-repeats", Input).value = "2"
         dialog.query_one("#launch-model", Input).value = "none"
         await pilot.press("ctrl+s")
-        await _wait(pilot, lambda: not isinstance(app.screen, LaunchDialog), "dismissal")
+        await until(pilot, lambda: not isinstance(app.screen, LaunchDialog), "dismissal")
     assert launched == [LaunchRequest(DEMO_TASK.name, "command:bash -c 'echo hi'", 45.0, 2,
                                       "none", None)]
 
@@ -128,7 +119,7 @@ async def test_disabled_client_cannot_be_chosen_and_escape_launches_nothing(
         await pilot.press("end")  # the cursor skips disabled options
         assert dialog.chosen_agent == COMMAND
         await pilot.press("escape")
-        await _wait(pilot, lambda: not isinstance(app.screen, LaunchDialog), "dismissal")
+        await until(pilot, lambda: not isinstance(app.screen, LaunchDialog), "dismissal")
     assert launched == []
 
 

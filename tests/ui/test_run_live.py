@@ -28,6 +28,7 @@ from srb_tui.ui.screens.run import RunScreen
 from srb_tui.ui.screens.run_dialogs import ConfirmDialog
 from srb_tui.ui.widgets.log_view import LogView
 from tests.conftest import BUILTIN_TASKS, DEMO_TASK, REPO
+from tests.ui import helpers
 
 SCRIPT = "bash -c 'for i in $(seq 1 2000); do echo line $i; done; echo oops >&2'"
 
@@ -56,13 +57,10 @@ async def _no_leftovers(builtin_settings: Settings) -> AsyncIterator[None]:
         engine.close()
 
 
-async def until(pilot: object, cond: Callable[[], bool], what: str,
+async def until(pilot: object, cond: Callable[[], object], what: str,
                 timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await pilot.pause(0.05)  # type: ignore[attr-defined]
+    """helpers.until with a deadline fit for Docker runs."""
+    await helpers.until(pilot, cond, what, timeout)
 
 
 def _app(settings: Settings) -> SrbApp:

@@ -10,19 +10,18 @@ from __future__ import annotations
 import asyncio
 import re
 import shutil
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 from textual.widgets import DataTable, Input, Static, TabbedContent
 
 from srb_tui.config import Settings
 from srb_tui.store import Store
-from srb_tui.ui.app import SrbApp, create_app
+from srb_tui.ui.app import SrbApp
 from srb_tui.ui.screens.run import RunScreen
 from srb_tui.ui.screens.run_dialogs import ConfirmDialog, EvidenceDialog
 from srb_tui.ui.widgets.log_view import LogView
 from tests.conftest import DEMO_TASK
+from tests.ui.helpers import quiet_app, until
 
 RUN_ID = "r-20261129-120000-ab00"
 LOG_LINES = 3000
@@ -136,30 +135,18 @@ def seed_finished_run(settings: Settings, *, finished: bool = True) -> str:
     return asyncio.run(seed_run(settings, finished=finished))
 
 
-async def settle(pilot: object, until: Callable[[], bool], what: str,
-                 timeout: float = 10.0) -> None:
-    """Pause the pilot until ``until()`` holds (a deadline, not a sleep)."""
-    deadline = time.monotonic() + timeout
-    while not until():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await pilot.pause(0.02)  # type: ignore[attr-defined]
-
-
 def _app(settings: Settings) -> SrbApp:
-    app = create_app(settings)
-    app.run_host.recover_on_start = False
-    return app
+    return quiet_app(settings)
 
 
 async def _open(app: SrbApp, pilot: object) -> RunScreen:
     app.open_run(RUN_ID)
-    await settle(pilot, lambda: isinstance(app.screen, RunScreen)
-                 and app.screen.detail is not None, "the run detail")
+    await until(pilot, lambda: isinstance(app.screen, RunScreen)
+                and app.screen.detail is not None, "the run detail")
     screen = app.screen
     assert isinstance(screen, RunScreen)
     log = screen.query_one("#run-log", LogView)
-    await settle(pilot, lambda: log.line_text(LOG_LINES) is not None, "the last log page")
+    await until(pilot, lambda: log.line_text(LOG_LINES) is not None, "the last log page")
     return screen
 
 
@@ -243,8 +230,8 @@ async def test_evidence_row_opens_both_trees_at_the_cited_line(
         evidence.focus()
         evidence.move_cursor(row=evidence.get_row_index("node-is-primary:0:0"))
         await pilot.press("enter")
-        await settle(pilot, lambda: isinstance(app.screen, EvidenceDialog), "evidence dialog",
-                     timeout=60)
+        await until(pilot, lambda: isinstance(app.screen, EvidenceDialog), "evidence dialog",
+                    timeout=60)
         dialog = app.screen
         assert isinstance(dialog, EvidenceDialog)
         assert dialog.citation.label == "submission:bin/csvtab:2"
@@ -268,17 +255,17 @@ async def test_log_filter_search_and_first_error(builtin_settings: Settings) -> 
         await pilot.press("s")  # stdout only
         assert log.stream == "stdout"
         await pilot.press("s")  # stderr only
-        await settle(pilot, lambda: log.index_ready, "the stderr index")
+        await until(pilot, lambda: log.index_ready, "the stderr index")
         stderr = [s for s in range(1, LOG_LINES + 1) if log_text(s)[0] == "stderr"]
         assert log.line_count == len(stderr)
-        await settle(pilot, lambda: all(log.line_text(s) is not None
-                                        for s in log.visible_seqs()), "stderr lines")
+        await until(pilot, lambda: all(log.line_text(s) is not None
+                                       for s in log.visible_seqs()), "stderr lines")
         assert all("warning" in (log.line_text(s) or "") for s in log.visible_seqs())
         await pilot.press("s")
         assert log.stream == "all" and log.line_count == LOG_LINES
 
         await pilot.press("e")
-        await settle(pilot, lambda: log.cursor_seq is not None, "the first error")
+        await until(pilot, lambda: log.cursor_seq is not None, "the first error")
         assert log.cursor_seq == TRACEBACK_AT  # before the first stderr line
         assert not log.follow
         assert TRACEBACK_AT in log.visible_seqs()
@@ -287,12 +274,12 @@ async def test_log_filter_search_and_first_error(builtin_settings: Settings) -> 
         search = screen.query_one("#run-search", Input)
         assert search.has_focus
         await pilot.press(*"line 2500", "enter")
-        await settle(pilot, lambda: log.cursor_seq == 2500, "the search hit")
+        await until(pilot, lambda: log.cursor_seq == 2500, "the search hit")
         await pilot.press("n")
-        await settle(pilot, lambda: "no more matches" in str(
+        await until(pilot, lambda: "no more matches" in str(
             screen.query_one("#run-log-status", Static).render()), "end of matches")
         await pilot.press("N")
-        await settle(pilot, lambda: log.cursor_seq == 2500, "the previous match")
+        await until(pilot, lambda: log.cursor_seq == 2500, "the previous match")
         await pilot.press("f")
         assert log.follow and LOG_LINES in log.visible_seqs()
 
@@ -312,8 +299,8 @@ async def test_unknown_run_is_explained(builtin_settings: Settings) -> None:
     app = _app(builtin_settings)
     async with app.run_test(size=(100, 30)) as pilot:
         app.open_run("r-20261129-999999-zzzz")
-        await settle(pilot, lambda: isinstance(app.screen, RunScreen)
-                     and app.screen.problem is not None, "the problem")
+        await until(pilot, lambda: isinstance(app.screen, RunScreen)
+                    and app.screen.problem is not None, "the problem")
         header = str(app.screen.query_one("#run-header", Static).render())
         assert "No run r-20261129-999999-zzzz" in header
 
@@ -324,10 +311,10 @@ async def test_runs_screen_enter_opens_the_run(builtin_settings: Settings) -> No
     async with app.run_test(size=(120, 30)) as pilot:
         await pilot.press("r")
         table = app.screen.query_one("#runs-table", DataTable)
-        await settle(pilot, lambda: table.row_count == 1, "the runs table")
+        await until(pilot, lambda: table.row_count == 1, "the runs table")
         table.focus()
         await pilot.press("enter")
-        await settle(pilot, lambda: isinstance(app.screen, RunScreen), "the run screen")
+        await until(pilot, lambda: isinstance(app.screen, RunScreen), "the run screen")
         assert app.screen.run_id == RUN_ID
         await pilot.press("escape")
         assert not isinstance(app.screen, RunScreen)

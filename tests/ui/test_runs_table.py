@@ -3,31 +3,24 @@ stage marks and comparing two runs, over a real store seeded through its API."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from textual.widgets import DataTable, Static
 
 from srb_tui.config import Settings
-from srb_tui.scoring import ScoringPolicy, score_run, write_score_files
+from srb_tui.scoring import ScoringPolicy, score_run
 from srb_tui.service.events import StatusChanged
 from srb_tui.service.runs_table import marks_from_score, parse_filter
 from srb_tui.store import Store
 from srb_tui.ui.app import create_app
 from srb_tui.ui.screens.runs import RunCompareScreen, RunsScreen
 from srb_tui.ui.widgets.diff_runs import RunComparison
+from tests.ui.helpers import until
 
 MAIN_LINE = ("preparing", "agent", "collecting", "audit", "behavioural", "verification",
              "scored")
 POLICY = ScoringPolicy(max_score=100.0, behavioural_points=40.0, verification_points=60.0,
                        verification_models=2, points_per_survived_model=30.0)
-
-
-async def _until(pilot: Any, condition: Any, seconds: float = 10.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        await pilot.pause(0.05)
 
 
 async def _runs(pilot: Any) -> tuple[RunsScreen, DataTable[Any]]:
@@ -51,7 +44,7 @@ async def _scored(store: Store, settings: Settings, run_id: str, *, audit: str,
             continue
         await store.transition(run_id, status)
     envelope = score_run(audit, complete, [], adversaries, POLICY)
-    write_score_files(settings.runs_dir / run_id, envelope)
+    await store.add_event(run_id, "score", envelope.to_json())  # as the ladder records it
     await store.update_run(run_id, score=envelope.score, max_score=envelope.max_score,
                            valid=envelope.valid, blocked_by=envelope.blocked_by,
                            started_at="2026-11-29T12:00:00.000000+00:00",
@@ -119,11 +112,8 @@ async def test_filter_bar_and_sort(builtin_settings: Settings) -> None:
         funnel = str(screen.query_one("#runs-funnel", Static).render())
         assert "1 scored of 2" in funnel
         await pilot.press("slash", "escape")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        await pilot.pause(0.3)
-        await app.workers.wait_for_complete()
-        assert len(_keys(table)) == 3
+        # the cleared filter applies after the box's debounce: wait for the rows
+        await until(pilot, lambda: len(_keys(table)) == 3, "the unfiltered rows")
         screen.sort_by("agent")
         await app.workers.wait_for_complete()
         await pilot.pause()
@@ -157,14 +147,16 @@ async def test_rows_update_in_place(builtin_settings: Settings) -> None:
             await store.transition(run.id, "preparing")
             await store.transition(run.id, "agent")
         app.run_host.bus.publish(StatusChanged(run.id, "agent"))
-        await _until(pilot, lambda: str(table.get_row(run.id)[3]) == "agent", seconds=5)
+        await until(pilot, lambda: str(table.get_row(run.id)[3]) == "agent", "the agent status",
+                    timeout=5)
         assert list(table.rows) == keys_before  # same RowKey objects: never cleared
         assert all(a is b for a, b in zip(list(table.rows), keys_before, strict=True))
         assert table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value == other.id
-        # no event this time: the 1 s refresh picks the change up
+        # no bus event this time (another process): the store's change watermark shows it
         async with await Store.open(builtin_settings.db_path) as store:
             await store.transition(run.id, "cancelled", "operator")
-        await _until(pilot, lambda: str(table.get_row(run.id)[3]) == "cancelled", seconds=5)
+        await until(pilot, lambda: str(table.get_row(run.id)[3]) == "cancelled",
+                    "the cancelled status", timeout=5)
 
 
 async def test_pages_of_a_long_history(builtin_settings: Settings) -> None:
@@ -208,7 +200,7 @@ async def test_mark_two_runs_and_compare(builtin_settings: Settings) -> None:
         assert str(table.get_row("r-20261129-120000-ab00")[0]).startswith("● ")
         table.move_cursor(row=table.get_row_index("r-20261129-120002-ab02"))
         await pilot.press("space", "c")
-        await _until(pilot, lambda: isinstance(app.screen, RunCompareScreen))
+        await until(pilot, lambda: isinstance(app.screen, RunCompareScreen))
         await app.workers.wait_for_complete()
         await pilot.pause()
         comparison = app.screen.query_one(RunComparison)

@@ -16,6 +16,7 @@ from srb_tui.config import Settings
 from srb_tui.store import Store
 from srb_tui.ui.app import create_app
 from tests.conftest import BUILTIN_TASKS, REPO
+from tests.ui.helpers import settle, until
 
 SIZE = (120, 34)
 
@@ -30,32 +31,26 @@ def _settings(state: Path) -> Settings:
     return Settings(task_roots=(BUILTIN_TASKS,), state_dir=state)
 
 
-async def _settle(pilot: Any) -> None:
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-
-
 def test_tasks_screen(snap_compare: Any, state_dir: Path) -> None:
     assert snap_compare(create_app(_settings(state_dir)), terminal_size=SIZE,
-                        run_before=_settle)
+                        run_before=settle)
 
 
 def test_tasks_screen_light_theme(snap_compare: Any, state_dir: Path) -> None:
     assert snap_compare(create_app(_settings(state_dir)), press=["ctrl+t"],
-                        terminal_size=SIZE, run_before=_settle)
+                        terminal_size=SIZE, run_before=settle)
 
 
 def test_tasks_screen_filter_without_match(snap_compare: Any, state_dir: Path) -> None:
     assert snap_compare(create_app(_settings(state_dir)), press=["/", *"zzz"],
-                        terminal_size=SIZE, run_before=_settle)
+                        terminal_size=SIZE, run_before=settle)
 
 
 def test_runs_screen_empty(snap_compare: Any, state_dir: Path,
                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(state_dir.parent)  # the store path shows as state/srb.sqlite3
     assert snap_compare(create_app(_settings(state_dir)), press=["r"], terminal_size=SIZE,
-                        run_before=_settle)
+                        run_before=settle)
 
 
 def test_runs_screen_with_runs(snap_compare: Any, state_dir: Path) -> None:
@@ -75,7 +70,7 @@ def test_runs_screen_with_runs(snap_compare: Any, state_dir: Path) -> None:
 
     async def before(pilot: Any) -> None:
         await pilot.press("r")
-        await _settle(pilot)
+        await settle(pilot)
 
     assert snap_compare(create_app(_settings(state_dir)), terminal_size=SIZE,
                         run_before=before)
@@ -84,7 +79,12 @@ def test_runs_screen_with_runs(snap_compare: Any, state_dir: Path) -> None:
 # ---- Run screen and launch dialog (seeded, finished run: no clock in the picture) -------
 
 
-def _run_screen_before(*keys: str, evidence: bool = False) -> Any:
+RUN_TABS = {"2": "tab-audit", "3": "tab-behavioural", "4": "tab-verification"}
+
+
+def _run_screen_before(*keys: str) -> Any:
+    from textual.widgets import TabbedContent
+
     from srb_tui.ui.screens.run import RunScreen
     from srb_tui.ui.widgets.log_view import LogView
     from tests.ui.test_run_screen import LOG_LINES, RUN_ID
@@ -92,17 +92,22 @@ def _run_screen_before(*keys: str, evidence: bool = False) -> Any:
     async def before(pilot: Any) -> None:
         app = pilot.app
         app.open_run(RUN_ID)
-        for _ in range(400):
+
+        def log_shown() -> bool:
             screen = app.screen
-            if isinstance(screen, RunScreen) and screen.detail is not None:
-                log = screen.query_one("#run-log", LogView)
-                if all(log.line_text(s) is not None for s in log.visible_seqs()) and \
-                        LOG_LINES in log.visible_seqs():
-                    break
-            await pilot.pause(0.02)
+            if not isinstance(screen, RunScreen) or screen.detail is None:
+                return False
+            log = screen.query_one("#run-log", LogView)
+            return LOG_LINES in log.visible_seqs() and all(
+                log.line_text(s) is not None for s in log.visible_seqs())
+
+        await until(pilot, log_shown, "the run's last log page")
         if keys:
             await pilot.press(*keys)
-        await pilot.pause(0.1)  # the Run screen's bus listener never completes: no _settle
+            tabs = app.screen.query_one(TabbedContent)
+            await until(pilot, lambda: tabs.active == RUN_TABS[keys[0]], "the tab")
+        # the Run screen's bus listener never completes, so no settle(): one more pass
+        await pilot.pause()
 
     return before
 
@@ -146,7 +151,7 @@ def test_run_screen_verification(snap_compare: Any, state_dir: Path) -> None:
 
 def test_launch_dialog_with_inline_error(snap_compare: Any, state_dir: Path) -> None:
     async def before(pilot: Any) -> None:
-        await _settle(pilot)
+        await settle(pilot)
         await pilot.press("l")
         await pilot.pause()
         pilot.app.screen.select_agent("command:")
@@ -155,6 +160,41 @@ def test_launch_dialog_with_inline_error(snap_compare: Any, state_dir: Path) -> 
 
     assert snap_compare(create_app(_settings(state_dir)), terminal_size=(80, 24),
                         run_before=before)
+
+
+def test_launch_dialog(snap_compare: Any, state_dir: Path) -> None:
+    async def before(pilot: Any) -> None:
+        from srb_tui.ui.screens.launch import LaunchDialog
+
+        await settle(pilot)
+        await pilot.press("l")
+        await until(pilot, lambda: isinstance(pilot.app.screen, LaunchDialog), "the dialog")
+        await pilot.pause()
+
+    assert snap_compare(create_app(_settings(state_dir)), terminal_size=(80, 24),
+                        run_before=before)
+
+
+def test_confirm_dialog_over_the_run_screen(snap_compare: Any, state_dir: Path) -> None:
+    """The yes/no dialog (as the Run screen's cancel asks it) over a finished run."""
+    from srb_tui.ui.screens.run_dialogs import ConfirmDialog
+    from tests.ui.test_run_screen import RUN_ID, seed_finished_run
+
+    settings = _settings(state_dir)
+    seed_finished_run(settings)
+    show_run = _run_screen_before()
+
+    async def before(pilot: Any) -> None:
+        await show_run(pilot)
+        dialog = ConfirmDialog(f"Cancel run {RUN_ID}?",
+                               "The agent container gets TERM, then KILL after the grace "
+                               "period. The run ends as cancelled, without a score.")
+        await pilot.app.push_screen(dialog)
+        await until(pilot, lambda: pilot.app.screen is dialog and dialog.is_mounted,
+                    "the dialog")
+        await pilot.pause()
+
+    assert snap_compare(create_app(settings), terminal_size=SIZE, run_before=before)
 
 
 # ---- inspection screens: Diff, Counterexamples, Runs table with funnel and compare --------
@@ -169,16 +209,14 @@ def _diff_before(*keys: str) -> Any:
         submissions = BUILTIN_TASKS / "demo01-csvtab-python-to-node" / "submissions"
         screen = DiffScreen(left=submissions / "untouched", right=submissions / "reference")
         await pilot.app.push_screen(screen)
-        while not screen.tree_shown:
-            await pilot.pause(0.02)
-        await _settle(pilot)
+        await until(pilot, lambda: screen.tree_shown, "the diff tree")
+        await settle(pilot)
         screen.query_one(DiffTree).reveal("README.md")
         view = screen.query_one(DiffView)
-        while view.prepared is None:
-            await pilot.pause(0.02)
-        await _settle(pilot)
+        await until(pilot, lambda: view.prepared is not None, "the README's diff")
+        await settle(pilot)
         await pilot.press(*keys)
-        await _settle(pilot)
+        await settle(pilot)
 
     return before
 
@@ -203,7 +241,7 @@ def test_counterexamples_screen(snap_compare: Any, state_dir: Path) -> None:
         from srb_tui.ui.screens.counterexamples import CounterexamplesScreen
 
         await pilot.app.push_screen(CounterexamplesScreen(RUN_ID))
-        await _settle(pilot)
+        await settle(pilot)
 
     assert snap_compare(create_app(settings), terminal_size=SIZE, run_before=before)
 
@@ -218,12 +256,12 @@ def test_runs_screen_funnel_and_compare(snap_compare: Any, state_dir: Path) -> N
         from textual.widgets import DataTable
 
         await pilot.press("r")
-        await _settle(pilot)
+        await settle(pilot)
         table = pilot.app.screen.query_one("#runs-table", DataTable)
         table.move_cursor(row=table.get_row_index("r-20261129-120000-ab00"))
         await pilot.press("space")
         table.move_cursor(row=table.get_row_index("r-20261129-120002-ab02"))
         await pilot.press("c")
-        await _settle(pilot)
+        await settle(pilot)
 
     assert snap_compare(create_app(settings), terminal_size=SIZE, run_before=before)

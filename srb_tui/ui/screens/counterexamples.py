@@ -29,9 +29,9 @@ from srb_tui.service.rerun import (
     RerunResult,
     export_candidate,
     output_text,
-    rerun_counterexample,
 )
-from srb_tui.store import CounterexampleRecord, RunRecord, StoreError
+from srb_tui.store import CounterexampleRecord, RunRecord
+from srb_tui.ui.console_service import ConsoleError
 from srb_tui.ui.palette import Tone, tone
 from srb_tui.ui.widgets.diff_view import visible_text
 
@@ -212,13 +212,9 @@ class CounterexamplesScreen(Screen[None]):
     @work(group="cx-rerun")
     async def _rerun(self, cid: int) -> None:
         try:
-            store = await self.srb.run_host.store()
-            service = await self.srb.run_host.service()
-            result = await rerun_counterexample(
-                self.srb.settings, store, service.engine, self.run_id, cid,
-                progress=lambda text: self._progress(cid, text),
-            )
-        except (RerunError, StoreError) as exc:
+            result = await self.srb.run_host.rerun_counterexample(
+                self.run_id, cid, lambda text: self._progress(cid, text))
+        except ConsoleError as exc:
             self.post_message(RerunDone(cid, None, str(exc)))
             return
         except Exception as exc:
@@ -301,7 +297,7 @@ class CounterexamplesScreen(Screen[None]):
             except Exception:
                 task = None
         try:
-            folder = export_candidate(record, task, settings.state_dir / "exports")
+            folder = export_candidate(record, task, settings.exports_dir)
         except (OSError, RerunError) as exc:
             self.app.call_from_thread(self.notify, f"export failed: {exc}", severity="error")
             return

@@ -20,8 +20,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from srb_tui.agents import AgentSpecError, parse_agent_spec, plan_agent
-from srb_tui.agents.spec import CLIENT_KINDS
+from srb_tui.service.agent_specs import CLIENT_KINDS, check_agent
 from srb_tui.ui.console_service import LaunchRequest
 from srb_tui.ui.palette import tone
 
@@ -67,11 +66,9 @@ def build_request(
     spec_text = f"command:{command.strip()}" if agent == COMMAND else agent
     if agent == COMMAND and not command.strip():
         return "Command: type the command to run, e.g. make migrate"
-    try:
-        spec = parse_agent_spec(spec_text, target.task_dir)
-        plan_agent(spec)
-    except AgentSpecError as exc:
-        return f"Agent: {exc}"
+    checked = check_agent(spec_text, target.task_dir)
+    if checked.text is None:
+        return f"Agent: {checked.problem}"
     try:
         budget_sec = float(budget.strip())
     except ValueError:
@@ -85,7 +82,7 @@ def build_request(
     if not 1 <= count <= MAX_REPEATS:
         return f"Repeats: between 1 and {MAX_REPEATS}."
     return LaunchRequest(
-        task_id=target.task_id, agent=spec.text, budget_sec=budget_sec, repeats=count,
+        task_id=target.task_id, agent=checked.text, budget_sec=budget_sec, repeats=count,
         model=model.strip() or None, effort=effort.strip() or None,
     )
 

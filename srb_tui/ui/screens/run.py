@@ -390,7 +390,7 @@ class RunScreen(Screen[None]):
     @work(group="run-evidence", exclusive=True)
     async def _open_evidence(self, event: EvidenceChosen) -> None:
         original, problem = await self._state_a_tree()
-        submission = self.srb.settings.runs_dir / self.run_id / "submission"
+        submission = self.srb.settings.submission_dir(self.run_id)
         await self.app.push_screen(
             EvidenceDialog(event.citation, original,
                            submission if submission.is_dir() else None,
@@ -404,8 +404,11 @@ class RunScreen(Screen[None]):
             if task is None:
                 self._trees = (None, "the task of this run no longer loads")
             else:
-                self._trees = await asyncio.to_thread(
-                    _prepare_tree, task, self.srb.settings.cache_dir / "state-a")
+                try:
+                    ready = await self.srb.run_host.prepare_state_a(task, offline=True)
+                    self._trees = (ready.tree, None)
+                except ConsoleError as exc:
+                    self._trees = (None, f"State A is not available offline: {exc}")
         return self._trees
 
 
@@ -414,15 +417,6 @@ def _load_task(task_path: str) -> Task | None:
         return load_task(Path(task_path)).task
     except (OSError, ValueError):
         return None
-
-
-def _prepare_tree(task: Task, cache: Path) -> tuple[Path | None, str | None]:
-    from srb_tui.sources import StateAError, prepare_state_a
-
-    try:
-        return prepare_state_a(task.dir, task.state_a, cache, offline=True).tree, None
-    except (StateAError, OSError) as exc:
-        return None, f"State A is not available offline: {exc}"
 
 
 __all__ = ["RunScreen"]

@@ -35,10 +35,11 @@ from srb_tui.service.runs_table import (
     duration_seconds,
     funnel_over,
     load_page,
-    marks_for,
     parse_filter,
+    stage_marks,
 )
 from srb_tui.store import RunRecord, Store, StoreError
+from srb_tui.ui.console_service import ConsoleError
 from srb_tui.ui.palette import Tone, tone
 from srb_tui.ui.widgets.diff_runs import RunComparison
 from srb_tui.ui.widgets.run_tables import Row, selected_key, sync_rows
@@ -74,7 +75,7 @@ STATUS_TONE: dict[str, Tone] = {
     "scored": "ok", "cancelled": "muted", "infra_error": "bad", "pending": "muted",
 }
 MARK_TONE: dict[str, Tone] = {"✓": "ok", "✗": "bad", "!": "warn", "—": "muted"}
-REFRESH_SEC = 1.0
+REFRESH_SEC = 1.0  # how often the change watermark is read (one small query)
 
 
 class RunCompareScreen(ModalScreen[None]):
@@ -99,20 +100,18 @@ class RunCompareScreen(ModalScreen[None]):
     @work(exclusive=True)
     async def _load(self) -> None:
         app = cast("SrbApp", self.app)
-        settings = app.settings
         try:
-            async with await Store.open(settings.db_path) as store:
-                a = await store.run_detail(self.left)
-                b = await store.run_detail(self.right)
-        except StoreError as exc:
+            store = await app.run_host.store()
+            a = await store.run_detail(self.left)
+            b = await store.run_detail(self.right)
+            marks = await stage_marks(store, [a.run, b.run])
+        except (StoreError, ConsoleError) as exc:
             self.query_one("#compare-title", Static).update(
                 Text(str(exc), style=tone(self.app, "bad"))
             )
             return
-        marks = await asyncio.to_thread(
-            lambda: (marks_for(settings.runs_dir, a.run), marks_for(settings.runs_dir, b.run))
-        )
-        self.query_one(RunComparison).show(compare_runs(a, b, *marks), self.left, self.right)
+        self.query_one(RunComparison).show(
+            compare_runs(a, b, marks[a.run.id], marks[b.run.id]), self.left, self.right)
 
 
 class RunsScreen(Screen[None]):
@@ -157,6 +156,7 @@ class RunsScreen(Screen[None]):
         self._order: list[str] = []
         self._events: asyncio.Task[None] | None = None
         self._funnel_stale = True
+        self._mark: tuple[int, str] | None = None
 
     @property
     def srb(self) -> SrbApp:
@@ -197,7 +197,20 @@ class RunsScreen(Screen[None]):
         self._load_rows()
 
     def _tick(self) -> None:
+        """Runs driven by another srb process publish on no bus here: the store's change
+        watermark (a count and the newest update time) tells when to read the page again."""
         if self.is_current and self.settings_exist():
+            self._check_mark()
+
+    @work(exclusive=True, group="runs-mark")
+    async def _check_mark(self) -> None:
+        try:
+            mark = await (await self._store()).change_mark()
+        except Exception:
+            return  # the next page load reports a broken store
+        if mark != self._mark:
+            self._mark = mark
+            self._funnel_stale = True
             self._load_rows()
 
     def settings_exist(self) -> bool:
@@ -219,9 +232,9 @@ class RunsScreen(Screen[None]):
             return
         try:
             store = await self._store()
-            page = await load_page(
-                store, settings.runs_dir, self.run_filter, self.run_sort, self.page_offset
-            )
+            mark = await store.change_mark()  # before the page: a later change shows
+            page = await load_page(store, self.run_filter, self.run_sort, self.page_offset)
+            self._mark = mark
         except Exception as exc:
             self._show_message(Text(_problem(exc), style=tone(self.app, "bad")))
             return
@@ -236,7 +249,7 @@ class RunsScreen(Screen[None]):
             return
         funnel.update(Text("funnel: counting…", style=tone(self.app, "muted")))
         try:
-            summary = await funnel_over(await self._store(), settings.runs_dir, self.run_filter)
+            summary = await funnel_over(await self._store(), self.run_filter)
         except Exception:
             funnel.update("")
             return

@@ -166,7 +166,7 @@ class TasksScreen(Screen[None]):
             return
         self._selected = task_id
         self.query_one("#task-heading", Static).update(
-            _heading(load, self.app, self.srb.settings.cache_dir / "state-a")
+            _heading(load, self.app, self.srb.settings.state_a_cache)
         )
         self.query_one("#task-problems", Static).update(_problems(load, self.app))
         text = load.task.instruction if load.task and load.task.instruction else None
@@ -199,21 +199,17 @@ class TasksScreen(Screen[None]):
             self.notify(f"preparing State A of {task.id} …", title="prepare")
             self._prepare(task)
 
-    @work(thread=True, exclusive=True, group="task-prepare")
-    def _prepare(self, task: Task) -> None:
-        from srb_tui.sources import StateAError, prepare_state_a
+    @work(exclusive=True, group="task-prepare")
+    async def _prepare(self, task: Task) -> None:
+        from srb_tui.ui.console_service import ConsoleError
 
         try:
-            ready = prepare_state_a(task.dir, task.state_a,
-                                    self.srb.settings.cache_dir / "state-a")
-        except StateAError as exc:
-            self.app.call_from_thread(self.notify, str(exc), title="prepare", severity="error",
-                                      timeout=12)
+            ready = await self.srb.run_host.prepare_state_a(task)
+        except ConsoleError as exc:
+            self.notify(str(exc), title="prepare", severity="error", timeout=12)
             return
-        self.app.call_from_thread(
-            self.notify, f"{task.id}: State A ready, {ready.file_count} files", title="prepare"
-        )
-        self.app.call_from_thread(self._refresh_detail)
+        self.notify(f"{task.id}: State A ready, {ready.file_count} files", title="prepare")
+        self._refresh_detail()
 
     def _refresh_detail(self) -> None:
         if self._selected:
@@ -227,21 +223,11 @@ class TasksScreen(Screen[None]):
 
     @work(exclusive=True, group="task-record")
     async def _record(self, task: Task) -> None:
-        import asyncio
-
-        from srb_tui.runner import RunnerError
-        from srb_tui.service.ladder_identity import record_identity
-        from srb_tui.service.stages.common import StageFault
-        from srb_tui.sources import StateAError, prepare_state_a
         from srb_tui.ui.console_service import ConsoleError
 
         try:
-            service = await self.srb.run_host.service()
-            ready = await asyncio.to_thread(prepare_state_a, task.dir, task.state_a,
-                                            self.srb.settings.cache_dir / "state-a")
-            result = await record_identity(service.engine, task, ready.tree,
-                                           base_image=self.srb.settings.base_image)
-        except (ConsoleError, StateAError, StageFault, RunnerError) as exc:
+            result = await self.srb.run_host.record_identity(task)
+        except ConsoleError as exc:
             self.notify(str(exc), title="record", severity="error", timeout=12)
             return
         if result.ok:

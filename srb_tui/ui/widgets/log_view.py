@@ -17,6 +17,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Protocol
 
+from rich.ansi import AnsiDecoder
 from rich.segment import Segment
 from rich.text import Text
 from textual import events
@@ -27,6 +28,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from srb_tui.store import LogLine
+from srb_tui.store.logs import plain_text
 from srb_tui.ui.palette import tone
 from srb_tui.ui.widgets.log_buffer import STREAM_FILTERS, LogBuffer
 
@@ -35,7 +37,11 @@ INDEX_PAGE = 2000
 DRAIN_EVERY_SEC = 0.05
 ERROR_WORDS = ("error", "Traceback", "FAIL")
 ERROR_PATTERN = re.compile(r"error|Traceback|FAIL", re.IGNORECASE)
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+# Control characters a terminal would act on; shown as U+FFFD so a line cannot move the
+# cursor or clear the screen. ESC is kept for Rich's ANSI decoder (colours, bold, links):
+# whatever escape the decoder does not understand is replaced after decoding.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1a\x1c-\x1f\x7f]")
+_ANSI = AnsiDecoder()
 
 
 class LogReader(Protocol):
@@ -206,11 +212,10 @@ class LogView(ScrollView, can_focus=True):
 
     def _make_strip(self, seq: int, line: tuple[str, str]) -> Strip:
         stream, raw = line
-        text = _CONTROL.sub("\ufffd", raw.expandtabs())
         out = Text(no_wrap=True, end="", style=self.rich_style)
         out.append(f"{seq:>{self._gutter - 1}} ", style=tone(self.app, "muted"))
         body_style = tone(self.app, "bad") if stream == "stderr" else ""
-        out.append(text, style=body_style)
+        out.append_text(render_body(raw, body_style))
         if self.search_text:
             out.highlight_words([self.search_text], style=f"reverse {tone(self.app, 'warn')}",
                                 case_sensitive=False)
@@ -449,7 +454,8 @@ class LogView(ScrollView, can_focus=True):
             after = 0
             while True:
                 hits = await reader.search_log(self.run_id, word, after_seq=after, limit=50)
-                match = next((h for h in hits if ERROR_PATTERN.search(h.text)), None)
+                match = next((h for h in hits if ERROR_PATTERN.search(plain_text(h.text))),
+                             None)
                 if match is not None:
                     found.append(match)
                     break
@@ -474,8 +480,23 @@ class LogView(ScrollView, can_focus=True):
         return f"{mode} · {stream} · {rows}"
 
 
+def render_body(raw: str, style: str = "") -> Text:
+    """One stored line as the operator should see it: SGR colours and styles rendered
+    (npm, pytest and cargo colour their output), control characters and unknown escapes
+    shown as U+FFFD. The result's ``plain`` is the text without escapes, which is what
+    the view highlights search hits in."""
+    text = _CONTROL.sub("\ufffd", raw.expandtabs())
+    if "\x1b" not in text:
+        return Text(text, style=style)
+    body = _ANSI.decode_line(text)
+    if "\x1b" in body.plain:
+        body = Text(body.plain.replace("\x1b", "\ufffd"), spans=body.spans)
+    body.stylize_before(style)
+    return body
+
+
 def _no_newlines(segments: Sequence[Segment]) -> list[Segment]:
     return [s for s in segments if s.text != "\n"]
 
 
-__all__ = ["ERROR_PATTERN", "LogReader", "LogView"]
+__all__ = ["ERROR_PATTERN", "LogReader", "LogView", "render_body"]

@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from srb_tui.schema import STAGE_NAMES
 from srb_tui.store import RunDetail, RunRecord
 
-STAGES = ("audit", "behavioural", "verification")
-LIFECYCLE = ("preparing", "agent", "collecting", "audit", "behavioural", "verification",
-             "scored")
+STAGES = STAGE_NAMES
+LIFECYCLE = ("preparing", "agent", "collecting", *STAGES, "scored")
 GLYPH = {"done": "✓", "failed": "✗", "running": "●", "waiting": "○", "skipped": "–"}
 ROOTS = ("original", "submission")
 _CITATION = re.compile(r"^(original|submission):(.+?)(?::(\d+))?$")

@@ -1,7 +1,10 @@
-"""Docker timestamps: normalise RFC 3339 nano strings so they sort as text, parse them.
+"""Docker's RFC 3339 timestamps, parsed one way for every room (stdlib only).
 
-Docker trims trailing zeros from the fraction (``...:05.1234Z``), so raw strings do
-not compare correctly; normalised ones (always 9 fraction digits, UTC ``Z``) do.
+Docker writes nanosecond timestamps and trims trailing zeros of the fraction
+(``...:05.1234Z``), so its strings do not sort as text. The runner normalises them
+(always nine fraction digits, UTC ``Z``) and the store compares them as integer
+nanoseconds; both use this parser. It sits beside ``config`` as a leaf module: the runner
+may import only the standard library and docker, the store never imports the runner.
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ _TS = re.compile(
 ZERO_YEAR = 1
 
 
-def _split(ts: str) -> tuple[datetime, int]:
+def split_ts(ts: str) -> tuple[datetime, int]:
+    """The whole seconds (aware, UTC) and the nanoseconds of ``ts``; ValueError when it
+    is not an RFC 3339 timestamp."""
     m = _TS.match(ts)
     if m is None:
         raise ValueError(f"not an RFC 3339 timestamp: {ts!r}")
@@ -32,13 +37,13 @@ def _split(ts: str) -> tuple[datetime, int]:
 
 def normalize_ts(ts: str) -> str:
     """``2024-01-02T03:04:05.1Z`` → ``2024-01-02T03:04:05.100000000Z`` (UTC)."""
-    base, nanos = _split(ts)
+    base, nanos = split_ts(ts)
     return f"{base.strftime('%Y-%m-%dT%H:%M:%S')}.{nanos:09d}Z"
 
 
 def parse_ts(ts: str) -> datetime | None:
     """An aware UTC datetime (microsecond precision), or None for Docker's zero time."""
-    base, nanos = _split(ts)
+    base, nanos = split_ts(ts)
     if base.year == ZERO_YEAR:
         return None
     return base + timedelta(microseconds=nanos // 1000)
@@ -46,5 +51,14 @@ def parse_ts(ts: str) -> datetime | None:
 
 def ts_epoch(ts: str) -> float:
     """Seconds since the epoch, as a float (sub-microsecond digits are lost)."""
-    base, nanos = _split(ts)
+    base, nanos = split_ts(ts)
     return base.timestamp() + nanos / 1e9
+
+
+def ts_ns(ts: str) -> int | None:
+    """Integer nanoseconds since the epoch, or None for text that is not a timestamp."""
+    try:
+        base, nanos = split_ts(ts)
+    except ValueError:
+        return None
+    return int(base.timestamp()) * 1_000_000_000 + nanos

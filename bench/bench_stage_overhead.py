@@ -1,0 +1,156 @@
+"""Benchmark: Stage II harness overhead per module, the grader's ``suite`` vs bare modules.
+
+One behavioural stage container of the demo task is set up the way Stage II sets it up
+(grader, State A, the faithful submission, the suite under /tests). Then, alternating:
+
+* harness: ``python -m srb_grader suite`` runs the whole suite (every module, with its
+  checkpoints, result parsing, process-group kill and stage-result file);
+* bare: the same module commands run one after another by a plain shell in the same
+  container, in the same folders with the same ``SRB_*`` environment.
+
+Both are timed inside the container (``date +%s%N`` around the work), so ``docker exec``
+costs nothing to either side. Reported: medians, the ratio harness/bare (goal <= 1.05) and
+the harness's own per-module durations beside the bare ones.
+
+    .venv/bin/python bench/bench_stage_overhead.py [-n 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import shlex
+import statistics
+import uuid
+from pathlib import Path
+
+from srb_tui.config import Settings
+from srb_tui.grader.suite import CONTRACT_DEFAULTS, load_suite
+from srb_tui.runner import exec_run
+from srb_tui.runner.files import fetch_file
+from srb_tui.service.app import open_service
+from srb_tui.service.stages.common import (
+    ORIGINAL_DIR,
+    SUBMISSION_DIR,
+    TESTS_DIR,
+    StageContainer,
+    StageImages,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+TASK = REPO / "tasks" / "demo01-csvtab-python-to-node"
+SUITE = "behavioural"
+WORK = "/tmp/srb/bench-work"
+RESULT = "/tmp/srb/bench-result.json"
+
+
+def _quiet(_event: object) -> None:
+    return None
+
+
+def timed(script: str) -> list[str]:
+    """A shell that prints the nanoseconds ``script`` took as its last line."""
+    return ["bash", "-c", f"s=$(date +%s%N); {script} >/dev/null 2>&1; e=$(date +%s%N); "
+                          "echo $((e - s))"]
+
+
+def bare_script(python: str) -> tuple[str, list[str]]:
+    """Every module's command in its folder with the SRB_* contract, one after another;
+    each module's nanoseconds are printed as ``id ns``."""
+    suite = load_suite(TASK / "tests" / SUITE)
+    lines = [f"rm -rf {WORK}; mkdir -p {WORK}/suite"]
+    ids = []
+    for module in suite.modules:
+        rel = module.dir.relative_to(TASK / "tests")
+        module_dir = f"{TESTS_DIR}/{rel.as_posix()}"
+        work = f"{WORK}/modules/{module.id}"
+        env = {**CONTRACT_DEFAULTS, **suite.env, **module.env,
+               "SRB_REPO": SUBMISSION_DIR, "SRB_ORIGINAL": ORIGINAL_DIR,
+               "SRB_MODULE_DIR": module_dir, "SRB_MODULE_ID": module.id,
+               "SRB_SUITE_DIR": f"{TESTS_DIR}/{SUITE}", "SRB_WORK": work,
+               "SRB_SUITE_WORK": f"{WORK}/suite", "SRB_RESULT": f"{work}/result.json",
+               "SRB_MODULE_TIMEOUT_SEC": f"{module.timeout_sec:g}",
+               "SRB_MODULE_DEADLINE": "9999999999"}
+        command = list(module.command or (python, "run.py"))
+        assigns = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+        lines.append(
+            f"mkdir -p {work}; s=$(date +%s%N); (cd {shlex.quote(module_dir)} && env {assigns} "
+            f"{shlex.join(command)}) >/dev/null 2>&1; e=$(date +%s%N); "
+            f"echo {module.id} $((e - s))"
+        )
+        ids.append(module.id)
+    return "\n".join(lines), ids
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-n", type=int, default=5, help="rounds of each side")
+    args = parser.parse_args()
+    settings = Settings(task_roots=(REPO / "tasks",), state_dir=REPO / "state")
+    async with open_service(settings) as core:
+        await core.connect()
+        task = core.catalog.find(TASK.name)
+        assert task is not None and task.task is not None
+        original = (await core.prepare_state_a(task.task)).tree
+        run_id = f"bench-{uuid.uuid4().hex[:8]}"
+        images = StageImages(core.engine, task.task, settings.base_image, _quiet, run_id=run_id)
+        image = await images.get("behavioural")
+        async with StageContainer(core.engine, run_id, "behavioural", image.tag,
+                                  publish=_quiet) as box:
+            await box.put_trees(original, TASK / "submissions" / "reference",
+                                writable_submission=True)
+            await box.put_context(task.task, [SUITE])
+            harness_cmd = shlex.join([
+                box.python, "-m", "srb_grader", "suite", "--suite",
+                f"{TESTS_DIR}/{SUITE}/suite.toml", "--repo", SUBMISSION_DIR, "--original",
+                ORIGINAL_DIR, "--result", RESULT, "--work", WORK, "--task", task.task.id,
+            ])
+            script, ids = bare_script(box.python)
+
+            async def harness() -> tuple[float, dict[str, float]]:
+                res = await exec_run(core.engine, box.h, timed(f"rm -rf {WORK}; {harness_cmd}"),
+                                     timeout_sec=900, workdir="/tmp")
+                total = int(res.stdout.split()[-1]) / 1e9
+                doc = json.loads(await fetch_file(core.engine, box.h, RESULT) or b"{}")
+                assert doc.get("status") == "ok", doc.get("notes")
+                per = {u["id"]: float(u.get("duration_sec") or 0) for u in doc["units"]}
+                return total, per
+
+            async def bare() -> tuple[float, dict[str, float]]:
+                res = await exec_run(core.engine, box.h, ["bash", "-c", script],
+                                     timeout_sec=900, workdir="/tmp")
+                per = {}
+                for line in res.stdout.decode().splitlines():
+                    name, _, ns = line.partition(" ")
+                    if name in ids:
+                        per[name] = int(ns) / 1e9
+                assert set(per) == set(ids), res.stdout
+                return sum(per.values()), per
+
+            await harness()  # warm the page cache and the interpreter for both sides
+            await bare()
+            h_tot, b_tot = [], []
+            h_mod: dict[str, list[float]] = {i: [] for i in ids}
+            b_mod: dict[str, list[float]] = {i: [] for i in ids}
+            for i in range(args.n):
+                order = (harness, bare) if i % 2 == 0 else (bare, harness)
+                for side in order:
+                    total, per = await side()
+                    (h_tot if side is harness else b_tot).append(total)
+                    for name, sec in per.items():
+                        (h_mod if side is harness else b_mod)[name].append(sec)
+    mh, mb = statistics.median(h_tot), statistics.median(b_tot)
+    print(f"Stage II overhead, demo suite ({len(ids)} modules), {args.n} rounds each, "
+          f"image {image.tag}")
+    print(f"  grader suite : median {mh:7.3f} s for the suite")
+    print(f"  bare modules : median {mb:7.3f} s for the same commands")
+    for name in ids:
+        hm, bm = statistics.median(h_mod[name]), statistics.median(b_mod[name])
+        print(f"    {name:10} harness {hm:6.3f} s  bare {bm:6.3f} s  ratio {hm / bm:.3f}")
+    print(f"  ratio harness/bare = {mh / mb:.3f} per suite, "
+          f"{(mh - mb) / len(ids) * 1000:.0f} ms per module  (goal <= 1.05)")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,213 @@
+"""The composition root: the one place srb's core is wired together.
+
+``open_service(settings)`` yields a :class:`Services` that owns the store, the Docker
+engine (on srb's own thread pool), the task catalogue, the event bus and the run service.
+The CLI commands and the console both start here, so there is one way to build each part:
+
+* the catalogue loads on first use (listing tasks needs neither store nor engine);
+* the store opens on first use (reading history needs no Docker);
+* the engine is constructed on first use and connected by :meth:`Services.connect`, which
+  turns an engine that does not answer into :class:`EngineUnavailable` with its message;
+* the run service needs both, and is made once.
+
+Everything a front end does with the core that is not a run's lifecycle — preparing State
+A, the identity run — is a method here too, so no front end wires runner, sources or stage
+internals itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from srb_tui.config import Settings
+from srb_tui.grader.envelope import atomic_write_json
+from srb_tui.runner import DockerEngine, EngineInfo, RunnerError, RunnerPool
+from srb_tui.schema import Task
+from srb_tui.service.catalog import Catalog, load_catalog
+from srb_tui.service.events import EventBus
+from srb_tui.sources import PreparedStateA, StateAError, TreeDiff, compare_trees, prepare_state_a
+from srb_tui.store import Store
+
+if TYPE_CHECKING:
+    from srb_tui.service.ladder_identity import IdentityResult
+    from srb_tui.service.orchestrator import RunService
+
+#: Runs one srb process drives at once; sizes the engine's thread pool.
+CONCURRENT_RUNS = 4
+DOCKER_FIX = "Fix: run `bash scripts/ensure-docker.sh` (installs and starts a Docker engine)."
+
+
+def _quiet(_event: object) -> None:
+    return None
+
+
+class EngineUnavailable(Exception):
+    """The Docker engine does not answer; the message says why and how to fix it."""
+
+
+class IdentityFailed(Exception):
+    """The identity run could not measure (State A missing, a stage fault, the engine)."""
+
+
+class Services:
+    """The wired core of one srb process (see the module docstring)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        bus: EventBus | None = None,
+        catalog: Catalog | None = None,
+        concurrent_runs: int = CONCURRENT_RUNS,
+    ) -> None:
+        self.settings = settings
+        self.bus = bus or EventBus()
+        self._catalog = catalog
+        self._concurrent_runs = concurrent_runs
+        self._store: Store | None = None
+        self._engine: DockerEngine | None = None
+        self._engine_ok = False
+        self._runs: RunService | None = None
+        self._lock = asyncio.Lock()
+        self.engine_problem: str | None = None
+
+    # -- the parts ------------------------------------------------------------------------
+
+    @property
+    def catalog(self) -> Catalog:
+        """The tasks under the task roots (loaded on first use)."""
+        if self._catalog is None:
+            self._catalog = load_catalog(self.settings.task_roots)
+        return self._catalog
+
+    def reload_catalog(self) -> Catalog:
+        self._catalog = load_catalog(self.settings.task_roots)
+        return self._catalog
+
+    async def store(self) -> Store:
+        """The store, opened on first use (StoreError when it cannot be)."""
+        if self._store is None:
+            async with self._lock:
+                if self._store is None:
+                    self._store = await Store.open(self.settings.db_path)
+        return self._store
+
+    @property
+    def engine(self) -> DockerEngine:
+        """The engine handle; constructing it never touches Docker (see :meth:`connect`)."""
+        if self._engine is None:
+            self._engine = DockerEngine(RunnerPool(self._concurrent_runs))
+        return self._engine
+
+    async def connect(self) -> EngineInfo:
+        """Check the engine answers; EngineUnavailable (with the fix) when it does not."""
+        info = await self.engine.ping()
+        if not info.ok:
+            self.engine_problem = info.error or "the Docker engine does not answer"
+            raise EngineUnavailable(f"{self.engine_problem}\n{DOCKER_FIX}")
+        self.engine_problem = None
+        self._engine_ok = True
+        return info
+
+    async def runs(self) -> RunService:
+        """The run service over the store and a connected engine (made once)."""
+        if self._runs is not None:
+            return self._runs
+        store = await self.store()
+        if not self._engine_ok:
+            await self.connect()
+        async with self._lock:
+            if self._runs is None:
+                from srb_tui.service.orchestrator import RunService
+
+                self._runs = RunService(self.settings, store, self.engine, self.bus)
+        return self._runs
+
+    async def close(self) -> None:
+        """Close the store and the engine (live runs stay live for the next start)."""
+        if self._engine is not None:
+            with contextlib.suppress(Exception):
+                self._engine.close()
+            self._engine = None
+        if self._store is not None:
+            with contextlib.suppress(Exception):
+                await self._store.close()
+            self._store = None
+        self._runs = None
+        self._engine_ok = False
+
+    # -- what front ends ask of the core besides runs -----------------------------------
+
+    async def prepare_state_a(
+        self, task: Task, *, offline: bool = False, progress: Callable[[str], None] | None = None
+    ) -> PreparedStateA:
+        """The task's verified State A from the cache (fetched unless ``offline``);
+        StateAError says what is missing."""
+        return await asyncio.to_thread(
+            prepare_state_a, task.dir, task.state_a, self.settings.state_a_cache,
+            offline=offline, progress=progress,
+        )
+
+    @staticmethod
+    def compare_trees(left: Path, right: Path) -> TreeDiff:
+        """Two trees compared by content (file list and hashes)."""
+        return compare_trees(left, right)
+
+    async def record_identity(
+        self, task: Task, publish: Callable[[object], None] | None = None
+    ) -> tuple[IdentityResult, Path]:
+        """The identity run (State A graded against itself) and where its record was
+        written; IdentityFailed when it could not measure."""
+        from srb_tui.service.ladder_identity import record_identity
+        from srb_tui.service.stages.common import StageFault
+
+        try:
+            original = await self.prepare_state_a(task)
+        except StateAError as exc:
+            raise IdentityFailed(f"{task.id}: {exc}") from exc
+        await self.connect()
+        try:
+            result = await record_identity(
+                self.engine, task, original.tree, base_image=self.settings.base_image,
+                publish=publish or _quiet,
+            )
+        except (StageFault, RunnerError) as exc:
+            raise IdentityFailed(f"{task.id}: identity run failed: {exc}") from exc
+        target = self.settings.identity_dir / f"{result.task_id}.json"
+        await asyncio.to_thread(
+            atomic_write_json, target, {**result.to_json(), "envelope": result.envelope}
+        )
+        return result, target
+
+
+@contextlib.asynccontextmanager
+async def open_service(
+    settings: Settings,
+    *,
+    bus: EventBus | None = None,
+    catalog: Catalog | None = None,
+    concurrent_runs: int = CONCURRENT_RUNS,
+) -> AsyncIterator[Services]:
+    """The wired core for ``settings``, closed on exit."""
+    services = Services(settings, bus=bus, catalog=catalog, concurrent_runs=concurrent_runs)
+    try:
+        yield services
+    finally:
+        await services.close()
+
+
+__all__ = [
+    "CONCURRENT_RUNS",
+    "DOCKER_FIX",
+    "EngineUnavailable",
+    "IdentityFailed",
+    "PreparedStateA",
+    "RunnerError",
+    "Services",
+    "StateAError",
+    "open_service",
+]
