@@ -168,7 +168,7 @@ def _install_into(pin: ClientPin, tmp: Path) -> None:
     launcher = tmp / "bin" / "mini"
     launcher.write_text(
         "#!/bin/sh\n"
-        f'here="$(dirname "$0")/.."\n'
+        'here="$(dirname "$0")/.."\n'
         'PYTHONPATH="$here/lib${PYTHONPATH:+:$PYTHONPATH}" exec python3 -m minisweagent.run.mini '
         '"$@"\n')
     launcher.chmod(0o755)
@@ -241,7 +241,7 @@ def ensure_installed(pin: ClientPin, root: Path | None = None) -> InstalledClien
 def cached_clients(root: Path | None = None) -> list[InstalledClient]:
     """Every complete cache entry, for ``srb doctor``."""
     base = root or cache_root()
-    out = []
+    out: list[InstalledClient] = []
     if not base.is_dir():
         return out
     for entry in sorted(base.iterdir()):

@@ -15,6 +15,7 @@ from typing import Self
 
 import aiosqlite
 
+from srb_tui.store.agent_log import AgentLogMixin
 from srb_tui.store.base import query
 from srb_tui.store.connection import (
     ReaderPool,
@@ -39,7 +40,6 @@ from srb_tui.store.convert import (
     vote_from_row,
 )
 from srb_tui.store.errors import StoreError
-from srb_tui.store.agent_log import AgentLogMixin
 from srb_tui.store.grading import STAGE_ORDER_SQL, GradingMixin
 from srb_tui.store.infra import InfraMixin
 from srb_tui.store.logstore import LogsMixin
