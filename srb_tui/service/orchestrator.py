@@ -22,6 +22,7 @@ from pathlib import Path
 
 from srb_tui.agents import AgentSpecError, parse_agent_spec, plan_agent
 from srb_tui.config import Settings
+from srb_tui.gateway import Gateway
 from srb_tui.runner import (
     ContainerHandle,
     DockerEngine,
@@ -100,6 +101,7 @@ class RunService(AgentPhase):
         self._cancel: dict[str, asyncio.Event] = {}
         self._adversary_budget: dict[str, float | None] = {}
         self.store_tag = store_label(settings.db_path)
+        self.gateway: Gateway | None = None  # set by whoever starts srb's model gateway
 
     # -- creating ----------------------------------------------------------------------
 
@@ -348,6 +350,7 @@ class RunService(AgentPhase):
             base_image=self.settings.base_image,
             publish=self._publish_any,
             adversary_budget_sec=self._adversary_budget.get(run_id),
+            gateway=self.gateway,
         )
         await grade_run(ctx, stages=stages, force=force)
         await self.store.update_run(run_id, finished_at=_now())
