@@ -417,13 +417,16 @@ def map_sdk_error(
         headers = getattr(response, "headers", None)
         body = getattr(exc, "body", None)
         detail = _error_detail(body) or str(getattr(exc, "message", "") or "")
-        return status_error(
+        error = status_error(
             label,
             int(getattr(exc, "status_code", 0) or 0),
             redact(detail),
             key_env=key_env,
             retry_after=parse_retry_after(headers),
         )
+        if headers is not None and str(headers.get("x-should-retry", "")).lower() == "false":
+            error.retryable = False  # the server says a retry cannot help (e.g. a budget)
+        return error
     if timeout_cls is not None and isinstance(exc, timeout_cls):
         return DriverError(f"{label}: the request timed out", retryable=True)
     if conn_cls is not None and isinstance(exc, conn_cls):

@@ -2,8 +2,10 @@
 
 Keys come only from the environment: `$ANTHROPIC_API_KEY` / `$OPENAI_API_KEY` or the stage's
 `api_key_env`. Base URLs: explicit, else `$ANTHROPIC_BASE_URL` / `$OPENAI_BASE_URL`, else the
-vendor default. Every mistake is a `DriverConfigError` whose message names what to fix (and
-never contains a key).
+vendor default. With an `endpoint` (srb's model gateway: its address and a run token), the SDK
+drivers send every request there with the token instead of a key, and no key is needed.
+Every mistake is a `DriverConfigError` whose message names what to fix (and never contains
+a key).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from .base import DriverConfigError, ModelDriver, RetryPolicy, Sleeper
 
@@ -20,6 +22,16 @@ DEFAULT_KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 DEFAULT_BASE_URL_ENV = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
 _SECRET_SUFFIXES = ("_API_KEY", "_AUTH_TOKEN")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class Endpoint(Protocol):
+    """Where an SDK driver sends requests instead of the vendor (e.g. the srb gateway)."""
+
+    @property
+    def base_url(self) -> str: ...
+
+    @property
+    def api_key(self) -> str: ...
 
 
 def make_driver(
@@ -34,12 +46,15 @@ def make_driver(
     retry: RetryPolicy | None = None,
     sleep: Sleeper | None = None,
     cwd: str | None = None,
+    endpoint: Endpoint | None = None,
 ) -> ModelDriver:
     """A ready driver for "anthropic" | "openai" | "scripted".
 
     `program` is the scripted driver's argv; `environ` (default `os.environ`) is where keys
     and base URLs are looked up and, for scripted programs, their environment (with every
-    `*_API_KEY` / `*_AUTH_TOKEN` variable and `api_key_env` removed).
+    `*_API_KEY` / `*_AUTH_TOKEN` variable and `api_key_env` removed). `endpoint` replaces
+    both the key and the base URL of the anthropic/openai drivers (the scripted driver makes no
+    model requests and ignores it).
     """
     env = os.environ if environ is None else environ
     options = dict(options or {})
@@ -63,15 +78,22 @@ def make_driver(
         raise DriverConfigError(f"the {driver} driver takes no program; did you mean 'scripted'?")
     if not isinstance(model, str) or not model.strip():
         raise DriverConfigError(f"the {driver} driver needs a model name")
-    key_env = api_key_env or DEFAULT_KEY_ENV[driver]
-    if not _ENV_NAME.match(key_env):
-        raise DriverConfigError(f"api_key_env {key_env!r} is not an environment variable name")
-    api_key = env.get(key_env, "")
-    if not api_key.strip():
-        raise DriverConfigError(
-            f"the {driver} driver ({model}) needs an API key in ${key_env}, which is not set"
-        )
-    url = base_url or env.get(DEFAULT_BASE_URL_ENV[driver]) or None
+    key_env: str | None
+    url: str | None
+    if endpoint is not None:
+        key_env, api_key, url = None, endpoint.api_key, endpoint.base_url
+    else:
+        key_env = api_key_env or DEFAULT_KEY_ENV[driver]
+        if not _ENV_NAME.match(key_env):
+            raise DriverConfigError(
+                f"api_key_env {key_env!r} is not an environment variable name"
+            )
+        api_key = env.get(key_env, "")
+        if not api_key.strip():
+            raise DriverConfigError(
+                f"the {driver} driver ({model}) needs an API key in ${key_env}, which is not set"
+            )
+        url = base_url or env.get(DEFAULT_BASE_URL_ENV[driver]) or None
     if url is not None and not re.match(r"^https?://", url):
         raise DriverConfigError(f"base URL {url!r} for the {driver} driver must be http(s)://...")
     if driver == "anthropic":

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from srb_tui.config import DEFAULT_BASE_IMAGE
+from srb_tui.gateway import Gateway
 from srb_tui.grader.envelope import atomic_write_json
 from srb_tui.grader.fingerprint import fingerprint
 from srb_tui.runner import DockerEngine
@@ -57,7 +58,8 @@ class LadderContext:
     ``submission_dir`` is the collected tree on the host, ``original_dir`` State A's tree,
     ``run_dir`` the run's folder (``state/runs/<id>/``) where the envelopes go.
     ``adversary_budget_sec`` overrides every adversary's budget (tests, quick looks);
-    ``environ`` is where drivers look up API keys (default ``os.environ``).
+    ``environ`` is where drivers look up API keys (default ``os.environ``); with ``gateway``
+    the model drivers of Stage I/III send their requests through it with run tokens.
     """
 
     store: Store
@@ -72,6 +74,7 @@ class LadderContext:
     adversary_budget_sec: float | None = None
     max_parallel_adversaries: int = DEFAULT_PARALLEL
     environ: Mapping[str, str] | None = None
+    gateway: Gateway | None = None
 
 
 def _policy(task: Task) -> ScoringPolicy:
@@ -248,7 +251,8 @@ class _Ladder:
             return self.previous("audit")
         return await self.run_stage(
             "audit",
-            lambda: run_audit(**self.kwargs(), run_dir=self.ctx.run_dir, environ=self.ctx.environ),
+            lambda: run_audit(**self.kwargs(), run_dir=self.ctx.run_dir, environ=self.ctx.environ,
+                              gateway=self.ctx.gateway),
         )
 
     async def behavioural(self) -> StageOutcome | None:
@@ -278,6 +282,7 @@ class _Ladder:
                 budget_override=self.ctx.adversary_budget_sec,
                 max_parallel=self.ctx.max_parallel_adversaries,
                 environ=self.ctx.environ,
+                gateway=self.ctx.gateway,
             ),
         )
 

@@ -24,6 +24,7 @@ from srb_tui.agents.adapters import AdapterError, make_adapter
 from srb_tui.agents.clients import ClientError, resolve_pin
 from srb_tui.agents.spec import CLIENT_KINDS
 from srb_tui.config import Settings
+from srb_tui.gateway import Gateway
 from srb_tui.runner import (
     ContainerHandle,
     DockerEngine,
@@ -96,8 +97,9 @@ class RunService:
             store=store, engine=engine, bus=self.bus, limits=self.limits,
             extract_limits=self.extract_limits, store_tag=self.store_tag,
             cancel=self._cancel, say=self._say, run_dir=self.run_dir,
-            access=lambda: self.model_access,
+            access=self._model_access,
         ))
+        self.gateway: Gateway | None = None  # set by whoever starts srb's model gateway
 
     # -- creating ----------------------------------------------------------------------
 
@@ -204,8 +206,12 @@ class RunService:
         await self._take_lease(run_id)
         try:
             return await self._drive(run_id, grade=grade)
-        except (RunnerError, StateAError, OSError, ClientError, AdapterError,
-                NoModelAccess) as exc:
+        except (ClientError, AdapterError, NoModelAccess) as exc:
+            # Refused before the agent did anything: nothing of the run is worth keeping.
+            for c in await list_managed(self.engine, run_id):
+                await self._remove_quietly(c.handle)
+            return await self._fail_infra(run_id, str(exc))
+        except (RunnerError, StateAError, OSError) as exc:
             return await self._fail_infra(run_id, str(exc))
         finally:
             self._cancel.pop(run_id, None)
@@ -377,6 +383,7 @@ class RunService:
             base_image=self.settings.base_image,
             publish=self._publish_any,
             adversary_budget_sec=self._adversary_budget.get(run_id),
+            gateway=self.gateway,
         )
         await grade_run(ctx, stages=stages, force=force)
         await self.store.update_run(run_id, finished_at=_now())
@@ -434,10 +441,25 @@ class RunService:
             results.append(await self.drive(run.id, grade=grade))
         return results
 
+    def _model_access(self) -> ModelAccess | None:
+        """The explicit access given at construction, else one over ``self.gateway``."""
+        if self.model_access is not None:
+            return self.model_access
+        if self.gateway is None:
+            return None
+        from srb_tui.service.gateway_access import GatewayAccess
+
+        self.model_access = GatewayAccess(
+            self.gateway, self.store, self.engine,
+            socket_dir=self.gateway.socket_path.parent, base_image=self.settings.base_image,
+            labels={STORE_LABEL: self.store_tag})
+        return self.model_access
+
     async def _close_access(self, run_id: str, kind: str) -> None:
-        if kind in CLIENT_KINDS and self.model_access is not None:
+        access = self._model_access() if kind in CLIENT_KINDS else None
+        if access is not None:
             with contextlib.suppress(Exception):
-                await self.model_access.close_run(run_id)
+                await access.close_run(run_id)
 
     async def _remove_quietly(self, handle: ContainerHandle) -> None:
         with contextlib.suppress(RunnerError):

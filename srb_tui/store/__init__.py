@@ -6,6 +6,7 @@ every record comes back as a frozen dataclass with ``to_json()``.
 
 from srb_tui.store.clock import docker_ts_ns, new_run_id, utc_now
 from srb_tui.store.errors import IllegalTransition, RunNotFound, StoreError
+from srb_tui.store.ledger import LedgerRow, LedgerTotals, Totals
 from srb_tui.store.lifecycle import (
     FINAL_STATUSES,
     RUN_STATUSES,
@@ -53,6 +54,8 @@ __all__ = [
     "GateVoteRecord",
     "IllegalTransition",
     "ImageRecord",
+    "LedgerRow",
+    "LedgerTotals",
     "LogDeduper",
     "LogEntry",
     "LogLine",
@@ -66,6 +69,7 @@ __all__ = [
     "StageResultRecord",
     "Store",
     "StoreError",
+    "Totals",
     "TransitionRecord",
     "docker_ts_ns",
     "is_final",

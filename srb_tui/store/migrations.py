@@ -227,9 +227,65 @@ _V1 = Migration(
     ),
 )
 
-# PLACEHOLDER for the gateway engineer's V2 (model ledger); the lead replaces it with
-# theirs when merging, so the agent rounds below stay the third step.
-_V2 = Migration("model gateway ledger (placeholder until the gateway branch merges)", ())
+_V2 = Migration(
+    "model gateway: tokens, budgets, ledger, probes",
+    (
+        """
+        CREATE TABLE gateway_tokens (
+            token_hash TEXT PRIMARY KEY,
+            run_id     TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+            role       TEXT NOT NULL,
+            round      INTEGER,
+            issued_at  TEXT NOT NULL,
+            revoked_at TEXT
+        ) WITHOUT ROWID
+        """,
+        "CREATE INDEX gateway_tokens_by_run ON gateway_tokens (run_id)",
+        """
+        CREATE TABLE run_budgets (
+            run_id       TEXT PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+            max_cost_usd REAL,
+            max_tokens   INTEGER,
+            set_at       TEXT NOT NULL
+        )
+        """,
+        """
+        CREATE TABLE ledger (
+            id                 INTEGER PRIMARY KEY,
+            run_id             TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+            role               TEXT NOT NULL,
+            round              INTEGER,
+            route              TEXT NOT NULL,
+            model              TEXT,
+            upstream_model     TEXT,
+            status             INTEGER NOT NULL,
+            latency_ms         REAL NOT NULL,
+            streamed           INTEGER NOT NULL DEFAULT 0,
+            input_tokens       INTEGER NOT NULL DEFAULT 0,
+            output_tokens      INTEGER NOT NULL DEFAULT 0,
+            cache_read_tokens  INTEGER NOT NULL DEFAULT 0,
+            cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+            reasoning_tokens   INTEGER NOT NULL DEFAULT 0,
+            cost_usd           REAL,
+            error              TEXT,
+            at                 TEXT NOT NULL
+        )
+        """,
+        "CREATE INDEX ledger_by_run ON ledger (run_id, id)",
+        """
+        CREATE TABLE gateway_probes (
+            run_id   TEXT NOT NULL DEFAULT '',
+            method   TEXT NOT NULL,
+            path     TEXT NOT NULL,
+            status   INTEGER NOT NULL,
+            count    INTEGER NOT NULL,
+            first_at TEXT NOT NULL,
+            last_at  TEXT NOT NULL,
+            PRIMARY KEY (run_id, method, path)
+        ) WITHOUT ROWID
+        """,
+    ),
+)
 
 _V3 = Migration(
     "agent rounds and transcript events",

@@ -27,6 +27,11 @@ EXPECTED_TABLES = {
     "containers",
     "events",
     "log_lines",
+    # V2: the model gateway
+    "gateway_tokens",
+    "run_budgets",
+    "ledger",
+    "gateway_probes",
 }
 
 

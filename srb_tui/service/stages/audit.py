@@ -18,6 +18,7 @@ from typing import Any
 
 from srb_tui.drivers import DriverConfigError, ModelDriver, ReviewSample, make_driver, run_review
 from srb_tui.drivers.loop import deadline_in
+from srb_tui.gateway import Gateway, driver_endpoint
 from srb_tui.grader.envelope import atomic_write_json
 from srb_tui.grader.review import (
     Gate,
@@ -66,7 +67,9 @@ def _gates(task: Task) -> list[Gate]:
     return [Gate(g.id, g.title, g.question, g.required) for g in task.evaluation.gates]
 
 
-def _driver(spec: StageSpec, task: Task, environ: Mapping[str, str]) -> ModelDriver:
+def _driver(
+    spec: StageSpec, task: Task, environ: Mapping[str, str], endpoint: Any = None
+) -> ModelDriver:
     name = option_str(spec, "driver", "scripted")
     program = option_strings(spec, "program")
     options = spec.options.get("driver_options")
@@ -80,6 +83,7 @@ def _driver(spec: StageSpec, task: Task, environ: Mapping[str, str]) -> ModelDri
             program=program or None,
             environ=environ,
             cwd=str(tests_dir(task)),
+            endpoint=endpoint,
         )
     except DriverConfigError as err:
         raise StageFault(f"audit: reviewer driver: {err}") from err
@@ -185,6 +189,7 @@ async def run_audit(
     images: StageImages,
     publish: Publish,
     environ: Mapping[str, str] | None = None,
+    gateway: Gateway | None = None,
 ) -> StageOutcome:
     """Run Stage I and record its votes and outcomes; the outcome (envelope not yet stored)."""
     assert task.evaluation is not None
@@ -193,7 +198,9 @@ async def run_audit(
     allowed = option_strings(spec, "allowed_commands")
     samples = int(option_number(spec, "samples", 3))
     max_turns = int(option_number(spec, "max_turns", 80))
-    driver = _driver(spec, task, os.environ if environ is None else environ)
+    name = option_str(spec, "driver", "scripted")
+    endpoint = await driver_endpoint(gateway, run_id, "reviewer", name)
+    driver = _driver(spec, task, os.environ if environ is None else environ, endpoint)
     prompt = _prompt(spec, task, gates, allowed)
     started_wall, started = time.time(), time.monotonic()
     image = await images.get("audit")

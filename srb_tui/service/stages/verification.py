@@ -27,6 +27,7 @@ from srb_tui.drivers import (
     run_adversary_round,
 )
 from srb_tui.drivers.loop import deadline_in
+from srb_tui.gateway import Gateway, driver_endpoint
 from srb_tui.grader.envelope import StageEnvelope, atomic_write_json, utc_iso
 from srb_tui.grader.review import render_prompt
 from srb_tui.runner import DockerEngine, RunnerError
@@ -254,6 +255,7 @@ async def _model_round(
     budget: float,
     run_dir: Path,
     environ: Mapping[str, str] | None,
+    endpoint: Any = None,
 ) -> RoundResult:
     started, clock = utc_iso(), time.monotonic()
     program = adversary.metadata.get("program") or spec.options.get("adversary_program")
@@ -267,6 +269,7 @@ async def _model_round(
             program=[str(p) for p in program] if isinstance(program, list | tuple) else None,
             environ=environ,
             cwd=str(tests_dir(task)),
+            endpoint=endpoint,
         )
     except DriverConfigError as err:
         return RoundResult(adversary, "error", f"adversary driver: {err}", started, 0.0)
@@ -373,6 +376,7 @@ async def run_verification(
     budget_override: float | None = None,
     max_parallel: int = DEFAULT_PARALLEL,
     environ: Mapping[str, str] | None = None,
+    gateway: Gateway | None = None,
 ) -> StageOutcome:
     """Run every adversary of probe.toml; record rounds and counterexamples."""
     assert task.evaluation is not None and task.evaluation.verification is not None
@@ -406,7 +410,8 @@ async def run_verification(
                         result = await _fuzz_round(box, setup, adversary, index, budget)
                     else:
                         result = await _model_round(
-                            box, setup, adversary, task, spec, budget, run_dir, environ
+                            box, setup, adversary, task, spec, budget, run_dir, environ,
+                            await driver_endpoint(gateway, run_id, "adversary", adversary.driver),
                         )
                 except (StageFault, RunnerError, ValueError, OSError) as err:
                     result = RoundResult(adversary, "error", f"harness: {err}", utc_iso(), 0.0)

@@ -1,0 +1,43 @@
+"""srb's model gateway: the only way model traffic leaves a run.
+
+Containers and host-side stage drivers get a per-run token; the gateway checks it, puts the
+real vendor key in its place (read from the host environment per request), forwards the four
+model routes to their configured upstreams, passes streams through chunk by chunk, writes
+every request to the store's ledger with tokens and cost from the response's own usage, and
+refuses requests past a run's budget in the vendor's own error shape. Any other path is
+answered locally and counted, never forwarded.
+
+    config = load_gateway_config(settings.state_dir)
+    gateway = await Gateway.start(config, store, settings.state_dir / "gateway")
+    token = await gateway.issue_token(run_id, "agent", round=1)
+"""
+
+from srb_tui.gateway.config import (
+    CONFIG_FILE,
+    GatewayConfig,
+    GatewayConfigError,
+    Price,
+    UpstreamConfig,
+    default_config,
+    load_gateway_config,
+)
+from srb_tui.gateway.endpoint import DriverEndpoint, driver_endpoint, gateway_base_url
+from srb_tui.gateway.server import SOCKET_NAME, Gateway, GatewayError
+from srb_tui.gateway.vendor import ROUTES
+
+__all__ = [
+    "CONFIG_FILE",
+    "ROUTES",
+    "SOCKET_NAME",
+    "DriverEndpoint",
+    "Gateway",
+    "GatewayConfig",
+    "GatewayConfigError",
+    "GatewayError",
+    "Price",
+    "UpstreamConfig",
+    "default_config",
+    "driver_endpoint",
+    "gateway_base_url",
+    "load_gateway_config",
+]
