@@ -30,6 +30,8 @@ from srb_tui.store import Store, utc_now
 POLL_SEC = 2.0
 START_GRACE_SEC = 20.0
 RAW_MAX_BYTES = 512 * 1024 * 1024
+# Docker's json-file log splits a line longer than this into pieces of exactly this size.
+DOCKER_PARTIAL = 16 * 1024
 
 
 @dataclass
@@ -38,6 +40,15 @@ class _Live:
     parser: StreamParser
     done: asyncio.Event
     exit_code: int | None = None
+    partial: str = ""
+
+    def feed(self, text: str) -> list[AgentEvent]:
+        """One stored log line; pieces of a line Docker split are joined first."""
+        if len(text) == DOCKER_PARTIAL:
+            self.partial += text
+            return []
+        whole, self.partial = self.partial + text, ""
+        return self.parser.feed(whole)
 
 
 class ContainerRounds:
@@ -175,7 +186,7 @@ class ContainerRounds:
                 live = self._live.get(self._current) if self._current else None
                 if live is None:
                     continue
-                evs = live.parser.feed(text)
+                evs = live.feed(text)
                 pending.setdefault(live.number, []).extend(evs)
                 stamps.setdefault(live.number, []).extend([ts] * len(evs))
             for number, evs in pending.items():
@@ -207,7 +218,7 @@ class ContainerRounds:
                     live.done.set()
                 continue
             if started and not live.done.is_set():
-                rows += [(ts, ev.kind, ev.data) for ev in live.parser.feed(text)]
+                rows += [(ts, ev.kind, ev.data) for ev in live.feed(text)]
         await self.store.replace_agent_events(self.run_id, number, rows)
         async with self._lock:
             self._live[number] = live
@@ -239,7 +250,7 @@ class ContainerRounds:
                 raw = (await self._file(f"rc-{nn}") or b"").decode().strip()
                 rc = int(raw) if raw.lstrip("-").isdigit() else None
         failed = container_gone or rc != 0 or s.is_error or s.terminal_reason is None
-        error = s.error or (s.errors[-1] if s.errors else None)
+        error = s.error or (s.errors[-1] if failed and s.errors else None)
         if failed and not error:
             error = ("the agent container stopped during the round" if container_gone
                      else f"the client exited {rc} without a result")

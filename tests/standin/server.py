@@ -157,6 +157,10 @@ async def anthropic_messages(request: web.Request) -> web.StreamResponse:
     if mode.delay_sec:
         await asyncio.sleep(mode.delay_sec)
     usage = _usage_numbers(mode, body)
+    if mode.drop_stream and step is not None and not body.get("stream"):
+        if request.transport is not None:
+            request.transport.abort()  # the connection dies before any answer
+        return web.Response(status=500)
     if body.get("stream"):
         return await _sse(request, _anthropic_events(model, block, stop, usage),
                           mode.drop_stream and step is not None)
