@@ -75,6 +75,7 @@ class ConsoleService:
         self._store: Store | None = None
         self._service: RunService | None = None
         self._engine: Any = None
+        self._gateway: Any = None
         self._lock = asyncio.Lock()
         self._closed = False
 
@@ -110,14 +111,33 @@ class ConsoleService:
                 self.engine_problem = None
                 self._engine = engine
                 self._service = RunService(self.settings, store, engine, self.bus)
+                self._service.gateway = await self._start_gateway(store)
         assert self._service is not None
         return self._service
+
+    async def _start_gateway(self, store: Any) -> Any:
+        """srb's model gateway for the console's runs (None, with a notice, when another
+        srb process already serves this state directory or the config is bad)."""
+        from srb_tui.gateway import Gateway, GatewayConfigError, GatewayError, load_gateway_config
+
+        try:
+            config = load_gateway_config(self.settings.state_dir)
+            self._gateway = await Gateway.start(config, store,
+                                                self.settings.state_dir / "gateway")
+        except (GatewayConfigError, GatewayError) as exc:
+            self.app.notify(f"model gateway not started: {exc}", title="gateway",
+                            severity="warning", timeout=15)
+            return None
+        return self._gateway
 
     async def close(self) -> None:
         """Close the store and the engine (live runs stay live for the next start)."""
         if self._closed:
             return
         self._closed = True
+        if self._gateway is not None:
+            with contextlib.suppress(Exception):
+                await self._gateway.close()
         if self._engine is not None:
             with contextlib.suppress(Exception):
                 self._engine.close()

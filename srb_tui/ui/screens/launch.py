@@ -21,12 +21,19 @@ from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from srb_tui.agents import AgentSpecError, parse_agent_spec, plan_agent
+from srb_tui.agents.adapters import AdapterError, make_adapter
+from srb_tui.agents.clients import resolve_pin
 from srb_tui.agents.spec import CLIENT_KINDS
 from srb_tui.ui.console_service import LaunchRequest
 from srb_tui.ui.palette import tone
 
 MAX_REPEATS = 20
 COMMAND = "command:"
+CLIENT_LINES = {
+    "claude-code": "Claude Code, effort low…max",
+    "codex": "Codex CLI, effort minimal…xhigh",
+    "mini-swe-agent": "mini-swe-agent (needs Python ≥ 3.10 in the image)",
+}
 
 
 @dataclass(frozen=True)
@@ -46,14 +53,14 @@ class LaunchTarget:
 
 def agent_choices(target: LaunchTarget) -> list[Option]:
     """Built-ins first (untouched, one replay per submission, command), then the real
-    clients, greyed out: they are not available in this build."""
+    clients (the model is typed in the Model field; the version is the task's pin or
+    srb's default)."""
     options = [Option("untouched — hand State A back unchanged", id="untouched")]
     for name in target.submissions():
         options.append(Option(f"replay:{name} — the recorded submission", id=f"replay:{name}"))
     options.append(Option("command:… — run a command in the workspace", id=COMMAND))
     for kind in CLIENT_KINDS:
-        options.append(Option(f"{kind}:MODEL — unavailable in this build", id=kind,
-                              disabled=True))
+        options.append(Option(f"{kind}:MODEL — {CLIENT_LINES[kind]}", id=kind))
     return options
 
 
@@ -67,9 +74,19 @@ def build_request(
     spec_text = f"command:{command.strip()}" if agent == COMMAND else agent
     if agent == COMMAND and not command.strip():
         return "Command: type the command to run, e.g. make migrate"
+    if agent in CLIENT_KINDS:
+        if not model.strip():
+            return f"Model: {agent} needs the model name, e.g. claude-sonnet-5"
+        spec_text = f"{agent}:{model.strip()}"
     try:
         spec = parse_agent_spec(spec_text, target.task_dir)
-        plan_agent(spec)
+        if spec.kind in CLIENT_KINDS:
+            make_adapter(resolve_pin(spec.kind, None), spec.model or "",
+                         effort.strip() or None)
+        else:
+            plan_agent(spec)
+    except AdapterError as exc:
+        return f"Effort: {exc}"
     except AgentSpecError as exc:
         return f"Agent: {exc}"
     try:
@@ -115,10 +132,10 @@ class LaunchDialog(ModalScreen[LaunchRequest | None]):
                         compact=True)
             with Horizontal(classes="launch-row"):
                 yield Label("Model", classes="launch-label")
-                yield Input(placeholder="recorded with the run", id="launch-model",
+                yield Input(placeholder="model (needed by a real client)", id="launch-model",
                             compact=True)
                 yield Label("Effort", classes="launch-label")
-                yield Input(placeholder="low | medium | high", id="launch-effort",
+                yield Input(placeholder="low | medium | high | xhigh", id="launch-effort",
                             compact=True)
             with Horizontal(classes="launch-row"):
                 yield Label("Budget s", classes="launch-label")
