@@ -52,6 +52,9 @@ class StandInState:
             self.seen.append(item)
 
 
+STATE: web.AppKey[StandInState] = web.AppKey("state", StandInState)
+
+
 def _auth(request: web.Request) -> str:
     return request.headers.get("x-api-key") or request.headers.get("authorization", "")
 
@@ -146,7 +149,7 @@ def _anthropic_block(mode: Mode, body: dict[str, Any]) -> tuple[dict[str, Any], 
 
 
 async def anthropic_messages(request: web.Request) -> web.StreamResponse:
-    state: StandInState = request.app["state"]
+    state: StandInState = request.app[STATE]
     body = await request.json()
     model = str(body.get("model", ""))
     mode = mode_for(model)
@@ -173,7 +176,7 @@ async def anthropic_messages(request: web.Request) -> web.StreamResponse:
 
 
 async def anthropic_count_tokens(request: web.Request) -> web.Response:
-    state: StandInState = request.app["state"]
+    state: StandInState = request.app[STATE]
     body = await request.json()
     state.record(Seen(request.method, request.path, body.get("model"), _auth(request)))
     return web.json_response({"input_tokens": len(json.dumps(body)) // 4})
@@ -207,7 +210,7 @@ def _responses_item(mode: Mode, body: dict[str, Any]) -> tuple[dict[str, Any], i
 
 
 async def openai_responses(request: web.Request) -> web.StreamResponse:
-    state: StandInState = request.app["state"]
+    state: StandInState = request.app[STATE]
     body = await request.json()
     model = str(body.get("model", ""))
     mode = mode_for(model)
@@ -256,7 +259,7 @@ def _chat_step(body: dict[str, Any]) -> int:
 
 
 async def chat_completions(request: web.Request) -> web.StreamResponse:
-    state: StandInState = request.app["state"]
+    state: StandInState = request.app[STATE]
     body = await request.json()
     model = str(body.get("model", ""))
     mode = mode_for(model)
@@ -282,14 +285,14 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
 
 
 async def anything_else(request: web.Request) -> web.Response:
-    state: StandInState = request.app["state"]
+    state: StandInState = request.app[STATE]
     state.record(Seen(request.method, request.path, None, _auth(request)))
     return web.json_response({"error": "not a stand-in route"}, status=404)
 
 
 def make_app(state: StandInState) -> web.Application:
     app = web.Application(client_max_size=64 * 1024 * 1024)
-    app["state"] = state
+    app[STATE] = state
     app.router.add_post("/v1/messages", anthropic_messages)
     app.router.add_post("/v1/messages/count_tokens", anthropic_count_tokens)
     app.router.add_post("/v1/responses", openai_responses)
