@@ -213,16 +213,20 @@ class MiniSweAgentAdapter(ClientAdapter):
             "MSWEA_COST_TRACKING": "ignore_errors",
             "LITELLM_LOCAL_MODEL_COST_MAP": "True",
             "OPENAI_API_KEY": endpoint.token,
+            "SRB_OPENAI_BASE": endpoint.openai_base,
             "PYTHONPATH": f"{self.pin.mount}/lib",
         })
         return env
 
+    def trajectory(self, round_no: int) -> str:
+        return f"{ROUNDS_DIR}/trajectory-{round_no:03d}.json"
+
     def round_argv(self, round_no: int, session_id: str | None, prompt: str) -> list[str]:
         return ["sh", "-c",
-                f'exec {self.pin.mount}/bin/mini -y --exit-immediately -m "$1" '
-                f'-t "$(cat)" -o {ROUNDS_DIR}/trajectory.json '
-                '-c mini.yaml -c model.model_kwargs.api_base="$2"',
-                "mini", f"openai/{self.model}", "$SRB_OPENAI_BASE"]
+                'exec python3 -m minisweagent.run.mini -y --exit-immediately -m "$1" '
+                '-t "$(cat)" -o "$2" -c mini.yaml '
+                '-c model.model_kwargs.api_base="$SRB_OPENAI_BASE" -c agent.cost_limit=0',
+                "mini", f"openai/{self.model}", self.trajectory(round_no)]
 
 
 ADAPTERS: dict[str, type[ClientAdapter]] = {

@@ -48,6 +48,7 @@ class RoundRecord:
     failed: bool
     produced_work: bool
     error: str | None = None
+    submitted: bool = False  # the client's own completion (mini-swe-agent's "Submitted")
 
     @property
     def context_exhausted(self) -> bool:
@@ -83,6 +84,9 @@ def decide(
             return LoopOutcome("infrastructure", rec.number,
                                f"round {rec.number}: the context window is exhausted "
                                f"({(rec.error or '')[:200]})")
+        if not rec.failed and rec.submitted:
+            return LoopOutcome("completed", rec.number,
+                               f"round {rec.number}: the client submitted its work")
         if not rec.failed and is_complete(rec.final_message, token):
             return LoopOutcome("completed", rec.number,
                                f"round {rec.number} ended with {token}")

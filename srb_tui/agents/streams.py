@@ -275,7 +275,20 @@ class CodexStreamParser:
         return []
 
 
+class TrajectoryRound:
+    """mini-swe-agent prints no machine-readable stream: its round's events come from the
+    trajectory file at the end of the round (:func:`parse_trajectory`)."""
+
+    def __init__(self) -> None:
+        self.summary = RoundSummary()
+
+    def feed(self, line: str) -> list[AgentEvent]:
+        return []
+
+
 def parser_for(client: str) -> StreamParser:
+    if client == "mini-swe-agent":
+        return TrajectoryRound()
     if client == "claude-code":
         return ClaudeStreamParser()
     if client == "codex":

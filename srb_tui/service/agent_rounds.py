@@ -11,14 +11,27 @@ from its stored log lines and goes on following.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from srb_tui.agents.adapters import AGENT_DIR, ROUNDS_DIR, ClientAdapter, Endpoint
+from srb_tui.agents.adapters import (
+    AGENT_DIR,
+    ROUNDS_DIR,
+    ClientAdapter,
+    Endpoint,
+    MiniSweAgentAdapter,
+)
 from srb_tui.agents.rounds import CONTINUE, RoundRecord
-from srb_tui.agents.streams import AgentEvent, RoundSummary, StreamParser, parser_for
+from srb_tui.agents.streams import (
+    AgentEvent,
+    RoundSummary,
+    StreamParser,
+    parse_trajectory,
+    parser_for,
+)
 from srb_tui.agents.wrapper import parse_marker
 from srb_tui.runner import ContainerHandle, DockerEngine
 from srb_tui.runner.rounds_exec import exec_detached, fetch_file, is_running, put_files
@@ -226,6 +239,27 @@ class ContainerRounds:
                 self._current = number
         return live
 
+    async def _trajectory(self, number: int) -> RoundSummary:
+        """mini-swe-agent's round: its events from the trajectory file, stored at the end."""
+        assert isinstance(self.adapter, MiniSweAgentAdapter)
+        path = self.adapter.trajectory(number)
+        data = await fetch_file(self.engine, self.handle, path, max_bytes=RAW_MAX_BYTES)
+        if data is None:
+            return RoundSummary(error="mini-swe-agent wrote no trajectory file")
+        self.raw_dir.mkdir(parents=True, exist_ok=True)
+        (self.raw_dir / path.rsplit("/", 1)[1]).write_bytes(data)
+        try:
+            doc = json.loads(data)
+        except ValueError as exc:
+            return RoundSummary(error=f"mini-swe-agent's trajectory is not JSON: {exc}")
+        events, summary = parse_trajectory(doc if isinstance(doc, dict) else {})
+        ts = utc_now()
+        await self.store.replace_agent_events(self.run_id, number,
+                                              [(ts, e.kind, e.data) for e in events])
+        self.bus.publish(AgentTranscript(self.run_id, number, tuple(
+            (i + 1, ts, e.kind, e.data) for i, e in enumerate(events))))
+        return summary
+
     # -- finishing --------------------------------------------------------------------------
 
     async def _file(self, name: str) -> bytes | None:
@@ -249,6 +283,8 @@ class ContainerRounds:
             if rc is None:
                 raw = (await self._file(f"rc-{nn}") or b"").decode().strip()
                 rc = int(raw) if raw.lstrip("-").isdigit() else None
+            if isinstance(self.adapter, MiniSweAgentAdapter):
+                s = await self._trajectory(number)
         failed = container_gone or rc != 0 or s.is_error or s.terminal_reason is None
         error = s.error or (s.errors[-1] if failed and s.errors else None)
         if failed and not error:
@@ -257,7 +293,8 @@ class ContainerRounds:
         record = RoundRecord(
             number=number, final_message=s.final_message, exit_code=rc,
             tree_changed=before != after, acted=s.tool_calls > 0, failed=failed,
-            produced_work=s.work_events > 0, error=error)
+            produced_work=s.work_events > 0, error=error,
+            submitted=s.terminal_reason == "Submitted")
         verdict = _verdict(record)
         await self.store.finish_agent_round(
             self.run_id, number, ended_at=utc_now(), exit_code=rc, session_id=s.session_id,
@@ -277,6 +314,8 @@ class ContainerRounds:
 
 
 def _verdict(rec: RoundRecord) -> str:
+    if rec.submitted and not rec.failed:
+        return "submitted"
     if rec.failed:
         return "failed after work" if rec.produced_work else "failed"
     if rec.tree_changed:
@@ -289,7 +328,7 @@ def _record(r: Any) -> RoundRecord:
         number=r.round, final_message=r.final_message or "", exit_code=r.exit_code,
         tree_changed=r.tree_before != r.tree_after, acted=bool(r.acted),
         failed=bool(r.failed), produced_work=(r.verdict or "") not in ("failed",),
-        error=r.error)
+        error=r.error, submitted=r.verdict == "submitted")
 
 
 def _uid(user: str) -> int:

@@ -144,6 +144,7 @@ class RunsPage:
     total: int
     offset: int
     marks: dict[str, StageMarks] = field(default_factory=dict)
+    costs: dict[str, str] = field(default_factory=dict)
 
 
 async def load_page(
@@ -156,7 +157,11 @@ async def load_page(
     offset = max(0, min(offset, max(0, total - 1) // limit * limit))
     runs = await store.list_runs(**flt.kwargs(), sort=sort, limit=limit, offset=offset)
     marks = await asyncio.to_thread(lambda: {run.id: marks_for(runs_dir, run) for run in runs})
-    return RunsPage(runs, total, offset, marks)
+    from srb_tui.service.agent_report import cost_text
+
+    brief = await store.ledger_brief([run.id for run in runs])
+    costs = {run.id: cost_text(brief.get(run.id, {})) for run in runs}
+    return RunsPage(runs, total, offset, marks, costs)
 
 
 def scored_run(runs_dir: Path, run: RunRecord) -> ScoredRun | None:

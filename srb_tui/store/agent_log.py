@@ -189,3 +189,18 @@ class AgentLogMixin(StoreBase):
                 "cache_read_tokens": int(r[3]), "cache_write_tokens": int(r[4]),
                 "reasoning_tokens": int(r[5]),
                 "client_cost_usd": None if r[6] is None else round(float(r[6]), 6)}
+
+    async def ledger_brief(self, run_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Per run: requests, total tokens, priced cost and unpriced requests of the model
+        ledger, for many runs in one query (the Runs screen's column)."""
+        if not run_ids:
+            return {}
+        marks = ",".join("?" for _ in run_ids)
+        rows = await self._rows(
+            "SELECT run_id, count(*), coalesce(sum(input_tokens + output_tokens"
+            " + cache_read_tokens + cache_write_tokens), 0), sum(cost_usd),"
+            " sum(CASE WHEN cost_usd IS NULL THEN 1 ELSE 0 END)"
+            f" FROM ledger WHERE run_id IN ({marks}) GROUP BY run_id", tuple(run_ids))
+        return {str(r[0]): {"requests": int(r[1]), "total_tokens": int(r[2]),
+                            "cost_usd": None if r[3] is None else float(r[3]),
+                            "unpriced_requests": int(r[4])} for r in rows}

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from srb_tui.agents.clients import CLIENTS
+from srb_tui.agents.clients import CLIENTS, ensure_installed, resolve_pin
 from srb_tui.runner import exec_run, list_managed
 from srb_tui.sources import compare_trees
 from tests.agents.conftest import SENTINEL, Harness
@@ -162,4 +162,21 @@ async def test_a_client_whose_version_does_not_match_is_refused(
     assert done.status == "infra_error" and done.valid is False
     assert "not version 9.9.9" in (done.harness_error or "")
     assert await h.service.store.agent_rounds(run.id) == []
+    await _assert_clean(h, run.id)
+
+
+async def test_mini_swe_agent_performs_the_migration_and_submits(harness: Harness) -> None:
+    """mini-swe-agent 2.4.6 (PyPI, installed into the cache; the demo image has Python
+    3.11) through Chat Completions: its trajectory becomes the round's transcript."""
+    await asyncio.to_thread(ensure_installed, resolve_pin("mini-swe-agent", None))
+    h = harness
+    run = await h.service.launch(TASK, "mini-swe-agent:standin-migrate", budget_sec=300)
+    done = await h.service.drive(run.id, grade=False)
+    assert done.stop_reason == "completed", (done.stop_reason, done.harness_error)
+    rounds = await h.service.store.agent_rounds(run.id)
+    assert [(r.round, r.verdict) for r in rounds] == [(1, "submitted")]
+    kinds = [e.kind for e in await h.service.store.agent_events(run.id)]
+    assert kinds.count("tool_call") >= 14
+    assert compare_trees(REFERENCE, h.service.submission_dir(run.id)).identical
+    assert (h.service.run_dir(run.id) / "agent" / "trajectory-001.json").is_file()
     await _assert_clean(h, run.id)

@@ -254,8 +254,7 @@ async def openai_responses(request: web.Request) -> web.StreamResponse:
 
 
 def _chat_step(body: dict[str, Any]) -> int:
-    return sum(1 for m in body.get("messages") or [] if m.get("role") in ("tool",)
-               or (m.get("role") == "user" and "<returncode>" in str(m.get("content", ""))))
+    return sum(1 for m in body.get("messages") or [] if m.get("role") == "tool")
 
 
 async def chat_completions(request: web.Request) -> web.StreamResponse:
@@ -269,16 +268,21 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
         return _error(mode.fail_status, "openai")
     inp, out = _usage_numbers(mode, body)
     if step < len(mode.commands):
-        text = f"Next step.\n\n```bash\n{mode.commands[step]}\n```"
-    elif mode.commands or mode.name == "migrate":
-        text = "Done.\n\n```bash\necho COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n```"
+        cmd: str | None = mode.commands[step]
+    elif mode.commands:
+        cmd = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
     else:
-        text = mode.closing
+        cmd = None
+    message: dict[str, Any] = {"role": "assistant", "content": mode.closing if cmd is None
+                               else f"Stand-in step {step + 1}."}
+    if cmd is not None:
+        message["tool_calls"] = [{"id": _id("call"), "type": "function", "function": {
+            "name": "bash", "arguments": json.dumps({"command": cmd})}}]
     return web.json_response({
         "id": _id("chatcmpl"), "object": "chat.completion", "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "finish_reason": "stop",
-                     "message": {"role": "assistant", "content": text}}],
+        "choices": [{"index": 0, "finish_reason": "tool_calls" if cmd else "stop",
+                     "message": message}],
         "usage": {"prompt_tokens": inp, "completion_tokens": out,
                   "total_tokens": inp + out},
     })

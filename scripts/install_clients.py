@@ -1,0 +1,37 @@
+"""Install the pinned agent clients (Claude Code, Codex CLI) into srb's client cache.
+
+Used by scripts/test.sh before the tests; a cached, verified version is a no-op, so CI
+downloads the ~600 MB of native binaries once per cache (~/.cache/srb/clients, or
+SRB_CLIENT_CACHE). Needs npm on the host (Debian: apt-get install nodejs npm).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from srb_tui.agents.clients import ClientError, ensure_installed, resolve_pin  # noqa: E402
+
+
+def main() -> int:
+    if shutil.which("npm") is None and shutil.which("apt-get") is not None:
+        print("install_clients: npm is missing; installing nodejs and npm with apt-get")
+        subprocess.run(["apt-get", "install", "-y", "-q", "nodejs", "npm"], check=False)
+    for name in ("claude-code", "codex"):
+        pin = resolve_pin(name, None)
+        try:
+            got = ensure_installed(pin)
+        except ClientError as exc:
+            print(f"install_clients: {exc}", file=sys.stderr)
+            return 1
+        print(f"install_clients: {got.pin.name} {got.pin.version} at {got.path} "
+              f"(sha256 {got.sha256[:16]})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
