@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from srb_tui.agents.clients import ClientError, ensure_installed, resolve_pin  # noqa: E402
+from srb_tui.agents.clients import ClientError, ensure_installed, resolve_pin
 
 
 def main() -> int:
