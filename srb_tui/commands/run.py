@@ -137,6 +137,7 @@ class Display:
     rounds: int = 0
     tokens: int = 0
     client_cost: float = 0.0
+    ledger_cost: float | None = None
 
     def apply(self, event: Event) -> None:
         if isinstance(event, StatusChanged):
@@ -153,6 +154,8 @@ class Display:
             self.rounds = max(self.rounds, event.round)
             self.tokens += sum(event.tokens.values())
             self.client_cost += event.client_cost_usd or 0.0
+            if event.ledger_cost_usd is not None:
+                self.ledger_cost = event.ledger_cost_usd
 
     def render(self) -> Group:
         elapsed = time.monotonic() - self.started
@@ -163,8 +166,11 @@ class Display:
         )
         parts: list[Any] = [head]
         if self.rounds:
+            cost = ("unpriced" if self.ledger_cost is None
+                    else f"${self.ledger_cost:.4f}")
             parts.append(Text(f"agent: {self.rounds} round(s), {self.tokens:,} tokens, "
-                              f"client estimate ${self.client_cost:.4f}"))
+                              f"cost {cost} (gateway), client estimate "
+                              f"${self.client_cost:.4f}"))
         if self.progress:
             parts.append(Text(self.progress[:200], style="dim"))
         if self.stages:

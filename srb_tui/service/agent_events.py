@@ -33,6 +33,7 @@ class AgentRoundFinished(Event):
     exit_code: int | None
     tokens: dict[str, int] = field(default_factory=dict)
     client_cost_usd: float | None = None
+    ledger_cost_usd: float | None = None  # the run's gateway cost so far (all rounds)
 
 
 __all__ = ["AgentRoundFinished", "AgentRoundStarted", "AgentTranscript"]

@@ -11,6 +11,7 @@ from its stored log lines and goes on following.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -307,8 +308,15 @@ class ContainerRounds:
         tokens = {"input": s.input_tokens, "output": s.output_tokens,
                   "cache_read": s.cache_read_tokens, "cache_write": s.cache_write_tokens,
                   "reasoning": s.reasoning_tokens}
+        ledger = None
+        with contextlib.suppress(Exception):
+            ledger = await self.access.totals(self.run_id)
+        spent = ledger.get("cost_usd") if ledger else None
+        if ledger and ledger.get("unpriced_requests") and not spent:
+            spent = None  # nothing priced: "unpriced", not $0
         self.bus.publish(AgentRoundFinished(self.run_id, number, verdict, rc, tokens,
-                                            s.client_cost_usd))
+                                            s.client_cost_usd,
+                                            float(spent) if spent is not None else None))
         self.say(f"round {number} ended: {verdict} (exit {rc})")
         return record
 
