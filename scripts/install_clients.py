@@ -1,8 +1,10 @@
-"""Install the pinned agent clients (Claude Code, Codex CLI) into srb's client cache.
+"""Install the pinned agent clients (Claude Code, Codex CLI, mini-swe-agent) into srb's
+client cache.
 
 Used by scripts/test.sh before the tests; a cached, verified version is a no-op, so CI
-downloads the ~600 MB of native binaries once per cache (~/.cache/srb/clients, or
-SRB_CLIENT_CACHE). Needs npm on the host (Debian: apt-get install nodejs npm).
+downloads them once per cache (~/.cache/srb/clients, or SRB_CLIENT_CACHE): the two npm
+clients' native binaries are ~600 MB, mini-swe-agent with litellm ~730 MB (pip, ~4 min
+cold). Needs npm on the host (Debian: apt-get install nodejs npm).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ def main() -> int:
     if shutil.which("npm") is None and shutil.which("apt-get") is not None:
         print("install_clients: npm is missing; installing nodejs and npm with apt-get")
         subprocess.run(["apt-get", "install", "-y", "-q", "nodejs", "npm"], check=False)
-    for name in ("claude-code", "codex"):
+    for name in ("claude-code", "codex", "mini-swe-agent"):
         pin = resolve_pin(name, None)
         try:
             got = ensure_installed(pin)
