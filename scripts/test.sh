@@ -12,6 +12,8 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
 .venv/bin/python -m pip install -q -e '.[dev]'
+# The pinned agent clients the agent tests run (cached in ~/.cache/srb/clients).
+.venv/bin/python scripts/install_clients.py
 
 .venv/bin/ruff check srb_tui tests bench
 .venv/bin/lint-imports

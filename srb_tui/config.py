@@ -54,6 +54,11 @@ class Settings:
         """Counterexamples exported as runnable folders."""
         return self.state_dir / "exports"
 
+    @property
+    def gateway_dir(self) -> Path:
+        """The folder holding the model gateway's Unix socket (bind-mounted into relays)."""
+        return self.state_dir / "gateway"
+
     def run_dir(self, run_id: str) -> Path:
         """A run's folder: stage envelopes, score files, the collected submission."""
         return self.runs_dir / run_id

@@ -2,7 +2,7 @@
 the real clients (Claude Code, Codex CLI, mini-swe-agent) plug into."""
 
 from srb_tui.agents.plan import AgentPlan, Upload, plan_agent
-from srb_tui.agents.rounds import LoopOutcome, RoundResult, StopReason, run_rounds
+from srb_tui.agents.rounds import LoopOutcome, RoundRecord, StopReason, run_rounds
 from srb_tui.agents.spec import AgentSpec, AgentSpecError, parse_agent_spec
 
 __all__ = [
@@ -10,7 +10,7 @@ __all__ = [
     "AgentSpec",
     "AgentSpecError",
     "LoopOutcome",
-    "RoundResult",
+    "RoundRecord",
     "StopReason",
     "Upload",
     "parse_agent_spec",

@@ -94,6 +94,36 @@ async def _probe_engine(engine: Any, settings: Settings) -> list[Check]:
     return checks
 
 
+def _client_checks(settings: Settings) -> list[Check]:
+    """Cached agent clients, and each configured model upstream (whether its key is set
+    on this host — never the key itself)."""
+    from srb_tui.agents.clients import CLIENTS, cache_root, cached_clients
+    from srb_tui.gateway import GatewayConfigError, load_gateway_config
+
+    checks: list[Check] = []
+    found = cached_clients()
+    names = {c.pin.name for c in found}
+    listed = ", ".join(f"{c.pin.name} {c.pin.version}" for c in found) or "none"
+    missing = [f"{k.name} {k.default_version}" for k in CLIENTS.values()
+               if k.registry == "npm" and k.name not in names]
+    checks.append(Check("agent clients", True, f"{listed} in {cache_root()}"
+                        + (f" (installed on first use: {', '.join(missing)})" if missing
+                           else "")))
+    try:
+        config = load_gateway_config(settings.state_dir)
+    except GatewayConfigError as exc:
+        checks.append(Check("model gateway", False, str(exc), "fix state/config.toml"))
+        return checks
+    for vendor in ("anthropic", "openai"):
+        up = config.upstream(vendor)
+        has_key = bool(os.environ.get(up.key_env))
+        checks.append(Check(
+            f"upstream {vendor}", True,
+            f"{up.base_url}, key ${up.key_env} {'set' if has_key else 'not set'}",
+        ))
+    return checks
+
+
 def _versions() -> dict[str, str]:
     out = {"srb": __version__, "python": platform.python_version(),
            "sqlite": sqlite3.sqlite_version}
@@ -110,6 +140,7 @@ def cmd_doctor(args: argparse.Namespace, settings: Settings, out: Output) -> int
     roots = [str(r) for r in settings.task_roots]
     checks.append(Check("task roots", all(os.path.isdir(r) for r in roots), ", ".join(roots),
                         "pass --tasks DIR or set SRB_TASKS"))
+    checks += _client_checks(settings)
     versions = _versions()
     ok = all(c.ok for c in checks)
     if out.json_mode:

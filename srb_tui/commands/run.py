@@ -25,7 +25,9 @@ from rich.text import Text
 
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
+from srb_tui.gateway import GatewayConfigError
 from srb_tui.runner import gc
+from srb_tui.service.agent_events import AgentRoundFinished
 from srb_tui.service.app import EngineUnavailable
 from srb_tui.service.app import open_service as open_core
 from srb_tui.service.events import (
@@ -44,11 +46,19 @@ def add_parsers(sub: Any) -> None:
     run = sub.add_parser("run", help="run an agent on a task, collect and grade the result")
     run.add_argument("task", metavar="TASK", help="task id (or a task directory)")
     run.add_argument("--agent", required=True, metavar="SPEC",
-                     help="untouched | replay:NAME|PATH | command:ARGV")
+                     help="untouched | replay:NAME|PATH | command:ARGV | claude-code:MODEL | "
+                          "codex:MODEL | mini-swe-agent:MODEL")
     run.add_argument("--budget", type=float, metavar="SECONDS",
                      help="agent budget (default: the task's [agent].timeout_sec)")
     run.add_argument("--model", help="model name recorded with the run")
-    run.add_argument("--effort", help="effort level recorded with the run")
+    run.add_argument("--effort", help="effort level (claude-code: low|medium|high|xhigh|max; "
+                     "codex: minimal|low|medium|high|xhigh)")
+    run.add_argument("--client-version", metavar="VERSION",
+                     help="client version instead of the task's pin / srb's default")
+    run.add_argument("--max-cost", type=float, metavar="USD",
+                     help="model budget of the run in USD (the gateway refuses past it)")
+    run.add_argument("--max-tokens", type=int, metavar="N",
+                     help="model budget of the run in tokens")
     run.add_argument("--no-grade", action="store_true",
                      help="stop after collecting the submission")
     run.add_argument("--adversary-budget", type=float, metavar="SECONDS",
@@ -80,9 +90,10 @@ async def open_service(settings: Settings) -> AsyncIterator[RunService]:
     async with open_core(settings) as core:
         try:
             service = await core.runs()
-        except EngineUnavailable as exc:
+        except (EngineUnavailable, GatewayConfigError) as exc:
             raise LaunchError(str(exc)) from exc
         yield service
+
 
 
 @dataclass
@@ -99,6 +110,10 @@ class Display:
     lines: int = 0
     progress: str = ""
     stages: list[str] = field(default_factory=list)
+    rounds: int = 0
+    tokens: int = 0
+    client_cost: float = 0.0
+    ledger_cost: float | None = None
 
     def apply(self, event: Event) -> None:
         if isinstance(event, StatusChanged):
@@ -111,6 +126,12 @@ class Display:
             self.progress = event.message
         elif isinstance(event, StageFinished):
             self.stages.append(stage_line(event))
+        elif isinstance(event, AgentRoundFinished):
+            self.rounds = max(self.rounds, event.round)
+            self.tokens += sum(event.tokens.values())
+            self.client_cost += event.client_cost_usd or 0.0
+            if event.ledger_cost_usd is not None:
+                self.ledger_cost = event.ledger_cost_usd
 
     def render(self) -> Group:
         elapsed = time.monotonic() - self.started
@@ -120,6 +141,12 @@ class Display:
             (self.status, "bold cyan"), f" · {elapsed:.0f}s{budget} · {self.lines} log lines",
         )
         parts: list[Any] = [head]
+        if self.rounds:
+            cost = ("unpriced" if self.ledger_cost is None
+                    else f"${self.ledger_cost:.4f}")
+            parts.append(Text(f"agent: {self.rounds} round(s), {self.tokens:,} tokens, "
+                              f"cost {cost} (gateway), client estimate "
+                              f"${self.client_cost:.4f}"))
         if self.progress:
             parts.append(Text(self.progress[:200], style="dim"))
         if self.stages:
@@ -204,7 +231,9 @@ async def _drive_interruptibly(
 async def _run(args: argparse.Namespace, settings: Settings, out: Output) -> int:
     async with open_service(settings) as service:
         run = await service.launch(args.task, args.agent, budget_sec=args.budget,
-                                   model=args.model, effort=args.effort)
+                                   model=args.model, effort=args.effort,
+                                   client_version=args.client_version,
+                                   max_cost_usd=args.max_cost, max_tokens=args.max_tokens)
         display = Display(run_id=run.id, task=run.task_id, agent=run.agent,
                           budget=run.budget_sec)
         live = None if out.json_mode else Live(display.render(), console=out.err,

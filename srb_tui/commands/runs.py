@@ -12,6 +12,7 @@ from rich.table import Table
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
 from srb_tui.service.app import open_service
+from srb_tui.service.agent_report import agent_summary, cost_text
 from srb_tui.service.history import load_run_rows
 from srb_tui.store import RunNotFound, StoreError
 
@@ -62,10 +63,13 @@ def cmd_list(args: argparse.Namespace, settings: Settings, out: Output) -> int:
 async def _detail(settings: Settings, run_id: str) -> dict[str, Any] | None:
     async with open_service(settings) as services:
         try:
-            detail = await (await services.store()).run_detail(run_id)
+            store = await services.store()
+            detail = await store.run_detail(run_id)
         except RunNotFound:
             return None
-    return detail.to_json()
+        doc = detail.to_json()
+        doc["agent"] = await agent_summary(store, run_id)
+    return doc
 
 
 def cmd_show(args: argparse.Namespace, settings: Settings, out: Output) -> int:
@@ -90,6 +94,11 @@ def cmd_show(args: argparse.Namespace, settings: Settings, out: Output) -> int:
                 "started_at", "finished_at"):
         if run.get(key) not in (None, ""):
             out.print(f"  {key}: {escape(str(run[key]))}")
+    agent = doc.get("agent") or {}
+    if agent.get("rounds"):
+        ledger = agent.get("ledger") or {}
+        out.print(f"  agent: {len(agent['rounds'])} round(s), "
+                  f"{escape(cost_text(ledger))} (gateway ledger)")
     for section in ("stage_results", "gate_votes", "module_results", "adversary_rounds",
                     "counterexamples", "images"):
         items = doc.get(section)

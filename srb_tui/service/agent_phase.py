@@ -2,8 +2,13 @@
 State A and the agent's uploads, follow its log into the store (resuming after the last
 stored line per stream), wait for it under the budget, and collect the submission.
 
-:class:`AgentPhase` is a mixin of :class:`srb_tui.service.orchestrator.RunService`; it uses
-the service's store, engine, bus, limits and cancel events.
+Built-in agents do their work in the container's main process. Real clients (Claude
+Code, Codex CLI, mini-swe-agent) get a holder process, the pinned client mounted
+read-only, the model gateway through the relay's network namespace, and one detached
+``exec`` per round driven by the round loop (:mod:`srb_tui.service.agent_rounds`).
+
+:class:`AgentPhase` is a collaborator of :class:`srb_tui.service.orchestrator.RunService`
+built from a :class:`PhaseContext`; it does not import the orchestrator.
 """
 
 from __future__ import annotations
@@ -12,10 +17,12 @@ import asyncio
 import contextlib
 import shutil
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from srb_tui.agents import AgentSpec, plan_agent
+from srb_tui.agents.spec import CLIENT_KINDS
 from srb_tui.runner import (
     CollectError,
     ContainerHandle,
@@ -39,17 +46,29 @@ from srb_tui.runner import (
 )
 from srb_tui.schema import Task
 from srb_tui.service.events import EventBus, LogLines
+from srb_tui.service.model_access import ModelAccess
 from srb_tui.store import RunRecord, Store, utc_now
-
-if TYPE_CHECKING:
-    from srb_tui.service.orchestrator import Limits
 
 AGENT_ROLE = "agent"
 STORE_LABEL = "srb.store"
+GIB = 1024**3
 
 
-class AgentPhase:
-    """Container side of the agent phase (mixed into RunService)."""
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of the agent container."""
+
+    mem_bytes: int = 4 * GIB
+    pids: int = 1024
+    nano_cpus: int = 2_000_000_000
+    disk_bytes: int = 8 * GIB
+    max_file_bytes: int = 2 * GIB
+    grace_sec: float = 10.0
+
+
+@dataclass
+class PhaseContext:
+    """What the agent phase uses of the run service."""
 
     store: Store
     engine: DockerEngine
@@ -57,30 +76,38 @@ class AgentPhase:
     limits: Limits
     extract_limits: ExtractLimits
     store_tag: str
-    _cancel: dict[str, asyncio.Event]
+    cancel: dict[str, asyncio.Event]
+    say: Callable[[str, str], None]
+    run_dir: Callable[[str], Path]
+    access: Callable[[], ModelAccess | None]
 
-    def _say(self, run_id: str, message: str) -> None:
-        raise NotImplementedError
+
+class AgentPhase:
+    """Container side of the agent phase."""
+
+    def __init__(self, ctx: PhaseContext) -> None:
+        self.ctx = ctx
+
+    @property
+    def store(self) -> Store:
+        return self.ctx.store
+
+    @property
+    def engine(self) -> DockerEngine:
+        return self.ctx.engine
 
     def submission_dir(self, run_id: str) -> Path:
-        raise NotImplementedError
+        return self.ctx.run_dir(run_id) / "submission"
 
-    async def _start_agent(
+    async def start_agent(
         self, run: RunRecord, task: Task, agent: AgentSpec, state_a: Path, image: str
     ) -> ContainerHandle:
+        if agent.kind in CLIENT_KINDS:
+            from srb_tui.service.agent_clients import start_client_container
+
+            return await start_client_container(self, run, task, agent, state_a, image)
         plan = plan_agent(agent)
-        spec = ContainerSpec(
-            image=image,
-            run_id=run.id,
-            role=AGENT_ROLE,
-            command=plan.command,
-            env=dict(plan.env),
-            mem_limit=self.limits.mem_bytes,
-            pids_limit=self.limits.pids,
-            nano_cpus=self.limits.nano_cpus,
-            max_file_bytes=self.limits.max_file_bytes,
-            labels={"srb.task": task.id, STORE_LABEL: self.store_tag},
-        )
+        spec = self.container_spec(run, task, image, plan.command, dict(plan.env))
         handle = await create(self.engine, spec)
         await self.store.record_container(run.id, AGENT_ROLE, container_id=handle.id,
                                           name=handle.name, created_at=utc_now())
@@ -90,10 +117,22 @@ class AgentPhase:
                            uid=spec.uid, gid=spec.gid)
         await start(self.engine, handle)
         await self.store.update_run(run.id, started_at=utc_now())
-        self._say(run.id, f"agent {agent.text} started in {handle.name}")
+        self.ctx.say(run.id, f"agent {agent.text} started in {handle.name}")
         return handle
 
-    async def _find_agent_container(self, run_id: str) -> ContainerHandle | None:
+    def container_spec(self, run: RunRecord, task: Task, image: str,
+                       command: tuple[str, ...], env: dict[str, str], **extra: object
+                       ) -> ContainerSpec:
+        lim = self.ctx.limits
+        return ContainerSpec(
+            image=image, run_id=run.id, role=AGENT_ROLE, command=command, env=env,
+            mem_limit=lim.mem_bytes, pids_limit=lim.pids, nano_cpus=lim.nano_cpus,
+            max_file_bytes=lim.max_file_bytes,
+            labels={"srb.task": task.id, STORE_LABEL: self.ctx.store_tag},
+            **extra,  # type: ignore[arg-type]
+        )
+
+    async def find_agent_container(self, run_id: str) -> ContainerHandle | None:
         for c in await list_managed(self.engine, run_id):
             if c.handle.role == AGENT_ROLE:
                 return c.handle
@@ -112,26 +151,46 @@ class AgentPhase:
             cursors.update(cursors_after(lines))
         return cursors
 
-    async def _watch_agent(self, run: RunRecord, handle: ContainerHandle) -> ExitInfo:
-        run_id = run.id
+    async def follow(self, run_id: str, handle: ContainerHandle,
+                     also: Callable[[list[tuple[str, str, str]]], object] | None = None
+                     ) -> tuple[LogFollower, asyncio.Task[int]]:
+        """Start following the container's log into the store (after the stored lines)."""
 
         async def sink(lines: list[LogLine]) -> None:
-            last = await self.store.append_log_lines(
-                run_id, [(ln.ts, ln.stream, ln.text) for ln in lines]
-            )
-            self.bus.publish(LogLines(
-                run_id, AGENT_ROLE, tuple((ln.ts, ln.stream, ln.text) for ln in lines), last,
-            ))
+            rows: list[tuple[str, str, str]] = [(ln.ts, ln.stream, ln.text) for ln in lines]
+            last = await self.store.append_log_lines(run_id, rows)
+            self.ctx.bus.publish(LogLines(run_id, AGENT_ROLE, tuple(rows), last))
+            if also is not None:
+                result = also(rows)
+                if asyncio.iscoroutine(result):
+                    await result
 
         resume = await self._resume_cursors(run_id)
         follower = LogFollower(self.engine, handle, sink, resume=resume)
-        follow_task = asyncio.create_task(follower.run())
+        return follower, asyncio.create_task(follower.run())
+
+    async def watch_agent(self, run: RunRecord, task: Task, agent: AgentSpec,
+                          handle: ContainerHandle) -> ExitInfo:
+        if agent.kind in CLIENT_KINDS:
+            from srb_tui.service.agent_clients import watch_client
+
+            return await watch_client(self, run, task, agent, handle)
+        run_id = run.id
+        follower, follow_task = await self.follow(run_id, handle)
+        stop = self.ctx.cancel.setdefault(run_id, asyncio.Event())
+        exit_info = await self.wait_container(run, handle, follower, follow_task, stop)
+        await self.record_exit(run, handle, exit_info, _stop_reason(exit_info, stop.is_set()))
+        return exit_info
+
+    async def wait_container(self, run: RunRecord, handle: ContainerHandle,
+                             follower: LogFollower, follow_task: asyncio.Task[int],
+                             stop: asyncio.Event) -> ExitInfo:
         budget = run.budget_sec or 3600.0
-        stop = self._cancel.setdefault(run_id, asyncio.Event())
+        lim = self.ctx.limits
         try:
-            exit_info = await wait_with_budget(
-                self.engine, handle, budget, grace_sec=self.limits.grace_sec,
-                disk_cap=DiskCap(self.limits.disk_bytes), stop=stop,
+            return await wait_with_budget(
+                self.engine, handle, budget, grace_sec=lim.grace_sec,
+                disk_cap=DiskCap(lim.disk_bytes), stop=stop,
             )
         except asyncio.CancelledError:
             # srb itself is stopping (the operator left the run going): the container
@@ -146,7 +205,10 @@ class AgentPhase:
                 follower.close()
                 with contextlib.suppress(Exception):
                     await follow_task
-        stop_reason = _stop_reason(exit_info, stop.is_set())
+
+    async def record_exit(self, run: RunRecord, handle: ContainerHandle, exit_info: ExitInfo,
+                          stop_reason: str, detail: str | None = None) -> None:
+        run = await self.store.require_run(run.id)
         state = await inspect_state(self.engine, handle)
         duration = None
         if state.started_at is not None and state.finished_at is not None:
@@ -161,26 +223,29 @@ class AgentPhase:
             "disk_bytes": exit_info.disk_bytes,
             "detail": exit_info.detail,
         }
-        await self.store.update_run(run_id, stop_reason=stop_reason, extra=extra)
-        self._say(run_id, f"agent stopped: {stop_reason} ({exit_info.detail or exit_info.reason})")
-        return exit_info
+        if detail is not None:
+            extra["agent_exit"]["stop_detail"] = detail
+        await self.store.update_run(run.id, stop_reason=stop_reason, extra=extra)
+        self.ctx.say(run.id, f"agent stopped: {stop_reason} "
+                     f"({detail or exit_info.detail or exit_info.reason})")
 
-    async def _collect(self, run: RunRecord, task: Task, handle: ContainerHandle) -> str | None:
+    async def collect(self, run: RunRecord, task: Task, handle: ContainerHandle) -> str | None:
         dest = self.submission_dir(run.id)
         if dest.exists():
             shutil.rmtree(dest)
         dest.parent.mkdir(parents=True, exist_ok=True)
         source = task.manifest.artifacts[0].source if task.manifest.artifacts else None
         excludes = task.manifest.artifacts[0].exclude if task.manifest.artifacts else ()
-        self._say(run.id, "collecting the submission")
+        self.ctx.say(run.id, "collecting the submission")
         began = time.monotonic()
         try:
             result = await collect_submission(
                 self.engine, handle, dest, source=source or "/workspace/repo",
-                excludes=excludes, limits=self.extract_limits,
+                excludes=excludes, limits=self.ctx.extract_limits,
             )
         except CollectError as exc:
             return str(exc)
+        run = await self.store.require_run(run.id)
         extra = dict(run.extra)
         extra["collect"] = {
             "duration_sec": round(time.monotonic() - began, 3),
@@ -195,8 +260,8 @@ class AgentPhase:
         )
         for member, reason in result.rejected[:20]:
             await self.store.add_run_note(run.id, f"collect: rejected {member}: {reason}")
-        self._say(run.id, f"collected {result.files} files, {result.bytes} bytes"
-                  + (f", {len(result.rejected)} rejected" if result.rejected else ""))
+        self.ctx.say(run.id, f"collected {result.files} files, {result.bytes} bytes"
+                     + (f", {len(result.rejected)} rejected" if result.rejected else ""))
         return result.aborted_reason
 
 

@@ -7,22 +7,32 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from srb_tui.agents import AgentSpecError, parse_agent_spec, plan_agent
+from srb_tui.agents.adapters import AdapterError, make_adapter
+from srb_tui.agents.clients import resolve_pin
 from srb_tui.agents.spec import CLIENT_KINDS
 
 
 @dataclass(frozen=True)
 class AgentCheck:
-    """The spec as srb records it (``text``), or why it cannot run (``problem``)."""
+    """The spec as srb records it (``text``), or why it cannot run (``problem``, about the
+    launch field named by ``field``)."""
 
     text: str | None
     problem: str | None
+    field: str = "Agent"
 
 
-def check_agent(spec_text: str, task_dir: Path) -> AgentCheck:
-    """Whether ``spec_text`` names an agent srb can run on the task at ``task_dir``."""
+def check_agent(spec_text: str, task_dir: Path, *, effort: str | None = None) -> AgentCheck:
+    """Whether ``spec_text`` names an agent srb can run on the task at ``task_dir``; for a
+    real client, also whether ``effort`` is one that client takes."""
     try:
         spec = parse_agent_spec(spec_text, task_dir)
-        plan_agent(spec)
+        if spec.kind in CLIENT_KINDS:
+            make_adapter(resolve_pin(spec.kind, None), spec.model or "", effort)
+        else:
+            plan_agent(spec)
+    except AdapterError as exc:
+        return AgentCheck(None, str(exc), "Effort")
     except AgentSpecError as exc:
         return AgentCheck(None, str(exc))
     return AgentCheck(spec.text, None)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from srb_tui.config import Settings
+from srb_tui.gateway import GatewayConfigError
 from srb_tui.grader.envelope import atomic_write_json
 from srb_tui.runner import DockerEngine, EngineInfo, RunnerError, RunnerPool
 from srb_tui.schema import Task
@@ -33,6 +34,7 @@ from srb_tui.sources import PreparedStateA, StateAError, TreeDiff, compare_trees
 from srb_tui.store import Store
 
 if TYPE_CHECKING:
+    from srb_tui.gateway import Gateway
     from srb_tui.service.ladder_identity import IdentityResult
     from srb_tui.service.orchestrator import RunService
 
@@ -72,6 +74,8 @@ class Services:
         self._engine: DockerEngine | None = None
         self._engine_ok = False
         self._runs: RunService | None = None
+        self._gateway: Gateway | None = None
+        self.gateway_problem: str | None = None
         self._lock = asyncio.Lock()
         self.engine_problem: str | None = None
 
@@ -124,11 +128,34 @@ class Services:
             if self._runs is None:
                 from srb_tui.service.orchestrator import RunService
 
-                self._runs = RunService(self.settings, store, self.engine, self.bus)
+                service = RunService(self.settings, store, self.engine, self.bus)
+                service.gateway = await self._start_gateway(store)
+                self._runs = service
         return self._runs
 
+    async def _start_gateway(self, store: Store) -> Gateway | None:
+        """srb's model gateway for this process's runs. A bad config file raises
+        GatewayConfigError (naming file and key); a gateway that cannot start (another srb
+        process serves this state dir) leaves ``gateway_problem`` set and returns None:
+        runs of real clients are then refused with that message."""
+        from srb_tui.gateway import Gateway, GatewayError, load_gateway_config
+
+        config = load_gateway_config(self.settings.state_dir)
+        try:
+            gateway = await Gateway.start(config, store, self.settings.gateway_dir)
+        except GatewayError as exc:
+            self.gateway_problem = f"model gateway not started: {exc}"
+            return None
+        self._gateway = gateway
+        return gateway
+
     async def close(self) -> None:
-        """Close the store and the engine (live runs stay live for the next start)."""
+        """Close the gateway, the store and the engine (live runs stay live for the next
+        start)."""
+        if self._gateway is not None:
+            with contextlib.suppress(Exception):
+                await self._gateway.close()
+            self._gateway = None
         if self._engine is not None:
             with contextlib.suppress(Exception):
                 self._engine.close()
@@ -204,6 +231,7 @@ __all__ = [
     "CONCURRENT_RUNS",
     "DOCKER_FIX",
     "EngineUnavailable",
+    "GatewayConfigError",
     "IdentityFailed",
     "PreparedStateA",
     "RunnerError",

@@ -17,10 +17,12 @@ import hashlib
 import os
 import socket
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from srb_tui.agents import AgentSpecError, parse_agent_spec, plan_agent
+from srb_tui.agents.adapters import AdapterError, make_adapter
+from srb_tui.agents.clients import ClientError, resolve_pin
+from srb_tui.agents.spec import CLIENT_KINDS
 from srb_tui.config import Settings
 from srb_tui.gateway import Gateway
 from srb_tui.runner import (
@@ -35,7 +37,7 @@ from srb_tui.runner import (
 )
 from srb_tui.schema import Task, TaskLoad, load_task
 from srb_tui.scoring import ScoreEnvelope
-from srb_tui.service.agent_phase import STORE_LABEL, AgentPhase
+from srb_tui.service.agent_phase import STORE_LABEL, AgentPhase, Limits, PhaseContext
 from srb_tui.service.events import (
     Event,
     EventBus,
@@ -44,27 +46,15 @@ from srb_tui.service.events import (
     RunFinished,
     StatusChanged,
 )
+from srb_tui.service.model_access import ModelAccess, NoModelAccess
 from srb_tui.sources import StateAError, prepare_state_a
 from srb_tui.store import FINAL_STATUSES, RunRecord, Store, utc_now
 
-GIB = 1024**3
 MIB = 1024**2
 
 
 class LaunchError(Exception):
     """A run that cannot be created: unknown task, invalid task, bad agent spec."""
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Resource limits of the agent container."""
-
-    mem_bytes: int = 4 * GIB
-    pids: int = 1024
-    nano_cpus: int = 2_000_000_000
-    disk_bytes: int = 8 * GIB
-    max_file_bytes: int = 2 * GIB
-    grace_sec: float = 10.0
 
 
 LEASE = "driver"
@@ -88,7 +78,7 @@ def env_image_tag(task_id: str) -> str:
     return f"srb-task/{task_id.lower()}:env"
 
 
-class RunService(AgentPhase):
+class RunService:
     """Creates runs and drives them through their lifecycle."""
 
     def __init__(
@@ -100,6 +90,7 @@ class RunService(AgentPhase):
         *,
         limits: Limits | None = None,
         extract_limits: ExtractLimits | None = None,
+        access: ModelAccess | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
@@ -110,6 +101,13 @@ class RunService(AgentPhase):
         self._cancel: dict[str, asyncio.Event] = {}
         self._adversary_budget: dict[str, float | None] = {}
         self.store_tag = store_label(settings.db_path)
+        self.model_access = access
+        self.agent_phase = AgentPhase(PhaseContext(
+            store=store, engine=engine, bus=self.bus, limits=self.limits,
+            extract_limits=self.extract_limits, store_tag=self.store_tag,
+            cancel=self._cancel, say=self._say, run_dir=self.run_dir,
+            access=self._model_access,
+        ))
         self.gateway: Gateway | None = None  # set by whoever starts srb's model gateway
 
     # -- creating ----------------------------------------------------------------------
@@ -134,16 +132,34 @@ class RunService(AgentPhase):
         budget_sec: float | None = None,
         model: str | None = None,
         effort: str | None = None,
+        client_version: str | None = None,
+        max_cost_usd: float | None = None,
+        max_tokens: int | None = None,
     ) -> RunRecord:
-        """Validate the task and the agent, then create a ``pending`` run."""
+        """Validate the task and the agent, then create a ``pending`` run.
+
+        For a real client (``claude-code:MODEL`` …) the client version (task pin, or
+        ``client_version``), the effort level and the gateway budget are checked here."""
         load = self._load(task_ref)
         if load.task is None or not load.ok:
             first = "; ".join(str(p) for p in load.errors[:3])
             raise LaunchError(f"task {load.task_id} does not validate: {first}")
         try:
             spec = parse_agent_spec(agent, load.path)
-            plan_agent(spec)
-        except AgentSpecError as exc:
+            extra: dict[str, object] = {}
+            if spec.kind in CLIENT_KINDS:
+                pin = resolve_pin(spec.kind, load.task.manifest.agent.harness, client_version)
+                make_adapter(pin, spec.model or "", effort)
+                if client_version:
+                    extra["client_version"] = client_version
+                if max_cost_usd is not None or max_tokens is not None:
+                    if (max_cost_usd is not None and max_cost_usd <= 0) or (
+                            max_tokens is not None and max_tokens <= 0):
+                        raise LaunchError("--max-cost and --max-tokens must be positive")
+                    extra["budget"] = {"max_cost_usd": max_cost_usd, "max_tokens": max_tokens}
+            else:
+                plan_agent(spec)
+        except (AgentSpecError, ClientError, AdapterError) as exc:
             raise LaunchError(str(exc)) from exc
         budget = budget_sec if budget_sec is not None else load.task.budget_sec
         if budget is None or budget <= 0:
@@ -156,6 +172,9 @@ class RunService(AgentPhase):
             effort=effort,
             budget_sec=float(budget),
         )
+        if extra:
+            await self.store.update_run(run.id, extra={**run.extra, **extra})
+            run = await self.store.require_run(run.id)
         self.bus.publish(RunCreated(run.id, load.task_id, spec.text))
         return run
 
@@ -196,6 +215,11 @@ class RunService(AgentPhase):
         await self._take_lease(run_id)
         try:
             return await self._drive(run_id, grade=grade)
+        except (ClientError, AdapterError, NoModelAccess) as exc:
+            # Refused before the agent did anything: nothing of the run is worth keeping.
+            for c in await list_managed(self.engine, run_id):
+                await self._remove_quietly(c.handle)
+            return await self._fail_infra(run_id, str(exc))
         except (RunnerError, StateAError, OSError) as exc:
             return await self._fail_infra(run_id, str(exc))
         finally:
@@ -256,28 +280,37 @@ class RunService(AgentPhase):
             if self._cancelled(run_id):
                 return await self._finish_cancelled(run_id)
             await self._to(run_id, "agent")
-            handle = await self._start_agent(run, task, agent, state_a, image)
+            handle = await self.agent_phase.start_agent(run, task, agent, state_a, image)
             run = await self.store.require_run(run_id)
         if run.status == "agent":
             if handle is None:
-                handle = await self._find_agent_container(run_id)
+                handle = await self.agent_phase.find_agent_container(run_id)
                 if handle is None:
                     return await self._fail_infra(
                         run_id, "the agent container is gone (removed while srb was down?)"
                     )
-            await self._watch_agent(run, handle)
+            await self.agent_phase.watch_agent(run, task, agent, handle)
+            await self._close_access(run_id, agent.kind)
             if self._cancelled(run_id):
                 await self._remove_quietly(handle)
                 return await self._finish_cancelled(run_id)
+            run = await self.store.require_run(run_id)
+            if agent.kind in CLIENT_KINDS and run.stop_reason == "infrastructure":
+                await self._remove_quietly(handle)
+                loop = run.extra.get("agent_loop") or {}
+                detail = loop.get("detail") if isinstance(loop, dict) else None
+                return await self._fail_infra(
+                    run_id, f"agent phase stopped on an infrastructure fault: {detail}; the "
+                    "run is invalid (re-run it), not a zero")
             await self._to(run_id, "collecting")
             run = await self.store.require_run(run_id)
         if run.status == "collecting":
             if handle is None:
-                handle = await self._find_agent_container(run_id)
+                handle = await self.agent_phase.find_agent_container(run_id)
             if handle is None:
                 return await self._fail_infra(run_id, "the agent container is gone; "
                                               "nothing to collect")
-            aborted = await self._collect(run, task, handle)
+            aborted = await self.agent_phase.collect(run, task, handle)
             await self._remove_quietly(handle)
             if aborted:
                 return await self._zero_for_collection(run_id, aborted)
@@ -426,6 +459,26 @@ class RunService(AgentPhase):
             results.append(await self.drive(run.id, grade=grade))
         return results
 
+    def _model_access(self) -> ModelAccess | None:
+        """The explicit access given at construction, else one over ``self.gateway``."""
+        if self.model_access is not None:
+            return self.model_access
+        if self.gateway is None:
+            return None
+        from srb_tui.service.gateway_access import GatewayAccess
+
+        self.model_access = GatewayAccess(
+            self.gateway, self.store, self.engine,
+            socket_dir=self.gateway.socket_path.parent, base_image=self.settings.base_image,
+            labels={STORE_LABEL: self.store_tag})
+        return self.model_access
+
+    async def _close_access(self, run_id: str, kind: str) -> None:
+        access = self._model_access() if kind in CLIENT_KINDS else None
+        if access is not None:
+            with contextlib.suppress(Exception):
+                await access.close_run(run_id)
+
     async def _remove_quietly(self, handle: ContainerHandle) -> None:
         with contextlib.suppress(RunnerError):
             await remove(self.engine, handle)
@@ -437,6 +490,9 @@ class RunService(AgentPhase):
 
     def submission_dir(self, run_id: str) -> Path:
         return self.settings.submission_dir(run_id)
+
+    async def _find_agent_container(self, run_id: str) -> ContainerHandle | None:
+        return await self.agent_phase.find_agent_container(run_id)
 
 
 def _now() -> str:

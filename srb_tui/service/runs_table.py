@@ -17,6 +17,7 @@ from typing import Any
 
 from srb_tui.scoring import Funnel, funnel
 from srb_tui.scoring import RunRecord as ScoredRun
+from srb_tui.service.agent_report import cost_text
 from srb_tui.store import RUN_STATUSES, RunRecord, Store
 
 PAGE_SIZE = 100
@@ -138,6 +139,7 @@ class RunsPage:
     total: int
     offset: int
     marks: dict[str, StageMarks] = field(default_factory=dict)
+    costs: dict[str, str] = field(default_factory=dict)
 
 
 async def load_page(
@@ -147,7 +149,9 @@ async def load_page(
     total = await store.count_runs(**flt.kwargs())
     offset = max(0, min(offset, max(0, total - 1) // limit * limit))
     runs = await store.list_runs(**flt.kwargs(), sort=sort, limit=limit, offset=offset)
-    return RunsPage(runs, total, offset, await stage_marks(store, runs))
+    brief = await store.ledger_brief([run.id for run in runs])
+    costs = {run.id: cost_text(brief.get(run.id, {})) for run in runs}
+    return RunsPage(runs, total, offset, await stage_marks(store, runs), costs)
 
 
 async def stage_marks(store: Store, runs: list[RunRecord]) -> dict[str, StageMarks]:

@@ -287,7 +287,50 @@ _V2 = Migration(
     ),
 )
 
-MIGRATIONS: tuple[Migration, ...] = (_V1, _V2)
+_V3 = Migration(
+    "agent rounds and transcript events",
+    (
+        """
+        CREATE TABLE agent_rounds (
+            run_id             TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+            round              INTEGER NOT NULL,
+            prompt_kind        TEXT NOT NULL,
+            started_at         TEXT NOT NULL,
+            ended_at           TEXT,
+            exit_code          INTEGER,
+            first_log_seq      INTEGER NOT NULL DEFAULT 0,
+            session_id         TEXT,
+            final_message      TEXT,
+            tree_before        TEXT,
+            tree_after         TEXT,
+            acted              INTEGER,
+            failed             INTEGER,
+            error              TEXT,
+            input_tokens       INTEGER NOT NULL DEFAULT 0,
+            output_tokens      INTEGER NOT NULL DEFAULT 0,
+            cache_read_tokens  INTEGER NOT NULL DEFAULT 0,
+            cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+            reasoning_tokens   INTEGER NOT NULL DEFAULT 0,
+            client_cost_usd    REAL,
+            verdict            TEXT,
+            PRIMARY KEY (run_id, round)
+        ) WITHOUT ROWID
+        """,
+        """
+        CREATE TABLE agent_events (
+            run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+            round  INTEGER NOT NULL,
+            seq    INTEGER NOT NULL,
+            ts     TEXT NOT NULL,
+            kind   TEXT NOT NULL,
+            data   TEXT NOT NULL DEFAULT '{}',
+            PRIMARY KEY (run_id, round, seq)
+        ) WITHOUT ROWID
+        """,
+    ),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -15,6 +15,7 @@ from typing import Self
 
 import aiosqlite
 
+from srb_tui.store.agent_log import AgentLogMixin
 from srb_tui.store.base import query
 from srb_tui.store.connection import (
     ReaderPool,
@@ -51,7 +52,7 @@ from srb_tui.store.writer import Writer
 DEFAULT_BUSY_TIMEOUT_MS = 10_000
 
 
-class Store(RunsMixin, GradingMixin, InfraMixin, LogsMixin, LedgerMixin):
+class Store(RunsMixin, GradingMixin, InfraMixin, LogsMixin, LedgerMixin, AgentLogMixin):
     """srb's source of truth. Open with ``await Store.open(path)`` or ``async with``."""
 
     def __init__(self, path: Path, writer: Writer, readers: ReaderPool, version: int) -> None:

@@ -25,6 +25,7 @@ from srb_tui.schema import STAGE_NAMES, Task
 from srb_tui.service.app import (
     DOCKER_FIX,
     EngineUnavailable,
+    GatewayConfigError,
     IdentityFailed,
     PreparedStateA,
     Services,
@@ -84,6 +85,7 @@ class ConsoleService:
         self.recover_on_start = True
         self.driving: set[str] = set()
         self._closed = False
+        self._gateway_told = False
 
     @property
     def engine_problem(self) -> str | None:
@@ -102,9 +104,14 @@ class ConsoleService:
         """The run service; connects to the engine on first use."""
         await self.store()
         try:
-            return await self.core.runs()
-        except EngineUnavailable as exc:
+            service = await self.core.runs()
+        except (EngineUnavailable, GatewayConfigError) as exc:
             raise ConsoleError(str(exc)) from exc
+        if self.core.gateway_problem and not self._gateway_told:
+            self._gateway_told = True
+            self.app.notify(self.core.gateway_problem, title="gateway", severity="warning",
+                            timeout=15)
+        return service
 
     async def prepare_state_a(self, task: Task, *, offline: bool = False) -> PreparedStateA:
         """The task's State A (ConsoleError says why it is not available)."""
@@ -135,6 +142,7 @@ class ConsoleService:
                                               counterexample_id, progress=progress)
         except (RerunError, StoreError) as exc:
             raise ConsoleError(str(exc)) from exc
+
 
     async def close(self) -> None:
         """Close the store and the engine (live runs stay live for the next start)."""

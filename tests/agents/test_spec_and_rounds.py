@@ -1,4 +1,4 @@
-"""Agent specifications and the round loop's four stop reasons."""
+"""Agent specifications (the round loop is in test_rounds.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from srb_tui.agents import AgentSpecError, RoundResult, parse_agent_spec, plan_agent, run_rounds
+from srb_tui.agents import AgentSpecError, parse_agent_spec, plan_agent
 from tests.conftest import DEMO_TASK
 
 
@@ -45,50 +45,3 @@ def test_bad_specs_say_why(text: str, needle: str) -> None:
     with pytest.raises(AgentSpecError) as err:
         parse_agent_spec(text, DEMO_TASK)
     assert needle in str(err.value)
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-async def test_completion_token_on_last_line_ends_the_loop() -> None:
-    prompts: list[str] = []
-
-    async def round_fn(n: int, prompt: str, deadline: float) -> RoundResult:
-        prompts.append(prompt)
-        msg = "working" if n < 3 else "all done\nMIGRATION COMPLETE\n"
-        return RoundResult(msg, workspace_changed=True)
-
-    out = await run_rounds(round_fn, "INSTRUCTION", deadline=100.0, clock=FakeClock())
-    assert (out.stop_reason, out.rounds) == ("completed", 3)
-    assert prompts == ["INSTRUCTION", "continue", "continue"]
-
-
-async def test_token_not_on_last_line_does_not_count() -> None:
-    async def round_fn(n: int, prompt: str, deadline: float) -> RoundResult:
-        return RoundResult("MIGRATION COMPLETE\nbut one more thing", workspace_changed=False)
-
-    out = await run_rounds(round_fn, "I", deadline=100.0, max_idle=2, clock=FakeClock())
-    assert (out.stop_reason, out.rounds) == ("idle", 2)
-
-
-async def test_deadline_and_infrastructure() -> None:
-    clock = FakeClock()
-
-    async def slow(n: int, prompt: str, deadline: float) -> RoundResult:
-        clock.now += 60
-        return RoundResult("x", workspace_changed=True)
-
-    out = await run_rounds(slow, "I", deadline=100.0, clock=clock)
-    assert (out.stop_reason, out.rounds) == ("deadline", 2)
-
-    async def broken(n: int, prompt: str, deadline: float) -> RoundResult:
-        return RoundResult("", False, infrastructure_error="gateway refused the connection")
-
-    out = await run_rounds(broken, "I", deadline=100.0, clock=FakeClock())
-    assert out.stop_reason == "infrastructure"
-    assert "gateway" in out.detail

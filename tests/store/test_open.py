@@ -32,6 +32,9 @@ EXPECTED_TABLES = {
     "run_budgets",
     "ledger",
     "gateway_probes",
+    # V3: agent rounds and transcript events
+    "agent_rounds",
+    "agent_events",
 }
 
 

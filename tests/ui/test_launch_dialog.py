@@ -22,7 +22,7 @@ from tests.ui.helpers import quiet_app, until
 TARGET = LaunchTarget(DEMO_TASK.name, DEMO_TASK, 1800.0)
 
 
-def test_agent_choices_list_builtins_and_grey_out_clients() -> None:
+def test_agent_choices_list_builtins_then_the_real_clients() -> None:
     options = agent_choices(TARGET)
     ids = [o.id for o in options]
     submissions = sorted(p.name for p in (DEMO_TASK / "submissions").iterdir() if p.is_dir())
@@ -31,8 +31,8 @@ def test_agent_choices_list_builtins_and_grey_out_clients() -> None:
         f"replay:{name}" for name in submissions]
     assert COMMAND in ids
     clients = [o for o in options if o.id in ("claude-code", "codex", "mini-swe-agent")]
-    assert len(clients) == 3 and all(o.disabled for o in clients)
-    assert not any(o.disabled for o in options if o not in clients)
+    assert len(clients) == 3 and not any(o.disabled for o in options)
+    assert ids[-3:] == ["claude-code", "codex", "mini-swe-agent"]
 
 
 def test_build_request_validates_every_field() -> None:
@@ -52,6 +52,10 @@ def test_build_request_validates_every_field() -> None:
     assert "not a number" in str(build_request(TARGET, "untouched", "", "", "", "soon", "1"))
     assert build_request(TARGET, "untouched", "", "", "", "60", "0") == \
         "Repeats: between 1 and 20."
+    assert "Model:" in str(build_request(TARGET, "claude-code", "", " ", "", "60", "1"))
+    assert "Effort:" in str(build_request(TARGET, "codex", "", "m", "ultra", "60", "1"))
+    real = build_request(TARGET, "claude-code", "", " sonnet ", "max", "60", "1")
+    assert real == LaunchRequest(DEMO_TASK.name, "claude-code:sonnet", 60.0, 1, "sonnet", "max")
     command = build_request(TARGET, COMMAND, "make migrate", "", "high", "60", "1")
     assert isinstance(command, LaunchRequest)
     assert command.agent == "command:make migrate" and command.effort == "high"
@@ -107,17 +111,16 @@ async def test_dialog_refuses_bad_input_inline_then_dismisses_with_request(
                                       "none", None)]
 
 
-async def test_disabled_client_cannot_be_chosen_and_escape_launches_nothing(
+async def test_a_real_client_can_be_chosen_and_escape_launches_nothing(
         builtin_settings: Settings) -> None:
     launched: list[LaunchRequest] = []
     app = _app(builtin_settings, launched)
     async with app.run_test(size=(100, 30)) as pilot:
         dialog = await _open_dialog(app, pilot)
         agents = dialog.query_one("#launch-agent", OptionList)
-        codex = agents.get_option("codex")
-        assert codex.disabled
-        await pilot.press("end")  # the cursor skips disabled options
-        assert dialog.chosen_agent == COMMAND
+        assert not agents.get_option("codex").disabled
+        await pilot.press("end")
+        assert dialog.chosen_agent == "mini-swe-agent"
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, LaunchDialog), "dismissal")
     assert launched == []

@@ -26,6 +26,11 @@ from srb_tui.ui.palette import tone
 
 MAX_REPEATS = 20
 COMMAND = "command:"
+CLIENT_LINES = {
+    "claude-code": "Claude Code, effort low…max",
+    "codex": "Codex CLI, effort minimal…xhigh",
+    "mini-swe-agent": "mini-swe-agent (needs Python ≥ 3.10 in the image)",
+}
 
 
 @dataclass(frozen=True)
@@ -45,14 +50,14 @@ class LaunchTarget:
 
 def agent_choices(target: LaunchTarget) -> list[Option]:
     """Built-ins first (untouched, one replay per submission, command), then the real
-    clients, greyed out: they are not available in this build."""
+    clients (the model is typed in the Model field; the version is the task's pin or
+    srb's default)."""
     options = [Option("untouched — hand State A back unchanged", id="untouched")]
     for name in target.submissions():
         options.append(Option(f"replay:{name} — the recorded submission", id=f"replay:{name}"))
     options.append(Option("command:… — run a command in the workspace", id=COMMAND))
     for kind in CLIENT_KINDS:
-        options.append(Option(f"{kind}:MODEL — unavailable in this build", id=kind,
-                              disabled=True))
+        options.append(Option(f"{kind}:MODEL — {CLIENT_LINES[kind]}", id=kind))
     return options
 
 
@@ -66,9 +71,13 @@ def build_request(
     spec_text = f"command:{command.strip()}" if agent == COMMAND else agent
     if agent == COMMAND and not command.strip():
         return "Command: type the command to run, e.g. make migrate"
-    checked = check_agent(spec_text, target.task_dir)
+    if agent in CLIENT_KINDS:
+        if not model.strip():
+            return f"Model: {agent} needs the model name, e.g. claude-sonnet-5"
+        spec_text = f"{agent}:{model.strip()}"
+    checked = check_agent(spec_text, target.task_dir, effort=effort.strip() or None)
     if checked.text is None:
-        return f"Agent: {checked.problem}"
+        return f"{checked.field}: {checked.problem}"
     try:
         budget_sec = float(budget.strip())
     except ValueError:
@@ -112,10 +121,10 @@ class LaunchDialog(ModalScreen[LaunchRequest | None]):
                         compact=True)
             with Horizontal(classes="launch-row"):
                 yield Label("Model", classes="launch-label")
-                yield Input(placeholder="recorded with the run", id="launch-model",
+                yield Input(placeholder="model (needed by a real client)", id="launch-model",
                             compact=True)
                 yield Label("Effort", classes="launch-label")
-                yield Input(placeholder="low | medium | high", id="launch-effort",
+                yield Input(placeholder="low | medium | high | xhigh", id="launch-effort",
                             compact=True)
             with Horizontal(classes="launch-row"):
                 yield Label("Budget s", classes="launch-label")

@@ -24,6 +24,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Static, TabbedContent, TabPane
 
 from srb_tui.schema import Task, load_task
+from srb_tui.service.agent_events import AgentRoundFinished, AgentRoundStarted, AgentTranscript
 from srb_tui.service.events import LogLines, Progress, RunFinished, StageFinished, StatusChanged
 from srb_tui.store import FINAL_STATUSES, RunDetail, RunNotFound, StoreError
 from srb_tui.ui.console_service import NO_GRADING, ConsoleError, grading_available
@@ -50,12 +51,14 @@ from srb_tui.ui.widgets.run_panes import (
     ScorePane,
     VerificationPane,
 )
+from srb_tui.ui.widgets.transcript import TranscriptView
 
 if TYPE_CHECKING:
     from srb_tui.ui.app import SrbApp
 
-TABS = ("log", "audit", "behavioural", "verification", "score")
-TAB_TITLES = {"log": "Log", "audit": "Audit", "behavioural": "Behavioural",
+TABS = ("log", "transcript", "audit", "behavioural", "verification", "score")
+TAB_TITLES = {"log": "Log", "transcript": "Transcript", "audit": "Audit",
+              "behavioural": "Behavioural",
               "verification": "Verification", "score": "Score"}
 TICK_SEC = 1.0
 NARROW = 110  # below this width the timeline uses short step names
@@ -93,6 +96,8 @@ class RunScreen(Screen[None]):
                 show=False, tooltip="Show Stage III: adversary lanes"),
         Binding("5", "tab('score')", "Score", id="run.tab.score", show=False,
                 tooltip="Show the score and why it is blocked or invalid"),
+        Binding("6", "tab('transcript')", "Transcript", id="run.tab.transcript", show=False,
+                tooltip="Show the agent's transcript: rounds, messages, tool calls"),
         Binding("ctrl+r", "reload", "Reload", id="run.reload", show=False,
                 tooltip="Read the run from the store again"),
     ]
@@ -125,6 +130,8 @@ class RunScreen(Screen[None]):
                     yield Input(placeholder="search the log (Enter: find, Esc: close)",
                                 id="run-search", compact=True)
                     yield Static(id="run-log-status")
+                with TabPane(TAB_TITLES["transcript"], id="tab-transcript"):
+                    yield TranscriptView(id="run-transcript")
                 with TabPane(TAB_TITLES["audit"], id="tab-audit"):
                     yield AuditPane(id="pane-audit")
                 with TabPane(TAB_TITLES["behavioural"], id="tab-behavioural"):
@@ -157,6 +164,7 @@ class RunScreen(Screen[None]):
     async def _listen(self) -> None:
         """Subscribe first, then read the store, so nothing falls between the two."""
         log = self.query_one("#run-log", LogView)
+        transcript = self.query_one("#run-transcript", TranscriptView)
         console = self.srb.run_host
         async with console.bus.subscribe() as queue:
             self._listening.set()
@@ -170,6 +178,15 @@ class RunScreen(Screen[None]):
                         continue
                     if isinstance(event, LogLines):
                         log.feed(event.last_seq, event.lines)
+                    elif isinstance(event, AgentTranscript):
+                        for seq, _ts, kind, data in event.events:
+                            transcript.add_event(event.round, seq, kind, data)
+                    elif isinstance(event, AgentRoundStarted):
+                        transcript.round_started(event.round, event.prompt_kind)
+                    elif isinstance(event, AgentRoundFinished):
+                        transcript.round_finished(event.round, event.verdict,
+                                                  sum(event.tokens.values()),
+                                                  event.client_cost_usd)
                     elif isinstance(event, Progress):
                         self.progress = event.message
                         self._stale = True
@@ -197,6 +214,7 @@ class RunScreen(Screen[None]):
             return  # the screen was closed while the store answered
         if attach:
             self.query_one("#run-log", LogView).attach(store, self.run_id, detail.log_lines)
+            await self.query_one("#run-transcript", TranscriptView).load(store, self.run_id)
         self._paint()
 
     def _show_problem(self, text: str) -> None:
@@ -302,6 +320,8 @@ class RunScreen(Screen[None]):
         self.query_one("#run-tabs", TabbedContent).active = f"tab-{name}"
         if name == "log":
             self.query_one("#run-log", LogView).focus()
+        elif name == "transcript":
+            self.query_one("#run-transcript", TranscriptView).focus()
         else:
             pane = self.query_one(f"#pane-{name}", RunPane)
             tables = pane.query("DataTable")

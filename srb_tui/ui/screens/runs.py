@@ -61,6 +61,7 @@ COLUMNS: tuple[tuple[str, str, str | None], ...] = (
     ("Valid", "valid", None),
     ("Started", "started", "started_at"),
     ("Duration", "duration", None),
+    ("Tokens · cost", "cost", None),
 )
 SORTABLE = [key for _, key, sort in COLUMNS if sort]
 EMPTY = (
@@ -280,7 +281,8 @@ class RunsScreen(Screen[None]):
         self.query_one("#runs-message", Static).display = False
         table.display = True
         rows: list[Row] = [
-            (run.id, self._cells(run, page.marks.get(run.id, StageMarks())))
+            (run.id, self._cells(run, page.marks.get(run.id, StageMarks()),
+                                 page.costs.get(run.id, "—")))
             for run in page.runs
         ]
         sync_rows(table, rows)
@@ -313,7 +315,8 @@ class RunsScreen(Screen[None]):
         status.update(text)
         status.display = True
 
-    def _cells(self, run: RunRecord, marks: StageMarks) -> list[str | Text]:
+    def _cells(self, run: RunRecord, marks: StageMarks, cost: str = "—"
+               ) -> list[str | Text]:
         row = RunRow(
             run.id, run.task_id, run.agent, run.status, run.stop_reason, run.score,
             run.max_score, run.valid, run.started_at,
@@ -333,7 +336,7 @@ class RunsScreen(Screen[None]):
             run_cell, run.task_id, run.agent, status, run.model or "—", run.effort or "—",
             run.stop_reason or "—", stages, row.score_text,
             Text(row.valid_text, style=tone(self.app, valid_tone)), row.started_text,
-            row.duration_text,
+            row.duration_text, cost,
         ]
 
     # -- live updates ----------------------------------------------------------------------

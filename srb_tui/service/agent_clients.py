@@ -1,0 +1,212 @@
+"""The agent phase of a real client: container set-up and the round loop under the budget.
+
+Set-up: resolve and install the pinned client (host cache, read-only mount), open the
+run's access to the model gateway (relay network, endpoint), create the container with
+a holder as main process, put State A, the round wrapper and the client's config in,
+start it and check the client's ``--version`` inside before round 1.
+
+Watching: the log follower stores the container's log and feeds the rounds' transcript
+parser; the round loop runs until its stop reason, while ``wait_with_budget`` guards the
+container's own budget and disk cap. The loop's deadline is a margin inside the
+container budget, so the loop's stop reason is the one written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import tomllib
+from datetime import UTC, datetime
+from typing import Any
+
+from srb_tui.agents.adapters import AGENT_DIR, ClientAdapter, Endpoint, make_adapter
+from srb_tui.agents.clients import ClientError, ClientPin, ensure_installed, resolve_pin
+from srb_tui.agents.plan import HOLDER
+from srb_tui.agents.rounds import COMPLETION_TOKEN, LoopOutcome, run_rounds
+from srb_tui.agents.spec import AgentSpec
+from srb_tui.agents.wrapper import ROUND_SH
+from srb_tui.runner import (
+    Bind,
+    ContainerHandle,
+    ExitInfo,
+    create,
+    exec_run,
+    inspect_state,
+    put_tree,
+    start,
+)
+from srb_tui.runner.rounds_exec import put_files
+from srb_tui.schema import Task
+from srb_tui.service.agent_phase import AGENT_ROLE, AgentPhase, _stop_reason
+from srb_tui.service.agent_rounds import ContainerRounds
+from srb_tui.service.model_access import ModelAccess, NoModelAccess
+from srb_tui.store import RunRecord, utc_now
+
+CLIENT_KEY = "client"
+
+
+def completion_token(task: Task) -> str:
+    """``[agent].completion_token`` in task.toml, else the official default."""
+    try:
+        data = tomllib.loads((task.dir / "task.toml").read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return COMPLETION_TOKEN
+    value = (data.get("agent") or {}).get("completion_token")
+    return value if isinstance(value, str) and value.strip() else COMPLETION_TOKEN
+
+
+def loop_margin(budget_sec: float) -> float:
+    return min(120.0, max(10.0, 0.05 * budget_sec))
+
+
+def _access(phase: AgentPhase, agent: AgentSpec) -> ModelAccess:
+    access = phase.ctx.access()
+    if access is None:
+        raise NoModelAccess(f"agent {agent.text}: srb has no model gateway configured, so a "
+                            "real client cannot reach a model (see `srb doctor`)")
+    return access
+
+
+def _budget(run: RunRecord) -> tuple[float | None, int | None]:
+    b = run.extra.get("budget") or {}
+    cost = b.get("max_cost_usd") if isinstance(b, dict) else None
+    tokens = b.get("max_tokens") if isinstance(b, dict) else None
+    return (float(cost) if cost is not None else None,
+            int(tokens) if tokens is not None else None)
+
+
+def _adapter(run: RunRecord, pin: ClientPin, agent: AgentSpec) -> ClientAdapter:
+    return make_adapter(pin, agent.model or run.model or "", run.effort)
+
+
+async def start_client_container(
+    phase: AgentPhase, run: RunRecord, task: Task, agent: AgentSpec, state_a: Any, image: str
+) -> ContainerHandle:
+    ctx = phase.ctx
+    override = run.extra.get("client_version")
+    pin = resolve_pin(agent.kind, task.manifest.agent.harness,
+                      override if isinstance(override, str) else None)
+    adapter = _adapter(run, pin, agent)
+    ctx.say(run.id, f"client {pin.name} {pin.version} (from {pin.source}); installing if needed")
+    installed = await asyncio.to_thread(ensure_installed, pin)
+    access = _access(phase, agent)
+    max_cost, max_tokens = _budget(run)
+    got = await access.open_run(run.id, {"srb.task": task.id}, max_cost_usd=max_cost,
+                                max_tokens=max_tokens)
+    spec = phase.container_spec(
+        run, task, image, HOLDER, {}, network_mode=got.network_mode,
+        binds=(Bind(str(installed.path), pin.mount, read_only=True),))
+    handle = await create(phase.engine, spec)
+    await phase.store.record_container(run.id, AGENT_ROLE, container_id=handle.id,
+                                       name=handle.name, created_at=utc_now())
+    await put_tree(phase.engine, handle, state_a, uid=spec.uid, gid=spec.gid)
+    await put_files(phase.engine, handle, AGENT_DIR, {"round.sh": ROUND_SH.encode()},
+                    uid=spec.uid, gid=spec.gid, mode=0o755)
+    files = {"home/.srb": b"", "rounds/.srb": b"", "claude/.srb": b"", "codex/.srb": b"",
+             "mini/.srb": b"", **adapter.files(got.endpoint)}
+    await put_files(phase.engine, handle, AGENT_DIR, files, uid=spec.uid, gid=spec.gid)
+    extra = dict((await phase.store.require_run(run.id)).extra)
+    extra[CLIENT_KEY] = {
+        "name": pin.name, "version": pin.version, "source": pin.source,
+        "sha256": installed.sha256, "mount": pin.mount, "user": spec.user,
+        "endpoint": {"anthropic_base": got.endpoint.anthropic_base,
+                     "openai_base": got.endpoint.openai_base},
+    }
+    await phase.store.update_run(run.id, extra=extra)
+    await start(phase.engine, handle)
+    await phase.store.update_run(run.id, started_at=utc_now())
+    await _check_in_container(phase, run, handle, adapter, spec.user)
+    ctx.say(run.id, f"agent {agent.text} started in {handle.name} ({pin.name} {pin.version})")
+    return handle
+
+
+async def _check_in_container(phase: AgentPhase, run: RunRecord, handle: ContainerHandle,
+                              adapter: ClientAdapter, user: str) -> None:
+    pin = adapter.pin
+    if pin.name == "mini-swe-agent":
+        py = await exec_run(phase.engine, handle, [
+            "sh", "-c", "python3 -c 'import sys; print(\"%d.%d\" % sys.version_info[:2])'"],
+            user=user, timeout_sec=60)
+        found = py.stdout.decode(errors="replace").strip()
+        parts = found.split(".")
+        if py.exit_code != 0 or len(parts) != 2 or (int(parts[0]), int(parts[1])) < (3, 10):
+            raise ClientError(
+                f"run {run.id}: mini-swe-agent needs Python >= 3.10 in the agent image; "
+                + (f"the image has Python {found}" if py.exit_code == 0 and found
+                   else "the image has no python3"))
+    got = await exec_run(phase.engine, handle, adapter.version_argv(), user=user,
+                         env=adapter.base_env(), timeout_sec=120)
+    text = (got.stdout or got.stderr).decode(errors="replace").strip()
+    if got.exit_code != 0 or not pin.version_matches(text):
+        raise ClientError(
+            f"run {run.id}: {pin.name} in the container reports {text[:200]!r} "
+            f"(exit {got.exit_code}), not version {pin.version}; refusing to run it")
+    phase.ctx.say(run.id, f"{pin.name} --version in the container: {text.splitlines()[0]}")
+
+
+async def watch_client(
+    phase: AgentPhase, run: RunRecord, task: Task, agent: AgentSpec, handle: ContainerHandle
+) -> ExitInfo:
+    ctx = phase.ctx
+    run = await phase.store.require_run(run.id)
+    info = run.extra.get(CLIENT_KEY)
+    if not isinstance(info, dict):
+        raise ClientError(f"run {run.id}: no client record; the agent phase cannot go on")
+    pin = ClientPin(str(info["name"]), str(info["version"]), str(info.get("source", "")))
+    adapter = _adapter(run, pin, agent)
+    access = _access(phase, agent)
+    max_cost, max_tokens = _budget(run)
+    await access.resume_run(run.id, max_cost_usd=max_cost, max_tokens=max_tokens)
+    ep = info.get("endpoint") or {}
+    endpoint = Endpoint(str(ep.get("anthropic_base", "")), str(ep.get("openai_base", "")), "")
+    rounds = ContainerRounds(
+        store=phase.store, engine=phase.engine, bus=ctx.bus, access=access, run_id=run.id,
+        handle=handle, adapter=adapter, endpoint=endpoint,
+        instruction=task.instruction or "", raw_dir=ctx.run_dir(run.id) / "agent",
+        user=str(info.get("user", "1000:1000")), say=lambda m: ctx.say(run.id, m))
+    await rounds.prime()
+    follower, follow_task = await phase.follow(run.id, handle, also=rounds.on_lines)
+    cancel = ctx.cancel.setdefault(run.id, asyncio.Event())
+    halt = asyncio.Event()
+    budget = run.budget_sec or 3600.0
+    started = (await inspect_state(phase.engine, handle)).started_at or datetime.now(UTC)
+    deadline = started.timestamp() + budget - loop_margin(budget)
+    loop = asyncio.create_task(run_rounds(rounds, task.instruction or "", deadline,
+                                          token=completion_token(task), clock=time.time))
+    waiter = asyncio.create_task(phase.wait_container(run, handle, follower, follow_task, halt))
+    cancelled = asyncio.create_task(cancel.wait())
+    outcome: LoopOutcome | None = None
+    try:
+        await asyncio.wait({loop, waiter, cancelled}, return_when=asyncio.FIRST_COMPLETED)
+        if loop.done() and not cancel.is_set():
+            outcome = loop.result()
+        halt.set()
+        if not loop.done():
+            loop.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await loop
+        exit_info = await waiter
+    except asyncio.CancelledError:
+        for t in (loop, waiter):
+            t.cancel()
+        raise
+    finally:
+        cancelled.cancel()
+    if cancel.is_set():
+        reason, detail = "cancelled", None
+    elif outcome is not None:
+        reason, detail = outcome.stop_reason, outcome.detail
+    else:
+        reason, detail = _stop_reason(exit_info, False), None
+    run = await phase.store.require_run(run.id)
+    extra = dict(run.extra)
+    extra["agent_loop"] = {"stop_reason": reason, "detail": detail,
+                           "rounds": outcome.rounds if outcome else None,
+                           "totals": await phase.store.agent_totals(run.id)}
+    ledger = await access.totals(run.id)
+    if ledger is not None:
+        extra["agent_loop"]["ledger"] = ledger
+    await phase.store.update_run(run.id, extra=extra)
+    await phase.record_exit(run, handle, exit_info, reason, detail)
+    return exit_info

@@ -1,0 +1,90 @@
+"""The STAND-IN's scripted sessions: what the stand-in model "decides" at each step.
+
+A session is a list of shell commands followed by one closing message. The stand-in is
+stateless: the step it plays is the number of tool results already in the conversation
+the client sent, so a resumed session ("continue") picks up where it was.
+
+``migration_commands`` performs the demo task's reference migration (State A in
+``submissions/untouched`` -> ``submissions/reference``) through the client's own shell
+tool: deletions first, then one command per file writing base64-encoded content (Claude
+Code's Write tool rewrites content, see AGENTS.md), then a check.
+
+The mode is chosen by the model name the client asks for:
+
+``standin-migrate``   the migration, then the completion token as the last line
+``standin-idle``      never runs a tool, never says the token (-> ``idle``)
+``standin-overspend`` the migration with huge usage numbers (-> ``budget``)
+``standin-500``       every model request answers HTTP 500 (-> ``infrastructure``)
+``standin-drop``      every stream is cut after its first event (-> ``infrastructure``)
+``standin-slow``      the migration with a pause before each answer (kill -9 tests)
+``standin-short``     two small commands, then the token (parser fixtures)
+"""
+
+from __future__ import annotations
+
+import base64
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+DEMO = Path(__file__).resolve().parents[2] / "tasks" / "demo01-csvtab-python-to-node"
+REFERENCE = DEMO / "submissions" / "reference"
+UNTOUCHED = DEMO / "submissions" / "untouched"
+TOKEN = "SRB_TASK_COMPLETE"
+MODES = ("migrate", "idle", "overspend", "500", "drop", "slow", "short")
+SHORT = ("printf 'stand-in note\\n' > note.txt", "cat note.txt && ls")
+
+
+@dataclass(frozen=True)
+class Mode:
+    name: str
+    commands: tuple[str, ...]
+    closing: str
+    usage_scale: int = 1
+    fail_status: int | None = None
+    drop_stream: bool = False
+    delay_sec: float = 0.0
+
+
+def _gone() -> list[str]:
+    """Top-level entries of State A that the reference no longer has."""
+    ref = {p.name for p in REFERENCE.iterdir()}
+    return sorted(p.name for p in UNTOUCHED.iterdir() if p.name not in ref)
+
+
+def migration_commands() -> tuple[str, ...]:
+    cmds = ["ls -la && head -5 bin/csvtab"]
+    # `find -delete`, not `rm -rf`: Codex refuses rm -f style commands even unsandboxed.
+    cmds.append("find " + " ".join(shlex.quote(n) for n in _gone()) + " -depth -delete")
+    for path in sorted(p for p in REFERENCE.rglob("*") if p.is_file()):
+        rel = path.relative_to(REFERENCE).as_posix()
+        blob = base64.b64encode(path.read_bytes()).decode()
+        parent = Path(rel).parent.as_posix()
+        mk = f"mkdir -p {shlex.quote(parent)} && " if parent != "." else ""
+        mode = "755" if path.stat().st_mode & 0o111 else "644"
+        cmds.append(f"{mk}printf %s {blob} | base64 -d > {shlex.quote(rel)} && "
+                    f"chmod {mode} {shlex.quote(rel)} && wc -c {shlex.quote(rel)}")
+    cmds.append("node --test test/ 2>&1 | tail -n 3; ./bin/csvtab --help | head -n 2")
+    return tuple(cmds)
+
+
+CLOSING = ("The port to Node.js is done: the Python package is gone, bin/csvtab runs "
+           "lib/cli.js, and the tests pass.\n\n" + TOKEN)
+IDLE_TEXT = "I am still weighing how to approach this port."
+
+
+def mode_for(model: str) -> Mode:
+    name = model.removeprefix("standin-") if model.startswith("standin-") else "migrate"
+    if name == "idle":
+        return Mode(name, (), IDLE_TEXT)
+    if name == "overspend":
+        return Mode(name, migration_commands(), CLOSING, usage_scale=1_000_000)
+    if name == "500":
+        return Mode(name, (), "", fail_status=500)
+    if name == "drop":
+        return Mode(name, migration_commands(), CLOSING, drop_stream=True)
+    if name == "short":
+        return Mode(name, SHORT, "Wrote note.txt.\n" + TOKEN)
+    if name == "slow":
+        return Mode(name, migration_commands(), CLOSING, delay_sec=1.0)
+    return Mode("migrate", migration_commands(), CLOSING)
