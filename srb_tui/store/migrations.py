@@ -11,6 +11,8 @@ from typing import NamedTuple
 
 import aiosqlite
 
+from srb_tui.store.schema_v6 import V6_NAME, V6_STATEMENTS
+
 APPLICATION_ID = 0x53524231  # "SRB1"
 
 
@@ -227,7 +229,12 @@ _V1 = Migration(
     ),
 )
 
-MIGRATIONS: tuple[Migration, ...] = (_V1,)
+V6_CAMPAIGNS = Migration(V6_NAME, V6_STATEMENTS)
+
+MIGRATIONS: tuple[Migration, ...] = (
+    _V1,
+    V6_CAMPAIGNS,  # V6 (reports branch; the lead orders V2..V5 before it at merge)
+)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

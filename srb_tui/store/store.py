@@ -16,6 +16,7 @@ from typing import Self
 import aiosqlite
 
 from srb_tui.store.base import query
+from srb_tui.store.campaigns import CampaignsMixin
 from srb_tui.store.connection import (
     ReaderPool,
     enable_wal,
@@ -44,13 +45,14 @@ from srb_tui.store.infra import InfraMixin
 from srb_tui.store.logstore import LogsMixin
 from srb_tui.store.migrations import SCHEMA_VERSION, apply_migrations
 from srb_tui.store.records import RunDetail
+from srb_tui.store.report_rows import ReportRowsMixin
 from srb_tui.store.runs import RunsMixin
 from srb_tui.store.writer import Writer
 
 DEFAULT_BUSY_TIMEOUT_MS = 10_000
 
 
-class Store(RunsMixin, GradingMixin, InfraMixin, LogsMixin):
+class Store(RunsMixin, GradingMixin, InfraMixin, LogsMixin, CampaignsMixin, ReportRowsMixin):
     """srb's source of truth. Open with ``await Store.open(path)`` or ``async with``."""
 
     def __init__(self, path: Path, writer: Writer, readers: ReaderPool, version: int) -> None:

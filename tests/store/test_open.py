@@ -27,6 +27,13 @@ EXPECTED_TABLES = {
     "containers",
     "events",
     "log_lines",
+    # V6: campaigns, human labels, imported runs
+    "campaigns",
+    "campaign_configs",
+    "campaign_cells",
+    "cell_attempts",
+    "human_labels",
+    "imported_runs",
 }
 
 

@@ -1,0 +1,163 @@
+"""What the reports read, in one snapshot and a handful of queries, whatever the run count.
+
+``report_source`` selects runs by the Runs-screen filters or by campaign and returns plain
+rows: the run row, the latest ``score`` event payload (the ladder's verdict record), the
+Stage I gate tallies, the Stage III rounds, campaign configuration labels, imported-run
+provenance, human labels, and each run's agent spend from the gateway's ledger when that
+table exists. ``missed_checks`` reads the failed check ids of a few runs (Figure 5a).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiosqlite
+
+from srb_tui.store.base import StoreBase, query
+from srb_tui.store.campaigns import chunks
+from srb_tui.store.runs import StrFilter, run_filter_sql
+
+_RUN_COLUMNS = (
+    "id, task_id, task_path, agent, model, effort, status, valid, score, max_score, blocked_by,"
+    " created_at, started_at, finished_at, batch_id"
+)
+
+
+@dataclass
+class ReportSource:
+    """Raw rows for the reports (see the module docstring); keyed by run id."""
+
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    scores: dict[str, Any] = field(default_factory=dict)
+    gates: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    rounds: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    configs: dict[str, str] = field(default_factory=dict)
+    imported: dict[str, dict[str, Any]] = field(default_factory=dict)
+    labels: dict[str, list[tuple[str, bool]]] = field(default_factory=dict)
+    costs: dict[str, float] = field(default_factory=dict)
+    has_ledger: bool = False
+    campaign_configs: list[str] = field(default_factory=list)
+
+
+async def _tables(conn: aiosqlite.Connection) -> set[str]:
+    rows = await query(conn, "SELECT name FROM sqlite_master WHERE type = 'table'")
+    return {str(r[0]) for r in rows}
+
+
+class ReportRowsMixin(StoreBase):
+    """The reports' one-pass reader."""
+
+    async def report_source(
+        self,
+        *,
+        campaign: str | None = None,
+        task: StrFilter = None,
+        status: StrFilter = None,
+        agent: StrFilter = None,
+        model: StrFilter = None,
+        text: str | None = None,
+    ) -> ReportSource:
+        """Rows for every run of ``campaign`` (its cells' current runs) or matching filters."""
+        if campaign is not None:
+            where = "WHERE id IN (SELECT run_id FROM campaign_cells WHERE campaign_id = ?)"
+            params: list[Any] = [campaign]
+            extra_where, extra_params = run_filter_sql(
+                task=task, status=status, agent=agent, model=model, text=text
+            )
+            if extra_where:
+                where += " AND " + extra_where.removeprefix("WHERE ")
+                params += extra_params
+        else:
+            where, params = run_filter_sql(
+                task=task, status=status, agent=agent, model=model, text=text
+            )
+        selection = f"SELECT id FROM runs {where}"
+        src = ReportSource()
+        async with self._readers.snapshot() as conn:
+            tables = await _tables(conn)
+            src.runs = [
+                dict(r)
+                for r in await query(conn, f"SELECT {_RUN_COLUMNS} FROM runs {where} ORDER BY id",
+                                     params)
+            ]
+            for r in await query(
+                conn,
+                "SELECT e.run_id, e.payload FROM events e JOIN (SELECT run_id, max(seq) AS seq"
+                f" FROM events WHERE kind = 'score' AND run_id IN ({selection})"
+                " GROUP BY run_id) last ON e.seq = last.seq",
+                params,
+            ):
+                try:
+                    src.scores[str(r[0])] = json.loads(r[1])
+                except ValueError:
+                    src.scores[str(r[0])] = None
+            for r in await query(
+                conn,
+                "SELECT run_id, gate_id, required, verdict, votes_pass, votes_fail, votes_error"
+                f" FROM gate_outcomes WHERE run_id IN ({selection}) ORDER BY run_id, gate_id",
+                params,
+            ):
+                src.gates.setdefault(str(r[0]), []).append(dict(r))
+            for r in await query(
+                conn,
+                "SELECT run_id, adversary_id, model, status, duration_sec FROM adversary_rounds"
+                f" WHERE run_id IN ({selection}) ORDER BY run_id, adversary_id",
+                params,
+            ):
+                src.rounds.setdefault(str(r[0]), []).append(dict(r))
+            if "campaign_cells" in tables:
+                cell_sql = "SELECT run_id, config FROM campaign_cells WHERE run_id IN" \
+                    f" ({selection})"
+                cell_params = list(params)
+                if campaign is not None:
+                    cell_sql += " AND campaign_id = ?"
+                    cell_params.append(campaign)
+                for r in await query(conn, cell_sql, cell_params):
+                    src.configs[str(r[0])] = str(r[1])
+                if campaign is not None:
+                    src.campaign_configs = [
+                        str(r[0]) for r in await query(
+                            conn, "SELECT label FROM campaign_configs WHERE campaign_id = ?"
+                            " ORDER BY position", (campaign,),
+                        )
+                    ]
+                for r in await query(
+                    conn, "SELECT run_id, category, cost_usd, job, source_dir FROM imported_runs"
+                    f" WHERE run_id IN ({selection})", params,
+                ):
+                    src.imported[str(r[0])] = dict(r)
+                for r in await query(
+                    conn, "SELECT run_id, annotator, genuine FROM human_labels"
+                    f" WHERE run_id IN ({selection}) ORDER BY run_id, annotator", params,
+                ):
+                    src.labels.setdefault(str(r[0]), []).append((str(r[1]), bool(r[2])))
+            if "ledger" in tables:
+                src.has_ledger = True
+                for r in await query(
+                    conn, "SELECT run_id, sum(cost_usd) FROM ledger WHERE role = 'agent'"
+                    f" AND cost_usd IS NOT NULL AND run_id IN ({selection}) GROUP BY run_id",
+                    params,
+                ):
+                    src.costs[str(r[0])] = float(r[1])
+        return src
+
+    async def missed_checks(self, run_ids: Sequence[str]) -> dict[str, list[str]]:
+        """``module/check`` ids of the scored Stage II checks each run did not pass."""
+        found: dict[str, list[str]] = {}
+        for part in chunks(list(run_ids)):
+            marks = ", ".join("?" for _ in part)
+            rows: list[sqlite3.Row] = await self._rows(
+                "SELECT run_id, module_id, check_id FROM checks WHERE stage = 'behavioural'"
+                f" AND verdict <> 'pass' AND (weight IS NULL OR weight > 0) AND run_id IN ({marks})"
+                " ORDER BY run_id, module_id, position", part,
+            )
+            for r in rows:
+                module = str(r[1])
+                found.setdefault(str(r[0]), []).append(
+                    f"{module}/{r[2]}" if module else str(r[2])
+                )
+        return found
