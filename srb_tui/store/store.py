@@ -42,6 +42,7 @@ from srb_tui.store.convert import (
 from srb_tui.store.errors import StoreError
 from srb_tui.store.grading import STAGE_ORDER_SQL, GradingMixin
 from srb_tui.store.infra import InfraMixin
+from srb_tui.store.labels import LabelsMixin
 from srb_tui.store.logstore import LogsMixin
 from srb_tui.store.migrations import SCHEMA_VERSION, apply_migrations
 from srb_tui.store.records import RunDetail
@@ -52,7 +53,8 @@ from srb_tui.store.writer import Writer
 DEFAULT_BUSY_TIMEOUT_MS = 10_000
 
 
-class Store(RunsMixin, GradingMixin, InfraMixin, LogsMixin, CampaignsMixin, ReportRowsMixin):
+class Store(RunsMixin, GradingMixin, InfraMixin, LogsMixin, CampaignsMixin, ReportRowsMixin,
+            LabelsMixin):
     """srb's source of truth. Open with ``await Store.open(path)`` or ``async with``."""
 
     def __init__(self, path: Path, writer: Writer, readers: ReaderPool, version: int) -> None:
