@@ -9,14 +9,14 @@ from (the gateway's ledger).
 from srb_tui.reports.build import TABLE_IDS, build_report, load_runs
 from srb_tui.reports.export import FORMATS, render
 from srb_tui.reports.model import Column, Report, Table
-from srb_tui.reports.records import OUTCOMES, GateTally, ReportRun, Round
+from srb_tui.reports.records import OUTCOMES, GateSummary, ReportRun, Round
 
 __all__ = [
     "FORMATS",
     "OUTCOMES",
     "TABLE_IDS",
     "Column",
-    "GateTally",
+    "GateSummary",
     "Report",
     "ReportRun",
     "Round",

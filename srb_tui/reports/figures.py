@@ -120,25 +120,23 @@ def times_table(runs: Sequence[ReportRun]) -> Table:
 def stage1_table(runs: Sequence[ReportRun]) -> Table:
     """Stage I consistency: unanimous vs split gate verdicts; majority-only passes."""
     judged = [r for r in runs if r.counted and r.audit_gate in ("pass", "fail")]
-    verdicts = [g for r in judged for g in r.gates if g.verdict in ("pass", "fail")]
-    unanimous = sum(1 for g in verdicts if g.votes_pass == 0 or g.votes_fail == 0)
-    tied = sum(1 for g in verdicts if g.votes_pass == g.votes_fail and g.votes_pass > 0)
-    split = len(verdicts) - unanimous - tied
+    summaries = [r.gates for r in judged if r.gates is not None]
+    total = sum(g.verdicts for g in summaries)
+    unanimous = sum(g.unanimous for g in summaries)
+    tied = sum(g.tied for g in summaries)
+    split = total - unanimous - tied
     migrated = [r for r in judged if r.audit_gate == "pass"]
-    by_majority = sum(
-        1 for r in migrated
-        if any(g.required and g.verdict == "pass" and g.votes_fail > 0 for g in r.gates)
-    )
+    by_majority = sum(1 for r in migrated if r.gates is not None and r.gates.majority_only)
     table = Table("stage1", "Stage I consistency", [
         Column("measure", "Measure", "text"),
         Column("n", "n"),
         Column("share", "Share %", "pct"),
     ])
     table.rows += [
-        ["gate verdicts", len(verdicts), None],
-        ["unanimous", unanimous, pct(unanimous, len(verdicts))],
-        ["split (majority)", split, pct(split, len(verdicts))],
-        ["tied (counted pass)", tied, pct(tied, len(verdicts))],
+        ["gate verdicts", total, None],
+        ["unanimous", unanimous, pct(unanimous, total)],
+        ["split (majority)", split, pct(split, total)],
+        ["tied (counted pass)", tied, pct(tied, total)],
         ["runs passing Stage I", len(migrated), None],
         ["passed only by majority", by_majority, pct(by_majority, len(migrated))],
         ["would pass if any dissent counted", len(migrated) - by_majority,

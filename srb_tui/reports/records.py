@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 OUTCOMES = ("audit_fail", "blindness", "behavioural_fail", "counterexample", "accepted")
 EXCLUDED = ("invalid", "cancelled", "unfinished")
@@ -26,8 +26,7 @@ LIVE_STATUSES = frozenset(
 UNCLASSIFIED = "unclassified"
 
 
-@dataclass(frozen=True)
-class Round:
+class Round(NamedTuple):
     """One Stage III adversary lane of a run."""
 
     adversary: str
@@ -36,15 +35,13 @@ class Round:
     duration_sec: float | None = None
 
 
-@dataclass(frozen=True)
-class GateTally:
-    """One Stage I gate of a run after the vote."""
+class GateSummary(NamedTuple):
+    """A run's Stage I gate verdicts after the vote (gates with a pass/fail verdict only)."""
 
-    gate: str
-    verdict: str
-    votes_pass: int
-    votes_fail: int
-    required: bool = True
+    verdicts: int
+    unanimous: int  # no sample dissented
+    tied: int  # as many pass as fail votes (a tie passes)
+    majority_only: bool  # a required gate passed although a sample voted fail
 
 
 @dataclass(frozen=True)
@@ -65,7 +62,7 @@ class ReportRun:
     survivors: int | None = None
     models_total: int = 6
     rounds: tuple[Round, ...] = ()
-    gates: tuple[GateTally, ...] = ()
+    gates: GateSummary | None = None
     category: str = UNCLASSIFIED
     agent: str = ""
     model: str = ""
@@ -79,8 +76,23 @@ class ReportRun:
     def harness(self) -> str:
         return self.agent.split(":", 1)[0] if self.agent else ""
 
-    @property
-    def outcome(self) -> str:
+    # Derived once (the tables ask these of every run many times).
+    outcome: str = field(init=False, compare=False)
+    counted: bool = field(init=False, compare=False)
+    migrated: bool = field(init=False, compare=False)
+    all_pass: bool = field(init=False, compare=False)
+    entered_stage3: bool = field(init=False, compare=False)
+
+    def __post_init__(self) -> None:
+        outcome = self._outcome()
+        counted = outcome in OUTCOMES
+        migrated = counted and self.audit_gate == "pass"
+        all_pass = counted and self.complete is True
+        for name, value in (("outcome", outcome), ("counted", counted), ("migrated", migrated),
+                            ("all_pass", all_pass), ("entered_stage3", migrated and all_pass)):
+            object.__setattr__(self, name, value)
+
+    def _outcome(self) -> str:
         """One of OUTCOMES for a valid finished run, else one of EXCLUDED."""
         if self.status in LIVE_STATUSES:
             return "unfinished"
@@ -99,23 +111,6 @@ class ReportRun:
         return "accepted"
 
     @property
-    def counted(self) -> bool:
-        """Valid and finished: the runs every table is over."""
-        return self.outcome in OUTCOMES
-
-    @property
-    def migrated(self) -> bool:
-        return self.counted and self.audit_gate == "pass"
-
-    @property
-    def all_pass(self) -> bool:
-        return self.counted and self.complete is True
-
-    @property
-    def entered_stage3(self) -> bool:
-        return self.migrated and self.complete is True
-
-    @property
     def fraction(self) -> float | None:
         """Share of the fixed checks passed (None when Stage II did not measure)."""
         if self.checks_passed is None or not self.checks_total:
@@ -127,38 +122,6 @@ class ReportRun:
         if self.checks_passed is None or self.checks_total is None:
             return None
         return self.checks_total - self.checks_passed
-
-
-@dataclass
-class _ModuleCounts:
-    passed: dict[str, int] = field(default_factory=dict)
-    scored: dict[str, int] = field(default_factory=dict)
-
-
-def _modules(score: Mapping[str, Any]) -> _ModuleCounts:
-    counts = _ModuleCounts()
-    behavioural = score.get("behavioural")
-    modules = behavioural.get("modules") if isinstance(behavioural, Mapping) else None
-    for module in modules if isinstance(modules, list) else []:
-        if not isinstance(module, Mapping):
-            continue
-        weight = module.get("weight", 1.0)
-        if isinstance(weight, int | float) and weight <= 0:
-            continue
-        mid = str(module.get("id"))
-        counts.passed[mid] = int(module.get("passed") or 0)
-        counts.scored[mid] = int(module.get("scored") or 0)
-    return counts
-
-
-def _verification(score: Mapping[str, Any]) -> tuple[bool, int | None, int]:
-    doc = score.get("verification")
-    if not isinstance(doc, Mapping):
-        return False, None, 6
-    total = int(doc.get("models_total") or 6)
-    ran = bool(doc.get("ran"))
-    survived = doc.get("models_survived")
-    return ran, (int(survived) if ran and isinstance(survived, int | float) else None), total
 
 
 def runs_from_source(
@@ -173,34 +136,25 @@ def runs_from_source(
     crashed module counts as checks missed rather than vanishing from the fraction.
     """
     cats = dict(categories or {})
-    modules = {rid: _modules(score) for rid, score in src.scores.items()
-               if isinstance(score, Mapping)}
     expected: dict[tuple[str, str], int] = {}
     task_of = {str(r["id"]): str(r["task_id"]) for r in src.runs}
-    for rid, counts in modules.items():
+    for rid, modules in src.modules.items():
         task = task_of.get(rid, "")
-        for mid, scored in counts.scored.items():
+        for mid, _passed, scored in modules:
             key = (task, mid)
-            expected[key] = max(expected.get(key, 0), scored)
+            if scored > expected.get(key, 0):
+                expected[key] = scored
     out: list[ReportRun] = []
+    no_score = ("", None, False, None, 6)
     for row in src.runs:
         rid = str(row["id"])
         task = str(row["task_id"])
-        score = src.scores.get(rid)
-        score = score if isinstance(score, Mapping) else {}
-        found = modules.get(rid)
+        audit_gate, complete, ran, survivors, models_total = src.scores.get(rid, no_score)
+        modules = src.modules.get(rid)
         passed = total = None
-        complete = None
-        behavioural = score.get("behavioural")
-        if isinstance(behavioural, Mapping):
-            value = behavioural.get("complete")
-            complete = value if isinstance(value, bool) else None
-        if found is not None and found.scored:
-            passed = sum(found.passed.values())
-            total = sum(max(found.scored[m], expected.get((task, m), 0)) for m in found.scored)
-            if complete is None:
-                passed = total = None
-        ran, survivors, models_total = _verification(score)
+        if modules and complete is not None:
+            passed = sum(m[1] for m in modules)
+            total = sum(max(m[2], expected.get((task, m[0]), 0)) for m in modules)
         imported = src.imported.get(rid)
         category = cats.get(task) or (imported or {}).get("category") or UNCLASSIFIED
         cost = src.costs.get(rid)
@@ -215,23 +169,15 @@ def runs_from_source(
                 status=str(row["status"]),
                 valid=None if valid is None else bool(valid),
                 score=row["score"],
-                audit_gate=str(score.get("audit_gate") or ""),
+                audit_gate=audit_gate,
                 complete=complete,
                 checks_passed=passed,
                 checks_total=total,
                 verification_ran=ran,
-                survivors=survivors,
+                survivors=survivors if ran else None,
                 models_total=models_total,
-                rounds=tuple(
-                    Round(str(r["adversary_id"]), str(r["model"] or ""), str(r["status"]),
-                          r["duration_sec"])
-                    for r in src.rounds.get(rid, [])
-                ) if ran else (),
-                gates=tuple(
-                    GateTally(str(g["gate_id"]), str(g["verdict"]), int(g["votes_pass"]),
-                              int(g["votes_fail"]), bool(g["required"]))
-                    for g in src.gates.get(rid, [])
-                ),
+                rounds=tuple(Round(*r) for r in src.rounds.get(rid, ())) if ran else (),
+                gates=GateSummary(*gates) if (gates := src.gates.get(rid)) else None,
                 category=str(category),
                 agent=str(row["agent"]),
                 model=str(row["model"] or ""),

@@ -9,7 +9,6 @@ table exists. ``missed_checks`` reads the failed check ids of a few runs (Figure
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -31,10 +30,18 @@ _RUN_COLUMNS = (
 class ReportSource:
     """Raw rows for the reports (see the module docstring); keyed by run id."""
 
-    runs: list[dict[str, Any]] = field(default_factory=list)
-    scores: dict[str, Any] = field(default_factory=dict)
-    gates: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    rounds: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    runs: list[sqlite3.Row] = field(default_factory=list)
+    # run -> (audit_gate, behavioural complete, verification ran, survived, models total),
+    # from the latest ``score`` event (the ladder's verdict record)
+    scores: dict[str, tuple[str, bool | None, bool, int | None, int]] = field(
+        default_factory=dict
+    )
+    # run -> [(module id, passed, scored)] for weighted modules of that score record
+    modules: dict[str, list[tuple[str, int, int]]] = field(default_factory=dict)
+    # run -> (verdicts, unanimous, tied, majority_only) over pass/fail gate verdicts
+    gates: dict[str, tuple[int, int, int, bool]] = field(default_factory=dict)
+    # run -> [(adversary, model, status, duration_sec)]
+    rounds: dict[str, list[tuple[str, str, str, float | None]]] = field(default_factory=dict)
     configs: dict[str, str] = field(default_factory=dict)
     imported: dict[str, dict[str, Any]] = field(default_factory=dict)
     labels: dict[str, list[tuple[str, bool]]] = field(default_factory=dict)
@@ -79,36 +86,58 @@ class ReportRowsMixin(StoreBase):
         src = ReportSource()
         async with self._readers.snapshot() as conn:
             tables = await _tables(conn)
-            src.runs = [
-                dict(r)
-                for r in await query(conn, f"SELECT {_RUN_COLUMNS} FROM runs {where} ORDER BY id",
-                                     params)
-            ]
+            src.runs = list(
+                await query(conn, f"SELECT {_RUN_COLUMNS} FROM runs {where} ORDER BY id", params)
+            )
+            last = (
+                "SELECT e.run_id AS run_id, e.payload AS payload FROM events e JOIN"
+                " (SELECT run_id, max(seq) AS seq FROM events WHERE kind = 'score'"
+                f" AND run_id IN ({selection}) GROUP BY run_id) l ON e.seq = l.seq"
+            )
             for r in await query(
                 conn,
-                "SELECT e.run_id, e.payload FROM events e JOIN (SELECT run_id, max(seq) AS seq"
-                f" FROM events WHERE kind = 'score' AND run_id IN ({selection})"
-                " GROUP BY run_id) last ON e.seq = last.seq",
+                "SELECT run_id, json_extract(payload, '$.audit_gate'),"
+                " json_extract(payload, '$.behavioural.complete'),"
+                " json_extract(payload, '$.verification.ran'),"
+                " json_extract(payload, '$.verification.models_survived'),"
+                f" json_extract(payload, '$.verification.models_total') FROM ({last})",
                 params,
             ):
-                try:
-                    src.scores[str(r[0])] = json.loads(r[1])
-                except ValueError:
-                    src.scores[str(r[0])] = None
+                src.scores[str(r[0])] = (
+                    r[1] if isinstance(r[1], str) else "",
+                    None if r[2] is None else bool(r[2]),
+                    bool(r[3]),
+                    None if r[4] is None else int(r[4]),
+                    int(r[5] or 6),
+                )
             for r in await query(
                 conn,
-                "SELECT run_id, gate_id, required, verdict, votes_pass, votes_fail, votes_error"
-                f" FROM gate_outcomes WHERE run_id IN ({selection}) ORDER BY run_id, gate_id",
+                "SELECT s.run_id, json_extract(m.value, '$.id'),"
+                " coalesce(json_extract(m.value, '$.passed'), 0),"
+                " coalesce(json_extract(m.value, '$.scored'), 0)"
+                f" FROM ({last}) s, json_each(s.payload, '$.behavioural.modules') m"
+                " WHERE coalesce(json_extract(m.value, '$.weight'), 1) > 0",
                 params,
             ):
-                src.gates.setdefault(str(r[0]), []).append(dict(r))
+                src.modules.setdefault(str(r[0]), []).append((str(r[1]), int(r[2]), int(r[3])))
             for r in await query(
                 conn,
-                "SELECT run_id, adversary_id, model, status, duration_sec FROM adversary_rounds"
-                f" WHERE run_id IN ({selection}) ORDER BY run_id, adversary_id",
+                "SELECT run_id, count(*), sum(votes_pass = 0 OR votes_fail = 0),"
+                " sum(votes_pass = votes_fail AND votes_pass > 0),"
+                " max(required AND verdict = 'pass' AND votes_fail > 0)"
+                " FROM gate_outcomes WHERE verdict IN ('pass', 'fail')"
+                f" AND run_id IN ({selection}) GROUP BY run_id",
                 params,
             ):
-                src.rounds.setdefault(str(r[0]), []).append(dict(r))
+                src.gates[str(r[0])] = (int(r[1]), int(r[2]), int(r[3]), bool(r[4]))
+            for r in await query(
+                conn,
+                "SELECT run_id, adversary_id, coalesce(model, ''), status, duration_sec"
+                f" FROM adversary_rounds WHERE run_id IN ({selection})"
+                " ORDER BY run_id, adversary_id",
+                params,
+            ):
+                src.rounds.setdefault(str(r[0]), []).append((r[1], r[2], r[3], r[4]))
             if "campaign_cells" in tables:
                 cell_sql = "SELECT run_id, config FROM campaign_cells WHERE run_id IN" \
                     f" ({selection})"
