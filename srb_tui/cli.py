@@ -12,7 +12,17 @@ import sys
 from collections.abc import Sequence
 
 from srb_tui import __version__
-from srb_tui.commands import doctor, grading, images, labels, report, run, runs, tasks
+from srb_tui.commands import (
+    doctor,
+    grading,
+    images,
+    importer,
+    labels,
+    report,
+    run,
+    runs,
+    tasks,
+)
 from srb_tui.commands.output import Output
 from srb_tui.config import resolve_settings
 
@@ -40,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_parser(sub)
     report.add_parser(sub)  # reports branch
     labels.add_parser(sub)  # reports branch
+    importer.add_parser(sub)  # reports branch
     return parser
 
 

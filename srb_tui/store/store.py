@@ -41,6 +41,7 @@ from srb_tui.store.convert import (
 )
 from srb_tui.store.errors import StoreError
 from srb_tui.store.grading import STAGE_ORDER_SQL, GradingMixin
+from srb_tui.store.imports import ImportsMixin
 from srb_tui.store.infra import InfraMixin
 from srb_tui.store.labels import LabelsMixin
 from srb_tui.store.logstore import LogsMixin
@@ -54,7 +55,7 @@ DEFAULT_BUSY_TIMEOUT_MS = 10_000
 
 
 class Store(RunsMixin, GradingMixin, InfraMixin, LogsMixin, CampaignsMixin, ReportRowsMixin,
-            LabelsMixin):
+            LabelsMixin, ImportsMixin):
     """srb's source of truth. Open with ``await Store.open(path)`` or ``async with``."""
 
     def __init__(self, path: Path, writer: Writer, readers: ReaderPool, version: int) -> None:
