@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from srb_tui import __version__
 from srb_tui.commands import (
+    campaign,
     doctor,
     grading,
     images,
@@ -51,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_parser(sub)  # reports branch
     labels.add_parser(sub)  # reports branch
     importer.add_parser(sub)  # reports branch
+    campaign.add_parser(sub)  # reports branch
     return parser
 
 
