@@ -7,10 +7,12 @@ merge that changes the service's API changes this file only.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Protocol
 
 from srb_tui.agents import AgentSpecError, parse_agent_spec, plan_agent
+from srb_tui.runner import RunnerError, list_managed, remove
 from srb_tui.service.orchestrator import LaunchError, RunService
 from srb_tui.store import RunRecord, Store
 
@@ -31,6 +33,8 @@ class RunCalls(Protocol):
     def request_cancel(self, run_id: str) -> None: ...
 
     async def cancel_stored(self, run_id: str) -> RunRecord: ...
+
+    async def clear_grading(self, run_id: str) -> int: ...
 
 
 class ServiceCalls:
@@ -71,6 +75,18 @@ class ServiceCalls:
 
     async def cancel_stored(self, run_id: str) -> RunRecord:
         return await self.service.cancel_stored(run_id)
+
+    async def clear_grading(self, run_id: str) -> int:
+        """Remove the stage containers a killed srb left for ``run_id`` (grading restarts
+        from Stage I on re-attach, and a leftover would block the new container's name).
+        The agent container is kept: re-attach and collection need it."""
+        removed = 0
+        for found in await list_managed(self.service.engine, run_id):
+            if found.handle.role != "agent":
+                with contextlib.suppress(RunnerError):
+                    await remove(self.service.engine, found.handle)
+                    removed += 1
+        return removed
 
 
 __all__ = ["LaunchError", "RunCalls", "ServiceCalls"]

@@ -135,6 +135,8 @@ class Scheduler:
             elif self.calls.driven_elsewhere(run):
                 continue  # another live srb process drives it
             else:
+                if run.status in ("audit", "behavioural", "verification"):
+                    await self.calls.clear_grading(run.id)
                 self._spawn(cell, self._reattach(cell))
 
     # -- running -----------------------------------------------------------------
