@@ -110,6 +110,11 @@ class CampaignScreen(Screen[None]):
             return
         try:
             store = await self._store()
+            if self.campaign_id and not step:  # the usual refresh: no need to list them all
+                matrix = await load_matrix(store, self.campaign_id)
+                if matrix is not None:
+                    self._show(matrix)
+                    return
             campaigns = [c.id for c in await store.campaigns()]
             if not campaigns:
                 self._message(EMPTY)
@@ -146,7 +151,7 @@ class CampaignScreen(Screen[None]):
                 for c in matrix.configs if (r[0], r[1], c) in matrix.cells), r))
         return columns, rows
 
-    def _cell_text(self, cell: MatrixCell | None) -> Text:
+    def _cell_text(self, cell: MatrixCell | None, styles: dict[str, str]) -> Text:
         if cell is None:
             return Text("")
         label = GLYPH.get(cell.outcome, cell.outcome)
@@ -154,13 +159,14 @@ class CampaignScreen(Screen[None]):
             label += f" {cell.score:g}"
         if cell.attempts > 1:
             label += f" ×{cell.attempts}"
-        return Text(label, style=tone(self.app, OUTCOME_TONE.get(cell.outcome, "muted")))
+        return Text(label, style=styles.get(cell.outcome, ""))
 
     def _show(self, matrix: Matrix) -> None:
         self.matrix = matrix
         table = self.query_one("#campaign-table", DataTable)
         table.display = True
         columns, rows = self._visible(matrix)
+        styles = {o: tone(self.app, t) for o, t in OUTCOME_TONE.items()}  # once per refresh
         repeats = len({r[1] for r in matrix.rows}) > 1
         row_keys = [f"{t}#{r}" for t, r in rows]
         if columns != self._columns or row_keys != self._rows:
@@ -170,14 +176,15 @@ class CampaignScreen(Screen[None]):
                 table.add_column(label, key=label)
             for (task, repeat), key in zip(rows, row_keys, strict=True):
                 name = f"{task} #{repeat}" if repeats else task
-                table.add_row(Text(name), *(self._cell_text(matrix.cells.get((task, repeat, c)))
-                                           for c in columns), key=key)
+                cells = [self._cell_text(matrix.cells.get((task, repeat, c)), styles)
+                         for c in columns]
+                table.add_row(Text(name), *cells, key=key)
             self._columns, self._rows = columns, row_keys
         else:
             for (task, repeat), key in zip(rows, row_keys, strict=True):
                 for label in columns:
-                    table.update_cell(key, label,
-                                      self._cell_text(matrix.cells.get((task, repeat, label))))
+                    text = self._cell_text(matrix.cells.get((task, repeat, label)), styles)
+                    table.update_cell(key, label, text)
         c = matrix.campaign
         self.query_one("#campaign-title", Static).update(Text.assemble(
             (f"campaign {c.id}", "bold"), f" · {c.status} · {len(matrix.cells)} cells · "
