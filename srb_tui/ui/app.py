@@ -40,9 +40,9 @@ class SrbApp(App[None]):
     BINDINGS = [
         Binding("t", "switch_mode('tasks')", "Tasks", id="app.tasks", tooltip="Show the task list"),
         Binding("r", "switch_mode('runs')", "Runs", id="app.runs", tooltip="Show run history"),
-        Binding("m", "switch_mode('campaign')", "Campaign", id="app.campaign",
+        Binding("m", "switch_mode('campaign')", "Campaign", id="app.campaign", show=False,
                 tooltip="Show a campaign's matrix of tasks × configurations"),
-        Binding("b", "switch_mode('reports')", "Reports", id="app.reports",
+        Binding("b", "switch_mode('reports')", "Reports", id="app.reports", show=False,
                 tooltip="Show the paper's tables over a campaign or any runs"),
         Binding(
             "ctrl+t", "toggle_theme", "Theme", id="app.theme", show=False,
