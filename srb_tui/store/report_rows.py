@@ -55,6 +55,19 @@ async def _tables(conn: aiosqlite.Connection) -> set[str]:
     return {str(r[0]) for r in rows}
 
 
+async def agent_costs(
+    conn: aiosqlite.Connection, selection: str, params: Sequence[Any]
+) -> dict[str, float]:
+    """Agent spend per run (USD) from the gateway's ledger — the one place the reports and
+    the campaign scheduler read it (rows with an unpriced model are left out). At merge this
+    is where the gateway's ``ledger_totals`` takes over."""
+    rows = await query(
+        conn, "SELECT run_id, sum(cost_usd) FROM ledger WHERE role = 'agent'"
+        f" AND cost_usd IS NOT NULL AND run_id IN ({selection}) GROUP BY run_id", params,
+    )
+    return {str(r[0]): float(r[1]) for r in rows}
+
+
 class ReportRowsMixin(StoreBase):
     """The reports' one-pass reader."""
 
@@ -166,12 +179,7 @@ class ReportRowsMixin(StoreBase):
                     src.labels.setdefault(str(r[0]), []).append((str(r[1]), bool(r[2])))
             if "ledger" in tables:
                 src.has_ledger = True
-                for r in await query(
-                    conn, "SELECT run_id, sum(cost_usd) FROM ledger WHERE role = 'agent'"
-                    f" AND cost_usd IS NOT NULL AND run_id IN ({selection}) GROUP BY run_id",
-                    params,
-                ):
-                    src.costs[str(r[0])] = float(r[1])
+                src.costs = await agent_costs(conn, selection, params)
         return src
 
     async def missed_checks(self, run_ids: Sequence[str]) -> dict[str, list[str]]:

@@ -239,3 +239,28 @@ async def test_campaign_and_filter_selection(tmp_path: Path) -> None:
         assert len(runs) == 5
         runs, _, _ = await load_runs(store, filters={"task": "t3", "status": "scored"})
         assert [x.category for x in runs] == ["unclassified", "unclassified"]
+
+
+async def test_cost_from_a_ledger_table(tmp_path: Path) -> None:
+    """With the gateway's ledger table present (created here in its V2 shape's relevant
+    columns), Table 3's cost is the mean agent spend per run; reviewer spend is not counted."""
+    import sqlite3
+
+    db = tmp_path / "srb.sqlite3"
+    async with await Store.open(db) as store:
+        ids = await _populate(store)
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("CREATE TABLE ledger (id INTEGER PRIMARY KEY, run_id TEXT, role TEXT,"
+                     " cost_usd REAL)")
+        conn.executemany("INSERT INTO ledger (run_id, role, cost_usd) VALUES (?, ?, ?)", [
+            (ids[1], "agent", 1.0), (ids[1], "agent", 2.0), (ids[2], "agent", 5.0),
+            (ids[2], "reviewer", 100.0), (ids[3], "agent", None),
+        ])
+    conn.close()
+    async with await Store.open(db) as store:
+        runs, order, ledger = await load_runs(store, categories=CATEGORIES)
+    report = build_report(runs, config_order=order, has_ledger=ledger)
+    # replay:a: run 1 spent 3.00, run 2 5.00, the rest nothing priced → mean over priced = 4
+    assert report.table("table3").cell("replay:a", "cost") == pytest.approx(4.0)
+    assert report.table("table3").cell("replay:b", "cost") is None
