@@ -12,7 +12,18 @@ import sys
 from collections.abc import Sequence
 
 from srb_tui import __version__
-from srb_tui.commands import doctor, grading, images, run, runs, tasks
+from srb_tui.commands import (
+    campaign,
+    doctor,
+    grading,
+    images,
+    importer,
+    labels,
+    report,
+    run,
+    runs,
+    tasks,
+)
 from srb_tui.commands.output import Output
 from srb_tui.config import resolve_settings
 
@@ -38,6 +49,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_parsers(sub)
     images.add_parser(sub)
     doctor.add_parser(sub)
+    report.add_parser(sub)  # reports branch
+    labels.add_parser(sub)  # reports branch
+    importer.add_parser(sub)  # reports branch
+    campaign.add_parser(sub)  # reports branch
     return parser
 
 

@@ -97,18 +97,10 @@ async def _probe_engine(engine: Any, settings: Settings) -> list[Check]:
 def _client_checks(settings: Settings) -> list[Check]:
     """Cached agent clients, and each configured model upstream (whether its key is set
     on this host — never the key itself)."""
-    from srb_tui.agents.clients import CLIENTS, cache_root, cached_clients
     from srb_tui.gateway import GatewayConfigError, load_gateway_config
+    from srb_tui.service.agent_specs import client_cache_summary
 
-    checks: list[Check] = []
-    found = cached_clients()
-    names = {c.pin.name for c in found}
-    listed = ", ".join(f"{c.pin.name} {c.pin.version}" for c in found) or "none"
-    missing = [f"{k.name} {k.default_version}" for k in CLIENTS.values()
-               if k.registry == "npm" and k.name not in names]
-    checks.append(Check("agent clients", True, f"{listed} in {cache_root()}"
-                        + (f" (installed on first use: {', '.join(missing)})" if missing
-                           else "")))
+    checks: list[Check] = [Check("agent clients", True, client_cache_summary())]
     try:
         config = load_gateway_config(settings.state_dir)
     except GatewayConfigError as exc:

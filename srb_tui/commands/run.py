@@ -25,10 +25,9 @@ from rich.text import Text
 
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
-from srb_tui.gateway import GatewayConfigError
 from srb_tui.runner import gc
 from srb_tui.service.agent_events import AgentRoundFinished
-from srb_tui.service.app import EngineUnavailable
+from srb_tui.service.app import EngineUnavailable, GatewayConfigError
 from srb_tui.service.app import open_service as open_core
 from srb_tui.service.events import (
     Event,

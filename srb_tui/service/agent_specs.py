@@ -38,4 +38,17 @@ def check_agent(spec_text: str, task_dir: Path, *, effort: str | None = None) ->
     return AgentCheck(spec.text, None)
 
 
-__all__ = ["CLIENT_KINDS", "AgentCheck", "check_agent"]
+def client_cache_summary() -> str:
+    """The agent clients cached on this host, where, and which are installed on first use."""
+    from srb_tui.agents.clients import CLIENTS, cache_root, cached_clients
+
+    found = cached_clients()
+    names = {c.pin.name for c in found}
+    listed = ", ".join(f"{c.pin.name} {c.pin.version}" for c in found) or "none"
+    missing = [f"{k.name} {k.default_version}" for k in CLIENTS.values()
+               if k.registry == "npm" and k.name not in names]
+    return f"{listed} in {cache_root()}" + (
+        f" (installed on first use: {', '.join(missing)})" if missing else "")
+
+
+__all__ = ["CLIENT_KINDS", "AgentCheck", "check_agent", "client_cache_summary"]

@@ -17,6 +17,7 @@ import hashlib
 import os
 import socket
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from srb_tui.agents import AgentSpecError, parse_agent_spec, plan_agent

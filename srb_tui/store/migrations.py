@@ -11,6 +11,8 @@ from typing import NamedTuple
 
 import aiosqlite
 
+from srb_tui.store.schema_v6 import V6_NAME, V6_STATEMENTS
+
 APPLICATION_ID = 0x53524231  # "SRB1"
 
 
@@ -330,7 +332,9 @@ _V3 = Migration(
     ),
 )
 
-MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3)
+V6_CAMPAIGNS = Migration(V6_NAME, V6_STATEMENTS)
+
+MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, V6_CAMPAIGNS)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

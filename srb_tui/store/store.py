@@ -17,6 +17,7 @@ import aiosqlite
 
 from srb_tui.store.agent_log import AgentLogMixin
 from srb_tui.store.base import query
+from srb_tui.store.campaigns import CampaignsMixin
 from srb_tui.store.connection import (
     ReaderPool,
     enable_wal,
@@ -41,18 +42,22 @@ from srb_tui.store.convert import (
 )
 from srb_tui.store.errors import StoreError
 from srb_tui.store.grading import STAGE_ORDER_SQL, GradingMixin
+from srb_tui.store.imports import ImportsMixin
 from srb_tui.store.infra import InfraMixin
+from srb_tui.store.labels import LabelsMixin
 from srb_tui.store.ledger import LedgerMixin
 from srb_tui.store.logstore import LogsMixin
 from srb_tui.store.migrations import SCHEMA_VERSION, apply_migrations
 from srb_tui.store.records import RunDetail
+from srb_tui.store.report_rows import ReportRowsMixin
 from srb_tui.store.runs import RunsMixin
 from srb_tui.store.writer import Writer
 
 DEFAULT_BUSY_TIMEOUT_MS = 10_000
 
 
-class Store(RunsMixin, GradingMixin, InfraMixin, LogsMixin, LedgerMixin, AgentLogMixin):
+class Store(RunsMixin, GradingMixin, InfraMixin, LogsMixin, LedgerMixin, AgentLogMixin,
+            CampaignsMixin, ReportRowsMixin, LabelsMixin, ImportsMixin):
     """srb's source of truth. Open with ``await Store.open(path)`` or ``async with``."""
 
     def __init__(self, path: Path, writer: Writer, readers: ReaderPool, version: int) -> None:

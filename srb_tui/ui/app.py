@@ -19,6 +19,8 @@ from srb_tui.config import Settings
 from srb_tui.service.catalog import Catalog
 from srb_tui.ui.commands import GoToProvider
 from srb_tui.ui.console_service import ConsoleService, LaunchRequest
+from srb_tui.ui.screens.campaign import CampaignScreen  # reports branch
+from srb_tui.ui.screens.reports import ReportsScreen  # reports branch
 from srb_tui.ui.screens.runs import RunsScreen
 from srb_tui.ui.screens.tasks import TasksScreen
 
@@ -31,12 +33,17 @@ class SrbApp(App[None]):
     TITLE = "srb"
     SUB_TITLE = "SWE Refactor Bench console"
     CSS_PATH = "srb.tcss"
-    MODES = {"tasks": TasksScreen, "runs": RunsScreen}
+    MODES = {"tasks": TasksScreen, "runs": RunsScreen, "campaign": CampaignScreen,
+             "reports": ReportsScreen}
     DEFAULT_MODE = "tasks"
     COMMANDS = App.COMMANDS | {GoToProvider}
     BINDINGS = [
         Binding("t", "switch_mode('tasks')", "Tasks", id="app.tasks", tooltip="Show the task list"),
         Binding("r", "switch_mode('runs')", "Runs", id="app.runs", tooltip="Show run history"),
+        Binding("m", "switch_mode('campaign')", "Campaign", id="app.campaign", show=False,
+                tooltip="Show a campaign's matrix of tasks × configurations"),
+        Binding("b", "switch_mode('reports')", "Reports", id="app.reports", show=False,
+                tooltip="Show the paper's tables over a campaign or any runs"),
         Binding(
             "ctrl+t", "toggle_theme", "Theme", id="app.theme", show=False,
             tooltip="Switch between the light and dark theme",
@@ -92,6 +99,10 @@ class SrbApp(App[None]):
         yield from super().get_system_commands(screen)
         yield SystemCommand("Tasks", "Go to the task list", lambda: self.switch_mode("tasks"))
         yield SystemCommand("Runs", "Go to the run history", lambda: self.switch_mode("runs"))
+        yield SystemCommand("Campaign", "Go to the campaign matrix",
+                            lambda: self.switch_mode("campaign"))
+        yield SystemCommand("Reports", "Go to the paper's tables",
+                            lambda: self.switch_mode("reports"))
         yield SystemCommand("Toggle theme", "Light or dark", self.action_toggle_theme)
 
 

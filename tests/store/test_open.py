@@ -35,6 +35,13 @@ EXPECTED_TABLES = {
     # V3: agent rounds and transcript events
     "agent_rounds",
     "agent_events",
+    # V6: campaigns, human labels, imported runs
+    "campaigns",
+    "campaign_configs",
+    "campaign_cells",
+    "cell_attempts",
+    "human_labels",
+    "imported_runs",
 }
 
 

@@ -1,0 +1,78 @@
+"""``srb report [FILTER…] [--campaign NAME]``: the paper's tables from the store.
+
+Filter words are the Runs screen's (``task:ID status:scored agent:SPEC model:M`` and free
+text). ``--format md|csv|json|latex`` (``--json`` is ``--format json``); ``--table ID``
+(repeatable) picks tables; ``--output FILE`` writes a file instead of stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+from srb_tui.commands.output import Output
+from srb_tui.config import Settings
+from srb_tui.reports import FORMATS, TABLE_IDS, build_report, load_runs, render
+from srb_tui.reports.build import task_categories
+from srb_tui.service.runs_table import parse_filter
+from srb_tui.store import Store, StoreError
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("report", help="the paper's tables and figures over a campaign or runs")
+    p.add_argument("filter", nargs="*", metavar="FILTER",
+                   help="task:ID status:S agent:SPEC model:M, other words as free text")
+    p.add_argument("--campaign", metavar="NAME", help="only this campaign's cells")
+    p.add_argument("--format", choices=FORMATS, default="md")
+    p.add_argument("--table", action="append", choices=TABLE_IDS, metavar="ID",
+                   help=f"only these tables ({', '.join(TABLE_IDS)})")
+    p.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
+    p.add_argument("--json", action="store_true", help="same as --format json")
+    p.set_defaults(handler=cmd_report)
+
+
+def cmd_report(args: argparse.Namespace, settings: Settings, out: Output) -> int:
+    flt, problems = parse_filter(" ".join(args.filter))
+    if problems:
+        for problem in problems:
+            out.error(f"filter: {problem}")
+        return 2
+    fmt_name = "json" if args.json else args.format
+    if not settings.db_path.exists():
+        out.error(f"no store at {settings.db_path} (nothing has run yet)")
+        return 1
+
+    async def body() -> int:
+        async with await Store.open(settings.db_path) as store:
+            if args.campaign and await store.campaign(args.campaign) is None:
+                out.error(f"no campaign {args.campaign!r} in {settings.db_path}")
+                return 2
+            categories = await asyncio.to_thread(task_categories, settings.task_roots)
+            runs, order, ledger = await load_runs(
+                store, campaign=args.campaign, filters=flt.kwargs(), categories=categories
+            )
+        selection = " ".join(
+            [f"campaign {args.campaign}"] if args.campaign else []
+        ) or "all runs"
+        words = " ".join(args.filter)
+        if words:
+            selection += f" matching `{words}`"
+        report = build_report(runs, title=f"srb report — {selection}", selection=selection,
+                              config_order=order, has_ledger=ledger)
+        text = render(report, fmt_name, args.table)
+        if args.output:
+            Path(args.output).write_text(text, encoding="utf-8")
+            out.err.print(f"wrote {args.output} ({len(runs)} runs, {fmt_name})")
+        else:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        return 0
+
+    try:
+        return asyncio.run(body())
+    except StoreError as exc:
+        out.error(str(exc))
+        return 1

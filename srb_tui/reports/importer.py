@@ -1,0 +1,288 @@
+"""Read a published-harness job directory into plain records for ``Store.import_runs``.
+
+What the published harness leaves per trial (Einsia/SWE-Refactor-Bench,
+``infra/swerefactor/harbor.py`` / ``scoring.py`` / ``telemetry.py``): ``score.json`` (schema
+``swerefactor.score/1``: ``task``, ``score``, ``max_score``, ``valid``, ``audit_gate``
+pass|fail|not-run, ``behavioural.modules[]`` with ``checks.{passed,failed,errored,skipped}``
+and ``scored_weight`` (a count of checks), ``verification.{models_total,models_survived,
+breaks}``, ``stages_run``, ``blocked_by``, ``unscored.behavioural`` — Stage II measured but
+not credited after a Stage I fail — and ``metadata.verification.rounds[]`` with
+``adversary``/``outcome``/``elapsed_sec``/``usage.model``), ``reward.json`` (numbers only),
+the stage results ``audit.json``/``behavioural.json``/``verification.json`` beside them,
+``telemetry.json`` (grading models' time and tokens), and Harbor's trial ``config.json``
+(``agent.name``, ``agent.model_name``, ``agent.kwargs.reasoning_effort``) and ``result.json``
+(``agent_result.cost_usd``) in the trial folder.
+
+Every ``score.json`` under the directory is one trial. Every problem in every file is
+reported (file and key); with any problem nothing is imported.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SCORE_SCHEMA = "swerefactor.score/1"
+STAGE_FILES = ("audit.json", "behavioural.json", "verification.json")
+_GATES = {"pass": "pass", "fail": "fail", "not-run": "error"}
+
+
+@dataclass
+class ImportedTrial:
+    """One trial as srb will store it (``envelope`` has srb's score-event shape)."""
+
+    source_dir: str
+    task: str
+    agent: str
+    model: str | None
+    effort: str | None
+    score: float | None
+    max_score: float
+    valid: bool
+    blocked_by: str | None
+    harness_error: str | None
+    envelope: dict[str, Any]
+    modules: list[dict[str, Any]]
+    rounds: list[dict[str, Any]]
+    stage_results: dict[str, Any] = field(default_factory=dict)
+    cost_usd: float | None = None
+    telemetry: Any = None
+    category: str | None = None
+
+
+class _Reader:
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+
+    def load(self, path: Path, required: bool) -> Any:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            if required:
+                self.problems.append(f"{path}: missing")
+            return None
+        except (OSError, UnicodeDecodeError) as exc:
+            self.problems.append(f"{path}: cannot read ({exc})")
+            return None
+        try:
+            return json.loads(text)
+        except ValueError as exc:
+            self.problems.append(f"{path}: not JSON ({exc})")
+            return None
+
+    def need(self, path: Path, doc: Mapping[str, Any], key: str, kind: type | tuple[type, ...],
+             what: str, optional: bool = False) -> Any:
+        value: Any = doc
+        for part in key.split("."):
+            value = value.get(part) if isinstance(value, Mapping) else None
+        if value is None:
+            if not optional:
+                self.problems.append(f"{path}: key {key!r} is missing ({what})")
+            return None
+        if isinstance(value, bool) and kind is not bool and bool not in (
+            kind if isinstance(kind, tuple) else (kind,)
+        ):
+            self.problems.append(f"{path}: key {key!r}: expected {what}, got a boolean")
+            return None
+        if not isinstance(value, kind):
+            self.problems.append(
+                f"{path}: key {key!r}: expected {what}, got {type(value).__name__}"
+            )
+            return None
+        return value
+
+
+def _blocked(raw: str) -> str | None:
+    for stage in ("audit", "behavioural", "verification"):
+        if raw.startswith(stage):
+            return stage
+    return raw or None
+
+
+def _modules(r: _Reader, path: Path, mods: Any, key: str) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    if mods is None:
+        return out
+    if not isinstance(mods, list):
+        r.problems.append(f"{path}: key {key!r}: expected a list of modules")
+        return out
+    for i, m in enumerate(mods):
+        where = f"{key}[{i}]"
+        if not isinstance(m, Mapping):
+            r.problems.append(f"{path}: key {where!r}: expected a module object")
+            continue
+        mid = r.need(path, m, "id", str, "a module id")
+        raw_checks = m.get("checks")
+        checks: Mapping[str, Any] = raw_checks if isinstance(raw_checks, Mapping) else {}
+        passed = checks.get("passed", 0)
+        if not isinstance(passed, int) or isinstance(passed, bool):
+            r.problems.append(f"{path}: key {where + '.checks.passed'!r}: expected an integer")
+            continue
+        scored = m.get("scored_weight")
+        if scored is None:
+            scored = sum(int(checks.get(k, 0) or 0)
+                         for k in ("passed", "failed", "errored", "skipped"))
+        if not isinstance(scored, int | float) or isinstance(scored, bool):
+            r.problems.append(f"{path}: key {where + '.scored_weight'!r}: expected a number")
+            continue
+        weight = m.get("weight", 1.0)
+        if not isinstance(weight, int | float) or isinstance(weight, bool):
+            r.problems.append(f"{path}: key {where + '.weight'!r}: expected a number")
+            continue
+        if mid is None:
+            continue
+        out.append({
+            "id": mid, "weight": float(weight), "status": str(m.get("status") or "ok"),
+            "rate": float(m.get("rate") or 0.0), "passed": passed, "scored": int(scored),
+            "complete": bool(m.get("complete", passed == int(scored) and scored > 0)),
+        })
+    return out
+
+
+def _trial_dir(score_dir: Path, root: Path) -> Path:
+    """The nearest folder (up to the job root) holding Harbor's config.json or result.json."""
+    here = score_dir
+    while True:
+        if (here / "config.json").is_file() or (here / "result.json").is_file():
+            return here
+        if here == root or here.parent == here:
+            return score_dir
+        here = here.parent
+
+
+def read_trial(score_path: Path, root: Path, problems: list[str]) -> ImportedTrial | None:
+    r = _Reader(problems)
+    before = len(problems)
+    doc = r.load(score_path, required=True)
+    if doc is None:
+        return None
+    if not isinstance(doc, Mapping):
+        problems.append(f"{score_path}: expected a JSON object")
+        return None
+    schema = doc.get("schema")
+    if schema is not None and schema != SCORE_SCHEMA:
+        problems.append(f"{score_path}: key 'schema': {schema!r} is not {SCORE_SCHEMA}")
+    task = r.need(score_path, doc, "task", str, "the task id")
+    valid = r.need(score_path, doc, "valid", bool, "a boolean")
+    score = r.need(score_path, doc, "score", (int, float), "a number")
+    max_score = r.need(score_path, doc, "max_score", (int, float), "a number", optional=True)
+    gate_raw = r.need(score_path, doc, "audit_gate", str, "pass, fail or not-run")
+    if gate_raw is not None and gate_raw not in _GATES:
+        problems.append(f"{score_path}: key 'audit_gate': {gate_raw!r} is not pass, fail or "
+                        "not-run")
+    stages_run = doc.get("stages_run") or []
+    if not isinstance(stages_run, list):
+        problems.append(f"{score_path}: key 'stages_run': expected a list")
+        stages_run = []
+    modules = _modules(r, score_path, (doc.get("behavioural") or {}).get("modules"),
+                       "behavioural.modules")
+    if not modules:
+        unscored = doc.get("unscored") or doc.get("uncredited") or {}
+        seen = unscored.get("behavioural") if isinstance(unscored, Mapping) else None
+        if isinstance(seen, Mapping):
+            modules = _modules(r, score_path, seen.get("modules"), "unscored.behavioural.modules")
+    raw_verification = doc.get("verification")
+    verification: Mapping[str, Any] = (
+        raw_verification if isinstance(raw_verification, Mapping) else {}
+    )
+    rounds_raw = ((doc.get("metadata") or {}).get("verification") or {}).get("rounds") or []
+    rounds: list[dict[str, Any]] = []
+    for i, entry in enumerate(rounds_raw if isinstance(rounds_raw, list) else []):
+        if not isinstance(entry, Mapping):
+            continue
+        outcome = str(entry.get("outcome") or "error")
+        if outcome not in ("broken", "survived", "error"):
+            problems.append(f"{score_path}: key 'metadata.verification.rounds[{i}].outcome': "
+                            f"{outcome!r} is not broken, survived or error")
+            continue
+        elapsed = entry.get("elapsed_sec")
+        rounds.append({
+            "adversary": str(entry.get("adversary") or entry.get("id") or f"a{i + 1:02d}"),
+            "model": str((entry.get("usage") or {}).get("model") or "") or None,
+            "status": outcome,
+            "duration_sec": float(elapsed) if isinstance(elapsed, int | float) else None,
+        })
+    reward = r.load(score_path.parent / "reward.json", required=False)
+    if reward is not None:
+        if not isinstance(reward, Mapping):
+            problems.append(f"{score_path.parent / 'reward.json'}: expected a JSON object")
+        else:
+            for key, value in reward.items():
+                if not isinstance(value, int | float) or isinstance(value, bool):
+                    problems.append(f"{score_path.parent / 'reward.json'}: key {key!r}: "
+                                    "expected a number")
+            if (isinstance(reward.get("score"), int | float) and isinstance(score, int | float)
+                    and abs(float(reward["score"]) - float(score)) > 1e-6):
+                problems.append(f"{score_path.parent / 'reward.json'}: key 'score': "
+                                f"{reward['score']} disagrees with score.json's {score}")
+    stage_results = {}
+    for name in STAGE_FILES:
+        loaded = r.load(score_path.parent / name, required=False)
+        if loaded is not None:
+            stage_results[name.removesuffix(".json")] = loaded
+    telemetry = r.load(score_path.parent / "telemetry.json", required=False)
+    trial = _trial_dir(score_path.parent, root)
+    config = r.load(trial / "config.json", required=False)
+    result = r.load(trial / "result.json", required=False)
+    agent_cfg = (config or {}).get("agent") if isinstance(config, Mapping) else None
+    agent_cfg = agent_cfg if isinstance(agent_cfg, Mapping) else {}
+    model = agent_cfg.get("model_name") or (score_path.parent.parent.name
+                                            if score_path.parent.parent != root else None)
+    raw_kwargs = agent_cfg.get("kwargs")
+    kwargs: Mapping[str, Any] = raw_kwargs if isinstance(raw_kwargs, Mapping) else {}
+    effort = kwargs.get("reasoning_effort") or kwargs.get("effort")
+    cost = None
+    agent_result = (result or {}).get("agent_result") if isinstance(result, Mapping) else None
+    if isinstance(agent_result, Mapping):
+        value = agent_result.get("cost_usd")
+        if value is not None and (not isinstance(value, int | float) or isinstance(value, bool)):
+            problems.append(f"{trial / 'result.json'}: key 'agent_result.cost_usd': expected a "
+                            "number")
+        elif value is not None:
+            cost = float(value)
+    if len(problems) > before or task is None or valid is None or gate_raw not in _GATES:
+        return None
+    gate = _GATES[gate_raw]
+    weighted = [m for m in modules if m["weight"] > 0]
+    complete = all(m["complete"] for m in weighted) if weighted else None
+    ran = "verification" in stages_run
+    adversaries = {rd["adversary"]: rd["status"] for rd in rounds} if ran else {}
+    envelope = {
+        "score": score, "max_score": max_score or 100.0, "valid": valid, "audit_gate": gate,
+        "behavioural": {"complete": complete, "modules": modules,
+                        "points": (doc.get("behavioural") or {}).get("points", 0.0)},
+        "verification": {
+            "ran": ran, "adversaries": adversaries,
+            "models_total": int(verification.get("models_total") or 6),
+            "models_survived": int(verification.get("models_survived") or 0),
+            "breaks": verification.get("breaks") or [],
+        },
+        "blocked_by": _blocked(str(doc.get("blocked_by") or "")),
+        "harness_error": str(doc.get("harness_error") or "") or None,
+        "notes": [f"imported from {score_path}"],
+    }
+    return ImportedTrial(
+        source_dir=str(score_path.parent.resolve()), task=task,
+        agent=f"imported:{agent_cfg.get('name') or 'harbor'}",
+        model=str(model) if model else None, effort=str(effort) if effort else None,
+        score=float(score) if score is not None else None,
+        max_score=float(max_score or 100.0), valid=valid,
+        blocked_by=envelope["blocked_by"], harness_error=envelope["harness_error"],
+        envelope=envelope, modules=modules, rounds=rounds if ran else [],
+        stage_results=stage_results, cost_usd=cost, telemetry=telemetry,
+    )
+
+
+def read_job(directory: Path) -> tuple[list[ImportedTrial], list[str]]:
+    """Every trial under ``directory`` and every problem found (trials empty on a problem)."""
+    problems: list[str] = []
+    if not directory.is_dir():
+        return [], [f"{directory}: not a directory"]
+    scores = sorted(p for p in directory.rglob("score.json") if p.is_file())
+    if not scores:
+        return [], [f"{directory}: no score.json anywhere below it (not a job directory?)"]
+    trials = [t for t in (read_trial(p, directory.resolve(), problems) for p in scores) if t]
+    return ([] if problems else trials), problems

@@ -1,0 +1,122 @@
+"""Pilot tests of the Campaign and Reports screens over a seeded store (real Textual, real
+SQLite), and their SVG snapshots."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.widgets import DataTable, Input, Static
+
+from srb_tui.config import Settings
+from srb_tui.ui.app import create_app
+from srb_tui.ui.screens.campaign import CampaignScreen
+from srb_tui.ui.screens.reports import ReportsScreen, bar
+from tests.conftest import BUILTIN_TASKS, REPO
+
+from .seed import seed_campaign
+
+SIZE = (120, 34)
+
+
+def _settings(state: Path) -> Settings:
+    return Settings(task_roots=(BUILTIN_TASKS,), state_dir=state)
+
+
+async def _settle(pilot: Any) -> None:
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def _text(table: DataTable[Any], row: str, column: str) -> str:
+    return str(table.get_cell(row, column))
+
+
+async def test_campaign_matrix_and_enter_opens_the_run(state_dir: Path) -> None:
+    ids = await seed_campaign(state_dir / "srb.sqlite3")
+    app = create_app(_settings(state_dir))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("m")
+        await _settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, CampaignScreen)
+        table = screen.query_one("#campaign-table", DataTable)
+        assert [c.label.plain for c in table.columns.values()] == \
+            ["Task", "reference", "subtle", "untouched"]
+        assert table.row_count == 2
+        assert _text(table, "t1#1", "reference").startswith("✓ accepted 100")
+        assert _text(table, "t1#1", "subtle").startswith("✗ counterexample 90")
+        assert _text(table, "t1#1", "untouched") == "◌ blindness"  # every fixed check passes
+        assert _text(table, "t2#1", "reference") == "✗ fixed checks"
+        assert _text(table, "t2#1", "subtle") == "! failed"
+        assert _text(table, "t2#1", "untouched") == "· planned"
+        counts = str(screen.query_one("#campaign-counts", Static).render())
+        assert "accepted 1" in counts and "planned 1" in counts
+
+        await pilot.press("slash", *"t2", "enter")
+        await _settle(pilot)
+        assert table.row_count == 1
+        await pilot.press("escape")
+        await _settle(pilot)
+        assert table.row_count == 2
+
+        table.focus()
+        table.cursor_coordinate = table.get_cell_coordinate("t1#1", "subtle")
+        await pilot.press("enter")
+        deadline = asyncio.get_running_loop().time() + 10
+        while type(app.screen).__name__ != "RunScreen":  # the Run screen keeps live workers
+            assert asyncio.get_running_loop().time() < deadline
+            await pilot.pause(0.05)
+        assert getattr(app.screen, "run_id", None) == ids[("t1", "subtle")]
+
+
+async def test_reports_screen_tables_and_selection(state_dir: Path) -> None:
+    await seed_campaign(state_dir / "srb.sqlite3")
+    app = create_app(_settings(state_dir))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("b")
+        await _settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ReportsScreen)
+        assert screen.report is not None
+        assert screen.report.counts["runs"] == 5
+        assert screen.report.counts["invalid"] == 1
+        funnel = screen.report.table("table2")
+        assert funnel.cell("reference", "accepted") == 1  # campaign runs carry their label
+        screen.query_one("#reports-filter", Input).value = "campaign:demo task:t1"
+        await pilot.press("slash", "enter")
+        await _settle(pilot)
+        assert screen.report.counts["runs"] == 3
+        assert screen.report.table("table2").column("config") == \
+            ["reference", "subtle", "untouched"]
+        await pilot.press("e")
+        assert (state_dir / "report.md").read_text().startswith("# srb report — campaign:demo")
+
+
+def test_bar() -> None:
+    assert bar(None, 10) == ""
+    assert bar(10, 10) == "█" * 20
+    assert bar(5, 10) == "█" * 10
+    assert bar(1, 16) == "█▎"  # 20 × 8 / 16 = 10 eighths
+
+
+@pytest.fixture
+def _in_repo(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+
+
+@pytest.mark.usefixtures("_in_repo")
+def test_campaign_screen_snapshot(snap_compare: Any, state_dir: Path) -> None:
+    asyncio.run(seed_campaign(state_dir / "srb.sqlite3"))
+    assert snap_compare(create_app(_settings(state_dir)), press=["m"], terminal_size=SIZE,
+                        run_before=_settle)
+
+
+@pytest.mark.usefixtures("_in_repo")
+def test_reports_screen_snapshot(snap_compare: Any, state_dir: Path) -> None:
+    asyncio.run(seed_campaign(state_dir / "srb.sqlite3"))
+    assert snap_compare(create_app(_settings(state_dir)), press=["b"], terminal_size=SIZE,
+                        run_before=_settle)

@@ -1,0 +1,144 @@
+"""``srb import DIR`` over job directories written in the published harness's file shapes
+(score.json / reward.json / stage results / telemetry.json, Harbor's config.json and
+result.json), then reported beside srb's own runs; bad and partial files change nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from srb_tui.cli import main
+from srb_tui.store import Store
+
+from .synth import Spec, add_run
+
+TASK = "demo01-csvtab-python-to-node"
+
+
+def _score(gate: str, modules: list[dict[str, Any]], *, stages: list[str], survived: int = 0,
+           rounds: list[dict[str, Any]] | None = None, unscored: Any = None,
+           score: float = 0.0, blocked: str = "") -> dict[str, Any]:
+    return {
+        "schema": "swerefactor.score/1", "task": TASK, "reward": score / 100, "score": score,
+        "max_score": 100.0, "valid": True, "audit_gate": gate,
+        "behavioural": {"points": 40.0 if score else 0.0, "rate": 1.0, "modules": modules},
+        "verification": {"points": survived * 10.0, "models_total": 6,
+                         "models_survived": survived, "breaks": []},
+        "stages_run": stages, "blocked_by": blocked, "harness_error": "",
+        "unscored": unscored or {}, "metadata": {"verification": {"rounds": rounds or []}},
+    }
+
+
+def _module(passed: int, total: int) -> dict[str, Any]:
+    return {"id": "cli", "title": "CLI", "weight": 1.0, "rate": passed / total,
+            "complete": passed == total, "status": "ok", "scored_weight": float(total),
+            "checks": {"passed": passed, "failed": total - passed, "errored": 0, "skipped": 0}}
+
+
+def _rounds(broken: int) -> list[dict[str, Any]]:
+    return [{"adversary": f"a0{i + 1}", "outcome": "broken" if i < broken else "survived",
+             "elapsed_sec": 600.0, "usage": {"model": "opus"}} for i in range(6)]
+
+
+def _write(folder: Path, name: str, doc: Any) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(json.dumps(doc) if not isinstance(doc, str) else doc)
+
+
+def _job(root: Path) -> Path:
+    job = root / "job-0807"
+    for trial, score in (
+        ("t-accepted", _score("pass", [_module(10, 10)], stages=["audit", "behavioural",
+                              "verification"], survived=6, rounds=_rounds(0), score=100.0)),
+        ("t-blind", _score("fail", [], stages=["audit"], blocked="audit-gate",
+                           unscored={"behavioural": {"modules": [_module(10, 10)]}})),
+        ("t-broken", _score("pass", [_module(10, 10)], stages=["audit", "behavioural",
+                            "verification"], survived=4, rounds=_rounds(2), score=80.0)),
+    ):
+        _write(job / trial, "config.json", {"agent": {"name": "codex", "model_name": "gpt-x",
+                                                      "kwargs": {"reasoning_effort": "high"}}})
+        _write(job / trial, "result.json", {"agent_result": {"cost_usd": 1.5}})
+        verifier = job / trial / "verifier"
+        _write(verifier, "score.json", score)
+        _write(verifier, "reward.json", {"reward": score["reward"], "score": score["score"]})
+        _write(verifier, "audit.json", {"schema": "swerefactor.stage-result/1",
+                                        "stage": "audit", "status": "ok"})
+        _write(verifier, "telemetry.json", {"schema": "swerefactor.telemetry/1", "stage1": []})
+    return job
+
+
+def _count_runs(state: Path) -> int:
+    async def body() -> int:
+        async with await Store.open(state / "srb.sqlite3") as store:
+            return await store.count_runs()
+
+    return asyncio.run(body())
+
+
+def test_import_then_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+
+    async def own() -> None:
+        async with await Store.open(state / "srb.sqlite3") as store:
+            await add_run(store, Spec(TASK, "replay:reference"))
+
+    asyncio.run(own())
+    job = _job(tmp_path)
+    tasks = str(Path(__file__).resolve().parents[2] / "tasks")
+    assert main(["--tasks", tasks, "--state", str(state), "import", str(job)]) == 0
+    assert "imported 3 run(s)" in capsys.readouterr().out
+    assert _count_runs(state) == 4
+
+    assert main(["--tasks", tasks, "--state", str(state), "report", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["counts"]["imported"] == 3
+    funnel = {r["config"]: r for r in next(t for t in doc["tables"]
+                                           if t["id"] == "table2")["rows"]}
+    imported = funnel["imported:codex · gpt-x · high"]
+    assert (imported["blindness"], imported["counterexample"], imported["accepted"]) == (1, 1, 1)
+    assert funnel["replay:reference"]["accepted"] == 1
+    board = {r["config"]: r for r in next(t for t in doc["tables"]
+                                          if t["id"] == "table3")["rows"]}
+    assert board["imported:codex · gpt-x · high"]["cost"] == pytest.approx(1.5)
+    assert board["imported:codex · gpt-x · high"]["score"] == pytest.approx(60.0)
+    classes = next(t for t in doc["tables"] if t["id"] == "table4")["rows"]
+    assert [c["class"] for c in classes] == ["language-rewrite"]
+    verifiers = {r["adversary"]: r for r in next(t for t in doc["tables"]
+                                                 if t["id"] == "figure6")["rows"]}
+    assert verifiers["a01"]["broken"] == 1 and verifiers["a01"]["rounds"] == 3
+
+    # the same folders again: refused, nothing added
+    assert main(["--state", str(state), "import", str(job)]) == 1
+    assert "already imported" in capsys.readouterr().err
+    assert _count_runs(state) == 4
+
+
+def test_bad_and_partial_files_change_nothing(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    state = tmp_path / "state"
+    job = _job(tmp_path)
+    broken = job / "t-broken" / "verifier" / "score.json"
+    doc = json.loads(broken.read_text())
+    doc["valid"] = "yes"
+    doc["audit_gate"] = "maybe"
+    broken.write_text(json.dumps(doc))
+    (job / "t-blind" / "verifier" / "reward.json").write_text('{"reward": 0.0, "score": 12}')
+    (job / "t-accepted" / "result.json").write_text("{not json")
+    assert main(["--state", str(state), "import", str(job)]) == 2
+    err = capsys.readouterr().err
+    assert f"{broken}: key 'valid': expected a boolean, got str" in err
+    assert f"{broken}: key 'audit_gate': 'maybe' is not pass, fail or not-run" in err
+    assert "reward.json: key 'score': 12 disagrees with score.json's 0.0" in err
+    assert f"{job / 't-accepted' / 'result.json'}: not JSON" in err
+    assert "nothing imported (4 problem(s))" in err
+    assert _count_runs(state) == 0
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["--state", str(state), "import", str(empty)]) == 2
+    assert "no score.json anywhere below it" in capsys.readouterr().err
