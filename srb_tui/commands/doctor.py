@@ -97,22 +97,16 @@ async def _probe_engine(engine: Any, settings: Settings) -> list[Check]:
 def _client_checks(settings: Settings) -> list[Check]:
     """Cached agent clients, and each configured model upstream (whether its key is set
     on this host — never the key itself)."""
-    from srb_tui.gateway import GatewayConfigError, load_gateway_config
-    from srb_tui.service.agent_specs import client_cache_summary
+    from srb_tui.service.agent_specs import client_cache_summary, upstream_summaries
+    from srb_tui.service.app import GatewayConfigError
 
     checks: list[Check] = [Check("agent clients", True, client_cache_summary())]
     try:
-        config = load_gateway_config(settings.state_dir)
+        upstreams = upstream_summaries(settings.state_dir)
     except GatewayConfigError as exc:
         checks.append(Check("model gateway", False, str(exc), "fix state/config.toml"))
         return checks
-    for vendor in ("anthropic", "openai"):
-        up = config.upstream(vendor)
-        has_key = bool(os.environ.get(up.key_env))
-        checks.append(Check(
-            f"upstream {vendor}", True,
-            f"{up.base_url}, key ${up.key_env} {'set' if has_key else 'not set'}",
-        ))
+    checks.extend(Check(f"upstream {vendor}", True, line) for vendor, line in upstreams)
     return checks
 
 

@@ -51,4 +51,23 @@ def client_cache_summary() -> str:
         f" (installed on first use: {', '.join(missing)})" if missing else "")
 
 
-__all__ = ["CLIENT_KINDS", "AgentCheck", "check_agent", "client_cache_summary"]
+def upstream_summaries(state_dir: Path) -> list[tuple[str, str]]:
+    """Each configured model upstream as (vendor, "URL, key $NAME set|not set") — whether
+    its key is set on this host, never the key itself. GatewayConfigError names a bad
+    config file and key."""
+    import os
+
+    from srb_tui.gateway import load_gateway_config
+
+    config = load_gateway_config(state_dir)
+    lines = []
+    for vendor in ("anthropic", "openai"):
+        up = config.upstream(vendor)
+        has_key = bool(os.environ.get(up.key_env))
+        lines.append((vendor, f"{up.base_url}, key ${up.key_env} "
+                              f"{'set' if has_key else 'not set'}"))
+    return lines
+
+
+__all__ = ["CLIENT_KINDS", "AgentCheck", "check_agent", "client_cache_summary",
+           "upstream_summaries"]
