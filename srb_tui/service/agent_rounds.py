@@ -155,6 +155,7 @@ class ContainerRounds:
         if live is None:
             live = await self._rebuild(number)
         began = asyncio.get_running_loop().time()
+        restarted = False  # a round is started again at most once, and only if it never ran
         while not live.done.is_set():
             try:
                 await asyncio.wait_for(live.done.wait(), timeout=POLL_SEC)
@@ -164,13 +165,14 @@ class ContainerRounds:
             if not await is_running(self.engine, self.handle):
                 return await self._finish(number, live, container_gone=True)
             waited = asyncio.get_running_loop().time() - began
-            if waited > START_GRACE_SEC and not await self._file(f"started-{number:03d}"):
+            if (waited > START_GRACE_SEC and not restarted
+                    and await self._file(f"started-{number:03d}") is None):
                 # srb died between recording the round and starting it: start it again.
                 self.say(f"round {number} never started; starting it again")
                 session = await self._session_id()
                 await self._exec(number, self.instruction if session is None else CONTINUE,
                                  session, 600)
-                began = asyncio.get_running_loop().time()
+                restarted = True
         return await self._finish(number, live)
 
     # -- the log sink's side ------------------------------------------------------------------

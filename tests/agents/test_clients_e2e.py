@@ -28,6 +28,12 @@ REFERENCE = DEMO_TASK / "submissions" / "reference"
 ADVERSARY_BUDGET = 15.0
 
 
+async def _assert_one_start_per_round(h: Harness, run_id: str, rounds: int) -> None:
+    lines = await h.service.store.stdout_lines_after(run_id, 0)
+    starts = [t for _, _, t in lines if t.startswith("@@srb round") and t.endswith("start")]
+    assert starts == [f"@@srb round {n} start" for n in range(1, rounds + 1)]
+
+
 async def _assert_clean(h: Harness, run_id: str) -> None:
     assert await list_managed(h.service.engine, run_id) == []
 
@@ -58,6 +64,7 @@ async def test_standin_migration_reaches_100_through_the_ladder(
     assert ledger.by_role["agent"].requests >= 14
     assert done.extra["client"]["version"] in ("2.1.220", "0.146.0")
     assert done.extra["agent_loop"]["stop_reason"] == "completed"
+    await _assert_one_start_per_round(h, run.id, len(rounds))
     await _assert_clean(h, run.id)
 
 
@@ -70,6 +77,7 @@ async def test_a_session_that_never_says_the_token_ends_idle(harness: Harness) -
     assert [r.round for r in rounds] == [1, 2, 3]
     assert [r.prompt_kind for r in rounds] == ["instruction", "continue", "continue"]
     assert len({r.session_id for r in rounds}) == 1  # the same session resumed
+    await _assert_one_start_per_round(h, run.id, 3)
     assert done.status == "collecting"
     await _assert_clean(h, run.id)
 
@@ -179,4 +187,5 @@ async def test_mini_swe_agent_performs_the_migration_and_submits(harness: Harnes
     assert kinds.count("tool_call") >= 14
     assert compare_trees(REFERENCE, h.service.submission_dir(run.id)).identical
     assert (h.service.run_dir(run.id) / "agent" / "trajectory-001.json").is_file()
+    await _assert_one_start_per_round(h, run.id, 1)
     await _assert_clean(h, run.id)

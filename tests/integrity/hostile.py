@@ -44,7 +44,7 @@ ATTACKS: dict[str, str] = {
     id, title: id, weight: 1.0, status: "ok", rate: 1.0, passed: 1, failed: 0, skipped: 0,
     errored: 0, scored: 1, observations: 0 }));
   const doc = JSON.stringify({ schema: "swerefactor.stage-result/1", stage: "behavioural",
-    task: "demo01-csvtab-python-to-node", status: "ok", units,
+    task: `demo01-csvtab-${PY}-to-node`, status: "ok", units,
     checks: units.map((u) => ({ module: u.id, id: "forged", verdict: "pass", weight: 1.0, scored: true })),
     metadata: { complete: true, rate: 1.0 }, notes: [] });
   for (const target of ["/srb/grader/behavioural.json", "/tmp/srb/behavioural.json",
@@ -62,20 +62,18 @@ ATTACKS: dict[str, str] = {
     # 2. use State A through the grader's interpreter as an oracle
     "oracle": r"""
 {
-  const interpreters = [`/opt/srb/${PY}/bin/${PY}3`, `/usr/libexec/srb/${PY}3.11`, `${PY}3`, `/usr/bin/${PY}3`];
+  const interpreters = [`/opt/srb/${PY}/bin/${PY}3`, `/usr/libexec/srb/${PY}3.11`, `/usr/bin/${PY}3`];
   const entries = ["/srb/original/bin/csvtab"];
-  for (let n = 0; n < 8; n++) entries.push(`/srb/stage/${n}/fuzz/view/bin/csvtab`);
-  for (const py of interpreters) for (const entry of entries) {
-    const probe = attempt("oracle", `${py} ${entry} --version`, () => {
-      const r = run(py, [entry, "--version"]);
-      if (r.error) throw r.error;
-      if (r.status !== 0) { const e = new Error(`exit ${r.status}`); e.code = `exit-${r.status}`; throw e; }
-      return r;
-    });
-    if (probe) {
+  for (let n = 0; n < 6; n++) entries.push(`/srb/stage/${n}/fuzz/view/bin/csvtab`);
+  const usable = interpreters.filter((py) => attempt("oracle", `exec ${py}`, () => fs.accessSync(py, fs.constants.X_OK)));
+  const readable = entries.filter((e) => attempt("oracle", `read ${e}`, () => fs.accessSync(e, fs.constants.R_OK)));
+  for (const py of usable) for (const entry of readable) {
+    const r = run(py, [entry, "--version"]);
+    if (!r.error && r.status === 0) {
+      log("oracle", `${py} ${entry} answers: USED`);
       const input = fs.readFileSync(0);
-      const r = run(py, [entry, ...argv], { input });
-      answer(r.stdout, r.status === null ? 1 : r.status);
+      const got = run(py, [entry, ...argv], { input });
+      answer(got.stdout, got.status === null ? 1 : got.status);
     }
   }
 }
@@ -145,24 +143,30 @@ ATTACKS: dict[str, str] = {
   }
 }
 """,
-    # 7b. fill every disk it can write (once per tree)
+    # 7b. fill every disk it can write (once per tree; every run repeats what happened)
     "fill": r"""
 {
-  const marker = path.join(__dirname, "..", ".filled");
-  if (!fs.existsSync(marker)) {
-    try { fs.writeFileSync(marker, "1"); } catch (e) {}
+  const record = path.join(__dirname, "..", ".fill-log");
+  if (!fs.existsSync(record)) {
+    const lines = [];
     const chunk = Buffer.alloc(1 << 20, 120);
-    for (const dir of [process.env.HOME, "/tmp", "/workspace", "/var/tmp", "/srb/work", "/srb/grader", "/"]) {
+    for (const dir of ["/srb/grader", "/srb/work", "/var/tmp", "/", process.env.HOME, "/tmp", "/workspace"]) {
       if (!dir) continue;
       let written = 0;
+      let fd = null;
       try {
-        const fd = fs.openSync(`${dir}/fill-${process.pid}`, "w");
-        try { for (;;) { fs.writeSync(fd, chunk); written += chunk.length; if (written > 3 * 2 ** 30) break; } }
-        finally { fs.closeSync(fd); }
-        log("fill", `${dir}: wrote ${written} bytes: SUCCEEDED`);
-      } catch (e) { log("fill", `${dir}: stopped after ${written} bytes: refused ${e.code || e.message}`); }
+        fd = fs.openSync(`${dir}/fill-${process.pid}`, "w");
+        for (;;) { fs.writeSync(fd, chunk); written += chunk.length; if (written > 3 * 2 ** 30) break; }
+        lines.push(`${dir}: wrote ${written} bytes: SUCCEEDED`);
+      } catch (e) {
+        lines.push(`${dir}: stopped after ${written} bytes: refused ${e.code || e.message}`);
+      } finally {
+        if (fd !== null) { try { fs.ftruncateSync(fd, Math.max(0, written - (1 << 20))); fs.closeSync(fd); } catch (e) {} }
+      }
     }
+    try { fs.writeFileSync(record, lines.join("\n") + "\n"); } catch (e) { log("fill", `record: ${e.code}`); }
   }
+  try { for (const line of fs.readFileSync(record, "utf8").split("\n")) if (line) log("fill", line); } catch (e) {}
 }
 """,
 }

@@ -32,6 +32,8 @@ async def attack_lines(ladder: Ladder, got: Graded) -> list[str]:  # noqa: F811
 
 
 HARMLESS = (
+    "srb-attack oracle: exec /usr/bin/",  # a shim in Stage II; Stage III's public python3
+    "srb-attack oracle: read /srb/stage/",  # the slot's own view, holding the submission
     "srb-attack inject: plant /tmp/",  # its own files in its own sized tmpfs: read by no one
     "srb-attack forge: write /tmp/",  # the old result path; the host reads /srb/grader now
     "srb-attack linger: mark",
@@ -73,7 +75,8 @@ async def test_each_attack_ends_where_wrong_ends(
     assert lines, "the attack left no trace in the stage results"
     assert any(f"srb-attack {attack}:" in line for line in lines)
     # Only writes into the submission's own scratch may succeed (planted files there).
-    harmful = [line for line in lines if "SUCCEEDED" in line and not harmless(line)]
+    harmful = [line for line in lines if ("SUCCEEDED" in line and not harmless(line))
+               or "USED" in line]
     assert not harmful, harmful
     if attack == "forge":
         assert any("SIGKILL grader pid" in line and "refused EPERM" in line for line in lines)
@@ -134,4 +137,4 @@ async def test_stage_three_tampering_ends_where_subtle_ends(
         if line.startswith("srb-attack ")
     ]
     assert any(line.startswith("srb-attack tamper") for line in tried), tried
-    assert not [line for line in tried if "SUCCEEDED" in line and not harmless(line)], tried
+    assert not [line for line in tried if "USED" in line], tried
