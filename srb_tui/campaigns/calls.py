@@ -56,11 +56,12 @@ class ServiceCalls:
                      budget_sec: float | None, model: str | None, effort: str | None,
                      max_cost: float | None) -> RunRecord:
         run = await self.service.launch(task_path, agent, budget_sec=budget_sec, model=model,
-                                        effort=effort)
+                                        effort=effort, max_cost_usd=max_cost)
         extra = dict(run.extra)
         extra["campaign"] = campaign
         if max_cost is not None:
-            # Recorded with the run; the gateway's per-run budget reads it once connected.
+            # The gateway enforces it for real clients (the run's "budget"); kept here too
+            # so a report can show what each cell was allowed.
             extra["max_cost_usd"] = max_cost
         return await self.store.update_run(run.id, batch_id=campaign, extra=extra)
 
