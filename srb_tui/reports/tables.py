@@ -105,7 +105,7 @@ def leaderboard_table(runs: Sequence[ReportRun], order: Sequence[str] = (),
                        "passed (perfection not required); score is the mean of (4) over valid "
                        "runs.")
     if not has_ledger and not any(r.cost is not None for r in runs):
-        table.notes.append("Cost: no ledger in this store (—).")
+        table.notes.append("Cost: no ledger rows in this store (—).")
     else:
         table.notes.append("Cost: mean agent spend per run from the gateway ledger "
                            "(imported runs: their telemetry); — where nothing was priced.")

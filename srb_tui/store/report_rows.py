@@ -177,7 +177,7 @@ class ReportRowsMixin(StoreBase):
                     f" WHERE run_id IN ({selection}) ORDER BY run_id, annotator", params,
                 ):
                     src.labels.setdefault(str(r[0]), []).append((str(r[1]), bool(r[2])))
-            if "ledger" in tables:
+            if "ledger" in tables and await query(conn, "SELECT 1 FROM ledger LIMIT 1", ()):
                 src.has_ledger = True
                 src.costs = await agent_costs(conn, selection, params)
         return src

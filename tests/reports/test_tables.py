@@ -242,8 +242,8 @@ async def test_campaign_and_filter_selection(tmp_path: Path) -> None:
 
 
 async def test_cost_from_a_ledger_table(tmp_path: Path) -> None:
-    """With the gateway's ledger table present (created here in its V2 shape's relevant
-    columns), Table 3's cost is the mean agent spend per run; reviewer spend is not counted."""
+    """With rows in the gateway's ledger, Table 3's cost is the mean agent spend per run;
+    reviewer spend is not counted."""
     import sqlite3
 
     db = tmp_path / "srb.sqlite3"
@@ -251,9 +251,8 @@ async def test_cost_from_a_ledger_table(tmp_path: Path) -> None:
         ids = await _populate(store)
     conn = sqlite3.connect(db)
     with conn:
-        conn.execute("CREATE TABLE ledger (id INTEGER PRIMARY KEY, run_id TEXT, role TEXT,"
-                     " cost_usd REAL)")
-        conn.executemany("INSERT INTO ledger (run_id, role, cost_usd) VALUES (?, ?, ?)", [
+        conn.executemany("INSERT INTO ledger (run_id, role, cost_usd, route, status, latency_ms,"
+                         " at) VALUES (?, ?, ?, '/v1/messages', 200, 1.0, '2026-01-01')", [
             (ids[1], "agent", 1.0), (ids[1], "agent", 2.0), (ids[2], "agent", 5.0),
             (ids[2], "reviewer", 100.0), (ids[3], "agent", None),
         ])
