@@ -9,6 +9,7 @@ import json
 import shlex
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -105,7 +106,7 @@ async def test_agent_reaches_only_the_gateway_through_the_relay_and_survives_a_r
         standin_port = standin.url.rsplit(":", 1)[1]
         api = await engine.api()
         bridge = await engine.call(api.inspect_network, "bridge")
-        host_ip = bridge["IPAM"]["Config"][0]["Gateway"]  # the host, as containers see it
+        host_ip = _bridge_gateway(bridge)  # the host, as containers see it
         for target in (f"127.0.0.1/{standin_port}", f"{host_ip}/{standin_port}",
                        "8.8.8.8/53", "1.1.1.1/443"):
             probe = await exec_run(
@@ -155,3 +156,14 @@ async def test_relay_is_locked_down(
     finally:
         await remove(engine, relay)
     assert await list_managed(engine, run_id) == []
+
+
+def _bridge_gateway(network: dict[str, Any]) -> str:
+    """The host's address on Docker's bridge: IPAM's Gateway, or (engines that list only
+    the subnet, e.g. a freshly started dockerd) the subnet's first host address."""
+    import ipaddress
+
+    config = network["IPAM"]["Config"][0]
+    if config.get("Gateway"):
+        return str(config["Gateway"])
+    return str(next(ipaddress.ip_network(config["Subnet"]).hosts()))
