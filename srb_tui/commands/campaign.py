@@ -27,10 +27,9 @@ from srb_tui.campaigns.scheduler import Progress as CampaignProgress
 from srb_tui.campaigns.scheduler import Scheduler
 from srb_tui.campaigns.spec import CampaignSpec, parse_campaign, read_campaign
 from srb_tui.commands.output import Output
-from srb_tui.commands.run import open_service
+from srb_tui.commands.run import guard, open_service
 from srb_tui.config import Settings
-from srb_tui.service.orchestrator import LaunchError
-from srb_tui.store import Store, StoreError
+from srb_tui.store import Store
 
 
 def add_parser(sub: Any) -> None:
@@ -206,11 +205,4 @@ def cmd_campaign(args: argparse.Namespace, settings: Settings, out: Output) -> i
             spec = await _spec(args.target, store)
             return await _status(store, spec.name if spec else args.target, out)
 
-    try:
-        return asyncio.run(body())
-    except LaunchError as exc:
-        out.error(str(exc))
-        return 2
-    except StoreError as exc:
-        out.error(str(exc))
-        return 1
+    return guard(body, out)

@@ -274,7 +274,8 @@ async def _report(store: Store, run_id: str, out: Output) -> int:
     return 0
 
 
-def _guard(coro_fn: Callable[[], Coroutine[Any, Any, int]], out: Output) -> int:
+def guard(coro_fn: Callable[[], Coroutine[Any, Any, int]], out: Output) -> int:
+    """Run a command body; a LaunchError is exit 2, a StoreError exit 1, each one line."""
     try:
         return asyncio.run(coro_fn())
     except LaunchError as exc:
@@ -286,7 +287,7 @@ def _guard(coro_fn: Callable[[], Coroutine[Any, Any, int]], out: Output) -> int:
 
 
 def cmd_run(args: argparse.Namespace, settings: Settings, out: Output) -> int:
-    return _guard(lambda: _run(args, settings, out), out)
+    return guard(lambda: _run(args, settings, out), out)
 
 
 def cmd_resume(args: argparse.Namespace, settings: Settings, out: Output) -> int:
@@ -303,7 +304,7 @@ def cmd_resume(args: argparse.Namespace, settings: Settings, out: Output) -> int
                     out.print(f"{escape(r.id)}: {escape(r.status)} score {r.score}")
             return 1 if any(r.status == "infra_error" for r in runs) else 0
 
-    return _guard(body, out)
+    return guard(body, out)
 
 
 def cmd_cancel(args: argparse.Namespace, settings: Settings, out: Output) -> int:
@@ -320,7 +321,7 @@ def cmd_cancel(args: argparse.Namespace, settings: Settings, out: Output) -> int
                 out.print(f"{escape(run.id)}: {escape(run.status)}")
             return 0
 
-    return _guard(body, out)
+    return guard(body, out)
 
 
 def cmd_gc(args: argparse.Namespace, settings: Settings, out: Output) -> int:
@@ -338,7 +339,7 @@ def cmd_gc(args: argparse.Namespace, settings: Settings, out: Output) -> int:
                           f"{len(live)} live run(s) untouched")
             return 0
 
-    return _guard(body, out)
+    return guard(body, out)
 
 
 __all__ = ["add_cancel_parser", "add_parsers", "open_service"]
