@@ -45,6 +45,10 @@ def _parser() -> argparse.ArgumentParser:
     suite.add_argument(
         "--repo-source", help="copy this tree to --repo as the submission uid first"
     )
+    suite.add_argument(
+        "--keep-env", action="append", default=[], metavar="NAME",
+        help="an SRB_* name the image declares, passed on to modules (repeatable)",
+    )
 
     lock = sub.add_parser("lockdown", help="make grader folders private (run once, as uid 0)")
     lock.add_argument("--private", nargs="*", default=[], metavar="DIR")
@@ -140,6 +144,7 @@ def _run_suite(args: argparse.Namespace) -> int:
         task=args.task,
         grace_sec=args.grace,
         private_root=Path(args.private) if args.private else None,
+        keep_env=frozenset(args.keep_env),
     )
     return 0
 

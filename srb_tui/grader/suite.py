@@ -35,9 +35,22 @@ DEFAULT_TIMEOUT_SEC = 3600.0
 MAX_RESULT_BYTES = 128 * 1024 * 1024
 TAIL_BYTES = 4000
 _TOKEN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-CONTRACT_DEFAULTS = {"PYTHONHASHSEED": "0", "TZ": "UTC", "LC_ALL": "C.UTF-8"}
+CONTRACT_DEFAULTS = {"PYTHONHASHSEED": "0", "TZ": "UTC", "PYTHONDONTWRITEBYTECODE": "1"}
 LAUNCHER = "/opt/srb/bin/srb-submission"
 SUITE_SLOT = 0
+PUBLISHED_RUNTIME = Path("/opt/swerefactor")
+"""Where the published harness's images carry their runtime (``swerefactor`` package)."""
+SRB_RUNTIME = Path(__file__).resolve().parent / "runtime"
+"""srb's own ``swerefactor`` package (contract + pytest plugin), used when an image has
+none of its own."""
+RUNNER_NAMES = frozenset(
+    {
+        "SRB_REPO", "SRB_ORIGINAL", "SRB_MODULE_DIR", "SRB_MODULE_ID", "SRB_SUITE_DIR",
+        "SRB_WORK", "SRB_SUITE_WORK", "SRB_RESULT", "SRB_MODULE_TIMEOUT_SEC",
+        "SRB_MODULE_DEADLINE", "SRB_SUBMISSION_RUN", "SRB_SANDBOX_SLOT",
+    }
+)
+"""The names the runner sets itself; a module sees them only with the runner's values."""
 
 
 class SuiteError(Exception):
@@ -72,6 +85,7 @@ class Suite:
     env: dict[str, str]
     modules: tuple[Module, ...]
     metadata: dict[str, Any] = field(default_factory=dict)
+    lib_dir: str = "lib"
 
 
 def _is_number(value: object) -> bool:
@@ -177,6 +191,7 @@ def load_suite(path: str | os.PathLike[str]) -> Suite:
     if problems:
         raise SuiteError(suite_path, problems)
     metadata = data.get("metadata")
+    lib_dir = data.get("lib_dir", "lib")
     return Suite(
         path=suite_path,
         root=root,
@@ -184,6 +199,7 @@ def load_suite(path: str | os.PathLike[str]) -> Suite:
         env=env,
         modules=tuple(modules),
         metadata=metadata if isinstance(metadata, dict) else {},
+        lib_dir=lib_dir if isinstance(lib_dir, str) and lib_dir else "lib",
     )
 
 
@@ -341,6 +357,23 @@ def _command_for(module: Module) -> tuple[list[str] | None, str]:
     return None, f"no command: neither run.sh nor run.py in {module.dir}"
 
 
+def runtime_dir(published: Path = PUBLISHED_RUNTIME) -> Path:
+    """The folder that provides ``swerefactor`` to modules: the image's own published
+    runtime when it carries one, else srb's."""
+    if (published / "swerefactor" / "__init__.py").is_file():
+        return published
+    return SRB_RUNTIME
+
+
+def python_path(suite: Suite, inherited: str | None, runtime: Path | None = None) -> str:
+    """``PYTHONPATH`` for a module: the suite's ``lib_dir`` first (as the published runner
+    puts it), then the ``swerefactor`` runtime, then whatever the image already had."""
+    lib = (suite.root / suite.lib_dir).resolve()
+    parts = [str(p) for p in (lib, runtime or runtime_dir()) if p.is_dir()]
+    parts.extend(p for p in (inherited or "").split(os.pathsep) if p and p not in parts)
+    return os.pathsep.join(parts)
+
+
 def module_env(
     suite: Suite,
     module: Module,
@@ -353,21 +386,32 @@ def module_env(
     deadline: float,
     base: Mapping[str, str] | None = None,
     home: Path | None = None,
+    keep: frozenset[str] = frozenset(),
+    runtime: Path | None = None,
 ) -> dict[str, str]:
-    """The environment a module runs with: inherited base, defaults, suite env, module env,
-    then the SRB_* contract (which nothing overrides). In a stage container the contract
-    also names the launcher modules start submission code with (``SRB_SUBMISSION_RUN``),
-    and a module gets a private HOME and no user site-packages."""
-    env = {k: v for k, v in (os.environ if base is None else base).items()}
-    for key in [key for key in env if key.startswith("SRB_")]:
-        del env[key]
+    """The environment a module runs with: the inherited base (the image's environment),
+    defaults, suite env, module env, then the runner's contract (which nothing overrides).
+
+    Inherited ``SRB_*`` names are dropped unless ``keep`` names them (the image declares
+    them: a task's own inputs, such as a shim switch); names the suite or module declares
+    are the task's and stay. ``SRB_ORIGINAL`` is set only when State A is there, as the
+    published runner does. ``PYTHONPATH`` is prepended to, never replaced
+    (:func:`python_path`). In a stage container the contract also names the launcher
+    modules start submission code with (``SRB_SUBMISSION_RUN``), and a module gets a
+    private HOME and no user site-packages."""
+    inherited = os.environ if base is None else base
+    env = {
+        k: v
+        for k, v in inherited.items()
+        if not k.startswith("SRB_") or (k in keep and k not in RUNNER_NAMES)
+    }
     env.update(CONTRACT_DEFAULTS)
+    env.setdefault("LC_ALL", "C.UTF-8")
     env.update(suite.env)
     env.update(module.env)
     env.update(
         {
             "SRB_REPO": str(repo),
-            "SRB_ORIGINAL": str(original) if original is not None else "",
             "SRB_MODULE_DIR": str(module.dir),
             "SRB_MODULE_ID": module.id,
             "SRB_SUITE_DIR": str(suite.root),
@@ -378,6 +422,11 @@ def module_env(
             "SRB_MODULE_DEADLINE": f"{deadline:.3f}",
         }
     )
+    if original is not None:
+        env["SRB_ORIGINAL"] = str(original)
+    else:
+        env.pop("SRB_ORIGINAL", None)
+    env["PYTHONPATH"] = python_path(suite, env.get("PYTHONPATH"), runtime)
     env["PYTHONNOUSERSITE"] = "1"
     if home is not None:
         env["HOME"] = str(home)
@@ -428,6 +477,7 @@ def run_module(
     work_root: Path,
     grace_sec: float = DEFAULT_GRACE_SEC,
     private_root: Path | None = None,
+    keep_env: frozenset[str] = frozenset(),
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Run one module; returns its unit record and its checks (tagged with the module id).
 
@@ -469,6 +519,7 @@ def run_module(
         result=result,
         deadline=started + module.timeout_sec,
         home=home,
+        keep=keep_env,
     )
     with stdout_log.open("wb") as out, stderr_log.open("wb") as err:
         done = run_group(
@@ -544,6 +595,7 @@ def run_suite(
     task: str | None = None,
     grace_sec: float = DEFAULT_GRACE_SEC,
     private_root: Path | None = None,
+    keep_env: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
     """Run every module in order, rewriting `result_path` after each; returns the envelope."""
     envelope = StageEnvelope(stage="behavioural", task=task or suite.task)
@@ -566,6 +618,7 @@ def run_suite(
             work_root=work_root.resolve(),
             grace_sec=grace_sec,
             private_root=private_root.resolve() if private_root is not None else None,
+            keep_env=keep_env,
         )
         envelope.units[index] = unit
         envelope.checks.extend(checks)
