@@ -16,9 +16,10 @@ from srb_tui.config import Settings
 from srb_tui.service.app import Services, open_service
 from srb_tui.service.images import (
     ImageBuildError,
-    build_task_image,
-    image_contexts,
+    ImageMapError,
+    build_task_images,
     list_images,
+    load_image_map,
     prune_images,
 )
 
@@ -65,28 +66,37 @@ def cmd_build(args: argparse.Namespace, settings: Settings, out: Output) -> int:
         out.error(f"{load.task_id}: the task does not load; run `srb tasks validate`")
         return 2
 
-    async def body() -> int:
-        built: list[dict[str, Any]] = []
-        async with open_service(settings) as services:
-            for image in image_contexts(task):
-                async def on_log(line: str, role: str = image.role) -> None:
-                    if not out.json_mode:
-                        out.err.print(f"[dim]{role}:[/] {escape(line)}")
+    try:
+        image_map = load_image_map(settings.state_dir)
+    except ImageMapError as exc:
+        out.error(str(exc))
+        return 2
 
-                try:
-                    info = await build_task_image(services.engine, image,
-                                                  base_image=settings.base_image,
-                                                  on_log=on_log, force=args.force)
-                except ImageBuildError as exc:
-                    out.error(f"{load.task_id} {image.role}: {exc}")
-                    return 1
-                built.append({"role": image.role, "tag": image.tag, "id": info.id,
-                              "built": info.built})
-                if not out.json_mode:
-                    state = "built" if info.built else "unchanged"
-                    out.print(f"{image.role:13} {escape(image.tag)}  {info.id[:19]}  {state}")
+    async def body() -> int:
+        async def on_log(role: str, line: str) -> None:
+            if not out.json_mode:
+                out.err.print(f"[dim]{role}:[/] {escape(line)}")
+
+        async with open_service(settings) as services:
+            try:
+                done = await build_task_images(services.engine, task,
+                                               base_image=settings.base_image,
+                                               image_map=image_map, force=args.force,
+                                               on_log=on_log)
+            except ImageBuildError as exc:
+                out.error(f"{load.task_id}: {exc}")
+                return 1
+        built = [{"role": role, "tag": info.tag, "id": info.id, "built": info.built,
+                  "buildargs": dict(info.buildargs),
+                  "image_map": [list(pair) for pair in info.substitutions]}
+                 for role, info in done]
         if out.json_mode:
             out.emit_json({"task": load.task_id, "images": built})
+        else:
+            for row in built:
+                state = "built" if row["built"] else "unchanged"
+                out.print(f"{row['role']:13} {escape(str(row['tag']))}  {str(row['id'])[:19]}"
+                          f"  {state}")
         return 0
 
     return asyncio.run(body())

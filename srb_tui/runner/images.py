@@ -1,14 +1,22 @@
 """Build, find and prune srb's images through the SDK.
 
-A build passes the base image as the ``BASE_IMAGE`` build argument, streams its log
-to an async callback, and labels the image with ``srb.context=<sha>`` (see
-:mod:`srb_tui.runner.contexthash`). A build whose tag already carries the same hash
-is skipped. The image id (and any registry digest) is returned for the run record.
+A build passes only the build arguments its Dockerfile declares (srb's base image as
+``BASE_IMAGE``, and whatever the caller adds: ``INFRA_IMAGE``, ``BEHAVIOURAL_IMAGE``),
+streams its log to an async callback, and labels the image with ``srb.context=<sha>``
+(see :mod:`srb_tui.runner.contexthash`). An operator's image map (reference -> local image)
+is applied to the file's FROM / ``COPY --from`` references in a rewritten copy of the
+Dockerfile. A build whose tag already carries the same hash is skipped. The image id (and
+any registry digest) is returned for the run record; a build that fails while a reference
+it needs is absent from the engine names that reference and how to provide it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import hashlib
+import os
+import tempfile
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +25,7 @@ from typing import Any
 from docker.errors import APIError, ImageNotFound  # type: ignore[import-untyped]
 
 from srb_tui.runner.contexthash import context_hash
+from srb_tui.runner.dockerfile import read_dockerfile, rewrite_refs
 from srb_tui.runner.engine import DockerEngine
 from srb_tui.runner.errors import ImageBuildError
 from srb_tui.runner.spec import LABEL_CONTEXT, LABEL_MANAGED
@@ -34,6 +43,12 @@ class ImageInfo:
     context_sha: str
     repo_digests: tuple[str, ...] = ()
     built: bool = False
+    env: tuple[str, ...] = ()
+    """The image's own ``ENV`` (``NAME=value`` items), as docker inspect reports it."""
+    substitutions: tuple[tuple[str, str], ...] = ()
+    """Image-map substitutions applied to this build: (reference, local image)."""
+    buildargs: tuple[tuple[str, str], ...] = ()
+    """The build arguments passed (only names the Dockerfile declares)."""
 
     @property
     def digest(self) -> str:
@@ -50,13 +65,15 @@ def _inspect(api: Any, ref: str) -> dict[str, Any] | None:
 
 
 def _info(data: dict[str, Any], tag: str, built: bool) -> ImageInfo:
-    labels = (data.get("Config") or {}).get("Labels") or {}
+    config = data.get("Config") or {}
+    labels = config.get("Labels") or {}
     return ImageInfo(
         tag=tag,
         id=str(data["Id"]),
         context_sha=str(labels.get(LABEL_CONTEXT, "")),
         repo_digests=tuple(data.get("RepoDigests") or ()),
         built=built,
+        env=tuple(str(item) for item in config.get("Env") or ()),
     )
 
 
@@ -86,6 +103,17 @@ def _run_build(
     return tail
 
 
+def missing_hint(refs: list[str]) -> str:
+    """How to provide image references a build needs and the engine does not have."""
+    names = ", ".join(refs)
+    return (
+        f"the engine has no image {names} and no registry answered; provide each one with "
+        "`docker pull REF` on a machine with a registry (then `docker save` / `docker load`), "
+        "or build a local stand-in and map it in state/config.toml: "
+        + "; ".join(f'[images] "{ref}" = "LOCAL/IMAGE:TAG"' for ref in refs)
+    )
+
+
 async def build_image(
     engine: DockerEngine,
     context: Path,
@@ -96,25 +124,46 @@ async def build_image(
     buildargs: Mapping[str, str] | None = None,
     on_log: BuildLogSink | None = None,
     force: bool = False,
+    image_map: Mapping[str, str] | None = None,
 ) -> ImageInfo:
-    """Build ``context`` as ``tag`` unless an image of that tag has the same context hash."""
+    """Build ``context`` as ``tag`` unless an image of that tag has the same context hash.
+
+    Only the build arguments the Dockerfile declares are passed (``BASE_IMAGE`` is always
+    offered); ``image_map`` substitutes local images for the references it names."""
     if not context.is_dir():
         raise ImageBuildError(f"build context {context} is not a directory")
-    if not (context / (dockerfile or "Dockerfile")).is_file():
+    source = context / (dockerfile or "Dockerfile")
+    if not source.is_file():
         raise ImageBuildError(f"build context {context} has no {dockerfile or 'Dockerfile'}")
     api = await engine.api()
-    args = {"BASE_IMAGE": base_image, **(buildargs or {})}
-    base = await engine.call(_inspect, api, base_image)
-    base_id = str(base["Id"]) if base else ""
-    sha = await engine.call(context_hash, context, buildargs=args, base_id=base_id)
+    text = source.read_text(encoding="utf-8", errors="replace")
+    offered = {"BASE_IMAGE": base_image, **(buildargs or {})}
+    facts = read_dockerfile(text, offered)
+    args = {name: value for name, value in offered.items() if name in facts.args}
+    facts = read_dockerfile(text, args)
+    rewritten, done = rewrite_refs(text, dict(image_map or {}), args)
+    refs = [dict(done).get(ref, ref) for ref in facts.refs]
+    found = [await engine.call(_inspect, api, ref) for ref in refs]
+    missing = [ref for ref, data in zip(refs, found, strict=True) if data is None]
+    base_id = ",".join(str(data["Id"]) if data else f"?{ref}"
+                       for ref, data in zip(refs, found, strict=True))
+    hashed = dict(args)
+    if done:
+        hashed["srb.dockerfile"] = hashlib.sha256(rewritten.encode()).hexdigest()
+    sha = await engine.call(context_hash, context, buildargs=hashed, base_id=base_id)
     if not force:
         existing = await engine.call(_inspect, api, tag)
         if existing is not None and _info(existing, tag, False).context_sha == sha:
-            return _info(existing, tag, built=False)
+            return _stamped(_info(existing, tag, built=False), done, args)
+    temp: str | None = None
+    if done:
+        fd, temp = tempfile.mkstemp(prefix="srb-dockerfile-", suffix=".mapped")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(rewritten)
     kwargs: dict[str, Any] = {
         "path": str(context),
         "tag": tag,
-        "dockerfile": dockerfile,
+        "dockerfile": temp or dockerfile,
         "buildargs": args,
         "labels": {LABEL_MANAGED: "1", LABEL_CONTEXT: sha},
         "decode": True,
@@ -125,12 +174,28 @@ async def build_image(
     loop = asyncio.get_running_loop()
     try:
         await engine.call(_run_build, api, loop, on_log, kwargs)
+    except ImageBuildError as err:
+        if missing:
+            raise ImageBuildError(f"{err}; {missing_hint(missing)}", err.log_tail) from err
+        raise
     except APIError as err:
-        raise ImageBuildError(f"building {tag} from {context} failed: {err}") from err
+        hint = f"; {missing_hint(missing)}" if missing else ""
+        raise ImageBuildError(f"building {tag} from {context} failed: {err}{hint}") from err
+    finally:
+        if temp is not None:
+            Path(temp).unlink(missing_ok=True)
     data = await engine.call(_inspect, api, tag)
     if data is None:
         raise ImageBuildError(f"building {tag} from {context} produced no image")
-    return _info(data, tag, built=True)
+    return _stamped(_info(data, tag, built=True), done, args)
+
+
+def _stamped(
+    info: ImageInfo, done: list[tuple[str, str]], args: Mapping[str, str]
+) -> ImageInfo:
+    return dataclasses.replace(
+        info, substitutions=tuple(done), buildargs=tuple(sorted(args.items()))
+    )
 
 
 def _list(api: Any) -> list[ImageInfo]:

@@ -75,6 +75,7 @@ class LadderContext:
     max_parallel_adversaries: int = DEFAULT_PARALLEL
     environ: Mapping[str, str] | None = None
     gateway: Gateway | None = None
+    image_map: Mapping[str, str] | None = None
 
 
 def _policy(task: Task) -> ScoringPolicy:
@@ -131,6 +132,7 @@ class _Ladder:
             ctx.publish,
             store=ctx.store,
             run_id=ctx.run_id,
+            image_map=ctx.image_map,
         )
 
     # ------------------------------------------------------------------ bookkeeping

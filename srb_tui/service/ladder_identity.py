@@ -81,7 +81,7 @@ async def record_identity(
     with_original = wants_original(spec)
     async with StageContainer(
         engine, run_id, "identity", info.tag, publish=publish, layout=LAYOUT, task=task,
-        alias_python=True,
+        alias_python=True, image_env=info.env,
     ) as box:
         await box.put_trees(state_a if with_original else None, state_a, workspace=True)
         doc = await run_suite_in(

@@ -30,6 +30,7 @@ from srb_tui.runner import (
     ContainerHandle,
     DockerEngine,
     ExtractLimits,
+    ImageBuildError,
     RunnerError,
     build_image,
     inspect_state,
@@ -47,7 +48,9 @@ from srb_tui.service.events import (
     RunFinished,
     StatusChanged,
 )
+from srb_tui.service.image_plan import ImageMapError, load_image_map, stage_buildargs
 from srb_tui.service.model_access import ModelAccess, NoModelAccess
+from srb_tui.service.stages.common import StageFault, StageImages
 from srb_tui.sources import StateAError, prepare_state_a
 from srb_tui.store import FINAL_STATUSES, RunRecord, Store, utc_now
 
@@ -320,6 +323,14 @@ class RunService:
             return (await self._grade(run_id, task, state_a)).run
         return await self.store.require_run(run_id)
 
+    def _image_map(self) -> dict[str, str]:
+        """The operator's image map; an unusable one is a LadderError-free harness fault
+        reported by the first build that needs it, so grading goes on without it here."""
+        try:
+            return load_image_map(self.settings.state_dir)
+        except ImageMapError:
+            return {}
+
     async def _prepare(self, run_id: str, task: Task) -> tuple[Path, str]:
         self._say(run_id, "preparing State A")
         prepared = await asyncio.to_thread(
@@ -332,9 +343,22 @@ class RunService:
         async def on_log(line: str) -> None:
             self._say(run_id, f"build: {line}")
 
+        try:
+            image_map = load_image_map(self.settings.state_dir)
+        except ImageMapError as exc:
+            raise ImageBuildError(str(exc)) from exc
+        images = StageImages(self.engine, task, self.settings.base_image, self._publish_any,
+                             store=self.store, run_id=run_id, image_map=image_map)
+        try:
+            infra = await images.infra()
+        except StageFault as exc:
+            raise ImageBuildError(str(exc)) from exc
+        context = task.dir / "environment"
+        args = stage_buildargs(context, infra_tag=infra.tag if infra else None,
+                               behavioural_tag=None)
         info = await build_image(
-            self.engine, task.dir / "environment", tag, base_image=self.settings.base_image,
-            on_log=on_log,
+            self.engine, context, tag, base_image=self.settings.base_image,
+            on_log=on_log, buildargs=args, image_map=image_map,
         )
         await self.store.record_image(run_id, "env", tag=tag, image_id=info.id,
                                       digest=info.digest)
@@ -403,6 +427,7 @@ class RunService:
             publish=self._publish_any,
             adversary_budget_sec=self._adversary_budget.get(run_id),
             gateway=self.gateway,
+            image_map=self._image_map(),
         )
         envelope = await grade_run(ctx, stages=stages, force=force)
         await self.store.update_run(run_id, finished_at=_now())

@@ -48,8 +48,15 @@ LAYOUT = StageLayout(slots=1, workspace=True, shared_tmp=True, private_tests=Tru
 
 
 def wants_original(spec: StageSpec) -> bool:
-    """Whether the suite's modules compare against State A (option ``original = true``)."""
-    return spec.options.get("original") is True
+    """Whether State A goes into the stage container: the published ``reference`` option
+    (default true; lang07 declares ``reference = false`` because its image must not hold
+    State A), else srb's older ``original`` option, else yes. When it does, the modules get
+    ``SRB_ORIGINAL`` and ``/opt/original``; when not, neither exists."""
+    for key in ("reference", "original"):
+        value = spec.options.get(key)
+        if isinstance(value, bool):
+            return value
+    return True
 CHECK_KEYS = ("id", "verdict", "weight", "summary", "detail", "evidence")
 MODULE_STATUSES = ("ok", "timeout", "error", "unreached")
 
@@ -94,6 +101,7 @@ async def run_suite_in(
             PRIVATE_PATH,
             "--task",
             task.id,
+            *[arg for name in box.keep_env() for arg in ("--keep-env", name)],
         ],
         timeout_sec=spec.timeout_sec,
     )
@@ -231,7 +239,7 @@ async def run_behavioural(
     with_original = wants_original(spec)
     async with StageContainer(
         engine, run_id, "behavioural", image.tag, publish=publish, store=store,
-        layout=LAYOUT, task=task,
+        layout=LAYOUT, task=task, image_env=image.env,
     ) as box:
         await box.put_trees(original if with_original else None, submission, workspace=True)
         doc = await run_suite_in(

@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import hashlib
 import json
-import re
+import os
 import secrets
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -53,9 +53,18 @@ from srb_tui.runner import (
 from srb_tui.runner.files import put_files, put_readonly_tree, put_symlink
 from srb_tui.schema import StageSpec, Task
 from srb_tui.service.events import Progress
+from srb_tui.service.image_plan import (
+    INFRA_TAG,
+    infra_context,
+    needs_behavioural,
+    stage_buildargs,
+    stage_tag,
+)
 from srb_tui.store import Store, utc_now
 
 ORIGINAL_DIR = "/srb/original"
+PUBLISHED_ORIGINAL = "/opt/original"
+"""Where the published stage images read State A; srb links it to ORIGINAL_DIR."""
 SUBMISSION_DIR = "/workspace/repo"
 SUBMISSION_SOURCE = "/srb/submission"
 TESTS_DIR = "/tests"
@@ -76,12 +85,12 @@ BOOT = (
 )
 MIB = 1024**2
 DEFAULT_MEMORY_MB = 4096
+DEFAULT_CPUS = 2.0
 DEFAULT_STORAGE_MB = 4096
 STAGE_PIDS = 4096
 SLOT_NPROC = 512
 
 Publish = Callable[[object], None]
-_TAG_UNSAFE = re.compile(r"[^a-z0-9._-]+")
 
 
 class StageFault(Exception):
@@ -123,10 +132,10 @@ def stage_context(task: Task, spec: StageSpec) -> Path:
 
 
 def image_tag(task: Task, stage: str) -> str:
-    """``srb-stage/<task>-<stage>:latest``. The image carries its context hash as a label,
-    so a changed context is rebuilt and an unchanged one is not."""
-    name = _TAG_UNSAFE.sub("-", task.id.lower()).strip("-.") or "task"
-    return f"srb-stage/{name}-{stage}:latest"
+    """``[stages.<stage>].image`` when given, else ``srb-stage/<task>-<stage>:latest``. The
+    image carries its context hash as a label, so a changed context is rebuilt and an
+    unchanged one is not."""
+    return stage_tag(task, stage)
 
 
 def container_path(rel: str) -> str:
@@ -157,7 +166,12 @@ def option_strings(spec: StageSpec, key: str) -> list[str]:
 
 
 class StageImages:
-    """Builds each stage image once per ladder (skipped when unchanged) and records it."""
+    """Builds each stage image once per ladder (skipped when unchanged) and records it.
+
+    Builds follow the published dependency order: a checkout's infra image first (passed
+    as ``INFRA_IMAGE`` to the Dockerfiles that declare it), the behavioural image before a
+    verification image that takes ``BEHAVIOURAL_IMAGE``. ``image_map`` (reference -> local
+    image) is applied to FROM lines at build time and kept with the run."""
 
     def __init__(
         self,
@@ -168,14 +182,21 @@ class StageImages:
         *,
         store: Store | None = None,
         run_id: str = "",
+        image_map: Mapping[str, str] | None = None,
+        force: bool = False,
+        on_log: Callable[[str, str], Awaitable[None]] | None = None,
     ) -> None:
         self.engine = engine
         self.task = task
+        self.force = force
+        self.on_log = on_log
         self.base_image = base_image
         self.publish = publish
         self.store = store
         self.run_id = run_id
+        self.image_map = dict(image_map or {})
         self._builds: dict[str, asyncio.Task[ImageInfo]] = {}
+        self._infra: asyncio.Task[ImageInfo | None] | None = None
 
     def _spec(self, stage: str) -> StageSpec:
         evaluation = self.task.evaluation
@@ -184,23 +205,56 @@ class StageImages:
             raise StageFault(f"task {self.task.id} has no [stages.{stage}]")
         return spec
 
-    async def _build(self, stage: str) -> ImageInfo:
-        spec = self._spec(stage)
-        context = stage_context(self.task, spec)
-        tag = image_tag(self.task, stage)
-        self.publish(Progress(self.run_id, f"{stage}: building image {tag} from {context}"))
+    async def _build_one(
+        self, role: str, context: Path, tag: str, args: Mapping[str, str]
+    ) -> ImageInfo:
+        self.publish(Progress(self.run_id, f"{role}: building image {tag} from {context}"))
+        sink = self.on_log
+
+        async def on_log(line: str) -> None:
+            if sink is not None:
+                await sink(role, line)
+
         try:
-            info = await build_image(self.engine, context, tag, base_image=self.base_image)
+            info = await build_image(self.engine, context, tag, base_image=self.base_image,
+                                     buildargs=args, image_map=self.image_map,
+                                     force=self.force, on_log=on_log if sink else None)
         except ImageBuildError as err:
             tail = "; ".join(line.strip() for line in err.log_tail[-3:] if line.strip())
             raise StageFault(
-                f"{stage} image could not be built: {err}" + (f" (log: {tail})" if tail else "")
+                f"{role} image could not be built: {err}" + (f" (log: {tail})" if tail else "")
             ) from err
         except RunnerError as err:
-            raise StageFault(f"{stage} image could not be built: {err}") from err
+            raise StageFault(f"{role} image could not be built: {err}") from err
         state = "built" if info.built else "unchanged, not rebuilt"
-        self.publish(Progress(self.run_id, f"{stage}: image {tag} {state} ({info.id[:19]})"))
+        self.publish(Progress(self.run_id, f"{role}: image {tag} {state} ({info.id[:19]})"))
         return info
+
+    async def infra(self) -> ImageInfo | None:
+        """The checkout's infra image (built once), or None when the task root has none."""
+        if self._infra is None:
+            self._infra = asyncio.ensure_future(self._build_infra())
+        return await self._infra
+
+    async def _build_infra(self) -> ImageInfo | None:
+        context = infra_context(self.task)
+        if context is None:
+            return None
+        info = await self._build_one("infra", context, INFRA_TAG, {})
+        await self._record("infra", info)
+        return info
+
+    async def _build(self, stage: str) -> ImageInfo:
+        spec = self._spec(stage)
+        context = stage_context(self.task, spec)
+        infra = await self.infra()
+        behavioural: str | None = None
+        if stage == "verification" and needs_behavioural(context):
+            self.prefetch(["behavioural"])
+            behavioural = (await self._builds["behavioural"]).tag
+        args = stage_buildargs(context, infra_tag=infra.tag if infra else None,
+                               behavioural_tag=behavioural)
+        return await self._build_one(stage, context, image_tag(self.task, stage), args)
 
     def prefetch(self, stages: Sequence[str]) -> None:
         """Start building these stages' images in the background."""
@@ -212,11 +266,28 @@ class StageImages:
         """The stage's image (built now if it was not prefetched), recorded with the run."""
         self.prefetch([stage])
         info = await self._builds[stage]
-        if self.store is not None and self.run_id:
-            await self.store.record_image(
-                self.run_id, stage, tag=info.tag, image_id=info.id, digest=info.digest
-            )
+        await self._record(stage, info)
         return info
+
+    async def _record(self, role: str, info: ImageInfo) -> None:
+        if self.store is None or not self.run_id:
+            return
+        await self.store.record_image(
+            self.run_id, role, tag=info.tag, image_id=info.id, digest=info.digest
+        )
+        if info.substitutions or info.buildargs:
+            with contextlib.suppress(Exception):
+                run = await self.store.get_run(self.run_id)
+                if run is not None:
+                    builds = dict(run.extra.get("image_builds") or {})
+                    builds[role] = {
+                        "tag": info.tag,
+                        "buildargs": dict(info.buildargs),
+                        "image_map": [list(pair) for pair in info.substitutions],
+                    }
+                    await self.store.update_run(
+                        self.run_id, extra={**run.extra, "image_builds": builds}
+                    )
 
     async def settle(self) -> None:
         """Wait for every started build (a build the ladder no longer needs included)."""
@@ -260,6 +331,44 @@ def task_resources(task: Task | None) -> tuple[int, int]:
             memory = memory or _number(table, "memory_mb")
             storage = storage or _number(table, "storage_mb")
     return int(memory or DEFAULT_MEMORY_MB), int(storage or DEFAULT_STORAGE_MB)
+
+
+def task_cpus(task: Task | None) -> float:
+    """CPUs of the verifier environment (``cpus``), default 2, capped at this host's count
+    (the engine refuses a limit above it)."""
+    cpus = None
+    if task is not None:
+        for table in (task.manifest.verifier.get("environment"), task.manifest.environment):
+            cpus = cpus or _number(table, "cpus")
+    return min(float(cpus or DEFAULT_CPUS), float(os.cpu_count() or 1))
+
+
+ROOT_NAMES = ("root", "0", "0:0")
+
+
+def grading_user(task: Task | None) -> dict[str, Any]:
+    """Who runs the stage container's grading processes, and which declaration says so.
+
+    The grader always runs as uid 0 (with SETUID, SETGID and KILL only); what a task's
+    ``[verifier] user = "root"`` (or ``[agent] user = "root"``) adds is the record that its
+    modules are meant to run as root, as the published ladder runs every stage (``0:0``):
+    module processes, and the submission code they start themselves, run as uid 0 and may
+    install into root-owned prefixes. Code started through ``$SRB_SUBMISSION_RUN`` still
+    runs as the slot uid."""
+    declared = ""
+    if task is not None:
+        verifier_user = task.manifest.verifier.get("user")
+        agent_user = task.manifest.agent.user
+        if isinstance(verifier_user, str) and verifier_user in ROOT_NAMES:
+            declared = "task.toml [verifier].user"
+        elif isinstance(agent_user, str) and agent_user in ROOT_NAMES:
+            declared = "task.toml [agent].user"
+    return {
+        "uid": 0,
+        "modules_as_root": bool(declared),
+        "declared_by": declared or None,
+        "submission_launcher_uid": "slot",
+    }
 
 
 def draw_uid_base(name: str) -> int:
@@ -312,6 +421,7 @@ class StageContainer:
         layout: StageLayout | None = None,
         task: Task | None = None,
         alias_python: bool = False,
+        image_env: Sequence[str] = (),
     ) -> None:
         self.engine = engine
         self.run_id = run_id
@@ -324,7 +434,19 @@ class StageContainer:
         self.handle: ContainerHandle | None = None
         self.python = "python3"
         self.lockdown_report: dict[str, Any] = {}
+        self.image_env = tuple(image_env)
+        self.original_alias = ""
         memory_mb, storage_mb = task_resources(task)
+        cpus = task_cpus(task)
+        self.grading = {
+            **grading_user(task),
+            "memory_mb": memory_mb,
+            "cpus": cpus,
+            "pids": STAGE_PIDS,
+            "capabilities": list(GRADER_CAPS),
+            "network": "none",
+            "no_new_privileges": True,
+        }
         self.uid_base = draw_uid_base(f"{run_id}/{role}")
         self.tmpfs, self.max_file_bytes = stage_mounts(
             self.layout, memory_mb, storage_mb, self.uid_base
@@ -342,6 +464,7 @@ class StageContainer:
             labels={"srb.stage": role},
             mem_limit=memory_mb * MIB,
             pids_limit=STAGE_PIDS,
+            nano_cpus=int(cpus * 1_000_000_000),
             tmpfs=self.tmpfs,
         )
 
@@ -360,6 +483,7 @@ class StageContainer:
             await self.store.record_container(
                 self.run_id, self.role, container_id=self.handle.id, name=self.handle.name
             )
+            await self._record_grading()
         try:
             await put_readonly_tree(
                 self.engine,
@@ -404,6 +528,22 @@ class StageContainer:
         if self.store is not None:
             with contextlib.suppress(Exception):
                 await self.store.update_container(handle.id, removed_at=utc_now())
+
+    async def _record_grading(self) -> None:
+        """Keep who graded and under which limits with the run (``runs.extra.grading``)."""
+        assert self.store is not None
+        with contextlib.suppress(Exception):
+            run = await self.store.get_run(self.run_id)
+            if run is not None:
+                grading = dict(run.extra.get("grading") or {})
+                grading[self.role] = dict(self.grading)
+                await self.store.update_run(self.run_id, extra={**run.extra, "grading": grading})
+
+    def keep_env(self) -> list[str]:
+        """The ``SRB_*`` names the stage image itself declares (``ENV`` lines): a task's own
+        inputs, passed on to its modules."""
+        names = [item.split("=", 1)[0] for item in self.image_env]
+        return sorted({name for name in names if name.startswith("SRB_")})
 
     async def _interpreter(self) -> str:
         probe = (
@@ -452,8 +592,23 @@ class StageContainer:
         copies it into the submission's own writable /workspace/repo."""
         if original is not None:
             await put_readonly_tree(self.engine, self.h, original, ORIGINAL_DIR, private=True)
+            await self._alias_original()
         dest = SUBMISSION_SOURCE if workspace else SUBMISSION_DIR
         await put_readonly_tree(self.engine, self.h, submission, dest)
+
+    async def _alias_original(self) -> None:
+        """``/opt/original`` -> State A, where the published images read it, unless the
+        image has something at that path of its own (then it is left alone and noted)."""
+        res = await exec_run(
+            self.engine, self.h, ["sh", "-c", f"test -e {PUBLISHED_ORIGINAL} || test -L "
+                                  f"{PUBLISHED_ORIGINAL}"], timeout_sec=30,
+        )
+        if res.exit_code == 0:
+            self.publish(Progress(self.run_id, f"{self.role}: the image has its own "
+                                  f"{PUBLISHED_ORIGINAL}; State A stays at {ORIGINAL_DIR}"))
+            return
+        await put_symlink(self.engine, self.h, PUBLISHED_ORIGINAL, ORIGINAL_DIR)
+        self.original_alias = PUBLISHED_ORIGINAL
 
     async def put_context(self, task: Task, folders: Sequence[str]) -> None:
         """Copy ``tests/<folder>`` for each folder to ``/tests/<folder>``, read-only (and
