@@ -247,25 +247,30 @@ def cmd_record(args: argparse.Namespace, settings: Settings, out: Output) -> int
         return 0 if result.ok else 1
     title = f"Identity run: {result.task_id} (State A vs State A)"
     table = Table(title=title, title_justify="left")
-    for col in ("Module", "Weight", "Status", "Passed", "Scored", "Rate"):
+    for col in ("Module", "Weight", "Status", "Passed", "Scored", "Rate", "Checked"):
         table.add_column(col)
     for m in result.modules:
         rate = float(m["rate"])
-        shown = f"[green]{rate:.3f}[/]" if rate == 1.0 else f"[red]{rate:.3f}[/]"
+        good = "green" if m.get("passed_identity") else ("red" if m.get("required") else "dim")
         table.add_row(
             escape(str(m["id"])),
             f"{m['weight']:g}",
             escape(str(m["status"])),
             str(m["passed"]),
             str(m["scored"]),
-            shown,
+            f"[{good}]{rate:.3f}[/]",
+            escape(str(m.get("checked", ""))),
         )
     out.print(table)
+    where = ("State A mounted as the original (/opt/original)" if result.reference
+             else "State A withheld as the original ([stages.behavioural] reference = false)")
+    out.print(f"[dim]{where}[/]")
     if result.ok:
-        out.print(f"[green]recorded[/]: every module scores 1.0 ({escape(str(target))})")
+        out.print(f"[green]recorded[/]: every scored module scores 1.0 ({escape(str(target))})")
         return 0
     out.error(
-        f"{result.task_id} refused: State A does not score 1.0 against itself on "
+        f"{result.task_id} refused: State A does not score 1.0 against itself on scored "
+        "module(s) "
         f"{', '.join(result.failing) or 'the suite (stage error)'}"
     )
     for note in result.envelope.get("notes", []):

@@ -11,7 +11,8 @@ from rich.table import Table
 
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
-from srb_tui.schema import Problem, TaskLoad, discover_tasks, load_task
+from srb_tui.schema import Problem, TaskLoad, discover_tasks
+from srb_tui.schema.published import validate_task
 from srb_tui.service.catalog import load_catalog, summarise
 
 
@@ -133,7 +134,7 @@ def cmd_validate(args: argparse.Namespace, settings: Settings, out: Output) -> i
     roots = [Path(p) for p in args.paths] if args.paths else list(settings.task_roots)
     missing = [r for r in roots if not r.exists()]
     task_dirs = discover_tasks([r for r in roots if r.exists()])
-    loads = [load_task(p, schema_only=args.schema_only) for p in task_dirs]
+    loads = [validate_task(p, schema_only=args.schema_only) for p in task_dirs]
     errors = sum(len(load.errors) for load in loads)
     absent = sum(len(load.absent) for load in loads)
     failed = errors > 0 or bool(missing) or not loads or (args.strict and absent > 0)

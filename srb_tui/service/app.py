@@ -189,6 +189,7 @@ class Services:
     ) -> tuple[IdentityResult, Path]:
         """The identity run (State A graded against itself) and where its record was
         written; IdentityFailed when it could not measure."""
+        from srb_tui.service.image_plan import ImageMapError, load_image_map
         from srb_tui.service.ladder_identity import record_identity
         from srb_tui.service.stages.common import StageFault
 
@@ -200,9 +201,9 @@ class Services:
         try:
             result = await record_identity(
                 self.engine, task, original.tree, base_image=self.settings.base_image,
-                publish=publish or _quiet,
+                publish=publish or _quiet, image_map=load_image_map(self.settings.state_dir),
             )
-        except (StageFault, RunnerError) as exc:
+        except (StageFault, RunnerError, ImageMapError) as exc:
             raise IdentityFailed(f"{task.id}: identity run failed: {exc}") from exc
         target = self.settings.identity_dir / f"{result.task_id}.json"
         await asyncio.to_thread(

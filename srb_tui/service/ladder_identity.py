@@ -1,15 +1,21 @@
 """The identity run: State A graded against itself by the behavioural suite.
 
-The paper's tasks verify themselves this way: unless every module of Stage II scores 1.0
-when State A is both the submission and the original, the expectations are wrong and the
-task is refused. It runs in the verification image, which carries both toolchains; when
-that image has no private grader interpreter, ``/opt/srb/python/bin/python3`` is made to
-name its ``python3`` so suites written for the behavioural image run unchanged.
+The paper's tasks verify themselves this way: unless every scored module of Stage II scores
+1.0 when State A is the submission, the expectations are wrong and the task is refused. The
+published rule decides what "every" means for a rewrite: only what State A can answer is
+priced, so a module the suite weighs 0 (lang07's ``build``, which builds the new stack's
+artefact) is run and reported but not required; and the stage's ``reference`` flag decides
+whether State A is also mounted as the original (``/opt/original``, ``SRB_ORIGINAL``) or
+withheld (lang07: ``reference = false``), exactly as in grading. Each module row says what
+was checked. It runs in the verification image, which carries both toolchains; when that
+image has no private grader interpreter, ``/opt/srb/python/bin/python3`` is made to name
+its ``python3`` so suites written for the behavioural image run unchanged.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,13 +40,13 @@ class IdentityResult:
     status: str
     modules: list[dict[str, Any]] = field(default_factory=list)
     envelope: dict[str, Any] = field(default_factory=dict)
+    reference: bool = True
+    """Whether State A was also mounted as the original (the stage's ``reference`` flag)."""
 
     @property
     def failing(self) -> list[str]:
-        """Modules that are not ok at rate 1.0 (weighted or not)."""
-        return [
-            str(m["id"]) for m in self.modules if m["status"] != "ok" or float(m["rate"]) != 1.0
-        ]
+        """Scored modules (weight > 0) that are not ok at rate 1.0."""
+        return [str(m["id"]) for m in self.modules if m["required"] and not m["passed_identity"]]
 
     @property
     def ok(self) -> bool:
@@ -54,6 +60,7 @@ class IdentityResult:
             "image": self.image,
             "modules": self.modules,
             "failing": self.failing,
+            "reference": self.reference,
             "notes": self.envelope.get("notes", []),
         }
 
@@ -65,6 +72,7 @@ async def record_identity(
     *,
     base_image: str = DEFAULT_BASE_IMAGE,
     publish: Publish = _no_publish,
+    image_map: Mapping[str, str] | None = None,
 ) -> IdentityResult:
     """Run the behavioural suite on State A vs State A in the verification image.
 
@@ -75,7 +83,7 @@ async def record_identity(
         raise ValueError(f"task {task.id} has no usable tests/evaluation.toml")
     stage = "verification" if task.evaluation.verification is not None else "behavioural"
     run_id = f"identity-{uuid.uuid4().hex[:8]}"
-    images = StageImages(engine, task, base_image, publish, run_id=run_id)
+    images = StageImages(engine, task, base_image, publish, run_id=run_id, image_map=image_map)
     info = await images.get(stage)
     spec = task.evaluation.behavioural
     with_original = wants_original(spec)
@@ -91,6 +99,24 @@ async def record_identity(
         task_id=task.id,
         image=info.tag,
         status="ok" if doc.get("status") == "ok" else "error",
-        modules=module_rows(doc),
+        modules=[checked_row(row, with_original) for row in module_rows(doc)],
         envelope=doc,
+        reference=with_original,
     )
+
+
+def checked_row(row: Mapping[str, Any], with_original: bool) -> dict[str, Any]:
+    """A module row with what the identity run asked of it and whether State A met it."""
+    out = dict(row)
+    weight = float(row.get("weight") or 0.0)
+    exact = row.get("status") == "ok" and float(row.get("rate") or 0.0) == 1.0
+    where = ("State A as the submission and at /opt/original" if with_original
+             else "State A as the submission only (reference = false: no /opt/original)")
+    out["required"] = weight > 0
+    out["passed_identity"] = exact
+    if weight > 0:
+        out["checked"] = f"required: every scored check passes on {where}"
+    else:
+        out["checked"] = (f"reported only: weight 0 is not scored, so State A need not pass "
+                          f"it (ran on {where})")
+    return out

@@ -131,3 +131,39 @@ async def test_behavioural_runtime_and_root_grading(built: Built) -> None:
         8192, "none", ["SETUID", "SETGID", "KILL"])
     builds = record.extra["image_builds"]
     assert builds["behavioural"]["buildargs"]["INFRA_IMAGE"] == INFRA_TAG
+
+
+async def _identity(built: Built, task: Task) -> dict[str, Any]:
+    from srb_tui.service.ladder_identity import record_identity
+
+    tree = built.root / f"state-a-{task.dir.parent.parent.name}"
+    tree.mkdir(exist_ok=True)
+    (tree / "state-a.txt").write_text("the answer\n")
+    result = await record_identity(built.engine, task, tree, base_image=BASE_IMAGE,
+                                   image_map=built.image_map)
+    return result.to_json() | {"envelope": result.envelope}
+
+
+async def test_identity_follows_weights_and_the_reference_flag(built: Built) -> None:
+    doc = await _identity(built, built.task)
+    assert doc["ok"] is True and doc["failing"] == [] and doc["reference"] is True, doc
+    rows = {m["id"]: m for m in doc["modules"]}
+    assert rows["contract"]["required"] and rows["contract"]["passed_identity"]
+    assert rows["contract"]["checked"].startswith("required: every scored check passes")
+    assert rows["build"]["required"] is False and rows["build"]["passed_identity"] is False
+    assert rows["build"]["checked"].startswith("reported only: weight 0 is not scored")
+
+    # The same task with the stage's published opt-out: State A is not the original.
+    other = copy_checkout(built.root / "withheld")
+    evaluation = other / "tasks" / TASK_ID / "tests" / "evaluation.toml"
+    evaluation.write_text(evaluation.read_text().replace(
+        'context = "behavioural"\n', 'context = "behavioural"\nreference = false\n'))
+    load = load_task(other / "tasks" / TASK_ID)
+    assert load.task is not None, load.problems
+    doc = await _identity(built, load.task)
+    assert doc["ok"] is True and doc["reference"] is False
+    checks = {c["id"]: c for c in doc["envelope"]["checks"]}
+    facts = json.loads(checks["check_contract.py::test_facts"]["summary"]
+                       .removeprefix("AssertionError: "))
+    assert facts == {"opt_original": False, "original": None}
+    assert "no /opt/original" in {m["id"]: m for m in doc["modules"]}["contract"]["checked"]

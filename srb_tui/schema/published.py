@@ -1,0 +1,209 @@
+"""The checks the published task tool makes beyond the manifests' own schema.
+
+Run by ``srb tasks validate`` on a task that loaded (not by every load: they read prompt
+files and State A's file list). Each finding names the file and the key:
+
+* a ``.dockerignore`` in every enabled stage's build context and ``score.py`` (the Harbor
+  entry point) at the task root, for tasks written against the published image contract
+  (a stage declares ``image``);
+* the audit prompt shows the gates: ``{{gates}}``, or else every declared gate id;
+* ``{{findings}}`` in the audit prompt when a scan is declared;
+* model and driver agree (an ``anthropic`` driver with a ``gpt-…`` model, an ``openai``
+  driver with a ``claude-…`` model, a vendor driver without a model);
+* the probe's prompt is read relative to the probe's own folder;
+* ``[metadata].fuzz_entry`` names a file of State A, and ``fuzz_seeds`` exists.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tarfile
+from collections.abc import Mapping
+from pathlib import Path, PurePosixPath
+
+from srb_tui.schema.disk import ARCHIVE, rel, state_a_files
+from srb_tui.schema.loader import TaskLoad, load_task
+from srb_tui.schema.models import StageSpec, Task
+from srb_tui.schema.problems import Problem
+from srb_tui.schema.reader import is_inside
+
+VENDOR_FAMILIES = {"anthropic": ("claude",), "openai": ("gpt", "o1", "o3", "o4")}
+TREE_PREFIX = "/workspace/repo/"
+
+
+def validate_task(path: Path, *, schema_only: bool = False) -> TaskLoad:
+    """``load_task`` plus, unless ``schema_only``, the published tool's checks."""
+    load = load_task(path, schema_only=schema_only)
+    if schema_only or load.task is None:
+        return load
+    extra = check_published(load.task)
+    if not extra:
+        return load
+    return dataclasses.replace(load, problems=(*load.problems, *extra))
+
+
+def _published_images(task: Task) -> bool:
+    evaluation = task.evaluation
+    return evaluation is not None and any(
+        isinstance(stage.options.get("image"), str) for stage in evaluation.enabled_stages
+    )
+
+
+def check_published(task: Task) -> list[Problem]:
+    problems: list[Problem] = []
+    if task.evaluation is None:
+        return problems
+    if _published_images(task):
+        _build_files(task, problems)
+    _audit_prompt(task, problems)
+    _models(task, problems)
+    _probe(task, problems)
+    return problems
+
+
+def _build_files(task: Task, problems: list[Problem]) -> None:
+    assert task.evaluation is not None
+    for stage in task.evaluation.enabled_stages:
+        context = stage.option_str("context") or stage.name
+        if not is_inside(context) or not (task.dir / "tests" / context).is_dir():
+            continue
+        ignore = task.dir / "tests" / context / ".dockerignore"
+        if not ignore.is_file():
+            problems.append(Problem(
+                rel(task.dir, ignore), f"stages.{stage.name}.context",
+                "file is absent (the published build contexts each carry a .dockerignore, "
+                "so host caches and the Dockerfile itself stay out of the stage image)",
+                kind="absent"))
+    if not (task.dir / "score.py").is_file():
+        problems.append(Problem(
+            "score.py", "", "file is absent (the published harness's scoring entry point, "
+            "which Harbor's verifier runs after the stages)", kind="absent"))
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _audit_prompt(task: Task, problems: list[Problem]) -> None:
+    assert task.evaluation is not None
+    audit = task.evaluation.audit
+    if not audit.enabled:
+        return
+    prompt_rel = audit.option_str("prompt") or "audit/prompt.txt"
+    if not is_inside(prompt_rel):
+        return
+    name = f"tests/{prompt_rel}"
+    text = _read(task.dir / name)
+    if text is None:
+        return  # reported as absent by the loader
+    if "{{gates}}" not in text:
+        missing = [gate.id for gate in audit.gates if gate.id not in text]
+        if missing:
+            problems.append(Problem(
+                name, "stages.audit.prompt",
+                "the prompt has no {{gates}} and does not name gate(s) "
+                f"{', '.join(missing)}: the reviewer would never be asked them"))
+    scan_declared = audit.option_str("scan") is not None or task.scan is not None
+    if scan_declared and "{{findings}}" not in text:
+        problems.append(Problem(
+            name, "stages.audit.scan",
+            "a scan is declared but the prompt has no {{findings}}: its findings would "
+            "reach no reviewer"))
+
+
+def _family_problem(model: str, driver: str) -> str | None:
+    families = VENDOR_FAMILIES.get(driver)
+    if families is None:
+        return None
+    if not model:
+        return f"driver {driver!r} needs a model"
+    lowered = model.lower()
+    if lowered.startswith(families):
+        return None
+    for other, prefixes in VENDOR_FAMILIES.items():
+        if other != driver and lowered.startswith(prefixes):
+            return (f"model {model!r} is a {other} model but the driver is {driver!r}; "
+                    f"use driver = {other!r}")
+    return None
+
+
+def _models(task: Task, problems: list[Problem]) -> None:
+    assert task.evaluation is not None
+    audit = task.evaluation.audit
+    pairs: list[tuple[str, str, str, str]] = []
+    if audit.enabled:
+        pairs.append(("tests/evaluation.toml", "stages.audit",
+                      audit.option_str("model") or "", audit.option_str("driver") or ""))
+    verification = task.evaluation.verification
+    if isinstance(verification, StageSpec) and verification.enabled:
+        adjudicator = verification.options.get("adjudicator")
+        if isinstance(adjudicator, Mapping):
+            model, driver = adjudicator.get("model"), adjudicator.get("driver", "anthropic")
+            pairs.append(("tests/evaluation.toml", "stages.verification.adjudicator",
+                          model if isinstance(model, str) else "",
+                          driver if isinstance(driver, str) else ""))
+    if task.probe is not None:
+        probe_file = _probe_file(task)
+        for index, adversary in enumerate(task.probe.adversaries):
+            pairs.append((probe_file, f"adversary[{index}] {adversary.id}", adversary.model,
+                          adversary.driver))
+    for file, key, model, driver in pairs:
+        message = _family_problem(model, driver)
+        if message is not None:
+            problems.append(Problem(file, key, message))
+
+
+def _probe_file(task: Task) -> str:
+    assert task.evaluation is not None
+    verification = task.evaluation.verification
+    declared = verification.option_str("probe") if isinstance(verification, StageSpec) else None
+    return f"tests/{declared or 'verification/probe.toml'}"
+
+
+def _probe(task: Task, problems: list[Problem]) -> None:
+    probe = task.probe
+    if probe is None:
+        return
+    probe_file = _probe_file(task)
+    base = (task.dir / probe_file).parent
+    if is_inside(probe.prompt) and not (base / probe.prompt).is_file() \
+            and (task.dir / "tests" / probe.prompt).is_file():
+        problems.append(Problem(
+            probe_file, "prompt",
+            f"{probe.prompt!r} is found only relative to tests/; the published harness reads "
+            f"it relative to the probe's own folder ({rel(task.dir, base / probe.prompt)})",
+            kind="warning"))
+    meta = probe.metadata
+    seeds = meta.get("fuzz_seeds")
+    if isinstance(seeds, str) and is_inside(seeds) and not (base / seeds).exists():
+        problems.append(Problem(rel(task.dir, base / seeds), "metadata.fuzz_seeds",
+                                f"folder is absent (the fuzz seeds named by {probe_file})",
+                                kind="absent"))
+    entry = meta.get("fuzz_entry")
+    if entry is None:
+        return
+    if not isinstance(entry, str) or not entry.strip():
+        problems.append(Problem(probe_file, "metadata.fuzz_entry",
+                                "must be a path inside the tree (e.g. bin/tool)"))
+        return
+    text = entry.strip().removeprefix(TREE_PREFIX)
+    path = PurePosixPath(text)
+    if path.is_absolute() or ".." in path.parts:
+        problems.append(Problem(
+            probe_file, "metadata.fuzz_entry",
+            f"{entry!r} must be a path inside the tree (e.g. bin/tool) or under {TREE_PREFIX}"))
+        return
+    archive = task.dir / ARCHIVE
+    if not archive.is_file():
+        return
+    try:
+        files = state_a_files(archive)
+    except (tarfile.TarError, OSError, EOFError):
+        return  # the loader reports an unreadable archive
+    if path.as_posix() not in files:
+        problems.append(Problem(
+            probe_file, "metadata.fuzz_entry",
+            f"{entry!r} is not a file of State A ({ARCHIVE}): the fuzzer would run nothing"))
