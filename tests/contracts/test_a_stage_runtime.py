@@ -76,7 +76,8 @@ async def built(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Built
 
 async def test_images_are_built_as_the_task_writes_them(built: Built) -> None:
     images = built.images
-    assert list(images) == ["infra", "env", "audit", "behavioural"], "dependency order"
+    assert list(images) == ["infra", "env", "audit", "behavioural", "verification"], \
+        "dependency order"
     assert images["infra"].tag == INFRA_TAG
     assert images["infra"].substitutions == ((PINNED, BASE_IMAGE),)
     assert images["behavioural"].tag == "srb-fixture/ca01-behavioural:1"
@@ -84,6 +85,9 @@ async def test_images_are_built_as_the_task_writes_them(built: Built) -> None:
         "INFRA_IMAGE": INFRA_TAG, "BASE_IMAGE": BASE_IMAGE}
     assert dict(images["env"].buildargs) == {"BASE_IMAGE": BASE_IMAGE}, \
         "only the build args a Dockerfile declares"
+    assert images["verification"].tag == "srb-fixture/ca01-verification:1"
+    assert dict(images["verification"].buildargs) == {
+        "BEHAVIOURAL_IMAGE": "srb-fixture/ca01-behavioural:1"}
 
 
 async def test_a_missing_pinned_reference_is_named(built: Built, tmp_path: Path) -> None:
@@ -93,6 +97,26 @@ async def test_a_missing_pinned_reference_is_named(built: Built, tmp_path: Path)
         await build_image(built.engine, context, "srb-fixture/unmapped:1", base_image=BASE_IMAGE)
     text = str(caught.value)
     assert PINNED in text and "state/config.toml" in text and f'"{PINNED}"' in text
+
+
+def test_srb_images_build_names_the_missing_reference(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No image map: the infra build cannot find its digest-pinned base, and the command
+    says which reference and how to provide it."""
+    import argparse
+
+    from srb_tui.commands.images import cmd_build
+    from srb_tui.commands.output import Output
+    from srb_tui.config import Settings
+
+    checkout = copy_checkout(tmp_path / "checkout")
+    (tmp_path / "state").mkdir()
+    settings = Settings(task_roots=(checkout / "tasks",), state_dir=tmp_path / "state")
+    args = argparse.Namespace(task_id=TASK_ID, force=False, json=False)
+    assert cmd_build(args, settings, Output(json_mode=False)) == 1
+    err = capsys.readouterr().err
+    assert "infra" in err and PINNED in err and "[images]" in err, err
 
 
 async def test_behavioural_runtime_and_root_grading(built: Built) -> None:

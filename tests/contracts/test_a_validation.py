@@ -34,15 +34,6 @@ model = "{model}"
 driver = "{driver}"
 budget_sec = 60
 """
-VERIFICATION = """
-[stages.verification]
-runner = "verification"
-result = "verification.json"
-probe = "verification/probe.toml"
-image = "srb-fixture/ca01-verification:1"
-context = "verification"
-timeout_sec = 600
-"""
 
 
 @pytest.fixture
@@ -101,13 +92,9 @@ def test_a_declared_scan_needs_findings(task_dir: Path) -> None:
 
 def _verification(task_dir: Path, *, prompt: str, entry: str, pairs: list[tuple[str, str]],
                   archive: dict[str, bytes]) -> None:
-    evaluation = task_dir / "tests" / "evaluation.toml"
-    evaluation.write_text(evaluation.read_text() + VERIFICATION)
     folder = task_dir / "tests" / "verification"
     (folder / "data" / "seeds").mkdir(parents=True)
-    (folder / "Dockerfile").write_text("FROM scratch\n")
-    (folder / ".dockerignore").write_text("Dockerfile\n")
-    (folder / "run-candidate.sh").write_text("true\n")
+    (folder / "prompt.txt").unlink()
     (task_dir / "tests" / "verification.txt").write_text("find a difference\n")
     body = PROBE.format(prompt=prompt, entry=entry) + "".join(
         ADVERSARY.format(n=n, model=m, driver=d) for n, (m, d) in enumerate(pairs))
