@@ -69,7 +69,7 @@ def cmd_build(args: argparse.Namespace, settings: Settings, out: Output) -> int:
     try:
         image_map = load_image_map(settings.state_dir)
     except ImageMapError as exc:
-        out.error(str(exc))
+        out.error(escape(str(exc)))
         return 2
 
     async def body() -> int:
@@ -84,7 +84,7 @@ def cmd_build(args: argparse.Namespace, settings: Settings, out: Output) -> int:
                                                image_map=image_map, force=args.force,
                                                on_log=on_log)
             except ImageBuildError as exc:
-                out.error(f"{load.task_id}: {exc}")
+                out.error(escape(f"{load.task_id}: {exc}"))
                 return 1
         built = [{"role": role, "tag": info.tag, "id": info.id, "built": info.built,
                   "buildargs": dict(info.buildargs),

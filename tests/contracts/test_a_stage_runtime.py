@@ -99,7 +99,7 @@ async def test_a_missing_pinned_reference_is_named(built: Built, tmp_path: Path)
     assert PINNED in text and "state/config.toml" in text and f'"{PINNED}"' in text
 
 
-def test_srb_images_build_names_the_missing_reference(
+async def test_srb_images_build_names_the_missing_reference(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """No image map: the infra build cannot find its digest-pinned base, and the command
@@ -114,7 +114,10 @@ def test_srb_images_build_names_the_missing_reference(
     (tmp_path / "state").mkdir()
     settings = Settings(task_roots=(checkout / "tasks",), state_dir=tmp_path / "state")
     args = argparse.Namespace(task_id=TASK_ID, force=False, json=False)
-    assert cmd_build(args, settings, Output(json_mode=False)) == 1
+    import asyncio
+
+    code = await asyncio.to_thread(cmd_build, args, settings, Output(json_mode=False))
+    assert code == 1
     err = capsys.readouterr().err
     assert "infra" in err and PINNED in err and "[images]" in err, err
 
