@@ -27,6 +27,10 @@ from typing import Any
 
 from . import sandbox
 from .envelope import StageEnvelope, utc_iso
+from .module_env import (
+    SUITE_SLOT,
+    module_env,
+)
 from .procs import DEFAULT_GRACE_SEC, Completed, run_group
 
 SUITE_SCHEMA = "swerefactor.behavioural-suite/1"
@@ -35,22 +39,6 @@ DEFAULT_TIMEOUT_SEC = 3600.0
 MAX_RESULT_BYTES = 128 * 1024 * 1024
 TAIL_BYTES = 4000
 _TOKEN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-CONTRACT_DEFAULTS = {"PYTHONHASHSEED": "0", "TZ": "UTC", "PYTHONDONTWRITEBYTECODE": "1"}
-LAUNCHER = "/opt/srb/bin/srb-submission"
-SUITE_SLOT = 0
-PUBLISHED_RUNTIME = Path("/opt/swerefactor")
-"""Where the published harness's images carry their runtime (``swerefactor`` package)."""
-SRB_RUNTIME = Path(__file__).resolve().parent / "runtime"
-"""srb's own ``swerefactor`` package (contract + pytest plugin), used when an image has
-none of its own."""
-RUNNER_NAMES = frozenset(
-    {
-        "SRB_REPO", "SRB_ORIGINAL", "SRB_MODULE_DIR", "SRB_MODULE_ID", "SRB_SUITE_DIR",
-        "SRB_WORK", "SRB_SUITE_WORK", "SRB_RESULT", "SRB_MODULE_TIMEOUT_SEC",
-        "SRB_MODULE_DEADLINE", "SRB_SUBMISSION_RUN", "SRB_SANDBOX_SLOT",
-    }
-)
-"""The names the runner sets itself; a module sees them only with the runner's values."""
 
 
 class SuiteError(Exception):
@@ -355,86 +343,6 @@ def _command_for(module: Module) -> tuple[list[str] | None, str]:
     if (module.dir / "run.py").is_file():
         return [sys.executable, "run.py"], ""
     return None, f"no command: neither run.sh nor run.py in {module.dir}"
-
-
-def runtime_dir(published: Path = PUBLISHED_RUNTIME) -> Path:
-    """The folder that provides ``swerefactor`` to modules: the image's own published
-    runtime when it carries one, else srb's."""
-    if (published / "swerefactor" / "__init__.py").is_file():
-        return published
-    return SRB_RUNTIME
-
-
-def python_path(suite: Suite, inherited: str | None, runtime: Path | None = None) -> str:
-    """``PYTHONPATH`` for a module: the suite's ``lib_dir`` first (as the published runner
-    puts it), then the ``swerefactor`` runtime, then whatever the image already had."""
-    lib = (suite.root / suite.lib_dir).resolve()
-    parts = [str(p) for p in (lib, runtime or runtime_dir()) if p.is_dir()]
-    parts.extend(p for p in (inherited or "").split(os.pathsep) if p and p not in parts)
-    return os.pathsep.join(parts)
-
-
-def module_env(
-    suite: Suite,
-    module: Module,
-    *,
-    repo: Path,
-    original: Path | None,
-    work: Path,
-    suite_work: Path,
-    result: Path,
-    deadline: float,
-    base: Mapping[str, str] | None = None,
-    home: Path | None = None,
-    keep: frozenset[str] = frozenset(),
-    runtime: Path | None = None,
-) -> dict[str, str]:
-    """The environment a module runs with: the inherited base (the image's environment),
-    defaults, suite env, module env, then the runner's contract (which nothing overrides).
-
-    Inherited ``SRB_*`` names are dropped unless ``keep`` names them (the image declares
-    them: a task's own inputs, such as a shim switch); names the suite or module declares
-    are the task's and stay. ``SRB_ORIGINAL`` is set only when State A is there, as the
-    published runner does. ``PYTHONPATH`` is prepended to, never replaced
-    (:func:`python_path`). In a stage container the contract also names the launcher
-    modules start submission code with (``SRB_SUBMISSION_RUN``), and a module gets a
-    private HOME and no user site-packages."""
-    inherited = os.environ if base is None else base
-    env = {
-        k: v
-        for k, v in inherited.items()
-        if not k.startswith("SRB_") or (k in keep and k not in RUNNER_NAMES)
-    }
-    env.update(CONTRACT_DEFAULTS)
-    env.setdefault("LC_ALL", "C.UTF-8")
-    env.update(suite.env)
-    env.update(module.env)
-    env.update(
-        {
-            "SRB_REPO": str(repo),
-            "SRB_MODULE_DIR": str(module.dir),
-            "SRB_MODULE_ID": module.id,
-            "SRB_SUITE_DIR": str(suite.root),
-            "SRB_WORK": str(work),
-            "SRB_SUITE_WORK": str(suite_work),
-            "SRB_RESULT": str(result),
-            "SRB_MODULE_TIMEOUT_SEC": f"{module.timeout_sec:g}",
-            "SRB_MODULE_DEADLINE": f"{deadline:.3f}",
-        }
-    )
-    if original is not None:
-        env["SRB_ORIGINAL"] = str(original)
-    else:
-        env.pop("SRB_ORIGINAL", None)
-    env["PYTHONPATH"] = python_path(suite, env.get("PYTHONPATH"), runtime)
-    env["PYTHONNOUSERSITE"] = "1"
-    if home is not None:
-        env["HOME"] = str(home)
-    if sandbox.enabled():
-        env["SRB_SANDBOX"] = "on"
-        env["SRB_SUBMISSION_RUN"] = LAUNCHER
-        env["SRB_SANDBOX_SLOT"] = str(SUITE_SLOT)
-    return env
 
 
 def _tail(path: Path) -> str:
