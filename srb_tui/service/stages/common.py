@@ -441,18 +441,20 @@ class StageContainer:
         await put_readonly_tree(self.engine, self.h, submission, dest)
 
     async def _alias_original(self) -> None:
-        """``/opt/original`` -> State A, where the published images read it, unless the
-        image has something at that path of its own (then it is left alone and noted)."""
-        res = await exec_run(
-            self.engine, self.h, ["sh", "-c", f"test -e {PUBLISHED_ORIGINAL} || test -L "
-                                  f"{PUBLISHED_ORIGINAL}"], timeout_sec=30,
-        )
-        if res.exit_code == 0:
-            self.publish(Progress(self.run_id, f"{self.role}: the image has its own "
-                                  f"{PUBLISHED_ORIGINAL}; State A stays at {ORIGINAL_DIR}"))
+        """``/opt/original`` -> State A, where the published images read it. An image that
+        only made the mount point (an empty folder, as lang03's do) gets it replaced by the
+        link; an image with something of its own there is left alone (and noted)."""
+        p = PUBLISHED_ORIGINAL
+        probe = (f'if [ -L {p} ]; then echo link; elif [ -d {p} ] && [ -z "$(ls -A {p})" ]; '
+                 f"then echo empty; elif [ -e {p} ]; then echo other; else echo none; fi")
+        res = await exec_run(self.engine, self.h, ["sh", "-c", probe], timeout_sec=30)
+        found = res.stdout.decode("utf-8", "replace").strip()
+        if found not in ("none", "empty"):
+            self.publish(Progress(self.run_id, f"{self.role}: the image has its own {p} "
+                                  f"({found or 'unreadable'}); State A stays at {ORIGINAL_DIR}"))
             return
-        await put_symlink(self.engine, self.h, PUBLISHED_ORIGINAL, ORIGINAL_DIR)
-        self.original_alias = PUBLISHED_ORIGINAL
+        await put_symlink(self.engine, self.h, p, ORIGINAL_DIR)
+        self.original_alias = p
 
     async def put_context(self, task: Task, folders: Sequence[str]) -> None:
         """Copy ``tests/<folder>`` for each folder to ``/tests/<folder>``, read-only (and
