@@ -3,11 +3,15 @@ exception, the event sink type, and where a stage's build context and image tag 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from srb_tui.schema import StageSpec, Task
 from srb_tui.service.image_plan import stage_tag
+from srb_tui.store import Store
 
 Publish = Callable[[object], None]
 
@@ -30,3 +34,19 @@ def image_tag(task: Task, stage: str) -> str:
     image carries its context hash as a label, so a changed context is rebuilt and an
     unchanged one is not."""
     return stage_tag(task, stage)
+
+
+_EXTRA_LOCKS: dict[str, asyncio.Lock] = {}
+
+
+async def note_run_extra(store: Store, run_id: str, key: str, role: str, value: Any) -> None:
+    """Set ``runs.extra[key][role] = value``, one writer at a time per run (image builds and
+    stage containers record concurrently); a store error never stops a stage."""
+    lock = _EXTRA_LOCKS.setdefault(run_id, asyncio.Lock())
+    async with lock:
+        with contextlib.suppress(Exception):
+            run = await store.get_run(run_id)
+            if run is not None:
+                table = dict(run.extra.get(key) or {})
+                table[role] = value
+                await store.update_run(run_id, extra={**run.extra, key: table})

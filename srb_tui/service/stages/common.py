@@ -57,6 +57,7 @@ from srb_tui.store import Store, utc_now
 from .base import Publish as Publish
 from .base import StageFault as StageFault
 from .base import image_tag as image_tag
+from .base import note_run_extra
 from .base import stage_context as stage_context
 from .base import tests_dir as tests_dir
 from .stage_images import StageImages as StageImages
@@ -376,12 +377,7 @@ class StageContainer:
     async def _record_grading(self) -> None:
         """Keep who graded and under which limits with the run (``runs.extra.grading``)."""
         assert self.store is not None
-        with contextlib.suppress(Exception):
-            run = await self.store.get_run(self.run_id)
-            if run is not None:
-                grading = dict(run.extra.get("grading") or {})
-                grading[self.role] = dict(self.grading)
-                await self.store.update_run(self.run_id, extra={**run.extra, "grading": grading})
+        await note_run_extra(self.store, self.run_id, "grading", self.role, dict(self.grading))
 
     def keep_env(self) -> list[str]:
         """The ``SRB_*`` names the stage image itself declares (``ENV`` lines): a task's own

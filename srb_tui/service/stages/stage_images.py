@@ -13,7 +13,7 @@ from srb_tui.service.events import Progress
 from srb_tui.service.image_plan import INFRA_TAG, infra_context, needs_behavioural, stage_buildargs
 from srb_tui.store import Store
 
-from .base import Publish, StageFault, image_tag, stage_context
+from .base import Publish, StageFault, image_tag, note_run_extra, stage_context
 
 
 class StageImages:
@@ -127,18 +127,11 @@ class StageImages:
             self.run_id, role, tag=info.tag, image_id=info.id, digest=info.digest
         )
         if info.substitutions or info.buildargs:
-            with contextlib.suppress(Exception):
-                run = await self.store.get_run(self.run_id)
-                if run is not None:
-                    builds = dict(run.extra.get("image_builds") or {})
-                    builds[role] = {
-                        "tag": info.tag,
-                        "buildargs": dict(info.buildargs),
-                        "image_map": [list(pair) for pair in info.substitutions],
-                    }
-                    await self.store.update_run(
-                        self.run_id, extra={**run.extra, "image_builds": builds}
-                    )
+            await note_run_extra(self.store, self.run_id, "image_builds", role, {
+                "tag": info.tag,
+                "buildargs": dict(info.buildargs),
+                "image_map": [list(pair) for pair in info.substitutions],
+            })
 
     async def settle(self) -> None:
         """Wait for every started build (a build the ladder no longer needs included)."""
