@@ -266,11 +266,10 @@ def cmd_record(args: argparse.Namespace, settings: Settings, out: Output) -> int
              else "State A withheld as the original ([stages.behavioural] reference = false)")
     out.print(f"[dim]{where}[/]")
     if result.ok:
-        out.print(f"[green]recorded[/]: every scored module scores 1.0 ({escape(str(target))})")
+        out.print(f"[green]recorded[/]: State A fails no scored check ({escape(str(target))})")
         return 0
     out.error(
-        f"{result.task_id} refused: State A does not score 1.0 against itself on scored "
-        "module(s) "
+        f"{result.task_id} refused: State A fails scored checks against itself on "
         f"{', '.join(result.failing) or 'the suite (stage error)'}"
     )
     for note in result.envelope.get("notes", []):

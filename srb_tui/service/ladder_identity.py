@@ -1,10 +1,12 @@
 """The identity run: State A graded against itself by the behavioural suite.
 
-The paper's tasks verify themselves this way: unless every scored module of Stage II scores
-1.0 when State A is the submission, the expectations are wrong and the task is refused. The
-published rule decides what "every" means for a rewrite: only what State A can answer is
-priced, so a module the suite weighs 0 (lang07's ``build``, which builds the new stack's
-artefact) is run and reported but not required; and the stage's ``reference`` flag decides
+The paper's tasks verify themselves this way: unless State A passes what Stage II asks of it
+when it is the submission, the expectations are wrong and the task is refused. The published
+rule decides what that means for a rewrite: only what State A can answer is priced, so a
+module the suite weighs 0 (lang07's ``build``, which builds the new stack's artefact) is run
+and reported but not required, and a check State A skips because it cannot run there by
+design is reported as not checked (never as a pass) while any failed or errored scored check
+refuses the task (:func:`checked_row`); and the stage's ``reference`` flag decides
 whether State A is also mounted as the original (``/opt/original``, ``SRB_ORIGINAL``) or
 withheld (lang07: ``reference = false``), exactly as in grading. Each module row says what
 was checked. It runs in the verification image, which carries both toolchains; when that
@@ -106,17 +108,30 @@ async def record_identity(
 
 
 def checked_row(row: Mapping[str, Any], with_original: bool) -> dict[str, Any]:
-    """A module row with what the identity run asked of it and whether State A met it."""
+    """A module row with what the identity run asked of it and whether State A met it.
+
+    A scored module must run (status ok) and State A must fail or error none of its scored
+    checks. A check State A skips is one that cannot run on State A by design (lang03's
+    ``structure`` asks 28 questions only a Go build can answer and skips them on the Python
+    tree): it is reported as not checked, never as a pass; a module that skipped everything
+    checked nothing and does not pass."""
     out = dict(row)
     weight = float(row.get("weight") or 0.0)
-    exact = row.get("status") == "ok" and float(row.get("rate") or 0.0) == 1.0
+    scored, passed = int(row.get("scored") or 0), int(row.get("passed") or 0)
+    skipped = int(row.get("skipped") or 0)
+    broken = int(row.get("failed") or 0) + int(row.get("errors") or 0)
+    exact = row.get("status") == "ok" and broken == 0 and passed > 0 and scored > 0
     where = ("State A as the submission and at /opt/original" if with_original
              else "State A as the submission only (reference = false: no /opt/original)")
     out["required"] = weight > 0
     out["passed_identity"] = exact
-    if weight > 0:
-        out["checked"] = f"required: every scored check passes on {where}"
-    else:
+    out["unchecked"] = skipped
+    if weight <= 0:
         out["checked"] = (f"reported only: weight 0 is not scored, so State A need not pass "
                           f"it (ran on {where})")
+        return out
+    text = f"required: no scored check may fail on {where}; {passed}/{scored} passed"
+    if skipped:
+        text += f", {skipped} skipped on State A (cannot run there: not checked)"
+    out["checked"] = text
     return out

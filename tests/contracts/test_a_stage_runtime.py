@@ -148,7 +148,13 @@ async def test_behavioural_runtime_and_root_grading(built: Built) -> None:
     facts = json.loads(checks["check_contract.py::test_facts"]["summary"]
                        .removeprefix("AssertionError: "))
     assert facts["opt_original"] is True and facts["original"], facts
-    assert outcome.behavioural_complete is True, "the weight-0 build module is not required"
+    # State A as a submission is not complete: go-only's Go question is skipped on it (a
+    # skip stays in the pool), while the failing weight-0 build module costs nothing.
+    assert outcome.behavioural_complete is False
+    assert (units["go-only"]["skipped"], units["build"]["failed"]) == (1, 1)
+    incomplete = [u["id"] for u in outcome.envelope["units"]
+                  if u["weight"] > 0 and u["passed"] != u["scored"]]
+    assert incomplete == ["go-only"]
     record = await built.store.get_run(run.id)
     assert record is not None
     grading: dict[str, Any] = record.extra["grading"]["behavioural"]
@@ -176,7 +182,10 @@ async def test_identity_follows_weights_and_the_reference_flag(built: Built) -> 
     assert doc["ok"] is True and doc["failing"] == [] and doc["reference"] is True, doc
     rows = {m["id"]: m for m in doc["modules"]}
     assert rows["contract"]["required"] and rows["contract"]["passed_identity"]
-    assert rows["contract"]["checked"].startswith("required: every scored check passes")
+    assert rows["contract"]["checked"].startswith("required: no scored check may fail")
+    assert rows["go-only"]["passed_identity"] and rows["go-only"]["unchecked"] == 1
+    assert "1/2 passed, 1 skipped on State A (cannot run there: not checked)" \
+        in rows["go-only"]["checked"]
     assert rows["build"]["required"] is False and rows["build"]["passed_identity"] is False
     assert rows["build"]["checked"].startswith("reported only: weight 0 is not scored")
 
