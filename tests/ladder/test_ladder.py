@@ -101,7 +101,7 @@ async def test_subtle_is_broken_by_a_reproducing_candidate(ladder: Ladder) -> No
     upheld = [c for c in await ladder.store.counterexamples(got.run_id) if c.verdict == "upheld"]
     assert upheld
     for cx in upheld:
-        assert cx.code.startswith("#!/bin/bash") and '"$SRB_VIEW/bin/csvtab"' in cx.code
+        assert cx.code.startswith("#!/bin/bash") and '"$SRB_TARGET/bin/csvtab"' in cx.code
         assert cx.exit_a == 0 and cx.exit_b not in (None, 0)
         assert cx.duration_a is not None and cx.duration_b is not None
         assert "passes on State A and fails on the submission" in (cx.reason or "")

@@ -96,6 +96,27 @@ def _fault_codes(codes: tuple[int, ...]) -> str:
     return ",".join(str(code) for code in sorted(set(codes))) or "64-78"
 
 
+def _number(value: object) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+        return float(value)
+    return None
+
+
+def candidate_timeout(metadata: Mapping[str, Any], adjudicator: object) -> float:
+    """What bounds one candidate run: probe.toml ``[metadata].candidate_timeout_sec`` (all
+    published tasks set it), else the adjudicator's ``timeout_sec``, else
+    ``run_timeout_sec`` (srb's older reading), else 300 s as the published default."""
+    for value in (
+        metadata.get("candidate_timeout_sec"),
+        adjudicator.get("timeout_sec") if isinstance(adjudicator, Mapping) else None,
+        metadata.get("run_timeout_sec"),
+    ):
+        number = _number(value)
+        if number is not None:
+            return number
+    return DEFAULT_CANDIDATE_TIMEOUT_SEC
+
+
 def probe_setup(task: Task, spec: StageSpec) -> ProbeSetup:
     """Read probe.toml's candidate command, scope and timeouts for the container."""
     if task.probe is None:
@@ -111,15 +132,8 @@ def probe_setup(task: Task, spec: StageSpec) -> ProbeSetup:
             command.append(container_path(f"{folder}/{word}" if folder else word))
         else:
             command.append(word)
+    timeout = candidate_timeout(probe.metadata, spec.options.get("adjudicator"))
     run_timeout = probe.metadata.get("run_timeout_sec")
-    adjudicator = spec.options.get("adjudicator")
-    timeout = DEFAULT_CANDIDATE_TIMEOUT_SEC
-    if isinstance(run_timeout, int | float) and not isinstance(run_timeout, bool):
-        timeout = float(run_timeout)
-    elif isinstance(adjudicator, Mapping):
-        value = adjudicator.get("timeout_sec")
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            timeout = float(value)
     return ProbeSetup(
         probe=probe,
         folder=folder,
@@ -129,8 +143,9 @@ def probe_setup(task: Task, spec: StageSpec) -> ProbeSetup:
             timeout_sec=timeout,
             fault_codes=_fault_codes(probe.scope.fault_exit_codes),
             deny_commands=tuple(probe.scope.deny_commands),
+            network_allowed=probe.scope.network_allowed,
         ),
-        run_timeout_sec=timeout,
+        run_timeout_sec=_number(run_timeout) or timeout,
     )
 
 
