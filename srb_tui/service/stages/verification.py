@@ -31,7 +31,6 @@ from srb_tui.drivers.loop import deadline_in
 from srb_tui.gateway import Gateway, driver_endpoint
 from srb_tui.grader.envelope import StageEnvelope, atomic_write_json, utc_iso
 from srb_tui.grader.lockdown import tree_digest
-from srb_tui.grader.review import render_prompt
 from srb_tui.runner import DockerEngine, RunnerError
 from srb_tui.runner.files import fetch_file
 from srb_tui.schema import Adversary, Probe, StageSpec, Task
@@ -55,6 +54,7 @@ from .common import (
     option_str,
     tests_dir,
 )
+from .probe_prompt import PromptMissing, opening, read_probe_prompt
 
 ADVERSARY_SYSTEM = (
     "You are a Stage III verifier of a repository migration. State A ('original') and the "
@@ -147,6 +147,14 @@ def probe_setup(task: Task, spec: StageSpec) -> ProbeSetup:
         ),
         run_timeout_sec=_number(run_timeout) or timeout,
     )
+
+
+def _commands(metadata: Mapping[str, Any]) -> tuple[str, ...]:
+    """probe.toml ``[metadata].allowed_commands``: what the adversary's ``run`` may start."""
+    value = metadata.get("allowed_commands")
+    if isinstance(value, list | tuple):
+        return tuple(str(item) for item in value if isinstance(item, str) and item)
+    return ()
 
 
 def _code_of(files: Mapping[str, str]) -> str:
@@ -310,15 +318,18 @@ async def _model_round(
         )
     except DriverConfigError as err:
         return RoundResult(adversary, "error", f"adversary driver: {err}", started, 0.0)
-    prompt_rel = setup.probe.prompt
     try:
-        template = (tests_dir(task) / prompt_rel).read_text(encoding="utf-8")
-    except OSError as err:
-        return RoundResult(adversary, "error", f"cannot read tests/{prompt_rel}: {err}", started, 0)
-    prompt = render_prompt(template, {"task": task.id, "focus": adversary.focus})
-    if adversary.focus:
-        prompt += f"\n\nYour focus: {adversary.focus}\n"
-    channel = AdversaryChannel(box, setup.candidates, adversary.id, slot=index)
+        template = read_probe_prompt(task, setup.folder, setup.probe.prompt)
+    except PromptMissing as err:
+        return RoundResult(adversary, "error", str(err), started, 0)
+    commands = _commands(setup.probe.metadata)
+    prompt = opening(
+        template, task=task, probe=setup.probe, adversary=adversary, budget_sec=budget,
+        commands=commands,
+    )  # fmt: skip
+    channel = AdversaryChannel(
+        box, setup.candidates, adversary.id, slot=index, allowed_commands=commands
+    )
     try:
         transcript = await run_adversary_round(
             driver,
