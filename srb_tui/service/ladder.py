@@ -263,6 +263,8 @@ class _Ladder:
     async def verification(self, gate_open: bool) -> StageOutcome | None:
         spec = self.evaluation.verification
         if spec is None or not spec.enabled:
+            # Stage III does not run: no result file, and none left from an earlier grading.
+            (self.ctx.run_dir / "verification.json").unlink(missing_ok=True)
             return None
         if "verification" not in self.selected:
             return self.previous("verification")

@@ -55,6 +55,7 @@ from .common import (
     tests_dir,
 )
 from .probe_prompt import PromptMissing, opening, read_probe_prompt
+from .round_rules import not_attacked
 
 ADVERSARY_SYSTEM = (
     "You are a Stage III verifier of a repository migration. State A ('original') and the "
@@ -338,6 +339,7 @@ async def _model_round(
             prompt,
             adversary_id=adversary.id,
             deadline=deadline_in(budget),
+            allowed_commands=commands,
         )
     finally:
         await channel.aclose()
@@ -353,10 +355,19 @@ async def _model_round(
             "status": transcript.status,
             "ending": transcript.ending,
             "tries": len(transcript.tries),
+            "tool_calls": transcript.tool_calls,
+            "tool_errors": transcript.tool_errors,
+            "resumes": transcript.resumes,
         },
     )
+    unattacked = not_attacked(transcript.tool_calls, transcript.tool_errors, transcript.tries)
     if transcript.status == "error":
         result.outcome, result.reason = "error", transcript.reason
+    elif transcript.status != "reported" and unattacked:
+        result.outcome = "error"
+        result.reason = (
+            f"the round could not attack the submission ({unattacked}); it pays nothing"
+        )
     elif transcript.status == "reported" and transcript.candidate:
         folder = f"{CANDIDATES}/reported/{adversary.id}"
         try:
