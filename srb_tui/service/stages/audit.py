@@ -48,6 +48,7 @@ from .common import (
     option_strings,
     tests_dir,
 )
+from .transcripts import review_path, write_jsonl
 
 REVIEWER_SYSTEM = (
     "You are the Stage I auditor of a repository migration. Two read-only trees are open "
@@ -252,12 +253,20 @@ async def run_audit(
                     "rejections": r.rejections,
                     "wall_sec": round(r.wall_sec, 3),
                     "grade_error": r.grade_error,
+                    "usage": {
+                        "driver": driver.label,
+                        "calls": r.turns,
+                        "input_tokens": r.usage.input_tokens,
+                        "output_tokens": r.usage.output_tokens,
+                    },
                 }
                 for r in reviews
             ],
         }
     )
     atomic_write_json(run_dir / "audit-transcripts.json", [r.to_dict() for r in reviews])
+    for review in reviews:
+        write_jsonl(review_path(run_dir, review.index), review.to_dict().get("transcript", []))
     await store.record_gate_votes(run_id, vote_rows(grades, gates))
     await store.record_gate_outcomes(run_id, outcome_rows(grades, gates))
     doc = envelope.to_dict()

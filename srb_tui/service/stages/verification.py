@@ -56,6 +56,7 @@ from .common import (
 )
 from .probe_prompt import PromptMissing, opening, read_probe_prompt
 from .round_rules import not_attacked
+from .transcripts import round_path, write_jsonl
 
 ADVERSARY_SYSTEM = (
     "You are a Stage III verifier of a repository migration. State A ('original') and the "
@@ -345,6 +346,7 @@ async def _model_round(
         await channel.aclose()
         await driver.aclose()
     atomic_write_json(run_dir / f"verification-{adversary.id}.json", transcript.to_dict())
+    write_jsonl(round_path(run_dir, adversary.id), transcript.to_dict().get("transcript", []))
     result = RoundResult(
         adversary,
         "survived",
@@ -355,6 +357,9 @@ async def _model_round(
             "status": transcript.status,
             "ending": transcript.ending,
             "tries": len(transcript.tries),
+            "turns": transcript.turns,
+            "input_tokens": transcript.usage.input_tokens,
+            "output_tokens": transcript.usage.output_tokens,
             "tool_calls": transcript.tool_calls,
             "tool_errors": transcript.tool_errors,
             "resumes": transcript.resumes,
