@@ -44,6 +44,9 @@ def _parser() -> argparse.ArgumentParser:
     suite.add_argument("--grace", type=float, default=5.0, help="TERM→KILL grace, seconds")
     suite.add_argument("--private", help="grader-only folder for logs and module results")
     suite.add_argument(
+        "--scan", action="store_true", help="an audit scan.toml (advisory; SRB_SCAN=1 set)"
+    )
+    suite.add_argument(
         "--repo-source", help="copy this tree to --repo as the submission uid first"
     )
 
@@ -122,7 +125,7 @@ def _run_suite(args: argparse.Namespace) -> int:
             print(f"grader: {exc}", file=sys.stderr)
             return 2
     try:
-        suite = load_suite(args.suite)
+        suite = load_suite(args.suite, scan=bool(getattr(args, "scan", False)))
     except SuiteError as exc:
         write_suite_error(
             result, args.task or "", f"cannot use {exc.path}: " + "; ".join(exc.problems)

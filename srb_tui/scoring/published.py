@@ -156,7 +156,9 @@ def verdict_document(
     failures = [
         {"gate": c.get("id"), "summary": c.get("summary", "")}
         for c in audit.get("checks", []) or []
-        if isinstance(c, Mapping) and c.get("verdict") == "fail"
+        if isinstance(c, Mapping)
+        and c.get("verdict") == "fail"
+        and not str(c.get("id", "")).startswith("scan/")  # advisory: never a gate failure
     ]
     score = envelope.score if envelope.score is not None else 0.0
     behavioural.update(

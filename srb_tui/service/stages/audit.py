@@ -34,6 +34,7 @@ from srb_tui.schema import StageSpec, Task
 from srb_tui.service.events import Progress
 from srb_tui.store import Store
 
+from .audit_scan import ScanReport, run_scan
 from .channels import ContainerToolChannel
 from .common import (
     ORIGINAL_DIR,
@@ -90,7 +91,9 @@ def _driver(
         raise StageFault(f"audit: reviewer driver: {err}") from err
 
 
-def _prompt(spec: StageSpec, task: Task, gates: list[Gate], allowed: list[str]) -> str:
+def _prompt(
+    spec: StageSpec, task: Task, gates: list[Gate], allowed: list[str], findings: str
+) -> str:
     rel = option_str(spec, "prompt", "")
     template = DEFAULT_PROMPT
     if rel:
@@ -98,9 +101,6 @@ def _prompt(spec: StageSpec, task: Task, gates: list[Gate], allowed: list[str]) 
             template = (tests_dir(task) / rel).read_text(encoding="utf-8")
         except OSError as err:
             raise StageFault(f"audit: cannot read the prompt tests/{rel}: {err}") from err
-    findings = "no findings"
-    if task.scan is not None:
-        findings = "no findings (srb does not run scan.toml modules yet)"
     values = prompt_values(
         task=task.id,
         original=ORIGINAL_DIR,
@@ -202,7 +202,7 @@ async def run_audit(
     name = option_str(spec, "driver", "scripted")
     endpoint = await driver_endpoint(gateway, run_id, "reviewer", name)
     driver = _driver(spec, task, os.environ if environ is None else environ, endpoint)
-    prompt = _prompt(spec, task, gates, allowed)
+    _prompt(spec, task, gates, allowed, "")  # a prompt that cannot be read fails first
     started_wall, started = time.time(), time.monotonic()
     image = await images.get("audit")
     reviews: list[ReviewSample] = []
@@ -210,6 +210,12 @@ async def run_audit(
         engine, run_id, "audit", image.tag, publish=publish, store=store
     ) as box:
         await box.put_trees(original, submission)
+        scan = ScanReport("(no scan ran for this task)")
+        if task.scan is not None:
+            publish(Progress(run_id, "audit: scan"))
+            budget = sum(m.timeout_sec for m in task.scan.modules) + 120
+            scan = await run_scan(box, task, budget)
+        prompt = _prompt(spec, task, gates, allowed, scan.findings)
         channel = ContainerToolChannel(
             box,
             allowed_commands=allowed,
@@ -236,6 +242,10 @@ async def run_audit(
             await driver.aclose()
     grades = [_grade_of(review) for review in reviews]
     envelope = audit_envelope(task.id, gates, grades)
+    envelope.checks.extend(scan.checks)
+    envelope.units.extend(scan.units)
+    if task.scan is not None:
+        envelope.metadata["scan"] = scan.summary
     envelope.started = started_wall
     envelope.duration_sec = round(time.monotonic() - started, 3)
     envelope.metadata.update(
