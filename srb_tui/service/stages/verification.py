@@ -37,6 +37,7 @@ from srb_tui.schema import Adversary, Probe, StageSpec, Task
 from srb_tui.service.events import Progress
 from srb_tui.store import Store
 
+from .adjudicator import adjudicator_options, rule_on_breaks
 from .channels import AdversaryChannel, CandidateOptions, adjudicate_in
 from .common import (
     CANDIDATES,
@@ -382,7 +383,10 @@ async def _model_round(
         except ChannelError as err:
             result.outcome, result.reason = "error", f"adjudicating the reported candidate: {err}"
         else:
-            result.candidates.append({"files": transcript.candidate, "verdict": verdict})
+            claim = str((transcript.report or {}).get("claim") or "")
+            result.candidates.append(
+                {"files": transcript.candidate, "verdict": verdict, "claim": claim}
+            )
             upheld = verdict.get("outcome") == "upheld"
             result.outcome = "broken" if upheld else "survived"
             if verdict.get("outcome") == "error":
@@ -390,6 +394,27 @@ async def _model_round(
             result.reason = str(verdict.get("reason", ""))
     result.duration_sec = round(time.monotonic() - clock, 3)
     return result
+
+
+async def _adjudicate_breaks(
+    result: RoundResult,
+    spec: StageSpec,
+    setup: ProbeSetup,
+    run_dir: Path,
+    environ: Mapping[str, str] | None,
+    gateway: Gateway | None,
+    run_id: str,
+) -> None:
+    """The model adjudicator's ruling on a broken round's upheld candidates (when the
+    stage declares one; see :mod:`.adjudicator`)."""
+    options = adjudicator_options(spec)
+    if result.outcome != "broken" or options is None:
+        return
+    endpoint = await driver_endpoint(gateway, run_id, "adjudicator", str(options["driver"]))
+    await rule_on_breaks(
+        result, spec=spec, probe=setup.probe, run_dir=run_dir, environ=environ,
+        endpoint=endpoint,
+    )  # fmt: skip
 
 
 EARLY_SHARE = 0.5
@@ -511,6 +536,7 @@ async def run_verification(
                         )
                 except (StageFault, RunnerError, ValueError, OSError) as err:
                     result = RoundResult(adversary, "error", f"harness: {err}", utc_iso(), 0.0)
+                await _adjudicate_breaks(result, spec, setup, run_dir, environ, gateway, run_id)
                 flag_early_survival(result, budget)
                 publish(Progress(run_id, f"verification: {adversary.id} {result.outcome}"))
                 return result
