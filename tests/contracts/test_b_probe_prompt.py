@@ -17,7 +17,7 @@ from srb_tui.service.stages.probe_prompt import (
     probe_prompt_path,
     read_probe_prompt,
 )
-from srb_tui.service.stages.verification import candidate_timeout, probe_setup
+from srb_tui.service.stages.verification_setup import candidate_timeout, probe_setup
 
 from ..conftest import DEMO_TASK
 

@@ -33,12 +33,12 @@ from srb_tui.grader.envelope import StageEnvelope, atomic_write_json, utc_iso
 from srb_tui.grader.lockdown import tree_digest
 from srb_tui.runner import DockerEngine, RunnerError
 from srb_tui.runner.files import fetch_file
-from srb_tui.schema import Adversary, Probe, StageSpec, Task
+from srb_tui.schema import Adversary, StageSpec, Task
 from srb_tui.service.events import Progress
 from srb_tui.store import Store
 
 from .adjudicator import adjudicator_options, rule_on_breaks
-from .channels import AdversaryChannel, CandidateOptions, adjudicate_in
+from .channels import AdversaryChannel, adjudicate_in
 from .common import (
     CANDIDATES,
     ORIGINAL_DIR,
@@ -55,9 +55,15 @@ from .common import (
     option_str,
     tests_dir,
 )
+from .counterexamples import counterexample_fields
 from .probe_prompt import PromptMissing, opening, read_probe_prompt
 from .round_rules import not_attacked
 from .transcripts import round_path, write_jsonl
+from .verification_setup import (
+    ProbeSetup,
+    allowed_commands,
+    probe_setup,
+)
 
 ADVERSARY_SYSTEM = (
     "You are a Stage III verifier of a repository migration. State A ('original') and the "
@@ -66,7 +72,6 @@ ADVERSARY_SYSTEM = (
     "it. A candidate counts only if it passes on State A, fails on the submission, "
     "reproduces every time and stays in scope."
 )
-DEFAULT_CANDIDATE_TIMEOUT_SEC = 300.0
 DEFAULT_PARALLEL = 6
 
 
@@ -82,130 +87,6 @@ class RoundResult:
     candidates: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class ProbeSetup:
-    """Where the probe lives and how its candidates are judged."""
-
-    probe: Probe
-    folder: str
-    """the probe's folder relative to tests/ (e.g. "verification")"""
-    candidates: CandidateOptions
-    run_timeout_sec: float
-
-
-def _fault_codes(codes: tuple[int, ...]) -> str:
-    return ",".join(str(code) for code in sorted(set(codes))) or "64-78"
-
-
-def _number(value: object) -> float | None:
-    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
-        return float(value)
-    return None
-
-
-def candidate_timeout(metadata: Mapping[str, Any], adjudicator: object) -> float:
-    """What bounds one candidate run: probe.toml ``[metadata].candidate_timeout_sec`` (all
-    published tasks set it), else the adjudicator's ``timeout_sec``, else
-    ``run_timeout_sec`` (srb's older reading), else 300 s as the published default."""
-    for value in (
-        metadata.get("candidate_timeout_sec"),
-        adjudicator.get("timeout_sec") if isinstance(adjudicator, Mapping) else None,
-        metadata.get("run_timeout_sec"),
-    ):
-        number = _number(value)
-        if number is not None:
-            return number
-    return DEFAULT_CANDIDATE_TIMEOUT_SEC
-
-
-def probe_setup(task: Task, spec: StageSpec) -> ProbeSetup:
-    """Read probe.toml's candidate command, scope and timeouts for the container."""
-    if task.probe is None:
-        raise StageFault("verification: the task has no probe.toml")
-    probe = task.probe
-    rel = option_str(spec, "probe", f"{option_str(spec, 'context', spec.name)}/probe.toml")
-    folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
-    here = tests_dir(task) / folder
-    command = []
-    for word in probe.candidate_command:
-        # A relative word naming a file of the probe's folder is that file in the container.
-        if not word.startswith(("/", "-")) and (here / word).is_file():
-            command.append(container_path(f"{folder}/{word}" if folder else word))
-        else:
-            command.append(word)
-    timeout = candidate_timeout(probe.metadata, spec.options.get("adjudicator"))
-    run_timeout = probe.metadata.get("run_timeout_sec")
-    return ProbeSetup(
-        probe=probe,
-        folder=folder,
-        candidates=CandidateOptions(
-            command=tuple(command),
-            reruns=max(1, probe.scope.reruns),
-            timeout_sec=timeout,
-            fault_codes=_fault_codes(probe.scope.fault_exit_codes),
-            deny_commands=tuple(probe.scope.deny_commands),
-            network_allowed=probe.scope.network_allowed,
-        ),
-        run_timeout_sec=_number(run_timeout) or timeout,
-    )
-
-
-def _commands(metadata: Mapping[str, Any]) -> tuple[str, ...]:
-    """probe.toml ``[metadata].allowed_commands``: what the adversary's ``run`` may start."""
-    value = metadata.get("allowed_commands")
-    if isinstance(value, list | tuple):
-        return tuple(str(item) for item in value if isinstance(item, str) and item)
-    return ()
-
-
-def _code_of(files: Mapping[str, str]) -> str:
-    if len(files) == 1:
-        return next(iter(files.values()))
-    return "\n".join(f"# ==== {name} ====\n{text}" for name, text in sorted(files.items()))
-
-
-def _first_run(verdict: Mapping[str, Any], role: str) -> dict[str, Any] | None:
-    for run in verdict.get("runs") or []:
-        if isinstance(run, dict) and run.get("role") == role:
-            return run
-    return None
-
-
-def counterexample_fields(candidate: Mapping[str, Any]) -> dict[str, Any]:
-    """record_counterexample keyword arguments for one judged candidate."""
-    verdict = candidate.get("verdict") or {}
-    files = {str(k): str(v) for k, v in (candidate.get("files") or {}).items()}
-    observed = candidate.get("observed") or {}
-    sides: dict[str, Any] = {}
-    for role, key in (("original", "a"), ("submission", "b")):
-        run = _first_run(verdict, role)
-        output: dict[str, Any] = {}
-        if run is not None:
-            output = {"stdout": run.get("stdout_tail", ""), "stderr": run.get("stderr_tail", "")}
-        if role in observed:
-            output["observed"] = observed[role]
-        sides[f"output_{key}"] = output or None
-        code = run.get("exit_code") if run else None
-        sides[f"exit_{key}"] = code if isinstance(code, int) else None
-        duration = run.get("duration_sec") if run else None
-        sides[f"duration_{key}"] = float(duration) if isinstance(duration, int | float) else None
-    extra = {
-        key: candidate[key]
-        for key in ("argv", "input_hex", "input_bytes", "original_input_bytes", "shrink_tests")
-        if key in candidate
-    }
-    extra["files"] = files
-    extra["runs"] = verdict.get("runs") or []
-    extra["findings"] = verdict.get("findings") or []
-    return {
-        "code": _code_of(files),
-        "verdict": str(verdict.get("outcome", "")),
-        "reason": str(verdict.get("reason", "")),
-        "extra": extra,
-        **sides,
-    }
 
 
 async def _fuzz_round(
@@ -325,7 +206,7 @@ async def _model_round(
         template = read_probe_prompt(task, setup.folder, setup.probe.prompt)
     except PromptMissing as err:
         return RoundResult(adversary, "error", str(err), started, 0)
-    commands = _commands(setup.probe.metadata)
+    commands = allowed_commands(setup.probe.metadata)
     prompt = opening(
         template, task=task, probe=setup.probe, adversary=adversary, budget_sec=budget,
         commands=commands,
