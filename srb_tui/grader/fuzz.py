@@ -199,7 +199,7 @@ class EntryRunner:
 
     def _workdir(self) -> Path:
         if sandbox.enabled():
-            sandbox.reset(self.slot, remake=("home", "tmp", "work"), keep=("work",))
+            sandbox.reset(self.slot, remake=("home", "tmp", "work"))
             return sandbox.scratch_dir(self.slot)
         shutil.rmtree(self.home, ignore_errors=True)
         for sub in ("home", "tmp", "work"):
