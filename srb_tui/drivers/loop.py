@@ -104,6 +104,8 @@ class _Record:
     usage: Usage = field(default_factory=Usage)
     turns: int = 0
     tool_calls: int = 0
+    tool_errors: int = 0
+    resumes: int = 0
     wall_sec: float = 0.0
     driver: str = ""
     session: str = ""
@@ -122,6 +124,8 @@ class _Record:
             },
             "turns": self.turns,
             "tool_calls": self.tool_calls,
+            "tool_errors": self.tool_errors,
+            "resumes": self.resumes,
             "wall_sec": round(self.wall_sec, 3),
             "driver": self.driver,
             "session": self.session,
@@ -254,6 +258,10 @@ def _error_result(call: ToolCall, message: str) -> ToolResult:
     )
 
 
+RESUME_BACKOFF_SEC = 5.0
+ADVERSARY_RESUMES = 3
+
+
 def _remaining(deadline: float | None) -> float | None:
     return None if deadline is None else deadline - time.monotonic()
 
@@ -274,8 +282,14 @@ async def _drive(
     max_turns: int,
     max_nudges: int,
     deadline: float | None,
+    max_resumes: int = 0,
+    resume_backoff_sec: float = RESUME_BACKOFF_SEC,
 ) -> Any:
-    """Run the loop, filling `record`; returns the accepted final value (or None)."""
+    """Run the loop, filling `record`; returns the accepted final value (or None).
+
+    ``max_resumes``: how often a model failure that outlived the driver's own retries is
+    waited out (backoff doubling from ``resume_backoff_sec``, never past the deadline) and
+    the same conversation re-sent, instead of ending the loop as ``driver_error``."""
     started = time.monotonic()
     forward = set(channel_tools)
     offered = [t.name for t in tools]
@@ -305,9 +319,21 @@ async def _drive(
                 )
             except DriverError as exc:
                 after = _remaining(deadline)
+                wait = resume_backoff_sec * (2**record.resumes)
                 if after is not None and after <= 0:
                     record.ending = "deadline"
                     record.reason = f"the time ran out waiting for the model ({exc})"
+                elif (
+                    exc.retryable
+                    and record.resumes < max_resumes
+                    and (after is None or after > wait)
+                ):
+                    record.resumes += 1
+                    record.transcript.append(
+                        {"kind": "resume", "after_sec": wait, "error": str(exc)[:500]}
+                    )
+                    await asyncio.sleep(wait)
+                    continue
                 else:
                     record.ending, record.reason = "driver_error", str(exc)
                 break
@@ -363,6 +389,9 @@ async def _drive(
                     results[index] = _error_result(
                         call, f"tool {call.name!r} is not offered; tools: {', '.join(offered)}"
                     )
+                result = results[index]
+                if result is not None and result.is_error:
+                    record.tool_errors += 1
                 if record.ending:
                     break
             if record.ending:
@@ -553,9 +582,12 @@ async def run_adversary_round(
     deadline: float | None = None,
     allowed_commands: Sequence[str] = (),
     max_nudges: int = 2,
+    max_resumes: int = ADVERSARY_RESUMES,
+    resume_backoff_sec: float = RESUME_BACKOFF_SEC,
 ) -> AdversaryTranscript:
     """Run one adversary round: read both trees, `try_test` candidates through the channel,
-    and `report` the final candidate (or that none was found)."""
+    and `report` the final candidate (or that none was found). A model outage that outlives
+    the driver's retries is resumed up to ``max_resumes`` times inside the deadline."""
     tools = [*reading_tools(allowed_commands), TRY_TEST, REPORT]
     record = AdversaryTranscript(
         adversary_id=adversary_id, session=f"adversary-{adversary_id}-{uuid.uuid4().hex[:8]}"
@@ -608,6 +640,8 @@ async def run_adversary_round(
         max_turns=max_turns,
         max_nudges=max_nudges,
         deadline=deadline,
+        max_resumes=max_resumes,
+        resume_backoff_sec=resume_backoff_sec,
     )
     if record.ending == "accepted" and isinstance(report, dict):
         record.report = report

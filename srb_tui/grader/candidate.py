@@ -1,18 +1,21 @@
 """Stage III: run a counterexample candidate on both trees and adjudicate it.
 
-Staging: each adjudication draws a salt; the tree under test is copied to
-``<base>/<salt>/view`` (timestamps normalised, so nothing but content differs) one tree at a
-time, and the candidate's files to ``<base>/<salt>/candidate``. Both roles therefore see the
-same paths. The command runs as ``candidate_command + [role]`` (the role is argv only, for the
-harness script; it is never in the environment), with a scrubbed environment, in its own
-process group, under a timeout; the group is reaped afterwards.
+The candidate contract is the published one (:mod:`.candidate_env`): each run gets a fresh,
+writable copy of the tree under test as its working folder and ``SRB_TARGET`` (the same
+path for both roles, restored from a pristine copy before every run), ``SRB_CANDIDATE`` (the
+candidate's file, :func:`.candidate_env.candidate_entry`), ``SRB_CANDIDATE_NAME``,
+``SRB_TARGET_TOKEN`` (salted per stage), ``SRB_WORK`` (kept across the round's runs) and
+``SRB_NETWORK=denied``; the role is the command's last argument only. Timestamps of the
+copies are normalised, so nothing but content differs. Submission code (the command and
+everything it starts) runs as the round's slot uid (:mod:`.sandbox`), in its own process
+group, under a timeout; the slot is ended whole afterwards.
 
 Adjudication, in the published order: a fault exit code (64–78 by default) on either side ⇒
 invalid; the candidate must pass (exit 0) on State A ⇒ else invalid; it must fail on the
 submission (a timeout there is a real failure) ⇒ else invalid (not a break); the pair must
 reproduce `reruns` times (the order of the two runs is shuffled per attempt) ⇒ else rejected;
 and it must be in scope (no tree-identity tricks, no denied commands; a static scan) ⇒ else
-rejected. What survives is upheld.
+rejected. What survives is upheld (or goes to the model adjudicator when the stage has one).
 """
 
 from __future__ import annotations
@@ -28,14 +31,20 @@ from pathlib import Path
 from typing import Any
 
 from . import sandbox
+from .candidate_env import (
+    CANDIDATE_ENV,
+    allowed_names,
+    candidate_entry,
+    contract_env,
+    target_token,
+)
 from .lockdown import tree_digest
 from .procs import run_group
 
 ROLES = ("original", "submission")
 DEFAULT_FAULT_CODES = frozenset(range(64, 79))
 FIXED_MTIME = 946684800  # 2000-01-01T00:00:00Z: staged trees carry no timestamp of their own
-CANDIDATE_ENV = ("SRB_VIEW", "SRB_CANDIDATE", "SRB_CANDIDATE_WORK")
-PASSTHROUGH_ENV = ("PATH",)
+KEEP_IN_SCRATCH = ("work",)
 TAIL_BYTES = 2000
 SCAN_MAX_FILE_BYTES = 1_000_000
 
@@ -55,6 +64,9 @@ class CandidateSpec:
     """the submission identity candidates run as (one per concurrent Stage III round)"""
     original_digest: str | None = None
     """State A's tree digest: every staged copy of State A is checked against it"""
+    token_salt: str = "srb"
+    """the stage's salt for SRB_TARGET_TOKEN (the CLI reads it from a grader-only file)"""
+    network_allowed: bool = False
 
 
 @dataclass(frozen=True)
@@ -154,30 +166,50 @@ def _tail(path: Path) -> str:
     return data[-TAIL_BYTES:].decode("utf-8", "replace")
 
 
-def candidate_env(spec: CandidateSpec, view: Path, candidate: Path, work: Path) -> dict[str, str]:
-    """The scrubbed environment: PATH, a fresh HOME/TMPDIR, fixed locale/clock/hash seed, the
-    three candidate paths and the task's own env. Nothing names the role or the tree."""
-    env = {key: os.environ[key] for key in PASSTHROUGH_ENV if key in os.environ}
-    env.update(
-        {
-            "HOME": str(work / "home"),
-            "TMPDIR": str(work / "tmp"),
-            "LANG": "C.UTF-8",
-            "LC_ALL": "C.UTF-8",
-            "TZ": "UTC",
-            "PYTHONHASHSEED": "0",
-            "PYTHONNOUSERSITE": "1",
-        }
+def candidate_env(
+    spec: CandidateSpec,
+    target: Path,
+    candidate_file: Path,
+    work: Path,
+    *,
+    token: str,
+    name: str,
+    home: Path | None = None,
+    tmpdir: Path | None = None,
+) -> dict[str, str]:
+    """The published candidate environment for one run (see :mod:`.candidate_env`)."""
+    return contract_env(
+        candidate_file=candidate_file,
+        name=name,
+        target=target,
+        token=token,
+        work=work,
+        home=home or work.parent / "home",
+        tmpdir=tmpdir or work.parent / "tmp",
+        task_env=spec.env,
+        network_allowed=spec.network_allowed,
     )
-    env.update(spec.env)
-    env.update(
-        {
-            "SRB_VIEW": str(view),
-            "SRB_CANDIDATE": str(candidate),
-            "SRB_CANDIDATE_WORK": str(work),
-        }
-    )
-    return env
+
+
+def _run_area(spec: CandidateSpec, stage_root: Path, pristine: Path) -> dict[str, Path]:
+    """A fresh writable copy of ``pristine`` (the target) with a fresh HOME and TMPDIR and
+    the round's kept SRB_WORK. In a stage container all of it belongs to the slot uid."""
+    if sandbox.enabled():
+        sandbox.reset(spec.slot, remake=("home", "tmp", "work"), keep=KEEP_IN_SCRATCH)
+        scratch = sandbox.scratch_dir(spec.slot)
+        area = {name: scratch / name for name in ("target", "home", "tmp", "work")}
+        if sandbox.copy_as_slot(spec.slot, pristine, area["target"]) != 0:
+            raise StagingError(f"cannot copy the tree to {area['target']} as slot {spec.slot}")
+        return area
+    run = stage_root / "run"
+    shutil.rmtree(run, ignore_errors=True)
+    area = {name: run / name for name in ("home", "tmp")}
+    area["work"] = stage_root.parent / "work"
+    for folder in area.values():
+        folder.mkdir(parents=True, exist_ok=True)
+    area["target"] = run / "target"
+    stage_copy(pristine, area["target"])
+    return area
 
 
 def run_once(
@@ -187,37 +219,42 @@ def run_once(
     stage_root: Path,
     role: str,
     attempt: int,
+    name: str = "candidate",
 ) -> RunObservation:
     """Stage `tree` and the candidate under `stage_root`, run once, clean up."""
-    view = stage_root / "view"
+    pristine = stage_root / "pristine"
     candidate = stage_root / "candidate"
-    stage_copy(tree, view)
+    stage_copy(tree, pristine)
     if role == "original":
-        check_original(spec, view, "the staged copy of State A")
+        check_original(spec, pristine, "the staged copy of State A")
     stage_copy(candidate_dir, candidate)
-    if sandbox.enabled():
-        sandbox.reset(spec.slot, remake=("home", "tmp"))
-        work = sandbox.scratch_dir(spec.slot)
-    else:
-        work = stage_root / "work"
-        shutil.rmtree(work, ignore_errors=True)
-        for folder in (work / "home", work / "tmp"):
-            folder.mkdir(parents=True)
+    try:
+        entry = candidate_entry(candidate)
+    except FileNotFoundError as exc:
+        raise StagingError(str(exc)) from None
+    area = _run_area(spec, stage_root, pristine)
+    if role == "original":
+        check_original(spec, area["target"], "the working copy of State A")
     logs = stage_root.parent / f".logs-{stage_root.name}"
     logs.mkdir(mode=0o700, exist_ok=True)
     out_path, err_path = logs / "stdout", logs / "stderr"
     argv = [*spec.command, role]
-    env = candidate_env(spec, view, candidate, work)
+    env = candidate_env(
+        spec, area["target"], entry, area["work"],
+        token=target_token(spec.token_salt, role), name=name,
+        home=area["home"], tmpdir=area["tmp"],
+    )  # fmt: skip
+    cwd = str(area["target"])
     try:
         with out_path.open("wb") as out, err_path.open("wb") as err:
             if sandbox.enabled():
                 code, timed_out, duration, start_error, _ = sandbox.run_in_slot(
-                    argv, slot=spec.slot, cwd=str(work), env=env, timeout_sec=spec.timeout_sec,
-                    stdout=out, stderr=err, grace_sec=spec.grace_sec,
+                    argv, slot=spec.slot, cwd=cwd, env=env, timeout_sec=spec.timeout_sec,
+                    stdout=out, stderr=err, grace_sec=spec.grace_sec, keep=KEEP_IN_SCRATCH,
                 )
             else:
                 done = run_group(
-                    argv, cwd=str(work), env=env, timeout_sec=spec.timeout_sec,
+                    argv, cwd=cwd, env=env, timeout_sec=spec.timeout_sec,
                     stdout=out, stderr=err, grace_sec=spec.grace_sec,
                 )
                 code, timed_out = done.returncode, done.timed_out
@@ -233,10 +270,10 @@ def run_once(
             stderr_tail=_tail(err_path),
         )
     finally:
-        shutil.rmtree(view, ignore_errors=True)
+        shutil.rmtree(pristine, ignore_errors=True)
         shutil.rmtree(logs, ignore_errors=True)
         if not sandbox.enabled():
-            shutil.rmtree(work, ignore_errors=True)
+            shutil.rmtree(stage_root / "run", ignore_errors=True)
 
 
 # --------------------------------------------------------------------------- scope
@@ -389,6 +426,7 @@ def adjudicate(
     spec: CandidateSpec,
     *,
     stage_base: str | os.PathLike[str] | None = None,
+    name: str | None = None,
 ) -> CandidateVerdict:
     """Run and judge one candidate. Never raises for candidate behaviour; a staging or
     start failure of the harness's own command is an ``error`` verdict."""
@@ -410,7 +448,10 @@ def adjudicate(
         for attempt, order in enumerate(_orders(max(1, spec.reruns)), start=1):
             pair: dict[str, RunObservation] = {}
             for role in order:
-                run = run_once(spec, trees[role], candidate_path, stage_root, role, attempt)
+                run = run_once(
+                    spec, trees[role], candidate_path, stage_root, role, attempt,
+                    name or candidate_path.name,
+                )
                 runs.append(run)
                 pair[role] = run
                 if run.start_error is not None:
@@ -431,7 +472,7 @@ def adjudicate(
         deny_commands=spec.deny_commands,
         original=trees["original"],
         submission=trees["submission"],
-        allowed_env=(*CANDIDATE_ENV, *spec.env),
+        allowed_env=allowed_names(spec.command, spec.env),
     )
     if findings:
         first = findings[0]

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from .audit_tools import Limits, Toolbox, serve
 from .candidate import DEFAULT_FAULT_CODES, CandidateSpec, adjudicate, parse_exit_codes
+from .candidate_env import load_salt
 from .envelope import atomic_write_json
 from .fingerprint import fingerprint
 from .fuzz import FuzzConfig, HarnessFault, argv_vocabulary, load_argv_sets, main_fuzz
@@ -42,6 +43,9 @@ def _parser() -> argparse.ArgumentParser:
     suite.add_argument("--task", help="task id to stamp (default: suite.toml's task)")
     suite.add_argument("--grace", type=float, default=5.0, help="TERM→KILL grace, seconds")
     suite.add_argument("--private", help="grader-only folder for logs and module results")
+    suite.add_argument(
+        "--scan", action="store_true", help="an audit scan.toml (advisory; SRB_SCAN=1 set)"
+    )
     suite.add_argument(
         "--repo-source", help="copy this tree to --repo as the submission uid first"
     )
@@ -84,6 +88,8 @@ def _parser() -> argparse.ArgumentParser:
     cand.add_argument("--result", help="also write the verdict JSON here (atomically)")
     cand.add_argument("--slot", type=int, default=0, help="submission identity to run as")
     cand.add_argument("--original-digest", help="State A's tree digest (checked before use)")
+    cand.add_argument("--name", help="the candidate's short name (SRB_CANDIDATE_NAME)")
+    _contract_args(cand)
 
     fuzz = sub.add_parser("fuzz", help="run one differential fuzz adversary (Stage III)")
     fuzz.add_argument("--adversary", required=True, help="adversary id (for the record)")
@@ -102,6 +108,7 @@ def _parser() -> argparse.ArgumentParser:
     fuzz.add_argument("--timeout", type=float, default=300.0, help="candidate timeout")
     fuzz.add_argument("--fault-codes", default="64-78")
     fuzz.add_argument("--deny-command", action="append", default=[])
+    _contract_args(fuzz)
     fuzz.add_argument("--work", required=True, help="scratch folder")
     fuzz.add_argument("--result", help="write the round's result JSON here (atomically)")
     fuzz.add_argument("--slot", type=int, default=0, help="submission identity to run as")
@@ -122,7 +129,7 @@ def _run_suite(args: argparse.Namespace) -> int:
             print(f"grader: {exc}", file=sys.stderr)
             return 2
     try:
-        suite = load_suite(args.suite)
+        suite = load_suite(args.suite, scan=bool(getattr(args, "scan", False)))
     except SuiteError as exc:
         write_suite_error(
             result, args.task or "", f"cannot use {exc.path}: " + "; ".join(exc.problems)
@@ -163,6 +170,16 @@ def _run_tools(args: argparse.Namespace) -> int:
     return serve(toolbox, sys.stdin, sys.stdout)
 
 
+def _contract_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--token-salt-file",
+        help="grader-only file holding the stage's SRB_TARGET_TOKEN salt (created if absent)",
+    )
+    parser.add_argument(
+        "--network-allowed", action="store_true", help="do not set SRB_NETWORK=denied"
+    )
+
+
 def _candidate_spec(args: argparse.Namespace) -> CandidateSpec:
     """The CandidateSpec of --command-json, --reruns, --timeout, --fault-codes, --deny-command;
     raises ValueError naming what is wrong."""
@@ -182,6 +199,8 @@ def _candidate_spec(args: argparse.Namespace) -> CandidateSpec:
         deny_commands=tuple(args.deny_command),
         slot=args.slot,
         original_digest=args.original_digest or None,
+        token_salt=load_salt(Path(args.token_salt_file) if args.token_salt_file else None),
+        network_allowed=bool(args.network_allowed),
     )
 
 
@@ -192,7 +211,8 @@ def _run_candidate(args: argparse.Namespace) -> int:
         print(f"grader: bad candidate options: {exc}", file=sys.stderr)
         return 2
     verdict = adjudicate(
-        args.candidate, args.original, args.submission, spec, stage_base=args.stage_base
+        args.candidate, args.original, args.submission, spec, stage_base=args.stage_base,
+        name=args.name,
     ).to_dict()
     if args.result:
         atomic_write_json(args.result, verdict)

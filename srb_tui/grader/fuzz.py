@@ -199,10 +199,10 @@ class EntryRunner:
 
     def _workdir(self) -> Path:
         if sandbox.enabled():
-            sandbox.reset(self.slot, remake=("home", "tmp"))
+            sandbox.reset(self.slot, remake=("home", "tmp", "work"))
             return sandbox.scratch_dir(self.slot)
         shutil.rmtree(self.home, ignore_errors=True)
-        for sub in ("home", "tmp"):
+        for sub in ("home", "tmp", "work"):
             (self.home / sub).mkdir(parents=True)
         return self.home
 
@@ -210,7 +210,12 @@ class EntryRunner:
         self._mount(role)
         self.counter += 1
         home = self._workdir()
-        env = candidate_env(self.config.spec, self.view, self.candidate, home)
+        # The program under test gets the candidate environment with a role-neutral token:
+        # both trees run at the same view path with the same environment.
+        env = candidate_env(
+            self.config.spec, self.view, self.candidate / "candidate.sh", home / "work",
+            token="fuzz", name="fuzz", home=home / "home", tmpdir=home / "tmp",
+        )  # fmt: skip
         started = time.monotonic()
         try:
             proc = sandbox.spawn(
@@ -306,7 +311,7 @@ def candidate_script(
 ) -> str:
     """candidate.sh: feed ``data`` to the entry and demand State A's exit status and stdout."""
     words = " ".join(shell_word(word) for word in argv)
-    command = f'"$SRB_VIEW/{entry}"' + (f" {words}" if words else "")
+    command = f'"$SRB_TARGET/{entry}"' + (f" {words}" if words else "")
     header = [
         "#!/bin/bash",
         f"# srb fuzz adversary {adversary} (seed {seed}): a {len(data)}-byte input on stdin,",

@@ -281,9 +281,12 @@ def _remove_owned(path: Path) -> None:
     shutil.rmtree(path, onerror=fix)
 
 
-def wipe_slot(slot: int, extra: Iterable[str] = (), remake: Sequence[str] = ()) -> None:
-    """As the slot uid: empty its scratch and remove its entries from the shared temporary
-    folders and from ``extra`` folders; then create the ``remake`` folders of its scratch."""
+def wipe_slot(
+    slot: int, extra: Iterable[str] = (), remake: Sequence[str] = (), keep: Sequence[str] = ()
+) -> None:
+    """As the slot uid: empty its scratch (but its ``keep`` entries) and remove its entries
+    from the shared temporary folders and from ``extra`` folders; then create the ``remake``
+    folders of its scratch."""
     if not enabled():
         return
     uid, _ = slot_ids(slot)
@@ -294,7 +297,8 @@ def wipe_slot(slot: int, extra: Iterable[str] = (), remake: Sequence[str] = ()) 
         if scratch.is_dir():
             with contextlib.suppress(OSError):
                 for entry in os.scandir(scratch):
-                    _remove_owned(Path(entry.path))
+                    if entry.name not in keep:
+                        _remove_owned(Path(entry.path))
         for folder in folders:
             with contextlib.suppress(OSError):
                 for entry in os.scandir(folder):
@@ -308,11 +312,12 @@ def wipe_slot(slot: int, extra: Iterable[str] = (), remake: Sequence[str] = ()) 
         raise SandboxError(f"cannot prepare the scratch of slot {slot}")
 
 
-def reset(slot: int, remake: Sequence[str] = ()) -> bool:
-    """End a slot whole: kill every process of its uid, then wipe what it wrote (and create
-    the ``remake`` folders afresh). True when no process of the uid survived."""
+def reset(slot: int, remake: Sequence[str] = (), keep: Sequence[str] = ()) -> bool:
+    """End a slot whole: kill every process of its uid, then wipe what it wrote but its
+    scratch's ``keep`` entries (and create the ``remake`` folders afresh). True when no
+    process of the uid survived."""
     gone = kill_slot(slot)
-    wipe_slot(slot, remake=remake)
+    wipe_slot(slot, remake=remake, keep=keep)
     return gone
 
 
@@ -354,6 +359,7 @@ def run_in_slot(
     stdout: int | IO[bytes] | None,
     stderr: int | IO[bytes] | None,
     grace_sec: float = 5.0,
+    keep: Sequence[str] = (),
 ) -> tuple[int | None, bool, float, str | None, str]:
     """Run ``argv`` as the slot uid to its end or ``timeout_sec``, then end the slot whole.
 
@@ -376,7 +382,7 @@ def run_in_slot(
     uid, _ = slot_ids(slot)
     left = uid_processes(uid) if enabled() else []
     reaped = "kill" if left or proc.poll() is None else ("term" if timed_out else "none")
-    reset(slot)
+    reset(slot, keep=keep)
     if proc.poll() is None:
         proc.kill()
     proc.wait()

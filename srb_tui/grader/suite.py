@@ -34,6 +34,7 @@ from .module_env import (
 from .procs import DEFAULT_GRACE_SEC, Completed, run_group
 
 SUITE_SCHEMA = "swerefactor.behavioural-suite/1"
+SCAN_SCHEMA = "swerefactor.scan-suite/1"
 VERDICTS = ("pass", "fail", "skip", "error")
 DEFAULT_TIMEOUT_SEC = 3600.0
 MAX_RESULT_BYTES = 128 * 1024 * 1024
@@ -97,8 +98,9 @@ def _env_table(value: object, where: str, problems: list[str]) -> dict[str, str]
     return env
 
 
-def load_suite(path: str | os.PathLike[str]) -> Suite:
-    """Read and lightly validate a suite.toml; raises SuiteError listing every problem."""
+def load_suite(path: str | os.PathLike[str], *, scan: bool = False) -> Suite:
+    """Read and lightly validate a suite.toml (with ``scan``: an audit scan.toml, whose
+    modules also get ``SRB_SCAN=1``); raises SuiteError listing every problem."""
     suite_path = Path(path)
     if suite_path.is_dir():
         suite_path = suite_path / "suite.toml"
@@ -110,8 +112,9 @@ def load_suite(path: str | os.PathLike[str]) -> Suite:
         raise SuiteError(suite_path, [f"cannot read: {exc}"]) from None
     root = suite_path.resolve().parent
     problems: list[str] = []
-    if data.get("schema") != SUITE_SCHEMA:
-        problems.append(f"schema must be {SUITE_SCHEMA!r}, found {data.get('schema')!r}")
+    wanted = SCAN_SCHEMA if scan else SUITE_SCHEMA
+    if data.get("schema") != wanted:
+        problems.append(f"schema must be {wanted!r}, found {data.get('schema')!r}")
     task = data.get("task", "")
     if not isinstance(task, str):
         problems.append("task must be a string")
@@ -121,6 +124,8 @@ def load_suite(path: str | os.PathLike[str]) -> Suite:
         problems.append("default_timeout_sec must be a number > 0")
         default_timeout = DEFAULT_TIMEOUT_SEC
     env = _env_table(data.get("env"), "env", problems)
+    if scan:
+        env["SRB_SCAN"] = "1"
     raw_modules = data.get("module")
     if not isinstance(raw_modules, list) or not raw_modules:
         problems.append("at least one [[module]] is required")

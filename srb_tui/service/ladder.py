@@ -31,7 +31,9 @@ from srb_tui.grader.envelope import atomic_write_json
 from srb_tui.grader.fingerprint import fingerprint
 from srb_tui.runner import DockerEngine
 from srb_tui.schema import StageSpec, Task
-from srb_tui.scoring import ScoreEnvelope, ScoringPolicy, score_run, write_score_files
+from srb_tui.scoring import ScoreEnvelope, ScoringPolicy, score_run
+from srb_tui.scoring.published import error_document, verdict_document
+from srb_tui.scoring.result_files import write_result_files
 from srb_tui.service.events import Progress, StageFinished, StatusChanged
 from srb_tui.service.stages.audit import run_audit
 from srb_tui.service.stages.behavioural import outcome_of, run_behavioural
@@ -125,6 +127,7 @@ class _Ladder:
         assert ctx.task.evaluation is not None
         self.evaluation = ctx.task.evaluation
         self.notes: list[str] = []
+        self.stage_docs: dict[str, dict[str, Any]] = {}
         self.images = StageImages(
             ctx.engine,
             ctx.task,
@@ -265,6 +268,8 @@ class _Ladder:
     async def verification(self, gate_open: bool) -> StageOutcome | None:
         spec = self.evaluation.verification
         if spec is None or not spec.enabled:
+            # Stage III does not run: no result file, and none left from an earlier grading.
+            (self.ctx.run_dir / "verification.json").unlink(missing_ok=True)
             return None
         if "verification" not in self.selected:
             return self.previous("verification")
@@ -297,6 +302,9 @@ class _Ladder:
         verification: StageOutcome | None,
         gate_open: bool,
     ) -> ScoreEnvelope:
+        self.stage_docs = {
+            o.stage: o.envelope for o in (audit, behavioural, verification) if o is not None
+        }
         errors: dict[str, str] = {}
         for outcome in (audit, behavioural, verification):
             if outcome is not None and outcome.harness_error:
@@ -337,7 +345,18 @@ class _Ladder:
 
     async def finish(self, envelope: ScoreEnvelope) -> None:
         c = self.ctx
-        write_score_files(c.run_dir, envelope)
+        harnesses = []
+        for stage, doc in self.stage_docs.items():
+            block = doc.get("harness")
+            if isinstance(block, dict):
+                harnesses.append({"stage": stage, **block})
+        write_result_files(
+            c.run_dir,
+            verdict_document(
+                envelope, task=c.task.id, stages=self.stage_docs, harnesses=harnesses,
+                behavioural_points=_policy(c.task).behavioural_points,
+            ),
+        )  # fmt: skip
         await c.store.update_run(
             c.run_id,
             score=envelope.score,
@@ -400,6 +419,8 @@ async def grade_run(
         raise
     except Exception as err:
         message = f"grading failed: {type(err).__name__}: {err}"
+        with contextlib.suppress(Exception):
+            write_result_files(ctx.run_dir, error_document(task.id, message))
         with contextlib.suppress(Exception):
             await ctx.store.update_run(ctx.run_id, valid=False, harness_error=message)
             await ladder.enter("scored", message)

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from srb_tui.config import Settings
+from srb_tui.grader.candidate_env import entry_name
 from srb_tui.grader.lockdown import tree_digest
 from srb_tui.runner import DockerEngine, RunnerError
 from srb_tui.runner.files import put_files
@@ -289,12 +290,14 @@ submission, reproducibly.
     bash run-both.sh /path/to/state-a /path/to/submission
 
 `run-both.sh` runs the task's candidate command (`{command}`) once per tree, the way the
-grader does: with `SRB_VIEW` set to the tree, `SRB_CANDIDATE` to this folder and
-`SRB_CANDIDATE_WORK` to a scratch folder, and the role (`original` or `submission`) as
-its last argument. It prints each exit status. To run one tree by hand:
+grader does (the published candidate contract): in a fresh copy of the tree, with
+`SRB_TARGET` set to that copy, `SRB_CANDIDATE` to the candidate's file (`{entry}`),
+`SRB_CANDIDATE_NAME`, an opaque `SRB_TARGET_TOKEN`, a shared `SRB_WORK` and
+`SRB_NETWORK=denied`, and the role (`original` or `submission`) as its last argument. It
+prints each exit status. To run one tree by hand (from a copy of it):
 
-    SRB_VIEW=/path/to/tree SRB_CANDIDATE="$PWD" SRB_CANDIDATE_WORK=$(mktemp -d) \\
-        {command_here} original
+    SRB_TARGET="$PWD" SRB_CANDIDATE=/path/to/this/folder/{entry} SRB_TARGET_TOKEN=t1 \\
+        SRB_WORK=$(mktemp -d) SRB_NETWORK=denied {command_here} original
 
 The grader itself also checks the candidate's scope and re-runs the pair {reruns} times;
 `srb` does that from the console (Counterexamples screen, `R`).
@@ -309,16 +312,21 @@ if [ $# -ne 2 ]; then
     exit 2
 fi
 here="$(cd "$(dirname "$0")" && pwd)"
+shared="$(mktemp -d)"
 for pair in "original:$1" "submission:$2"; do
     role="${{pair%%:*}}"
     tree="$(cd "${{pair#*:}}" && pwd)" || exit 2
-    work="$(mktemp -d)"
-    mkdir -p "$work/home" "$work/tmp"
-    ( cd "$work" && env SRB_VIEW="$tree" SRB_CANDIDATE="$here" SRB_CANDIDATE_WORK="$work" \\
-        HOME="$work/home" TMPDIR="$work/tmp" {command} "$role" )
+    run="$(mktemp -d)"
+    mkdir -p "$run/home" "$run/tmp"
+    cp -a "$tree" "$run/target"
+    token="$(printf '%s:%s' "$shared" "$role" | sha256sum | cut -c1-16)"
+    ( cd "$run/target" && env SRB_TARGET="$run/target" SRB_CANDIDATE="$here/{entry}" \\
+        SRB_CANDIDATE_NAME={name} SRB_TARGET_TOKEN="$token" SRB_WORK="$shared" \\
+        SRB_NETWORK=denied HOME="$run/home" TMPDIR="$run/tmp" {command} "$role" )
     echo "$role: exit $?"
-    rm -rf "$work"
+    rm -rf "$run"
 done
+rm -rf "$shared"
 """
 
 
@@ -357,18 +365,22 @@ def export_candidate(
             else:
                 command.append(word)
     here_command = " ".join(part.replace('"$here"/', "") for part in command)
+    entry = entry_name(files) if files else "candidate.sh"
     listing = "\n".join(f"- `{name}`" for name in sorted(files))
     (folder / "README.md").write_text(
         README.format(
             id=record.id, run_id=record.run_id, adversary=record.adversary_id,
             verdict=record.verdict, reason=f" ({record.reason})" if record.reason else "",
             files=listing, command=_shell_words([c.replace('"$here"/', "") for c in command]),
-            command_here=here_command, reruns=reruns,
+            command_here=here_command, reruns=reruns, entry=entry,
         ),
         encoding="utf-8",
     )
     run_both = folder / "run-both.sh"
-    run_both.write_text(RUN_BOTH.format(command=" ".join(command)), encoding="utf-8")
+    run_both.write_text(
+        RUN_BOTH.format(command=" ".join(command), entry=entry, name=f"cx{record.id}"),
+        encoding="utf-8",
+    )
     run_both.chmod(0o755)
     return folder
 

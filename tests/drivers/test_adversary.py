@@ -24,11 +24,11 @@ from .conftest import grader_argv
 from .fixed_turns import TurnsDriver, turn
 
 CHECK = (
-    'cd "$SRB_VIEW" && python3 -c "import sys; sys.path.insert(0, \'.\'); '
+    'cd "$SRB_TARGET" && python3 -c "import sys; sys.path.insert(0, \'.\'); '
     'from calc.core import add; sys.exit(0 if add(2, 2) == 4 else 1)"\n'
 )
 SPEC = CandidateSpec(
-    command=("sh", "-c", 'exec sh "$SRB_CANDIDATE/check.sh"', "candidate"),
+    command=("sh", "-c", 'exec sh "$SRB_CANDIDATE"', "candidate"),
     reruns=2,
     timeout_sec=30,
 )

@@ -21,7 +21,7 @@ from .helpers import REPO, grader_cmd, write_tree
 
 RUNNER = (
     'role="$1"\ncase "$role" in original|submission) ;; *) exit 99;; esac\n'
-    'bash "$SRB_CANDIDATE/test.sh"\n'
+    'bash "$SRB_CANDIDATE"\n'
 )
 
 
@@ -74,11 +74,11 @@ def judge(
     )
 
 
-EQUALS_42 = '[ "$(bash "$SRB_VIEW/tool.sh")" = 42 ]\n'
+EQUALS_42 = '[ "$(bash "$SRB_TARGET/tool.sh")" = 42 ]\n'
 
 
 def test_pass_on_both_is_not_a_break(world: dict[str, Path]) -> None:
-    verdict = judge(world, 'out=$(bash "$SRB_VIEW/tool.sh")\n[ -n "$out" ]\n')
+    verdict = judge(world, 'out=$(bash "$SRB_TARGET/tool.sh")\n[ -n "$out" ]\n')
     assert (verdict.outcome, verdict.reason) == (
         "invalid",
         "passes on the submission too: not a break",
@@ -94,7 +94,8 @@ def test_pass_a_fail_b_reproducibly_is_upheld(world: dict[str, Path]) -> None:
     assert [run.exit_code for run in verdict.runs if run.role == "submission"] == [1, 1, 1]
     firsts = [verdict.runs[i].role for i in (0, 2, 4)]
     assert firsts[0] == "original" and "submission" in firsts[1:], "orders are mixed"
-    assert not (world["tmp"] / "stage").exists() or not any((world["tmp"] / "stage").iterdir())
+    left = [p.name for p in (world["tmp"] / "stage").iterdir()]
+    assert left == ["work"], "only the round's SRB_WORK outlives a run"
 
 
 def test_flaky_pair_is_rejected_as_not_reproducible(world: dict[str, Path]) -> None:
@@ -116,7 +117,7 @@ def test_hang_on_both_is_invalid(world: dict[str, Path]) -> None:
 
 
 def test_fails_on_state_a_is_invalid(world: dict[str, Path]) -> None:
-    verdict = judge(world, '[ "$(bash "$SRB_VIEW/tool.sh")" = 7 ]\n')
+    verdict = judge(world, '[ "$(bash "$SRB_TARGET/tool.sh")" = 7 ]\n')
     assert (verdict.outcome, verdict.reason) == ("invalid", "does not pass on State A (exit 1)")
 
 
@@ -126,11 +127,11 @@ def test_fault_exit_code_is_invalid(world: dict[str, Path]) -> None:
     assert verdict.reason == (
         "fault exit code 70 on the original (attempt 1): the candidate reported its own fault"
     )
-    on_b = judge(world, '[ "$(bash "$SRB_VIEW/tool.sh")" = 42 ] || exit 64\n')
+    on_b = judge(world, '[ "$(bash "$SRB_TARGET/tool.sh")" = 42 ] || exit 64\n')
     assert on_b.outcome == "invalid" and "fault exit code 64 on the submission" in on_b.reason
     custom = judge(
         world,
-        '[ "$(bash "$SRB_VIEW/tool.sh")" = 42 ] || exit 64\n',
+        '[ "$(bash "$SRB_TARGET/tool.sh")" = 42 ] || exit 64\n',
         fault_exit_codes=frozenset({3}),
     )
     assert custom.outcome == "upheld"
@@ -148,7 +149,7 @@ def test_reading_the_parent_command_line_is_rejected(world: dict[str, Path]) -> 
 
 
 def test_probing_a_file_only_one_tree_has_is_rejected(world: dict[str, Path]) -> None:
-    verdict = judge(world, '[ -e "$SRB_VIEW/setup.py" ]\n')
+    verdict = judge(world, '[ -e "$SRB_TARGET/setup.py" ]\n')
     assert verdict.outcome == "rejected"
     assert verdict.reason == (
         "out of scope: names 'setup.py', which only the original has (test.sh:1)"
@@ -170,7 +171,7 @@ def test_denied_command_is_rejected(world: dict[str, Path]) -> None:
 def test_views_are_identical_for_both_roles(world: dict[str, Path]) -> None:
     log = world["tmp"] / "seen.log"
     body = (
-        f'{{ echo "$SRB_VIEW|$PWD|$HOME|$SRB_CANDIDATE|$#"; stat -c %Y "$SRB_VIEW/tool.sh"; '
+        f'{{ echo "$SRB_TARGET|$PWD|$HOME|$SRB_CANDIDATE|$#"; stat -c %Y "$SRB_TARGET/tool.sh"; '
         f'env | cut -d= -f1 | sort | tr "\\n" ","; echo; '
         f'env | grep -c -E "=(original|submission)$" || true; }} >> "{log}"\n' + EQUALS_42
     )
@@ -200,7 +201,7 @@ def test_scan_is_quiet_for_an_ordinary_candidate(world: dict[str, Path]) -> None
     cand = write_tree(
         world["tmp"] / "plain",
         {
-            "test.py": "import os, subprocess\nview = os.environ['SRB_VIEW']\n"
+            "test.py": "import os, subprocess\nview = os.environ['SRB_TARGET']\n"
             "out = subprocess.run(['bash', view + '/tool.sh'], capture_output=True)\n"
             "assert out.stdout.strip() == b'42'\n",
             "notes.md": "Checks that the tool prints 42 like the original does.\n",

@@ -209,7 +209,7 @@ def test_fuzz_entry_is_resolved_one_way_in_both_places() -> None:
         adversary="a", seed=1, entry=entry_in_tree("/workspace/repo/bin/csvtab"), argv=[],
         data=b"x", original_len=1, expected=Observation(0, b"", b"", False, 0.0),
     )
-    assert '"$SRB_VIEW/bin/csvtab"' in script and "$SRB_VIEW//" not in script
+    assert '"$SRB_TARGET/bin/csvtab"' in script and "$SRB_TARGET//" not in script
 
 
 def test_the_launcher_never_runs_submission_code_as_root_outside_a_stage(

@@ -85,7 +85,7 @@ def test_candidate_script_demands_state_a_behaviour(tmp_path: Path) -> None:
     )
     path = tmp_path / "candidate.sh"
     path.write_text(script)
-    env = {"PATH": "/usr/bin:/bin", "SRB_VIEW": str(tmp_path / "tree"), "TMPDIR": str(tmp_path)}
+    env = {"PATH": "/usr/bin:/bin", "SRB_TARGET": str(tmp_path / "tree"), "TMPDIR": str(tmp_path)}
     ok = subprocess.run(["bash", str(path)], env=env, capture_output=True)
     assert ok.returncode == 0, ok.stderr
     tool.write_text("#!/bin/bash\ntr 'a' 'c'\n")

@@ -101,7 +101,7 @@ async def test_subtle_is_broken_by_a_reproducing_candidate(ladder: Ladder) -> No
     upheld = [c for c in await ladder.store.counterexamples(got.run_id) if c.verdict == "upheld"]
     assert upheld
     for cx in upheld:
-        assert cx.code.startswith("#!/bin/bash") and '"$SRB_VIEW/bin/csvtab"' in cx.code
+        assert cx.code.startswith("#!/bin/bash") and '"$SRB_TARGET/bin/csvtab"' in cx.code
         assert cx.exit_a == 0 and cx.exit_b not in (None, 0)
         assert cx.duration_a is not None and cx.duration_b is not None
         assert "passes on State A and fails on the submission" in (cx.reason or "")
@@ -133,18 +133,20 @@ async def test_score_and_reward_files(ladder: Ladder) -> None:
     for name in ("subtle", "untouched"):
         got = await ladder.submission(name)
         score = read_json(got.run_dir / "score.json")
-        assert set(score) == {
-            "reward", "score", "max_score", "valid", "audit_gate", "behavioural",
-            "verification", "blocked_by", "harness_error", "notes",
-        }  # fmt: skip
+        assert score["schema"] == "swerefactor.score/1"
+        assert score["task"] == "demo01-csvtab-python-to-node"
+        assert {"reward", "score", "max_score", "valid", "audit_gate", "behavioural",
+                "verification", "blocked_by", "harness_error", "notes", "stages_run",
+                "harnesses", "uncounted", "unscored", "uncredited"} <= set(score)
         assert score["score"] == got.envelope.score
         assert score["reward"] == pytest.approx(got.envelope.score / 100.0)
+        assert score["srb"]["audit_gate"] == got.envelope.audit_gate
         reward = read_json(got.run_dir / "reward.json")
-        assert set(reward) == {
-            "reward", "score", "max_score", "audit_pass", "behavioural_points",
-            "behavioural_rate", "verification_points", "models_survived",
-        }  # fmt: skip
-        assert all(isinstance(v, float) for v in reward.values())
+        assert reward["score"] == got.envelope.score and reward["valid"] == 1
+        assert reward["stage1_passed"] == int(got.envelope.audit_gate == "pass")
+        assert all(isinstance(v, int | float) for v in reward.values())
+        for extra in ("summary.txt", "telemetry.json"):
+            assert (got.run_dir / extra).is_file()
         for stage in ("audit", "behavioural"):
             doc = read_json(got.run_dir / f"{stage}.json")
             assert doc["schema"] == "swerefactor.stage-result/1" and doc["stage"] == stage
@@ -212,7 +214,8 @@ async def test_unbuildable_stage_image_makes_the_run_invalid(
     audit = [s for s in await ladder.store.stage_results(got.run_id) if s.stage == "audit"]
     assert audit[0].status == "error"
     assert (got.run_dir / "score.json").exists()
-    assert not (got.run_dir / "reward.json").exists()  # an invalid result has no reward
+    reward = read_json(got.run_dir / "reward.json")  # always written; valid 0 says why
+    assert (reward["valid"], reward["score"], reward["stage1_ran"]) == (0, 0.0, 0)
 
 
 async def test_scripted_adversary_goes_through_the_same_adjudication(

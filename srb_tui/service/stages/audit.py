@@ -34,6 +34,7 @@ from srb_tui.schema import StageSpec, Task
 from srb_tui.service.events import Progress
 from srb_tui.store import Store
 
+from .audit_scan import ScanReport, run_scan
 from .channels import ContainerToolChannel
 from .common import (
     ORIGINAL_DIR,
@@ -48,6 +49,7 @@ from .common import (
     option_strings,
     tests_dir,
 )
+from .transcripts import review_path, write_jsonl
 
 REVIEWER_SYSTEM = (
     "You are the Stage I auditor of a repository migration. Two read-only trees are open "
@@ -89,7 +91,9 @@ def _driver(
         raise StageFault(f"audit: reviewer driver: {err}") from err
 
 
-def _prompt(spec: StageSpec, task: Task, gates: list[Gate], allowed: list[str]) -> str:
+def _prompt(
+    spec: StageSpec, task: Task, gates: list[Gate], allowed: list[str], findings: str
+) -> str:
     rel = option_str(spec, "prompt", "")
     template = DEFAULT_PROMPT
     if rel:
@@ -97,9 +101,6 @@ def _prompt(spec: StageSpec, task: Task, gates: list[Gate], allowed: list[str]) 
             template = (tests_dir(task) / rel).read_text(encoding="utf-8")
         except OSError as err:
             raise StageFault(f"audit: cannot read the prompt tests/{rel}: {err}") from err
-    findings = "no findings"
-    if task.scan is not None:
-        findings = "no findings (srb does not run scan.toml modules yet)"
     values = prompt_values(
         task=task.id,
         original=ORIGINAL_DIR,
@@ -201,7 +202,7 @@ async def run_audit(
     name = option_str(spec, "driver", "scripted")
     endpoint = await driver_endpoint(gateway, run_id, "reviewer", name)
     driver = _driver(spec, task, os.environ if environ is None else environ, endpoint)
-    prompt = _prompt(spec, task, gates, allowed)
+    _prompt(spec, task, gates, allowed, "")  # a prompt that cannot be read fails first
     started_wall, started = time.time(), time.monotonic()
     image = await images.get("audit")
     reviews: list[ReviewSample] = []
@@ -209,6 +210,12 @@ async def run_audit(
         engine, run_id, "audit", image.tag, publish=publish, store=store
     ) as box:
         await box.put_trees(original, submission)
+        scan = ScanReport("(no scan ran for this task)")
+        if task.scan is not None:
+            publish(Progress(run_id, "audit: scan"))
+            budget = sum(m.timeout_sec for m in task.scan.modules) + 120
+            scan = await run_scan(box, task, budget)
+        prompt = _prompt(spec, task, gates, allowed, scan.findings)
         channel = ContainerToolChannel(
             box,
             allowed_commands=allowed,
@@ -235,6 +242,10 @@ async def run_audit(
             await driver.aclose()
     grades = [_grade_of(review) for review in reviews]
     envelope = audit_envelope(task.id, gates, grades)
+    envelope.checks.extend(scan.checks)
+    envelope.units.extend(scan.units)
+    if task.scan is not None:
+        envelope.metadata["scan"] = scan.summary
     envelope.started = started_wall
     envelope.duration_sec = round(time.monotonic() - started, 3)
     envelope.metadata.update(
@@ -252,12 +263,20 @@ async def run_audit(
                     "rejections": r.rejections,
                     "wall_sec": round(r.wall_sec, 3),
                     "grade_error": r.grade_error,
+                    "usage": {
+                        "driver": driver.label,
+                        "calls": r.turns,
+                        "input_tokens": r.usage.input_tokens,
+                        "output_tokens": r.usage.output_tokens,
+                    },
                 }
                 for r in reviews
             ],
         }
     )
     atomic_write_json(run_dir / "audit-transcripts.json", [r.to_dict() for r in reviews])
+    for review in reviews:
+        write_jsonl(review_path(run_dir, review.index), review.to_dict().get("transcript", []))
     await store.record_gate_votes(run_id, vote_rows(grades, gates))
     await store.record_gate_outcomes(run_id, outcome_rows(grades, gates))
     doc = envelope.to_dict()

@@ -23,6 +23,7 @@ from .common import (
     CANDIDATES,
     GRADER_HOME,
     ORIGINAL_DIR,
+    SCRATCH,
     STAGE_BASE,
     SUBMISSION_DIR,
     StageContainer,
@@ -30,6 +31,7 @@ from .common import (
 )
 
 TOOL_TIMEOUT_SEC = 300.0
+TOKEN_SALT_FILE = f"{SCRATCH}/target-token.salt"
 
 
 class ContainerToolChannel:
@@ -121,6 +123,7 @@ class CandidateOptions:
     fault_codes: str
     deny_commands: tuple[str, ...]
     original_digest: str | None = None
+    network_allowed: bool = False
 
     def args(self) -> list[str]:
         out = [
@@ -137,6 +140,11 @@ class CandidateOptions:
             out += ["--deny-command", command]
         if self.original_digest:
             out += ["--original-digest", self.original_digest]
+        # One salt for the whole stage, in a file only the grader reads: every candidate
+        # sees the same SRB_TARGET_TOKEN for the same tree, none can derive the other's.
+        out += ["--token-salt-file", TOKEN_SALT_FILE]
+        if self.network_allowed:
+            out.append("--network-allowed")
         return out
 
     def exec_budget_sec(self) -> float:
@@ -178,6 +186,8 @@ async def adjudicate_in(
                 f"{STAGE_BASE}/{slot}/adjudication",
                 "--slot",
                 str(slot),
+                "--name",
+                folder.rstrip("/").rsplit("/", 1)[-1],
                 *options.args(),
             ],
             timeout_sec=options.exec_budget_sec(),

@@ -31,14 +31,14 @@ from srb_tui.drivers.loop import deadline_in
 from srb_tui.gateway import Gateway, driver_endpoint
 from srb_tui.grader.envelope import StageEnvelope, atomic_write_json, utc_iso
 from srb_tui.grader.lockdown import tree_digest
-from srb_tui.grader.review import render_prompt
 from srb_tui.runner import DockerEngine, RunnerError
 from srb_tui.runner.files import fetch_file
-from srb_tui.schema import Adversary, Probe, StageSpec, Task
+from srb_tui.schema import Adversary, StageSpec, Task
 from srb_tui.service.events import Progress
 from srb_tui.store import Store
 
-from .channels import AdversaryChannel, CandidateOptions, adjudicate_in
+from .adjudicator import adjudicator_options, rule_on_breaks
+from .channels import AdversaryChannel, adjudicate_in
 from .common import (
     CANDIDATES,
     ORIGINAL_DIR,
@@ -55,6 +55,15 @@ from .common import (
     option_str,
     tests_dir,
 )
+from .counterexamples import counterexample_fields
+from .probe_prompt import PromptMissing, opening, read_probe_prompt
+from .round_rules import not_attacked
+from .transcripts import round_path, write_jsonl
+from .verification_setup import (
+    ProbeSetup,
+    allowed_commands,
+    probe_setup,
+)
 
 ADVERSARY_SYSTEM = (
     "You are a Stage III verifier of a repository migration. State A ('original') and the "
@@ -63,7 +72,6 @@ ADVERSARY_SYSTEM = (
     "it. A candidate counts only if it passes on State A, fails on the submission, "
     "reproduces every time and stays in scope."
 )
-DEFAULT_CANDIDATE_TIMEOUT_SEC = 300.0
 DEFAULT_PARALLEL = 6
 
 
@@ -79,107 +87,6 @@ class RoundResult:
     candidates: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class ProbeSetup:
-    """Where the probe lives and how its candidates are judged."""
-
-    probe: Probe
-    folder: str
-    """the probe's folder relative to tests/ (e.g. "verification")"""
-    candidates: CandidateOptions
-    run_timeout_sec: float
-
-
-def _fault_codes(codes: tuple[int, ...]) -> str:
-    return ",".join(str(code) for code in sorted(set(codes))) or "64-78"
-
-
-def probe_setup(task: Task, spec: StageSpec) -> ProbeSetup:
-    """Read probe.toml's candidate command, scope and timeouts for the container."""
-    if task.probe is None:
-        raise StageFault("verification: the task has no probe.toml")
-    probe = task.probe
-    rel = option_str(spec, "probe", f"{option_str(spec, 'context', spec.name)}/probe.toml")
-    folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
-    here = tests_dir(task) / folder
-    command = []
-    for word in probe.candidate_command:
-        # A relative word naming a file of the probe's folder is that file in the container.
-        if not word.startswith(("/", "-")) and (here / word).is_file():
-            command.append(container_path(f"{folder}/{word}" if folder else word))
-        else:
-            command.append(word)
-    run_timeout = probe.metadata.get("run_timeout_sec")
-    adjudicator = spec.options.get("adjudicator")
-    timeout = DEFAULT_CANDIDATE_TIMEOUT_SEC
-    if isinstance(run_timeout, int | float) and not isinstance(run_timeout, bool):
-        timeout = float(run_timeout)
-    elif isinstance(adjudicator, Mapping):
-        value = adjudicator.get("timeout_sec")
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            timeout = float(value)
-    return ProbeSetup(
-        probe=probe,
-        folder=folder,
-        candidates=CandidateOptions(
-            command=tuple(command),
-            reruns=max(1, probe.scope.reruns),
-            timeout_sec=timeout,
-            fault_codes=_fault_codes(probe.scope.fault_exit_codes),
-            deny_commands=tuple(probe.scope.deny_commands),
-        ),
-        run_timeout_sec=timeout,
-    )
-
-
-def _code_of(files: Mapping[str, str]) -> str:
-    if len(files) == 1:
-        return next(iter(files.values()))
-    return "\n".join(f"# ==== {name} ====\n{text}" for name, text in sorted(files.items()))
-
-
-def _first_run(verdict: Mapping[str, Any], role: str) -> dict[str, Any] | None:
-    for run in verdict.get("runs") or []:
-        if isinstance(run, dict) and run.get("role") == role:
-            return run
-    return None
-
-
-def counterexample_fields(candidate: Mapping[str, Any]) -> dict[str, Any]:
-    """record_counterexample keyword arguments for one judged candidate."""
-    verdict = candidate.get("verdict") or {}
-    files = {str(k): str(v) for k, v in (candidate.get("files") or {}).items()}
-    observed = candidate.get("observed") or {}
-    sides: dict[str, Any] = {}
-    for role, key in (("original", "a"), ("submission", "b")):
-        run = _first_run(verdict, role)
-        output: dict[str, Any] = {}
-        if run is not None:
-            output = {"stdout": run.get("stdout_tail", ""), "stderr": run.get("stderr_tail", "")}
-        if role in observed:
-            output["observed"] = observed[role]
-        sides[f"output_{key}"] = output or None
-        code = run.get("exit_code") if run else None
-        sides[f"exit_{key}"] = code if isinstance(code, int) else None
-        duration = run.get("duration_sec") if run else None
-        sides[f"duration_{key}"] = float(duration) if isinstance(duration, int | float) else None
-    extra = {
-        key: candidate[key]
-        for key in ("argv", "input_hex", "input_bytes", "original_input_bytes", "shrink_tests")
-        if key in candidate
-    }
-    extra["files"] = files
-    extra["runs"] = verdict.get("runs") or []
-    extra["findings"] = verdict.get("findings") or []
-    return {
-        "code": _code_of(files),
-        "verdict": str(verdict.get("outcome", "")),
-        "reason": str(verdict.get("reason", "")),
-        "extra": extra,
-        **sides,
-    }
 
 
 async def _fuzz_round(
@@ -295,15 +202,18 @@ async def _model_round(
         )
     except DriverConfigError as err:
         return RoundResult(adversary, "error", f"adversary driver: {err}", started, 0.0)
-    prompt_rel = setup.probe.prompt
     try:
-        template = (tests_dir(task) / prompt_rel).read_text(encoding="utf-8")
-    except OSError as err:
-        return RoundResult(adversary, "error", f"cannot read tests/{prompt_rel}: {err}", started, 0)
-    prompt = render_prompt(template, {"task": task.id, "focus": adversary.focus})
-    if adversary.focus:
-        prompt += f"\n\nYour focus: {adversary.focus}\n"
-    channel = AdversaryChannel(box, setup.candidates, adversary.id, slot=index)
+        template = read_probe_prompt(task, setup.folder, setup.probe.prompt)
+    except PromptMissing as err:
+        return RoundResult(adversary, "error", str(err), started, 0)
+    commands = allowed_commands(setup.probe.metadata)
+    prompt = opening(
+        template, task=task, probe=setup.probe, adversary=adversary, budget_sec=budget,
+        commands=commands,
+    )  # fmt: skip
+    channel = AdversaryChannel(
+        box, setup.candidates, adversary.id, slot=index, allowed_commands=commands
+    )
     try:
         transcript = await run_adversary_round(
             driver,
@@ -312,11 +222,13 @@ async def _model_round(
             prompt,
             adversary_id=adversary.id,
             deadline=deadline_in(budget),
+            allowed_commands=commands,
         )
     finally:
         await channel.aclose()
         await driver.aclose()
     atomic_write_json(run_dir / f"verification-{adversary.id}.json", transcript.to_dict())
+    write_jsonl(round_path(run_dir, adversary.id), transcript.to_dict().get("transcript", []))
     result = RoundResult(
         adversary,
         "survived",
@@ -327,10 +239,22 @@ async def _model_round(
             "status": transcript.status,
             "ending": transcript.ending,
             "tries": len(transcript.tries),
+            "turns": transcript.turns,
+            "input_tokens": transcript.usage.input_tokens,
+            "output_tokens": transcript.usage.output_tokens,
+            "tool_calls": transcript.tool_calls,
+            "tool_errors": transcript.tool_errors,
+            "resumes": transcript.resumes,
         },
     )
+    unattacked = not_attacked(transcript.tool_calls, transcript.tool_errors, transcript.tries)
     if transcript.status == "error":
         result.outcome, result.reason = "error", transcript.reason
+    elif transcript.status != "reported" and unattacked:
+        result.outcome = "error"
+        result.reason = (
+            f"the round could not attack the submission ({unattacked}); it pays nothing"
+        )
     elif transcript.status == "reported" and transcript.candidate:
         folder = f"{CANDIDATES}/reported/{adversary.id}"
         try:
@@ -340,7 +264,10 @@ async def _model_round(
         except ChannelError as err:
             result.outcome, result.reason = "error", f"adjudicating the reported candidate: {err}"
         else:
-            result.candidates.append({"files": transcript.candidate, "verdict": verdict})
+            claim = str((transcript.report or {}).get("claim") or "")
+            result.candidates.append(
+                {"files": transcript.candidate, "verdict": verdict, "claim": claim}
+            )
             upheld = verdict.get("outcome") == "upheld"
             result.outcome = "broken" if upheld else "survived"
             if verdict.get("outcome") == "error":
@@ -348,6 +275,27 @@ async def _model_round(
             result.reason = str(verdict.get("reason", ""))
     result.duration_sec = round(time.monotonic() - clock, 3)
     return result
+
+
+async def _adjudicate_breaks(
+    result: RoundResult,
+    spec: StageSpec,
+    setup: ProbeSetup,
+    run_dir: Path,
+    environ: Mapping[str, str] | None,
+    gateway: Gateway | None,
+    run_id: str,
+) -> None:
+    """The model adjudicator's ruling on a broken round's upheld candidates (when the
+    stage declares one; see :mod:`.adjudicator`)."""
+    options = adjudicator_options(spec)
+    if result.outcome != "broken" or options is None:
+        return
+    endpoint = await driver_endpoint(gateway, run_id, "adjudicator", str(options["driver"]))
+    await rule_on_breaks(
+        result, spec=spec, probe=setup.probe, run_dir=run_dir, environ=environ,
+        endpoint=endpoint,
+    )  # fmt: skip
 
 
 EARLY_SHARE = 0.5
@@ -469,6 +417,7 @@ async def run_verification(
                         )
                 except (StageFault, RunnerError, ValueError, OSError) as err:
                     result = RoundResult(adversary, "error", f"harness: {err}", utc_iso(), 0.0)
+                await _adjudicate_breaks(result, spec, setup, run_dir, environ, gateway, run_id)
                 flag_early_survival(result, budget)
                 publish(Progress(run_id, f"verification: {adversary.id} {result.outcome}"))
                 return result

@@ -1,23 +1,25 @@
 #!/bin/bash
-# Run one Stage III candidate against the staged tree.
+# Run one Stage III candidate against one tree (the published candidate contract).
 #   bash run-candidate.sh ROLE
-# The candidate is candidate.sh in the candidate's folder ($SRB_CANDIDATE, where
-# the grader stages it; without it, the current directory), which is also its
-# working directory.  It finds the program under test in $CSVTAB and exits 0
-# for pass, non-zero for fail.  SRB_VIEW is the staged tree's view path, the
-# same for both roles.
+# The grader runs this with the working folder set to a fresh copy of the tree under
+# test and SRB_TARGET (that tree, the same path for both roles), SRB_CANDIDATE (the
+# candidate's file, a bash script), SRB_CANDIDATE_NAME, SRB_TARGET_TOKEN, SRB_WORK and
+# SRB_NETWORK=denied in the environment.  The role is this script's to know and is not
+# passed on: the candidate finds the program under test in $CSVTAB and exits 0 for
+# pass, non-zero for fail.
 set -u
-if [ -z "${SRB_VIEW:-}" ]; then
-    echo "run-candidate.sh: SRB_VIEW is not set" >&2
-    exit 70
-fi
-if [ -n "${SRB_CANDIDATE:-}" ]; then
-    cd "$SRB_CANDIDATE" || exit 71
-fi
-if [ ! -f ./candidate.sh ]; then
-    echo "run-candidate.sh: no candidate.sh in $(pwd)" >&2
+TARGET="${SRB_TARGET:?SRB_TARGET is not set}"
+ROLE="${1:?the target role was not passed as an argument}"
+CANDIDATE="${SRB_CANDIDATE:?SRB_CANDIDATE is not set}"
+case "$ROLE" in
+    original|submission) ;;
+    *) echo "run-candidate.sh: unknown target role" >&2; exit 64 ;;
+esac
+unset SRB_TARGET_ROLE SRB_TARGET_NAME SRB_ORIGINAL
+if [ ! -f "$CANDIDATE" ]; then
+    echo "run-candidate.sh: no candidate file at $CANDIDATE" >&2
     exit 66
 fi
-export CSVTAB="$SRB_VIEW/bin/csvtab"
+export CSVTAB="$TARGET/bin/csvtab"
 export LC_ALL=C.UTF-8 LANG=C.UTF-8 TZ=UTC
-exec bash ./candidate.sh "$@"
+exec bash "$CANDIDATE"
