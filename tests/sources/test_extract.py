@@ -71,7 +71,8 @@ def test_extracts_zip_and_internal_links(tmp_path: Path, dest: Path) -> None:
         ([member("a/../../evil")], "hostile.tar: member 'a/../../evil' refused: '..' in path"),
         (
             [member("link", tarfile.SYMTYPE, "../outside")],
-            "hostile.tar: member 'link' refused: symbolic link points outside the tree (../outside)",
+            "hostile.tar: member 'link' refused: symbolic link points outside the tree "
+            "(../outside)",
         ),
         (
             [member("link", tarfile.SYMTYPE, "/etc/passwd")],
@@ -79,7 +80,10 @@ def test_extracts_zip_and_internal_links(tmp_path: Path, dest: Path) -> None:
         ),
         ([member("dev", tarfile.CHRTYPE)], "hostile.tar: member 'dev' refused: device file"),
         ([member("blk", tarfile.BLKTYPE)], "hostile.tar: member 'blk' refused: device file"),
-        ([member("pipe", tarfile.FIFOTYPE)], "hostile.tar: member 'pipe' refused: FIFO (named pipe)"),
+        (
+            [member("pipe", tarfile.FIFOTYPE)],
+            "hostile.tar: member 'pipe' refused: FIFO (named pipe)",
+        ),
         (
             [member("hard", tarfile.LNKTYPE, "/etc/passwd")],
             "hostile.tar: member 'hard' refused: hard link to /etc/passwd, outside the tree",
