@@ -12,7 +12,15 @@ start at the same instant. Time to the first body byte and to the last byte are 
 per stream and the medians compared. Goal: <= 5 ms added at the median with 50 concurrent
 streams.
 
-Usage: python bench/bench_gateway.py [-n 5] [--streams 50] [--pace 0.02] [--mode steady|burst]
+A third side, ``relay``, sends the same streams through a bare TCP byte relay (asyncio
+streams, no HTTP) in its own process: the floor any extra process hop costs on this machine
+under its current load, so the gateway's own share can be told from the hop's. The whole
+measurement is repeated ``--repeat`` times (3 by default) with fresh server processes; each
+repeat prints its medians, the 1-minute load average and the CPU time the gateway and the
+relay processes spent per stream, and the last lines give the median over the repeats.
+
+Usage: python bench/bench_gateway.py [-n 3] [--repeat 3] [--streams 50] [--pace 0.02]
+       [--mode steady|burst] [--budget]
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import statistics
 import subprocess
@@ -47,7 +56,36 @@ async def _serve_standin(pace: float, deltas: int) -> None:
     await server.close()
 
 
-async def _serve_gateway(upstream: str) -> None:
+async def _serve_relay(upstream: str) -> None:
+    """A bare TCP relay to ``upstream``: bytes in, bytes out, nothing parsed."""
+    host, port = upstream.removeprefix("http://").rsplit(":", 1)
+
+    async def pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while data := await reader.read(65536):
+                writer.write(data)
+                await writer.drain()
+        except ConnectionError:
+            pass
+        finally:
+            writer.close()
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            up_reader, up_writer = await asyncio.open_connection(host, int(port))
+        except OSError:
+            writer.close()
+            return
+        await asyncio.gather(pump(reader, up_writer), pump(up_reader, writer))
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    listen_port = server.sockets[0].getsockname()[1]
+    print(json.dumps({"url": f"http://127.0.0.1:{listen_port}"}), flush=True)
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+    server.close()
+
+
+async def _serve_gateway(upstream: str, budget: bool = False) -> None:
     from srb_tui.gateway import Gateway, load_gateway_config
     from srb_tui.store import Store
 
@@ -59,6 +97,8 @@ async def _serve_gateway(upstream: str) -> None:
         run = await store.create_run(task_id="bench", task_path=folder, agent="bench")
         gateway = await Gateway.start(config, store, state / "gateway")
         token = await gateway.issue_token(run.id, "agent", 1)
+        if budget:  # a budget never reached: the check runs on every request, as in a campaign
+            gateway.set_budget(run.id, max_cost_usd=1e9, max_tokens=10**15)
         print(json.dumps({"url": gateway.tcp_url, "token": token}), flush=True)
         await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
         await gateway.close()
@@ -129,66 +169,119 @@ def _median(values: list[float]) -> float:
     return statistics.median(values)
 
 
-async def _bench(args: argparse.Namespace) -> None:
+def _cpu_sec(pid: int) -> float:
+    """User + system CPU seconds ``pid`` has used so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+SIDES = ("direct", "relay", "gateway")
+
+
+async def _repeat(args: argparse.Namespace, seed: int) -> dict[str, object]:
+    """One whole measurement with fresh server processes; medians per side."""
     standin, up = _spawn("--serve", "standin", "--pace", str(args.pace), "--deltas",
                          str(args.deltas))
-    gateway, gw = _spawn("--serve", "gateway", "--upstream", up["url"])
+    relay, rl = _spawn("--serve", "relay", "--upstream", up["url"])
+    gw_args = ["--serve", "gateway", "--upstream", up["url"]] + (["--budget"] if args.budget
+                                                                  else [])
+    gateway, gw = _spawn(*gw_args)
+    urls = {"direct": (up["url"], "direct-needs-no-token"),
+            "relay": (rl["url"], "relay-needs-no-token"),
+            "gateway": (gw["url"], gw["token"])}
+    pids = {"relay": relay.pid, "gateway": gateway.pid}
+    load = os.getloadavg()[0]
     try:
-        results: dict[str, list[tuple[float, float]]] = {"direct": [], "gateway": []}
-        await _round(up["url"], "warm-up", args.streams)
-        await _round(gw["url"], gw["token"], args.streams)
+        results: dict[str, list[tuple[float, float]]] = {side: [] for side in SIDES}
+        cpu = dict.fromkeys(pids, 0.0)
+        for side in SIDES:
+            await _round(*urls[side], args.streams)  # warm-up
         spread = (args.deltas + 5) * args.pace  # about one stream's duration
         for index in range(args.n):
-            for side, url, token in (("direct", up["url"], "direct-needs-no-token"),
-                                     ("gateway", gw["url"], gw["token"])):
+            for side in SIDES:
+                before = _cpu_sec(pids[side]) if side in pids else 0.0
                 if args.mode == "burst":
-                    results[side] += await _round(url, token, args.streams)
+                    results[side] += await _round(*urls[side], args.streams)
                 else:
-                    results[side] += await _steady(url, token, args.streams, 4, spread, index)
+                    results[side] += await _steady(*urls[side], args.streams, 4, spread,
+                                                   seed * 100 + index)
+                if side in pids:
+                    cpu[side] += _cpu_sec(pids[side]) - before
     finally:
-        for proc in (gateway, standin):
+        for proc in (gateway, relay, standin):
             assert proc.stdin is not None
             proc.stdin.close()
         assert gateway.stdout is not None
         tail = gateway.stdout.read()
-        gateway.wait(30)
-        standin.wait(30)
-    figures = {
-        side: (_median([r[0] for r in rows]), _median([r[1] for r in rows]))
-        for side, rows in results.items()
-    }
-    (d_first, d_last), (g_first, g_last) = figures["direct"], figures["gateway"]
+        for proc in (gateway, relay, standin):
+            proc.wait(30)
+    load = max(load, os.getloadavg()[0])
     per_side = len(results["direct"])
-    print(f"{args.mode}: {args.streams} concurrent streams, {args.n} rounds per side "
-          f"({per_side} streams a side), STAND-IN upstream: {args.deltas + 5} events a stream, "
-          f"{args.pace * 1000:g} ms apart")
-    print(f"{'':10} {'first byte ms':>14} {'last byte ms':>14}")
-    print(f"{'direct':10} {d_first:14.2f} {d_last:14.2f}")
-    print(f"{'gateway':10} {g_first:14.2f} {g_last:14.2f}")
-    print(f"{'added':10} {g_first - d_first:14.2f} {g_last - d_last:14.2f}   (goal <= 5 ms)")
-    print(f"ratio      {g_first / d_first:14.2f} {g_last / d_last:14.2f}")
-    if tail.strip():
-        rows = json.loads(tail.strip().splitlines()[-1])["ledger_rows"]
-        print(f"gateway ledger rows written: {rows} (expected {per_side + args.streams})")
-    if g_first - d_first > 5:
-        print("NOTE: more than 5 ms added at the median first byte")
+    rows = json.loads(tail.strip().splitlines()[-1])["ledger_rows"] if tail.strip() else -1
+    if rows != per_side + args.streams:
+        raise SystemExit(f"gateway wrote {rows} ledger rows, expected {per_side + args.streams}")
+    figures: dict[str, object] = {"load": load, "streams": per_side}
+    for side in SIDES:
+        figures[side] = (_median([r[0] for r in results[side]]),
+                         _median([r[1] for r in results[side]]))
+    figures["cpu_ms"] = {side: cpu[side] * 1000 / per_side for side in pids}
+    return figures
+
+
+def _show(label: str, fig: dict[str, object]) -> None:
+    (d1, dn), (r1, rn), (g1, gn) = (fig[side] for side in SIDES)  # type: ignore[misc]
+    cpu = fig["cpu_ms"]
+    assert isinstance(cpu, dict)
+    print(f"{label:>8} load {fig['load']:5.2f} | first byte: direct {d1:6.2f}  relay "
+          f"{r1:6.2f} (+{r1 - d1:5.2f})  gateway {g1:6.2f} (+{g1 - d1:5.2f}, x{g1 / d1:4.2f})"
+          f" | last byte added: relay {rn - dn:+7.2f}  gateway {gn - dn:+7.2f}"
+          f" | CPU ms/stream: relay {cpu['relay']:.2f} gateway {cpu['gateway']:.2f}")
+
+
+async def _bench(args: argparse.Namespace) -> None:
+    print(f"{args.mode}: {args.streams} concurrent streams, {args.n} rounds per side per repeat,"
+          f" {args.repeat} repeats; STAND-IN upstream: {args.deltas + 5} events a stream, "
+          f"{args.pace * 1000:g} ms apart; {os.cpu_count()} CPUs"
+          + ("; a budget is set (checked on every request)" if args.budget else ""))
+    print("(ms; 'relay' is a bare TCP byte relay process: the floor of one extra hop)")
+    repeats = []
+    for index in range(args.repeat):
+        fig = await _repeat(args, index)
+        repeats.append(fig)
+        _show(f"#{index + 1}", fig)
+    added = [fig["gateway"][0] - fig["direct"][0] for fig in repeats]  # type: ignore[index]
+    relay_added = [fig["relay"][0] - fig["direct"][0] for fig in repeats]  # type: ignore[index]
+    last_added = [fig["gateway"][1] - fig["direct"][1] for fig in repeats]  # type: ignore[index]
+    ratio = [fig["gateway"][0] / fig["direct"][0] for fig in repeats]  # type: ignore[index]
+    loads = [float(fig["load"]) for fig in repeats]  # type: ignore[arg-type]
+    print(f"median over {args.repeat} repeats (load {min(loads):.2f}-{max(loads):.2f}): "
+          f"first byte added by the gateway {_median(added):.2f} ms (x{_median(ratio):.2f} "
+          f"direct; goal <= 5 ms), by a bare relay {_median(relay_added):.2f} ms; last byte "
+          f"added {_median(last_added):.2f} ms")
+    verdict = "met" if _median(added) <= 5 else "NOT met"
+    print(f"goal {verdict} at this load")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("-n", type=int, default=5, help="rounds per side")
+    parser.add_argument("-n", type=int, default=3, help="rounds per side per repeat")
+    parser.add_argument("--repeat", type=int, default=3, help="whole measurements")
+    parser.add_argument("--budget", action="store_true",
+                        help="give the run a (never reached) budget, as campaigns do")
     parser.add_argument("--streams", type=int, default=50, help="concurrent streams a round")
     parser.add_argument("--pace", type=float, default=0.02, help="seconds between SSE events")
     parser.add_argument("--deltas", type=int, default=50, help="text deltas a stream")
     parser.add_argument("--mode", choices=("steady", "burst"), default="steady",
                         help="steady: 50 overlapping workers; burst: 50 at the same instant")
-    parser.add_argument("--serve", choices=("standin", "gateway"), help=argparse.SUPPRESS)
+    parser.add_argument("--serve", choices=("standin", "gateway", "relay"), help=argparse.SUPPRESS)
     parser.add_argument("--upstream", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve == "standin":
         asyncio.run(_serve_standin(args.pace, args.deltas))
     elif args.serve == "gateway":
-        asyncio.run(_serve_gateway(args.upstream))
+        asyncio.run(_serve_gateway(args.upstream, args.budget))
+    elif args.serve == "relay":
+        asyncio.run(_serve_relay(args.upstream))
     else:
         asyncio.run(_bench(args))
 

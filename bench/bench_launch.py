@@ -5,7 +5,10 @@ The demo task's images and State A are cached first (one warm-up run). Then, alt
 * srb: ``srb run demo01 --agent "command:echo started" --no-grade`` as a fresh process
   (interpreter start, task load, State A check, image check, container create, workspace
   copy, start);
-* raw: ``docker run -d --network none <agent image> sh -c 'echo started'``.
+* raw: ``docker run -d --network none <agent image> sh -c 'echo started'``;
+* docker-py: a fresh Python process that imports docker-py and creates and starts the same
+  container (the floor for any Python launcher: interpreter start, docker-py and requests
+  imports, the same API calls); shown for context, the goal is against raw.
 
 srb's bytecode is compiled first, as an installed package's is. The end point of both is
 Docker's own timestamp of the line ``started`` (``docker logs -t`` for raw, the stored log
@@ -71,6 +74,27 @@ def raw_once(image: str) -> float:
     return ts_epoch(logs[0]) - t0
 
 
+DOCKER_PY = """
+import sys, time
+t0 = float(sys.argv[2])
+import docker
+client = docker.from_env()
+c = client.containers.create(sys.argv[1], ["sh", "-c", "echo started"], network_mode="none")
+c.start()
+c.wait()
+line = c.logs(timestamps=True).decode().split()
+c.remove(force=True)
+print(line[0])
+"""
+
+
+def docker_py_once(image: str) -> float:
+    t0 = time.time()
+    done = subprocess.run([sys.executable, "-c", DOCKER_PY, image, str(t0)], check=True,
+                          capture_output=True, text=True)
+    return ts_epoch(done.stdout.strip()) - t0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=7)
@@ -83,19 +107,27 @@ def main() -> None:
         state = Path(tmp) / "state"
         srb_once(state)  # builds/checks the agent image, caches State A
         raw_once(image)
-        srb, raw = [], []
+        docker_py_once(image)
+        load = os.getloadavg()[0]
+        srb, raw, dpy = [], [], []
         for i in range(args.n):
             if i % 2:
                 srb.append(srb_once(state))
                 raw.append(raw_once(image))
+                dpy.append(docker_py_once(image))
             else:
+                dpy.append(docker_py_once(image))
                 raw.append(raw_once(image))
                 srb.append(srb_once(state))
-    ms, mr = statistics.median(srb), statistics.median(raw)
-    print(f"launch → agent's first line, {args.n} runs each, image {image} (cached)")
+        load = max(load, os.getloadavg()[0])
+    ms, mr, md = statistics.median(srb), statistics.median(raw), statistics.median(dpy)
+    print(f"launch → agent's first line, {args.n} runs each, image {image} (cached), "
+          f"load average up to {load:.2f} on {os.cpu_count()} CPUs")
     print(f"  srb run    : median {ms * 1000:7.0f} ms  (min {min(srb) * 1000:.0f})")
     print(f"  docker run : median {mr * 1000:7.0f} ms  (min {min(raw) * 1000:.0f})")
-    print(f"  ratio srb/raw = {ms / mr:.2f}  (goal <= 1.5)")
+    print(f"  docker-py  : median {md * 1000:7.0f} ms  (min {min(dpy) * 1000:.0f})"
+          "  (bare Python launcher, for context)")
+    print(f"  ratio srb/raw = {ms / mr:.2f}  (goal <= 1.5); srb/docker-py = {ms / md:.2f}")
 
 
 if __name__ == "__main__":

@@ -8,27 +8,51 @@ Every listing command takes ``--json`` and then prints exactly one JSON document
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 
 from srb_tui import __version__
-from srb_tui.commands import (
-    campaign,
-    doctor,
-    grading,
-    images,
-    importer,
-    labels,
-    report,
-    run,
-    runs,
-    tasks,
-)
 from srb_tui.commands.output import Output
 from srb_tui.config import resolve_settings
 
+# Subcommand -> (module under srb_tui.commands, its registration function), in help order.
+# Only the module of the command being run is imported (``srb run`` does not load the
+# campaign scheduler, the reports or their dependencies); help and errors load them all.
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "tasks": ("tasks", "add_parser"),
+    "runs": ("runs", "add_parser"),
+    "eval": ("grading", "add_eval_parser"),
+    "run": ("run", "add_parsers"),
+    "resume": ("run", "add_parsers"),
+    "gc": ("run", "add_parsers"),
+    "images": ("images", "add_parser"),
+    "doctor": ("doctor", "add_parser"),
+    "report": ("report", "add_parser"),
+    "labels": ("labels", "add_parser"),
+    "import": ("importer", "add_parser"),
+    "campaign": ("campaign", "add_parser"),
+}
+_GLOBAL_WITH_VALUE = ("--tasks", "--state")
 
-def build_parser() -> argparse.ArgumentParser:
+
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The subcommand named in ``argv`` (after the global options), if any."""
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in _GLOBAL_WITH_VALUE:
+            skip = True
+        elif arg.startswith("-"):
+            continue
+        else:
+            return arg
+    return None
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser, or (``only``) one with just that subcommand's module loaded."""
     parser = argparse.ArgumentParser(
         prog="srb",
         description="Run and judge whole-repository stack migrations by coding agents.",
@@ -43,21 +67,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.add_parser("console", help="open the console (the default)")
-    tasks.add_parser(sub)
-    runs.add_parser(sub)
-    grading.add_eval_parser(sub)
-    run.add_parsers(sub)
-    images.add_parser(sub)
-    doctor.add_parser(sub)
-    report.add_parser(sub)  # reports branch
-    labels.add_parser(sub)  # reports branch
-    importer.add_parser(sub)  # reports branch
-    campaign.add_parser(sub)  # reports branch
+    done: set[tuple[str, str]] = set()
+    for name, entry in _COMMANDS.items():
+        if (only is not None and name != only) or entry in done:
+            continue
+        done.add(entry)
+        module = importlib.import_module(f"srb_tui.commands.{entry[0]}")
+        getattr(module, entry[1])(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    named = _command_of(argv)
+    helping = any(a in ("-h", "--help") for a in argv)
+    parser = build_parser(named if named in _COMMANDS and not helping else None)
     args = parser.parse_args(argv)
     settings = resolve_settings(args.tasks, args.state)
     if args.command in (None, "console"):

@@ -195,6 +195,27 @@ class CodexAdapter(ClientAdapter):
         return [self.binary, "exec", *common, "-"]
 
 
+MINI_SWE_PYTHON = (3, 10)
+
+
+def python_problem(exit_code: int | None, output: str) -> str | None:
+    """Why the agent image cannot run mini-swe-agent, from ``python3 -c`` printing its
+    ``major.minor`` (exit code and stdout), or None when it can."""
+    found = output.strip()
+    need = ".".join(map(str, MINI_SWE_PYTHON))
+    if exit_code != 0 or not found:
+        return (f"mini-swe-agent needs Python >= {need} in the agent image; the image has "
+                f"no python3 (exit {exit_code}); choose claude-code or codex for this task")
+    parts = found.split(".")
+    if len(parts) != 2 or not all(p.isdigit() for p in parts):
+        return (f"mini-swe-agent needs Python >= {need} in the agent image; python3 there "
+                f"reported {found[:80]!r}, not a version")
+    if (int(parts[0]), int(parts[1])) < MINI_SWE_PYTHON:
+        return (f"mini-swe-agent needs Python >= {need} in the agent image; the image has "
+                f"Python {found}; choose claude-code or codex for this task")
+    return None
+
+
 class MiniSweAgentAdapter(ClientAdapter):
     """mini-swe-agent: one run, no resume; the trajectory file is its stream."""
 

@@ -7,12 +7,9 @@ merge that changes the service's API changes this file only.
 
 from __future__ import annotations
 
-import contextlib
-from pathlib import Path
 from typing import Protocol
 
-from srb_tui.agents import AgentSpecError, parse_agent_spec, plan_agent
-from srb_tui.runner import RunnerError, list_managed, remove
+from srb_tui.service.cells import agent_problem, clear_stage_containers
 from srb_tui.service.orchestrator import LaunchError, RunService
 from srb_tui.store import RunRecord, Store
 
@@ -46,11 +43,7 @@ class ServiceCalls:
 
     def check_agent(self, agent: str, task_path: str) -> str | None:
         """A message when ``agent`` is not a usable agent spec for the task, else None."""
-        try:
-            plan_agent(parse_agent_spec(agent, Path(task_path)))
-        except AgentSpecError as exc:
-            return str(exc)
-        return None
+        return agent_problem(agent, task_path)
 
     async def launch(self, task_path: str, agent: str, *, campaign: str,
                      budget_sec: float | None, model: str | None, effort: str | None,
@@ -81,13 +74,7 @@ class ServiceCalls:
         """Remove the stage containers a killed srb left for ``run_id`` (grading restarts
         from Stage I on re-attach, and a leftover would block the new container's name).
         The agent container is kept: re-attach and collection need it."""
-        removed = 0
-        for found in await list_managed(self.service.engine, run_id):
-            if found.handle.role != "agent":
-                with contextlib.suppress(RunnerError):
-                    await remove(self.service.engine, found.handle)
-                    removed += 1
-        return removed
+        return await clear_stage_containers(self.service, run_id)
 
 
 __all__ = ["LaunchError", "RunCalls", "ServiceCalls"]

@@ -6,13 +6,23 @@ table. A streamed answer (``text/event-stream``) is written to the client chunk 
 it arrives, and each chunk is shown to the usage meter only after it was written. Upstream
 failures reach the client as the vendor would send them (5xx with a vendor-shaped body, or an
 error event on a stream that broke) and are recorded with the status the client saw.
+
+The hot path is kept short (issue 8's benchmark): a request body is parsed before it goes
+upstream only when it may need changing (a model of the rewrite table appears in it, or a
+streamed chat completion may lack ``include_usage``); otherwise it is sent as received and
+its ``model`` is read for the ledger after the answer went out. An agent's body carries the
+whole conversation (megabytes late in a session), so parsing it first delayed every first
+byte by the parse. The upstream proxy is resolved once per upstream (``upstream_proxy``),
+not per request in a thread as aiohttp's ``trust_env`` does.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import re
 import time
+import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -46,6 +56,40 @@ class Outcome:
     status: int
     streamed: bool = False
     error: str | None = None
+
+
+_LEADING_MODEL = re.compile(rb'\A\s*\{\s*"model"\s*:\s*"([^"\\]{1,200})"')
+
+
+def may_need_rewrite(body: bytes, route: Route, models: Mapping[str, str]) -> bool:
+    """Whether ``rewrite_body`` could change ``body`` (a cheap byte test, never wrong in
+    the unsafe direction: False means the body certainly goes upstream unchanged)."""
+    if route.kind == "chat" and b'"stream"' in body:
+        return True
+    return any(name.encode() in body for name in models)
+
+
+def model_of(body: bytes) -> str | None:
+    """The body's top-level ``model``, for the ledger (read after the answer went out)."""
+    leading = _LEADING_MODEL.match(body)
+    if leading is not None:
+        return leading.group(1).decode("utf-8", "replace")
+    try:
+        doc = json.loads(body) if body else None
+    except ValueError:
+        return None
+    model = doc.get("model") if isinstance(doc, dict) else None
+    return model if isinstance(model, str) else None
+
+
+def upstream_proxy(root: str) -> str | None:
+    """The proxy the host environment names for ``root`` (``HTTPS_PROXY``, ``NO_PROXY``, ...),
+    resolved once at start; None for a direct connection."""
+    scheme, _, rest = root.partition("://")
+    host = rest.split("/", 1)[0].rsplit(":", 1)[0].strip("[]")
+    if not host or urllib.request.proxy_bypass(host):
+        return None
+    return urllib.request.getproxies().get(scheme.lower()) or None
 
 
 def rewrite_body(
@@ -117,7 +161,11 @@ async def forward(
     upstream = config.upstream(route.vendor)
     meter = UsageMeter(route.kind)
     raw = await request.read()
-    body, asked, sent = rewrite_body(raw, route, upstream.models)
+    deferred = not may_need_rewrite(raw, route, upstream.models)
+    if deferred:
+        body, asked, sent = raw, None, None
+    else:
+        body, asked, sent = rewrite_body(raw, route, upstream.models)
     key = config.key_for(route.vendor)
     if key is None:
         outcome = Outcome(502, error=f"no key: ${upstream.key_env} is not set on the host")
@@ -126,6 +174,8 @@ async def forward(
         )
     else:
         response, outcome = await _exchange(gateway, route, request, body, key, meter)
+    if deferred:
+        asked = sent = model_of(raw)
     await gateway.record(caller, route, asked, sent, meter, outcome, started)
     return response
 
@@ -142,7 +192,9 @@ async def _exchange(
     url = upstream.root + request.raw_path
     headers = upstream_headers(request.headers, route.vendor, key)
     try:
-        async with gateway.session.post(url, data=body, headers=headers) as up:
+        async with gateway.session.post(
+            url, data=body, headers=headers, proxy=gateway.proxies.get(route.vendor)
+        ) as up:
             if up.content_type == "text/event-stream" and up.status < 400:
                 return await _stream(route, request, up, meter)
             try:

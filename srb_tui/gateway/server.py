@@ -6,6 +6,10 @@ sidecar of each agent container reaches through a bind mount of ``socket_dir``) 
 forwarded, each to its one upstream (see ``vendor.ROUTES``); every other request is answered
 here and counted as a probe, never forwarded. Tokens are kept in the store as hashes, so a
 restarted srb accepts the tokens its previous process issued; budgets are stored too.
+
+A run's spending is read from the store once, on its first budget check, and then kept up
+to date in memory from the rows this gateway writes (only the gateway writes ledger rows),
+so a request of a run with a budget costs no store read before its first byte.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import aiohttp
 from aiohttp import web
 
 from srb_tui.gateway.config import GatewayConfig
-from srb_tui.gateway.forward import Outcome, cost_of, forward
+from srb_tui.gateway.forward import Outcome, cost_of, forward, upstream_proxy
 from srb_tui.gateway.listen import SOCKET_NAME, GatewayError, tcp_socket, unix_socket
 from srb_tui.gateway.usage import UsageMeter
 from srb_tui.gateway.vendor import ROUTES, Route, error_body, vendor_of_path
@@ -37,6 +41,20 @@ TOKEN_PREFIX = "srb-gw-"
 MAX_BODY_BYTES = 64 * 1024 * 1024
 MAX_PROBE_KEYS = 256
 _NO_RETRY = {"x-should-retry": "false"}
+
+
+@dataclass
+class Spent:
+    """What a run has spent, as far as its budget check is concerned."""
+
+    requests: int = 0
+    cost_usd: float = 0.0
+    total_tokens: int = 0
+
+    def add(self, other: Spent) -> None:
+        self.requests += other.requests
+        self.cost_usd += other.cost_usd
+        self.total_tokens += other.total_tokens
 
 
 @dataclass
@@ -80,6 +98,9 @@ class Gateway:
         self._pending: set[asyncio.Task[object]] = set()
         self._probe_keys: set[tuple[str, str, str]] = set()
         self._inflight: dict[str, int] = {}
+        self._spent: dict[str, Spent] = {}
+        self._seeding: dict[str, tuple[asyncio.Future[Spent], Spent]] = {}
+        self.proxies: dict[str, str | None] = {}
         self._settled = asyncio.Condition()
         self._closed = False
 
@@ -97,11 +118,18 @@ class Gateway:
         except GatewayError:
             unix.close()
             raise
+        # The environment's proxy settings are honoured, but read once here: aiohttp's
+        # trust_env reads them (and ~/.netrc) per request in worker threads, two thread
+        # hops before every first byte.
+        gateway.proxies = {
+            vendor: upstream_proxy(config.upstream(vendor).root)
+            for vendor in ("anthropic", "openai")
+        }
         gateway.session = aiohttp.ClientSession(
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=900),
             connector=aiohttp.TCPConnector(limit=0, limit_per_host=0),
             auto_decompress=True,
-            trust_env=True,
+            trust_env=False,
         )
         app = web.Application(client_max_size=MAX_BODY_BYTES)
         app.router.add_route("*", "/{tail:.*}", gateway._handle)
@@ -209,7 +237,7 @@ class Gateway:
         max_cost, max_tokens = await self._budget_of(run_id)
         if max_cost is None and max_tokens is None:
             return None
-        total = (await self.store.ledger_totals(run_id)).total
+        total = await self._spent_of(run_id)
         if max_cost is not None and total.cost_usd >= max_cost:
             return (
                 f"budget: run {run_id} spent ${total.cost_usd:.4f} of its ${max_cost:.4f}"
@@ -221,6 +249,39 @@ class Gateway:
                 f" {max_tokens} limit ({total.requests} model requests)"
             )
         return None
+
+    async def _spent_of(self, run_id: str) -> Spent:
+        """The run's spending: from the store the first time, then kept in memory. Rows
+        written while the first read is under way are added to it too (a row may then
+        count twice, which stops a run early rather than late)."""
+        spent = self._spent.get(run_id)
+        if spent is not None:
+            return spent
+        if run_id in self._seeding:
+            return await asyncio.shield(self._seeding[run_id][0])
+        future: asyncio.Future[Spent] = asyncio.get_running_loop().create_future()
+        during = Spent()
+        self._seeding[run_id] = (future, during)
+        try:
+            total = (await self.store.ledger_totals(run_id)).total
+        except BaseException as err:
+            del self._seeding[run_id]
+            future.set_exception(err)
+            future.exception()  # retrieved: waiters (if any) get it through shield
+            raise
+        spent = Spent(total.requests, total.cost_usd, total.total_tokens)
+        spent.add(during)
+        del self._seeding[run_id]
+        self._spent[run_id] = spent
+        future.set_result(spent)
+        return spent
+
+    def _note_spent(self, row: LedgerRow) -> None:
+        delta = Spent(1, row.cost_usd or 0.0, row.total_tokens)
+        if row.run_id in self._spent:
+            self._spent[row.run_id].add(delta)
+        elif row.run_id in self._seeding:
+            self._seeding[row.run_id][1].add(delta)
 
     # ------------------------------------------------------------------ requests
 
@@ -314,8 +375,10 @@ class Gateway:
             error = f"upstream error: {meter.error}"
         usage = dict(meter.usage)
         try:
-            return await self._add_row(caller, route, asked, sent, meter, outcome, started,
-                                       error, usage)
+            row = await self._add_row(caller, route, asked, sent, meter, outcome, started,
+                                      error, usage)
+            self._note_spent(row)
+            return row
         except StoreError as err:
             LOG.warning("gateway: ledger row of run %s not recorded: %s", caller.run_id, err)
             return None

@@ -1,11 +1,11 @@
 """Extract a submission tar safely into a fresh directory. Stdlib only.
 
-Rules: members with absolute paths or ``..`` are rejected; symbolic links must stay
-inside the tree (checked lexically when made, and again with ``realpath`` once all
-links exist); nothing is written through a link; hard links may only point at files
-already extracted; devices, FIFOs and other special members are rejected. Every
-rejection is recorded with its reason. A file larger than the per-file cap is
-rejected; crossing the total-size or file-count cap aborts extraction with a clear
+The rules are srb's one extraction policy (:mod:`srb_tui.extract_policy`, shared with
+State A preparation): absolute paths and ``..``, links leaving the tree (lexically, then
+with ``realpath`` once all links exist), writing through a link, hard links to anything
+but a file already extracted, devices, FIFOs and other special members, the per-file cap,
+and tarfile's own ``data`` filter. Here a refused member is recorded with its reason and
+extraction goes on; crossing the total-size or file-count cap aborts it with a clear
 reason. setuid/setgid/sticky bits are dropped. Excluded paths (tar ``--exclude``
 semantics, see :mod:`srb_tui.runner.excludes`) are skipped and not counted.
 """
@@ -22,10 +22,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from srb_tui.extract_policy import (
+    GIB,
+    MIB,
+    CapExceeded,
+    Caps,
+    Refused,
+    Tree,
+    data_filter_refusal,
+    escaping_links,
+    kind_of,
+    kind_refusal,
+    member_parts,
+    symlink_refusal,
+)
 from srb_tui.runner.excludes import ExcludeMatcher
 
-MIB = 1024**2
-GIB = 1024**3
 COPY_CHUNK = 1 * MIB
 FORGET_MEMBERS_EVERY = 1000
 
@@ -61,13 +73,6 @@ class ExtractAborted(Exception):
     """Stops extraction; the message is the ``aborted_reason`` shown to the user."""
 
 
-def _fmt_bytes(n: int) -> str:
-    for unit, size in (("GiB", GIB), ("MiB", MIB), ("KiB", 1024)):
-        if n >= size:
-            return f"{n / size:.1f} {unit}"
-    return f"{n} bytes"
-
-
 class _Extractor:
     def __init__(
         self, dest: Path, root: str | None, excludes: Sequence[str], limits: ExtractLimits
@@ -77,132 +82,118 @@ class _Extractor:
         self.matcher = ExcludeMatcher(excludes)
         self.limits = limits
         self.result = CollectResult(dest=dest)
-        self.dirs: set[str] = {""}
-        self.links: set[str] = set()
-        self.files: set[str] = set()
+        self.tree = Tree(Caps(max_members=limits.max_files,
+                              max_total_bytes=limits.max_total_bytes,
+                              max_file_bytes=limits.max_file_bytes))
 
     def reject(self, name: str, reason: str) -> None:
         self.result.rejected.append((name, reason))
 
-    def split(self, name: str) -> tuple[list[str] | None, str]:
-        """Segments below the artifact root, or None and the reason it is unsafe."""
-        if name.startswith("/"):
-            return None, "absolute path"
-        parts = [p for p in name.split("/") if p not in ("", ".")]
-        if ".." in parts:
-            return None, "'..' in path"
+    def split(self, name: str) -> list[str]:
+        """Segments below the artifact root (Refused when unsafe or outside it)."""
+        parts = member_parts(name)
         if self.root is not None:
             if not parts or parts[0] != self.root:
-                return None, f"outside the artifact root {self.root!r}"
+                raise Refused(f"outside the artifact root {self.root!r}")
             parts = parts[1:]
-        return parts, ""
+        return parts
 
-    def through_link(self, rel: str) -> bool:
-        parent = posixpath.dirname(rel)
-        while parent:
-            if parent in self.links:
-                return True
-            parent = posixpath.dirname(parent)
-        return False
-
-    def ensure_parent(self, rel: str, name: str) -> bool:
-        """Create missing parent directories; False (rejected) if a file is in the way."""
+    def ensure_parent(self, rel: str) -> None:
+        """Create missing parent directories (the policy has checked none is a file)."""
         parent = posixpath.dirname(rel)
         missing: list[str] = []
-        while parent not in self.dirs:
-            if parent in self.files or parent in self.links:
-                self.reject(name, f"parent {parent} is not a directory")
-                return False
+        while parent not in self.tree.dirs:
             missing.append(parent)
             parent = posixpath.dirname(parent)
         for d in reversed(missing):
             os.mkdir(os.path.join(self.dest, d), 0o755)
-            self.dirs.add(d)
-        return True
+            self.tree.dirs.add(d)
 
-    def clear_slot(self, rel: str, name: str) -> bool:
-        """Make room for a non-directory at ``rel``; False if a directory is there."""
-        if rel in self.dirs:
-            self.reject(name, "a directory of the same name was already extracted")
-            return False
-        if rel in self.links or rel in self.files:
+    def clear_slot(self, rel: str) -> None:
+        """Make room for a non-directory at ``rel`` (a later member replaces an earlier)."""
+        tree = self.tree
+        if rel in tree.dirs:
+            raise Refused("a directory of the same name was already extracted")
+        if rel in tree.links or rel in tree.files:
             os.unlink(os.path.join(self.dest, rel))
-            self.links.discard(rel)
-            self.files.discard(rel)
-        return True
+            tree.links.discard(rel)
+            tree.files.discard(rel)
+            tree.uncount(0)
 
-    def count_file(self, size: int) -> None:
-        lim = self.limits
-        if self.result.files + 1 > lim.max_files:
-            raise ExtractAborted(
-                f"submission has more than {lim.max_files} files (file-count cap); "
-                "extraction stopped"
-            )
-        if self.result.bytes + size > lim.max_total_bytes:
-            raise ExtractAborted(
-                f"submission is larger than {_fmt_bytes(lim.max_total_bytes)} "
-                "(total size cap); extraction stopped"
-            )
-        self.result.files += 1
-        self.result.bytes += size
+    def count(self, size: int) -> None:
+        try:
+            self.tree.count(size)
+        except CapExceeded as cap:
+            raise ExtractAborted(f"submission has {cap}") from None
+        self.result.files, self.result.bytes = self.tree.members, self.tree.bytes
 
     def member(self, tar: tarfile.TarFile, m: tarfile.TarInfo) -> None:
         try:
             self.place(tar, m)
+        except Refused as why:
+            self.reject(m.name, str(why))
         except OSError as err:
             self.reject(m.name, f"cannot be written: {err.strerror or err}")
 
     def place(self, tar: tarfile.TarFile, m: tarfile.TarInfo) -> None:
-        parts, why = self.split(m.name)
-        if parts is None:
-            self.reject(m.name, why)
-            return
+        parts = self.split(m.name)
         if not parts:
             return  # the artifact root itself
         if self.matcher.excluded(parts):
             self.result.excluded += 1
             return
+        kind = kind_of(m)
+        refusal = kind_refusal(kind)
+        if refusal is not None:
+            raise Refused(refusal if kind != "other" else f"{refusal} {m.type!r}")
         rel = "/".join(parts)
-        if self.through_link(rel):
-            self.reject(m.name, "path goes through a symbolic link")
-            return
-        if m.isdir():
+        self.tree.check_path(rel)
+        link = ""
+        if kind == "symlink":
+            link = m.linkname
+            refusal = symlink_refusal(rel, link)
+        elif kind == "hardlink":
+            try:
+                link_parts = self.split(m.linkname)
+            except Refused:
+                raise Refused(f"hard link to {m.linkname}, outside the tree") from None
+            link = self.tree.hardlink_source(link_parts, m.linkname)
+        if refusal is None:
+            refusal = data_filter_refusal(self.dest, rel, kind, link)
+        if refusal is not None:
+            raise Refused(refusal)
+        if kind == "dir":
             self.directory(rel, m)
-        elif m.isreg():
+        elif kind == "file":
             self.regular(tar, rel, m)
-        elif m.issym():
-            self.symlink(rel, m)
-        elif m.islnk():
-            self.hardlink(rel, m)
-        elif m.ischr() or m.isblk():
-            self.reject(m.name, "device file")
-        elif m.isfifo():
-            self.reject(m.name, "FIFO (named pipe)")
+        elif kind == "symlink":
+            self.clear_slot(rel)
+            self.ensure_parent(rel)
+            self.count(0)
+            os.symlink(link, os.path.join(self.dest, rel))
+            self.tree.links.add(rel)
         else:
-            self.reject(m.name, f"unsupported member type {m.type!r}")
+            self.clear_slot(rel)
+            self.ensure_parent(rel)
+            self.count(0)
+            os.link(os.path.join(self.dest, link), os.path.join(self.dest, rel))
+            self.tree.files.add(rel)
 
     def directory(self, rel: str, m: tarfile.TarInfo) -> None:
-        if rel in self.dirs:
+        tree = self.tree
+        if rel in tree.dirs:
             return
-        if rel in self.files or rel in self.links:
-            self.reject(m.name, "a file of the same name was already extracted")
-            return
-        if not self.ensure_parent(rel, m.name):
-            return
+        if rel in tree.files or rel in tree.links:
+            raise Refused("a file of the same name was already extracted")
+        self.ensure_parent(rel)
         os.mkdir(os.path.join(self.dest, rel), (m.mode & 0o777) | 0o700)
-        self.dirs.add(rel)
+        tree.dirs.add(rel)
 
     def regular(self, tar: tarfile.TarFile, rel: str, m: tarfile.TarInfo) -> None:
-        if m.size > self.limits.max_file_bytes:
-            self.reject(
-                m.name,
-                f"file of {_fmt_bytes(m.size)} exceeds the per-file cap of "
-                f"{_fmt_bytes(self.limits.max_file_bytes)}",
-            )
-            return
-        if not self.clear_slot(rel, m.name) or not self.ensure_parent(rel, m.name):
-            return
-        self.count_file(m.size)
+        self.tree.check_file_size(m.size)
+        self.clear_slot(rel)
+        self.ensure_parent(rel)
+        self.count(m.size)
         src = tar.extractfile(m)
         path = os.path.join(self.dest, rel)
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -216,53 +207,20 @@ class _Extractor:
                         shutil.copyfileobj(src, out, COPY_CHUNK)
         except BaseException:
             os.unlink(path)  # never leave a half-written file behind
-            self.result.files -= 1
-            self.result.bytes -= m.size
+            self.tree.uncount(m.size)
+            self.result.files, self.result.bytes = self.tree.members, self.tree.bytes
             raise
-        self.files.add(rel)
-
-    def symlink(self, rel: str, m: tarfile.TarInfo) -> None:
-        target = m.linkname
-        if target.startswith("/"):
-            self.reject(m.name, f"symbolic link to absolute path {target}")
-            return
-        resolved = posixpath.normpath(posixpath.join(posixpath.dirname(rel), target))
-        if resolved == ".." or resolved.startswith("../"):
-            self.reject(m.name, f"symbolic link points outside the tree ({target})")
-            return
-        if not self.clear_slot(rel, m.name) or not self.ensure_parent(rel, m.name):
-            return
-        self.count_file(0)
-        os.symlink(target, os.path.join(self.dest, rel))
-        self.links.add(rel)
-
-    def hardlink(self, rel: str, m: tarfile.TarInfo) -> None:
-        parts, _ = self.split(m.linkname)
-        if parts is None:
-            self.reject(m.name, f"hard link to {m.linkname}, outside the tree")
-            return
-        target = "/".join(parts)
-        if target not in self.files:
-            self.reject(m.name, f"hard link to {m.linkname}, which is not a file in the tree")
-            return
-        if not self.clear_slot(rel, m.name) or not self.ensure_parent(rel, m.name):
-            return
-        self.count_file(0)
-        os.link(os.path.join(self.dest, target), os.path.join(self.dest, rel))
-        self.files.add(rel)
+        self.tree.files.add(rel)
 
     def recheck_links(self) -> None:
         """Drop links whose real resolution (through other links) leaves the tree."""
-        top = os.path.realpath(self.dest)
-        for rel in sorted(self.links):
-            path = os.path.join(self.dest, rel)
-            real = os.path.realpath(path)
-            if real != top and not real.startswith(top + os.sep):
-                os.unlink(path)
-                self.links.discard(rel)
-                self.result.files -= 1
-                name = f"{self.root}/{rel}" if self.root else rel
-                self.reject(name, "symbolic link resolves outside the tree through other links")
+        for rel in escaping_links(self.dest, self.tree.links):
+            os.unlink(os.path.join(self.dest, rel))
+            self.tree.links.discard(rel)
+            self.tree.uncount(0)
+            self.result.files = self.tree.members
+            name = f"{self.root}/{rel}" if self.root else rel
+            self.reject(name, "symbolic link resolves outside the tree through other links")
 
 
 def extract_archive(

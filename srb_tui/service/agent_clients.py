@@ -20,7 +20,13 @@ import tomllib
 from datetime import UTC, datetime
 from typing import Any
 
-from srb_tui.agents.adapters import AGENT_DIR, ClientAdapter, Endpoint, make_adapter
+from srb_tui.agents.adapters import (
+    AGENT_DIR,
+    ClientAdapter,
+    Endpoint,
+    make_adapter,
+    python_problem,
+)
 from srb_tui.agents.clients import ClientError, ClientPin, ensure_installed, resolve_pin
 from srb_tui.agents.plan import HOLDER
 from srb_tui.agents.rounds import COMPLETION_TOKEN, LoopOutcome, run_rounds
@@ -128,13 +134,9 @@ async def _check_in_container(phase: AgentPhase, run: RunRecord, handle: Contain
         py = await exec_run(phase.engine, handle, [
             "sh", "-c", "python3 -c 'import sys; print(\"%d.%d\" % sys.version_info[:2])'"],
             user=user, timeout_sec=60)
-        found = py.stdout.decode(errors="replace").strip()
-        parts = found.split(".")
-        if py.exit_code != 0 or len(parts) != 2 or (int(parts[0]), int(parts[1])) < (3, 10):
-            raise ClientError(
-                f"run {run.id}: mini-swe-agent needs Python >= 3.10 in the agent image; "
-                + (f"the image has Python {found}" if py.exit_code == 0 and found
-                   else "the image has no python3"))
+        problem = python_problem(py.exit_code, py.stdout.decode(errors="replace"))
+        if problem is not None:
+            raise ClientError(f"run {run.id}: {problem}")
     got = await exec_run(phase.engine, handle, adapter.version_argv(), user=user,
                          env=adapter.base_env(), timeout_sec=120)
     text = (got.stdout or got.stderr).decode(errors="replace").strip()

@@ -25,7 +25,7 @@ from srb_tui.agents.adapters import (
     Endpoint,
     MiniSweAgentAdapter,
 )
-from srb_tui.agents.rounds import CONTINUE, RoundRecord
+from srb_tui.agents.rounds import CONTINUE, PromptKind, RoundRecord
 from srb_tui.agents.streams import (
     AgentEvent,
     RoundSummary,
@@ -121,17 +121,20 @@ class ContainerRounds:
                 return r.session_id
         return None
 
-    async def start_round(self, number: int, prompt: str, budget_sec: float) -> None:
-        session = await self._session_id() if self.adapter.resumable else None
-        if session is None:
-            prompt = self.instruction
-        kind = "instruction" if prompt == self.instruction else "continue"
+    async def start_round(self, number: int, prompt: str, budget_sec: float,
+                          kind: PromptKind = "continue") -> None:
+        """Start round ``number``: ``kind`` "continue" resumes the last session with
+        ``prompt``; "fresh" starts a new session with ``prompt`` (which carries the
+        instruction); without a session to resume the instruction is sent."""
+        session = (await self._session_id()
+                   if self.adapter.resumable and kind == "continue" else None)
+        if session is None and kind != "fresh":
+            prompt, kind = self.instruction, "instruction"
         first = await self.store.max_log_seq(self.run_id)
         await self.store.start_agent_round(self.run_id, number, prompt_kind=kind,
                                            first_log_seq=first)
         self._live[number] = _Live(number, parser_for(self.adapter.client), asyncio.Event())
-        await self._exec(number, prompt if number == 1 or session is None else CONTINUE,
-                         session, budget_sec)
+        await self._exec(number, prompt, session, budget_sec)
         self.bus.publish(AgentRoundStarted(self.run_id, number, kind))
         self.say(f"round {number} started ({kind}"
                  + (f", session {session}" if session else "") + ")")
@@ -338,7 +341,7 @@ def _record(r: Any) -> RoundRecord:
         number=r.round, final_message=r.final_message or "", exit_code=r.exit_code,
         tree_changed=r.tree_before != r.tree_after, acted=bool(r.acted),
         failed=bool(r.failed), produced_work=(r.verdict or "") not in ("failed",),
-        error=r.error, submitted=r.verdict == "submitted")
+        error=r.error, submitted=r.verdict == "submitted", fresh=r.prompt_kind == "fresh")
 
 
 def _uid(user: str) -> int:

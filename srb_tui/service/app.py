@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from srb_tui.config import Settings
-from srb_tui.gateway import GatewayConfigError
+from srb_tui.gateway import GatewayConfig, GatewayConfigError
 from srb_tui.grader.envelope import atomic_write_json
 from srb_tui.runner import DockerEngine, EngineInfo, RunnerError, RunnerPool
 from srb_tui.schema import Task
@@ -129,18 +129,25 @@ class Services:
                 from srb_tui.service.orchestrator import RunService
 
                 service = RunService(self.settings, store, self.engine, self.bus)
-                service.gateway = await self._start_gateway(store)
+                config = self._gateway_config()  # a bad config file is refused now
+                service.gateway_starter = lambda: self._start_gateway(store, config)
                 self._runs = service
         return self._runs
 
-    async def _start_gateway(self, store: Store) -> Gateway | None:
-        """srb's model gateway for this process's runs. A bad config file raises
-        GatewayConfigError (naming file and key); a gateway that cannot start (another srb
-        process serves this state dir) leaves ``gateway_problem`` set and returns None:
-        runs of real clients are then refused with that message."""
-        from srb_tui.gateway import Gateway, GatewayError, load_gateway_config
+    def _gateway_config(self) -> GatewayConfig:
+        """The gateway's configuration; a bad config file raises GatewayConfigError
+        (naming file and key)."""
+        from srb_tui.gateway import load_gateway_config
 
-        config = load_gateway_config(self.settings.state_dir)
+        return load_gateway_config(self.settings.state_dir)
+
+    async def _start_gateway(self, store: Store, config: GatewayConfig) -> Gateway | None:
+        """srb's model gateway for this process's runs, started by the run service on first
+        need. A gateway that cannot start (another srb process serves this state dir)
+        leaves ``gateway_problem`` set and returns None: runs of real clients are then
+        refused with that message."""
+        from srb_tui.gateway import Gateway, GatewayError
+
         try:
             gateway = await Gateway.start(config, store, self.settings.gateway_dir)
         except GatewayError as exc:

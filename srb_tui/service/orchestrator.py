@@ -16,16 +16,16 @@ import contextlib
 import hashlib
 import os
 import socket
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from srb_tui.agents import AgentSpecError, parse_agent_spec, plan_agent
 from srb_tui.agents.adapters import AdapterError, make_adapter
 from srb_tui.agents.clients import ClientError, resolve_pin
 from srb_tui.agents.spec import CLIENT_KINDS
 from srb_tui.config import Settings
-from srb_tui.gateway import Gateway
 from srb_tui.runner import (
     ContainerHandle,
     DockerEngine,
@@ -53,6 +53,9 @@ from srb_tui.service.model_access import ModelAccess, NoModelAccess
 from srb_tui.service.stages.common import StageFault, StageImages
 from srb_tui.sources import StateAError, prepare_state_a
 from srb_tui.store import FINAL_STATUSES, RunRecord, Store, utc_now
+
+if TYPE_CHECKING:
+    from srb_tui.gateway import Gateway
 
 MIB = 1024**2
 
@@ -113,6 +116,19 @@ class RunService:
             access=self._model_access,
         ))
         self.gateway: Gateway | None = None  # set by whoever starts srb's model gateway
+        # Or started on first need (a real client's run, a grading): see ensure_gateway.
+        self.gateway_starter: Callable[[], Awaitable[Gateway | None]] | None = None
+        self._gateway_lock = asyncio.Lock()
+
+    async def ensure_gateway(self) -> Gateway | None:
+        """The model gateway, started now by ``gateway_starter`` if it is not running yet
+        (tried once). A run of a command agent that is not graded never starts it, so its
+        launch does not pay for the HTTP stack."""
+        async with self._gateway_lock:
+            starter, self.gateway_starter = self.gateway_starter, None
+            if self.gateway is None and starter is not None:
+                self.gateway = await starter()
+        return self.gateway
 
     # -- creating ----------------------------------------------------------------------
 
@@ -218,6 +234,9 @@ class RunService:
         self._adversary_budget[run_id] = adversary_budget_sec
         await self._take_lease(run_id)
         try:
+            run = await self.store.require_run(run_id)
+            if run.agent.split(":", 1)[0] in CLIENT_KINDS:
+                await self.ensure_gateway()
             return await self._drive(run_id, grade=grade)
         except (ClientError, AdapterError, NoModelAccess) as exc:
             # Refused before the agent did anything: nothing of the run is worth keeping.
@@ -409,6 +428,7 @@ class RunService:
     ) -> Graded:
         from srb_tui.service.ladder import LadderContext, grade_run
 
+        await self.ensure_gateway()
         if state_a is None:
             prepared = await asyncio.to_thread(
                 prepare_state_a, task.dir, task.state_a, self.settings.state_a_cache,

@@ -67,34 +67,54 @@ def test_extracts_zip_and_internal_links(tmp_path: Path, dest: Path) -> None:
 @pytest.mark.parametrize(
     ("members", "message"),
     [
-        ([member("/etc/evil")], "hostile.tar: member '/etc/evil' has an absolute path"),
-        ([member("a/../../evil")], "hostile.tar: member 'a/../../evil' contains '..'"),
+        ([member("/etc/evil")], "hostile.tar: member '/etc/evil' refused: absolute path"),
+        ([member("a/../../evil")], "hostile.tar: member 'a/../../evil' refused: '..' in path"),
         (
             [member("link", tarfile.SYMTYPE, "../outside")],
-            "hostile.tar: symlink 'link' points to '../outside', outside the tree",
+            "hostile.tar: member 'link' refused: symbolic link points outside the tree "
+            "(../outside)",
         ),
         (
             [member("link", tarfile.SYMTYPE, "/etc/passwd")],
-            "hostile.tar: symlink 'link' points to '/etc/passwd', an absolute path",
+            "hostile.tar: member 'link' refused: symbolic link to absolute path /etc/passwd",
         ),
-        ([member("dev", tarfile.CHRTYPE)], "hostile.tar: member 'dev' is a device"),
-        ([member("blk", tarfile.BLKTYPE)], "hostile.tar: member 'blk' is a device"),
-        ([member("pipe", tarfile.FIFOTYPE)], "hostile.tar: member 'pipe' is a fifo"),
+        ([member("dev", tarfile.CHRTYPE)], "hostile.tar: member 'dev' refused: device file"),
+        ([member("blk", tarfile.BLKTYPE)], "hostile.tar: member 'blk' refused: device file"),
+        (
+            [member("pipe", tarfile.FIFOTYPE)],
+            "hostile.tar: member 'pipe' refused: FIFO (named pipe)",
+        ),
         (
             [member("hard", tarfile.LNKTYPE, "/etc/passwd")],
-            "hostile.tar: member '/etc/passwd' has an absolute path",
+            "hostile.tar: member 'hard' refused: hard link to /etc/passwd, outside the tree",
         ),
         (
             [member("d", tarfile.SYMTYPE, "."), member("d/x")],
-            "hostile.tar: member 'd/x' would be written through the symlink 'd'",
+            "hostile.tar: member 'd/x' refused: path goes through the symbolic link d",
         ),
         (
+            # made after the link it goes through: tarfile's data filter resolves it
             [
                 member("sub", tarfile.DIRTYPE),
                 member("sub/up", tarfile.SYMTYPE, ".."),
                 member("sub/x", tarfile.SYMTYPE, "up/.."),
             ],
+            "hostile.tar: member 'sub/x' refused: refused by tarfile's data filter: 'sub/x' "
+            "would link to '{outside}', which is outside the destination",
+        ),
+        (
+            # made before it: only the check of the finished tree sees the chain
+            [
+                member("sub", tarfile.DIRTYPE),
+                member("sub/x", tarfile.SYMTYPE, "up/.."),
+                member("sub/up", tarfile.SYMTYPE, ".."),
+            ],
             "hostile.tar: symlink 'sub/x' -> 'up/..' resolves outside the tree",
+        ),
+        ([member("C:/evil")], "hostile.tar: member 'C:/evil' refused: absolute path"),
+        (
+            [member("empty", tarfile.SYMTYPE, "")],
+            "hostile.tar: member 'empty' refused: symbolic link with an empty target",
         ),
     ],
 )
@@ -103,7 +123,7 @@ def test_hostile_members_are_refused(
 ) -> None:
     with pytest.raises(UnsafeArchiveError) as caught:
         safe_extract(hostile(tmp_path, *members), dest)
-    assert str(caught.value) == message
+    assert str(caught.value) == message.format(outside=os.path.realpath(tmp_path))
     assert not (tmp_path / "evil").exists()
     assert not (tmp_path / "outside").exists()
 
@@ -131,3 +151,22 @@ def test_not_an_archive(tmp_path: Path, dest: Path) -> None:
     junk.write_bytes(b"this is not an archive")
     with pytest.raises(StateAError, match=r"^junk.tar.gz: not a tar or zip archive"):
         safe_extract(junk, dest)
+
+
+def test_caps_refuse_the_archive(
+    tmp_path: Path, dest: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # State A gets the same caps as a submission (one policy): per file, members, bytes
+    from srb_tui import extract_policy
+    from srb_tui.sources import extract
+
+    monkeypatch.setattr(extract, "CAPS", extract_policy.Caps(
+        max_members=3, max_total_bytes=10_000, max_file_bytes=4))
+    with pytest.raises(UnsafeArchiveError,
+                       match=r"member 'big' refused: file of 5 bytes exceeds the per-file cap"):
+        safe_extract(hostile(tmp_path, member("big"), data=b"12345"), dest)
+    many = tmp_path / "many"
+    many.mkdir()
+    with pytest.raises(UnsafeArchiveError, match=r"more than 3 files \(file-count cap\)"):
+        safe_extract(hostile(many, *(member(f"d{i}", tarfile.DIRTYPE) for i in range(5))),
+                     dest)
