@@ -82,7 +82,8 @@ class ServiceCalls:
         from Stage I on re-attach, and a leftover would block the new container's name).
         The agent container is kept: re-attach and collection need it."""
         removed = 0
-        for found in await list_managed(self.service.engine, run_id):
+        for found in await list_managed(self.service.engine, run_id,
+                                        store_tag=self.service.store_tag):
             if found.handle.role != "agent":
                 with contextlib.suppress(RunnerError):
                     await remove(self.service.engine, found.handle)

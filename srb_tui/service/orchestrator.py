@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import os
 import socket
 from collections.abc import Sequence
@@ -30,11 +29,14 @@ from srb_tui.runner import (
     ContainerHandle,
     DockerEngine,
     ExtractLimits,
+    GcReport,
     RunnerError,
     build_image,
-    inspect_state,
+    gc,
     list_managed,
+    reap,
     remove,
+    store_tag,
 )
 from srb_tui.schema import Task, TaskLoad, load_task
 from srb_tui.scoring import ScoreEnvelope
@@ -49,7 +51,7 @@ from srb_tui.service.events import (
 )
 from srb_tui.service.model_access import ModelAccess, NoModelAccess
 from srb_tui.sources import StateAError, prepare_state_a
-from srb_tui.store import FINAL_STATUSES, RunRecord, Store, utc_now
+from srb_tui.store import FINAL_STATUSES, RunRecord, Store, StoreError, utc_now
 
 MIB = 1024**2
 
@@ -72,7 +74,7 @@ class Graded:
 def store_label(db_path: Path) -> str:
     """A short stable tag of the store a container belongs to, so one srb never reaps
     the containers of another store's runs on the same engine."""
-    return hashlib.sha256(str(db_path.resolve()).encode()).hexdigest()[:16]
+    return store_tag(db_path)
 
 
 def env_image_tag(task_id: str) -> str:
@@ -218,7 +220,7 @@ class RunService:
             return await self._drive(run_id, grade=grade)
         except (ClientError, AdapterError, NoModelAccess) as exc:
             # Refused before the agent did anything: nothing of the run is worth keeping.
-            for c in await list_managed(self.engine, run_id):
+            for c in await list_managed(self.engine, run_id, store_tag=self.store_tag):
                 await self._remove_quietly(c.handle)
             return await self._fail_infra(run_id, str(exc))
         except (RunnerError, StateAError, OSError) as exc:
@@ -430,7 +432,7 @@ class RunService:
 
     async def cancel_stored(self, run_id: str) -> RunRecord:
         """Cancel a run that no process is driving: remove its containers, mark it."""
-        for c in await list_managed(self.engine, run_id):
+        for c in await list_managed(self.engine, run_id, store_tag=self.store_tag):
             await self._remove_quietly(c.handle)
         run = await self.store.require_run(run_id)
         if run.status in FINAL_STATUSES:
@@ -441,16 +443,12 @@ class RunService:
         """Finish every run a previous srb left live; reap containers of finished runs."""
         live = await self.store.live_runs()
         live_ids = {r.id for r in live}
-        for c in await list_managed(self.engine):
-            if c.handle.run_id in live_ids:
-                continue
-            try:
-                labels = (await inspect_state(self.engine, c.handle)).labels
-            except RunnerError:
-                continue
-            if labels.get(STORE_LABEL) == self.store_tag:
-                await self._remove_quietly(c.handle)
-                self._say(c.handle.run_id, f"reaped leftover container {c.handle.name}")
+        known = await self.store.known_run_ids(
+            [c.handle.run_id for c in await list_managed(self.engine)])
+        for c in await reap(self.engine, live_ids, store_tag=self.store_tag,
+                            known_run_ids=known):
+            await self._mark_removed(c.handle)
+            self._say(c.handle.run_id, f"reaped leftover container {c.handle.name}")
         results = []
         for run in live:
             if self.driven_elsewhere(run):
@@ -459,6 +457,18 @@ class RunService:
                 continue
             results.append(await self.drive(run.id, grade=grade))
         return results
+
+    async def gc(self) -> tuple[GcReport, set[str]]:
+        """Remove this store's containers of runs that are over (never another store's,
+        never a live run's) and prune dangling srb images; returns the report and the
+        live run ids kept."""
+        live = {r.id for r in await self.store.live_runs()}
+        known = await self.store.known_run_ids(
+            [c.handle.run_id for c in await list_managed(self.engine)])
+        report = await gc(self.engine, live, store_tag=self.store_tag, known_run_ids=known)
+        for c in report.removed:
+            await self._mark_removed(c.handle)
+        return report, live
 
     def _model_access(self) -> ModelAccess | None:
         """The explicit access given at construction, else one over ``self.gateway``."""
@@ -483,6 +493,12 @@ class RunService:
     async def _remove_quietly(self, handle: ContainerHandle) -> None:
         with contextlib.suppress(RunnerError):
             await remove(self.engine, handle)
+            await self._mark_removed(handle)
+
+    async def _mark_removed(self, handle: ContainerHandle) -> None:
+        """Record the container's removal (``removed_at``) when srb recorded it."""
+        with contextlib.suppress(StoreError):
+            await self.store.mark_container_removed(handle.id)
 
     # -- paths -------------------------------------------------------------------------
 

@@ -391,6 +391,18 @@ class RunsMixin(StoreBase):
         )
         return [run_from_row(row) for row in rows]
 
+    async def known_run_ids(self, run_ids: Sequence[str]) -> set[str]:
+        """Which of ``run_ids`` are runs of this store (the reaper's ownership test for
+        containers that carry no store label)."""
+        wanted = sorted(set(run_ids))
+        found: set[str] = set()
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i:i + 500]
+            marks = ", ".join("?" for _ in chunk)
+            rows = await self._rows(f"SELECT id FROM runs WHERE id IN ({marks})", chunk)
+            found.update(str(row[0]) for row in rows)
+        return found
+
     async def transitions(self, run_id: str) -> list[TransitionRecord]:
         """A run's status history, oldest first."""
         rows = await self._rows(
