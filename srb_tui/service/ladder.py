@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from srb_tui import faultpoint
 from srb_tui.config import DEFAULT_BASE_IMAGE
 from srb_tui.gateway import Gateway
 from srb_tui.grader.envelope import atomic_write_json
@@ -336,6 +337,7 @@ class _Ladder:
     async def finish(self, envelope: ScoreEnvelope) -> None:
         c = self.ctx
         write_score_files(c.run_dir, envelope)
+        faultpoint.reached("scoring:files")
         await c.store.update_run(
             c.run_id,
             score=envelope.score,
@@ -346,6 +348,7 @@ class _Ladder:
             grader_fingerprint=fingerprint(),
         )
         await c.store.add_event(c.run_id, "score", envelope.to_json())
+        faultpoint.reached("scoring:stored")
         await self.enter("scored", "graded")
 
     async def grade(self) -> ScoreEnvelope:

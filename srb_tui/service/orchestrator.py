@@ -19,7 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from srb_tui.agents import AgentSpecError, parse_agent_spec, plan_agent
+from srb_tui import faultpoint
+from srb_tui.agents import AgentSpec, AgentSpecError, parse_agent_spec, plan_agent
 from srb_tui.agents.adapters import AdapterError, make_adapter
 from srb_tui.agents.clients import ClientError, resolve_pin
 from srb_tui.agents.spec import CLIENT_KINDS
@@ -284,8 +285,11 @@ class RunService:
                 return await self._finish_cancelled(run_id)
             await self._to(run_id, "agent")
             handle = await self.agent_phase.start_agent(run, task, agent, state_a, image)
+            faultpoint.reached("agent:started")
             run = await self.store.require_run(run_id)
         if run.status == "agent":
+            if handle is None:
+                handle = await self._agent_never_started(run, task, agent)
             if handle is None:
                 handle = await self.agent_phase.find_agent_container(run_id)
                 if handle is None:
@@ -314,13 +318,54 @@ class RunService:
                 return await self._fail_infra(run_id, "the agent container is gone; "
                                               "nothing to collect")
             aborted = await self.agent_phase.collect(run, task, handle)
+            faultpoint.reached("collect:done")
             await self._remove_quietly(handle)
             if aborted:
                 return await self._zero_for_collection(run_id, aborted)
             run = await self.store.require_run(run_id)
+        if grade and run.status in ("audit", "behavioural", "verification") and \
+                await self._score_already_stored(run):
+            return await self._finish_stored_score(run_id)
         if grade and run.status in ("collecting", "audit", "behavioural", "verification"):
             return (await self._grade(run_id, task, state_a)).run
         return await self.store.require_run(run_id)
+
+    async def _agent_never_started(self, run: RunRecord, task: Task, agent: AgentSpec
+                                   ) -> ContainerHandle | None:
+        """srb stopped between entering ``agent`` and starting the container: the agent
+        never ran, so start it now (a container created but never started is removed
+        first, its files may be half-copied). None when the agent did start."""
+        found = [c for c in await list_managed(self.engine, run.id, store_tag=self.store_tag)
+                 if c.handle.role == "agent"]
+        if any(c.started_at is not None or c.running for c in found):
+            return None
+        recorded = [c for c in await self.store.containers(run.id) if c.role == "agent"]
+        if recorded and not found:
+            return None  # it existed and is gone: that is a fault, not a fresh start
+        for c in found:
+            await self._remove_quietly(c.handle)
+        self._say(run.id, "the agent had not started when srb stopped; starting it now")
+        state_a, image = await self._prepare(run.id, task)
+        return await self.agent_phase.start_agent(run, task, agent, state_a, image)
+
+    async def _score_already_stored(self, run: RunRecord) -> bool:
+        """Whether this grading's score is already in the store (srb stopped after
+        recording it, before the run became ``scored``): grading again would record a
+        second score for one grading."""
+        entered = [t.at for t in await self.store.transitions(run.id) if t.to_status == "audit"]
+        if not entered or not (self.run_dir(run.id) / "score.json").is_file():
+            return False
+        scores = [e.at for e in await self.store.events(run.id, limit=100_000)
+                  if e.kind == "score"]
+        return bool(scores) and max(scores) > max(entered)
+
+    async def _finish_stored_score(self, run_id: str) -> RunRecord:
+        await self._to(run_id, "scored", "graded (the score was recorded before srb stopped)")
+        await self.store.update_run(run_id, finished_at=_now())
+        run = await self.store.require_run(run_id)
+        self.bus.publish(RunFinished(run_id, run.status, run.score, run.valid,
+                                     run.harness_error))
+        return run
 
     async def _prepare(self, run_id: str, task: Task) -> tuple[Path, str]:
         self._say(run_id, "preparing State A")

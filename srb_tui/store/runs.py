@@ -7,6 +7,7 @@ from typing import Any, Final
 
 import aiosqlite
 
+from srb_tui import faultpoint
 from srb_tui.store.base import StoreBase, query
 from srb_tui.store.clock import RUN_ID_PATTERN, new_run_id, utc_now
 from srb_tui.store.convert import (
@@ -266,7 +267,9 @@ class RunsMixin(StoreBase):
                 reason=reason,
             )
 
-        return await self._write(job)
+        done = await self._write(job)
+        faultpoint.reached(f"status:{to_status}")  # test-only; off unless SRB_FAULT_KILL_AT
+        return done
 
     async def update_run(self, run_id: str, **fields: Any) -> RunRecord:
         """Change whitelisted fields (``UPDATABLE_RUN_FIELDS``) of a run; return the run.
