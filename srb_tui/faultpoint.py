@@ -16,6 +16,10 @@ Points (each reached *after* the named thing is durably written):
 - ``scoring:files``    score.json / reward.json are written, before the store's score;
 - ``scoring:stored``   the score is in the store, before the run becomes ``scored``.
 
+``SRB_FAULT_STOP_AT`` takes the same points and SIGSTOPs the process instead: it stays
+alive (holding its lease, its engine connections) frozen at that point until the test
+sends SIGCONT or SIGKILL -- "a second srb is busy with this run", deterministically.
+
 Stdlib only, so any layer (store, service) may call :func:`reached`.
 """
 
@@ -25,18 +29,21 @@ import os
 import signal
 
 ENV = "SRB_FAULT_KILL_AT"
+STOP_ENV = "SRB_FAULT_STOP_AT"
 
 
-def armed() -> frozenset[str]:
-    """The points named by ``SRB_FAULT_KILL_AT`` (empty when unset)."""
-    raw = os.environ.get(ENV, "")
+def armed(variable: str = ENV) -> frozenset[str]:
+    """The points named by ``variable`` (empty when unset)."""
+    raw = os.environ.get(variable, "")
     return frozenset(p.strip() for p in raw.split(",") if p.strip())
 
 
 def reached(point: str) -> None:
-    """SIGKILL this process when ``point`` is armed; otherwise do nothing."""
-    if point in armed():
+    """SIGKILL (or SIGSTOP) this process when ``point`` is armed; else do nothing."""
+    if point in armed(ENV):
         os.kill(os.getpid(), signal.SIGKILL)
+    if point in armed(STOP_ENV):
+        os.kill(os.getpid(), signal.SIGSTOP)
 
 
-__all__ = ["ENV", "armed", "reached"]
+__all__ = ["ENV", "STOP_ENV", "armed", "reached"]

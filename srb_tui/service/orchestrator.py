@@ -64,6 +64,18 @@ class LaunchError(Exception):
 LEASE = "driver"
 
 
+class LeaseHeld(LaunchError):
+    """Another live srb process drives (or re-grades) the run; the message says which."""
+
+    def __init__(self, run_id: str, lease: dict[str, object]) -> None:
+        self.lease = lease
+        super().__init__(
+            f"run {run_id} is being driven by another srb process (pid {lease.get('pid')} on "
+            f"{lease.get('host')}, since {lease.get('since')}); it was left alone. Wait for "
+            "that process to finish, or stop it and run `srb resume`."
+        )
+
+
 @dataclass(frozen=True)
 class Graded:
     """A graded run as stored, and the score envelope the ladder wrote for it."""
@@ -216,8 +228,8 @@ class RunService:
         overrides the task's Stage III budgets (a quick look, not a published score)."""
         self._cancel.setdefault(run_id, asyncio.Event())
         self._adversary_budget[run_id] = adversary_budget_sec
-        await self._take_lease(run_id)
         try:
+            await self._take_lease(run_id)
             return await self._drive(run_id, grade=grade)
         except (ClientError, AdapterError, NoModelAccess) as exc:
             # Refused before the agent did anything: nothing of the run is worth keeping.
@@ -235,10 +247,11 @@ class RunService:
     # -- the driver lease: one process drives a run at a time ----------------------------
 
     async def _take_lease(self, run_id: str) -> None:
-        run = await self.store.require_run(run_id)
-        extra = dict(run.extra)
-        extra[LEASE] = {"pid": os.getpid(), "host": socket.gethostname(), "since": _now()}
-        await self.store.update_run(run_id, extra=extra)
+        """Claim the run for this process; LeaseHeld when a live srb holds it already."""
+        mine = {"pid": os.getpid(), "host": socket.gethostname(), "since": _now()}
+        holder = await self.store.claim_extra(run_id, LEASE, mine, held=_lease_alive)
+        if isinstance(holder, dict):
+            raise LeaseHeld(run_id, holder)
 
     async def _release_lease(self, run_id: str) -> None:
         run = await self.store.require_run(run_id)
@@ -252,19 +265,7 @@ class RunService:
     def driven_elsewhere(run: RunRecord) -> bool:
         """Whether another live srb process on this machine is driving ``run`` (its lease
         names a running pid that is not ours); a killed driver's lease does not count."""
-        lease = run.extra.get(LEASE)
-        if not isinstance(lease, dict) or lease.get("host") != socket.gethostname():
-            return False
-        pid = lease.get("pid")
-        if not isinstance(pid, int) or pid == os.getpid():
-            return False
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
+        return _lease_alive(run.extra.get(LEASE))
 
     async def _drive(self, run_id: str, *, grade: bool) -> RunRecord:
         run = await self.store.require_run(run_id)
@@ -415,11 +416,14 @@ class RunService:
         load = self._load(run.task_path)
         if load.task is None:
             raise LaunchError(f"run {run_id}: task {run.task_id} no longer loads")
+        await self._take_lease(run_id)
         self._adversary_budget[run_id] = adversary_budget_sec
         try:
             return await self._grade(run_id, load.task, None, stages=stages, force=force)
         finally:
             self._adversary_budget.pop(run_id, None)
+            with contextlib.suppress(Exception):
+                await self._release_lease(run_id)
 
     async def _grade(
         self,
@@ -477,6 +481,10 @@ class RunService:
 
     async def cancel_stored(self, run_id: str) -> RunRecord:
         """Cancel a run that no process is driving: remove its containers, mark it."""
+        held = (await self.store.require_run(run_id)).extra.get(LEASE)
+        if _lease_alive(held):
+            assert isinstance(held, dict)
+            raise LeaseHeld(run_id, held)
         for c in await list_managed(self.engine, run_id, store_tag=self.store_tag):
             await self._remove_quietly(c.handle)
         run = await self.store.require_run(run_id)
@@ -500,7 +508,11 @@ class RunService:
                 self._say(run.id, "driven by another srb process; left alone")
                 results.append(run)
                 continue
-            results.append(await self.drive(run.id, grade=grade))
+            try:
+                results.append(await self.drive(run.id, grade=grade))
+            except LeaseHeld as exc:  # another srb claimed it since we looked
+                self._say(run.id, str(exc))
+                results.append(await self.store.require_run(run.id))
         return results
 
     async def gc(self) -> tuple[GcReport, set[str]]:
@@ -561,4 +573,21 @@ def _now() -> str:
     return utc_now()
 
 
-__all__ = ["Graded", "LaunchError", "Limits", "RunService", "env_image_tag"]
+def _lease_alive(lease: object) -> bool:
+    """Whether ``lease`` names another running srb process on this host (a killed
+    driver's lease, or our own, does not hold)."""
+    if not isinstance(lease, dict) or lease.get("host") != socket.gethostname():
+        return False
+    pid = lease.get("pid")
+    if not isinstance(pid, int) or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+__all__ = ["Graded", "LaunchError", "LeaseHeld", "Limits", "RunService", "env_image_tag"]

@@ -300,6 +300,27 @@ class RunsMixin(StoreBase):
 
         return await self._write(job)
 
+    async def claim_extra(
+        self, run_id: str, key: str, value: Any, *, held: Callable[[Any], bool]
+    ) -> Any:
+        """Set ``extra[key] = value`` unless the current ``extra[key]`` is still ``held``
+        (a predicate, e.g. "its process is alive"); in one write transaction, so of two
+        processes claiming at once exactly one wins. Returns None when claimed, else the
+        value that holds it."""
+        encode = UPDATABLE_RUN_FIELDS["extra"]
+
+        async def job(conn: aiosqlite.Connection) -> Any:
+            run = await self._run_in(conn, run_id)
+            current = run.extra.get(key)
+            if current is not None and held(current):
+                return current
+            extra = {**run.extra, key: value}
+            await conn.execute("UPDATE runs SET extra = ?, updated_at = ? WHERE id = ?",
+                               (encode(extra, f"run {run_id} extra"), utc_now(), run_id))
+            return None
+
+        return await self._write(job)
+
     async def add_run_note(self, run_id: str, note: str) -> RunRecord:
         """Append one note to a run's notes (read-modify-write inside the writer)."""
         need_text(note, f"run {run_id} note")

@@ -29,8 +29,8 @@ TASK = DEMO_TASK.name
 FULL = os.environ.get("SRB_FULL_FAULTS") == "1"
 LEDGER_ENV = "SRB_FAULTS_LEDGER"
 N_LINES = 120
-LOUD_AGENT = ("command:bash -c 'for i in $(seq 1 %d); do echo line-$i; "
-              "[ $((i %% 20)) = 0 ] && sleep 0.2; done; echo done'" % N_LINES)
+LOUD_AGENT = (f"command:bash -c 'for i in $(seq 1 {N_LINES}); do echo line-$i; "
+              "[ $((i % 20)) = 0 ] && sleep 0.2; done; echo done'")
 LOUD_LINES = [f"line-{i}" for i in range(1, N_LINES + 1)] + ["done"]
 
 
@@ -61,7 +61,7 @@ class Outcome:
 
     fault: str  # e.g. "sigkill", "dockerd-restart", "disk-full", "store-locked"
     point: str  # where it was injected
-    result: str  # "resumed" | "invalid" | "wrong" (a wrong score or a lost record)
+    result: str  # "resumed" | "invalid" | "refused" (cleanly, nothing changed) | "wrong"
     lines_lost: int = 0
     lines_duplicated: int = 0
     detail: str = ""
