@@ -62,6 +62,7 @@ class LaunchError(Exception):
 
 
 LEASE = "driver"
+ADVERSARY_BUDGET = "adversary_budget_sec"  # runs.extra: the launch's Stage III override
 
 
 class LeaseHeld(LaunchError):
@@ -227,9 +228,10 @@ class RunService:
         ``infra_error`` with the reason, never in a score. ``adversary_budget_sec``
         overrides the task's Stage III budgets (a quick look, not a published score)."""
         self._cancel.setdefault(run_id, asyncio.Event())
-        self._adversary_budget[run_id] = adversary_budget_sec
         try:
             await self._take_lease(run_id)
+            self._adversary_budget[run_id] = await self._remember_adversary_budget(
+                run_id, adversary_budget_sec)
             return await self._drive(run_id, grade=grade)
         except (ClientError, AdapterError, NoModelAccess) as exc:
             # Refused before the agent did anything: nothing of the run is worth keeping.
@@ -243,6 +245,18 @@ class RunService:
             self._adversary_budget.pop(run_id, None)
             with contextlib.suppress(Exception):
                 await self._release_lease(run_id)
+
+    async def _remember_adversary_budget(self, run_id: str, given: float | None
+                                         ) -> float | None:
+        """The Stage III budget override of this run: ``given`` is stored with the run,
+        so a resumed run (``srb resume``, the console) grades as it was launched."""
+        run = await self.store.require_run(run_id)
+        if given is None:
+            stored = run.extra.get(ADVERSARY_BUDGET)
+            return float(stored) if isinstance(stored, int | float) else None
+        if run.extra.get(ADVERSARY_BUDGET) != given:
+            await self.store.update_run(run_id, extra={**run.extra, ADVERSARY_BUDGET: given})
+        return given
 
     # -- the driver lease: one process drives a run at a time ----------------------------
 

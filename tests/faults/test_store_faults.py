@@ -157,7 +157,8 @@ def test_a_second_srb_is_told_who_holds_the_run(tmp_path: Path) -> None:
     finally:
         os.kill(a.pid, signal.SIGKILL)
         a.wait(timeout=30)
-    done = srb(state, "runs", "cancel", run_id)
-    remove_run_containers(run_id)
-    assert done.returncode == 0, done.stderr
+        # A is gone: its lease no longer holds, so cancel works and removes the containers
+        done = srb(state, "runs", "cancel", run_id) if run_id else None
+        remove_run_containers(run_id or "none")
+    assert done is not None and done.returncode == 0, done
     assert run_row(state, run_id)["status"] == "cancelled"
