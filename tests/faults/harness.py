@@ -8,6 +8,7 @@ lost or duplicated.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -19,9 +20,12 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.conftest import DEMO_TASK, REPO
 
@@ -181,3 +185,24 @@ def remove_run_containers(run_id: str) -> None:
     """Remove every container of ``run_id`` (a test's own cleanup after engine faults)."""
     for name in managed(f"srb.run={run_id}"):
         subprocess.run(["docker", "rm", "-fv", name], capture_output=True, check=False)
+
+
+@contextlib.contextmanager
+def tmpfs(folder: Path, size: str) -> Iterator[None]:
+    """A small tmpfs mounted on ``folder`` (a file system that can fill up); needs root
+    and mount rights: the test is skipped, saying so, where they are missing."""
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
+                       check=True, capture_output=True)
+    except (OSError, subprocess.CalledProcessError) as err:
+        pytest.skip(f"cannot mount a tmpfs here (needs root and mount rights): {err}")
+    try:
+        yield
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False, capture_output=True)
+
+
+def resize(folder: Path, size: str) -> None:
+    subprocess.run(["mount", "-o", f"remount,size={size}", str(folder)], check=True,
+                   capture_output=True)
