@@ -38,7 +38,7 @@ from srb_tui.service.stages.audit import run_audit
 from srb_tui.service.stages.behavioural import outcome_of, run_behavioural
 from srb_tui.service.stages.common import StageImages, StageOutcome, with_fault
 from srb_tui.service.stages.verification import DEFAULT_PARALLEL, run_verification
-from srb_tui.store import Store, is_legal
+from srb_tui.store import Store, StoreError, is_legal
 
 STAGES = ("audit", "behavioural", "verification")
 _GRADING_PATH = ("audit", "behavioural", "verification", "scored")
@@ -399,6 +399,9 @@ async def grade_run(
         return await ladder.grade()
     except LadderError:
         raise
+    except (StoreError, OSError):
+        raise  # the store or the disk failed (full, read-only): nothing can be recorded,
+        # so the run stays in its grading status and `srb resume` grades it again
     except Exception as err:
         message = f"grading failed: {type(err).__name__}: {err}"
         with contextlib.suppress(Exception):

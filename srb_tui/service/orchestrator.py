@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
 import socket
 from collections.abc import Sequence
@@ -238,7 +239,17 @@ class RunService:
             for c in await list_managed(self.engine, run_id, store_tag=self.store_tag):
                 await self._remove_quietly(c.handle)
             return await self._fail_infra(run_id, str(exc))
-        except (RunnerError, StateAError, OSError) as exc:
+        except OSError as exc:
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS):
+                raise self._left_as_it_was(run_id, exc) from exc
+            return await self._fail_infra(run_id, str(exc))
+        except (RunnerError, StateAError) as exc:
+            return await self._fail_infra(run_id, str(exc))
+        except Exception as exc:
+            from srb_tui.service.ladder import LadderError
+
+            if not isinstance(exc, LadderError):
+                raise
             return await self._fail_infra(run_id, str(exc))
         finally:
             self._cancel.pop(run_id, None)
@@ -257,6 +268,13 @@ class RunService:
         if run.extra.get(ADVERSARY_BUDGET) != given:
             await self.store.update_run(run_id, extra={**run.extra, ADVERSARY_BUDGET: given})
         return given
+
+    def _left_as_it_was(self, run_id: str, exc: OSError) -> StoreError:
+        """The state directory cannot be written (full, read-only): nothing more can be
+        recorded, so the run is left in its status for `srb resume`; say where."""
+        where = exc.filename or self.settings.state_dir
+        return StoreError(f"{where}: {exc.strerror or exc}; run {run_id} was left as it "
+                          "was: make room (or make it writable) and `srb resume` goes on")
 
     # -- the driver lease: one process drives a run at a time ----------------------------
 

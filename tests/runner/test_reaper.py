@@ -6,7 +6,15 @@ from datetime import UTC, datetime
 
 import pytest
 
-from srb_tui.runner import LABEL_STORE, DockerEngine, inspect_state, list_managed, reap, reattach, start
+from srb_tui.runner import (
+    LABEL_STORE,
+    DockerEngine,
+    inspect_state,
+    list_managed,
+    reap,
+    reattach,
+    start,
+)
 from tests.runner.conftest import MakeContainer, new_run_id
 
 pytestmark = pytest.mark.docker
