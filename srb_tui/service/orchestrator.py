@@ -14,14 +14,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
-import os
-import socket
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from srb_tui import faultpoint
-from srb_tui.agents import AgentSpec, AgentSpecError, parse_agent_spec, plan_agent
+from srb_tui.agents import AgentSpecError, parse_agent_spec, plan_agent
 from srb_tui.agents.adapters import AdapterError, make_adapter
 from srb_tui.agents.clients import ClientError, resolve_pin
 from srb_tui.agents.spec import CLIENT_KINDS
@@ -52,30 +50,22 @@ from srb_tui.service.events import (
     StatusChanged,
 )
 from srb_tui.service.model_access import ModelAccess, NoModelAccess
+from srb_tui.service.run_faults import (
+    LEASE,
+    LaunchError,
+    LeaseHeld,
+    agent_never_started,
+    lease_alive,
+    left_as_it_was,
+    release_lease,
+    remember_adversary_budget,
+    score_already_stored,
+    take_lease,
+)
 from srb_tui.sources import StateAError, prepare_state_a
 from srb_tui.store import FINAL_STATUSES, RunRecord, Store, StoreError, utc_now
 
 MIB = 1024**2
-
-
-class LaunchError(Exception):
-    """A run that cannot be created: unknown task, invalid task, bad agent spec."""
-
-
-LEASE = "driver"
-ADVERSARY_BUDGET = "adversary_budget_sec"  # runs.extra: the launch's Stage III override
-
-
-class LeaseHeld(LaunchError):
-    """Another live srb process drives (or re-grades) the run; the message says which."""
-
-    def __init__(self, run_id: str, lease: dict[str, object]) -> None:
-        self.lease = lease
-        super().__init__(
-            f"run {run_id} is being driven by another srb process (pid {lease.get('pid')} on "
-            f"{lease.get('host')}, since {lease.get('since')}); it was left alone. Wait for "
-            "that process to finish, or stop it and run `srb resume`."
-        )
 
 
 @dataclass(frozen=True)
@@ -231,8 +221,8 @@ class RunService:
         self._cancel.setdefault(run_id, asyncio.Event())
         try:
             await self._take_lease(run_id)
-            self._adversary_budget[run_id] = await self._remember_adversary_budget(
-                run_id, adversary_budget_sec)
+            self._adversary_budget[run_id] = await remember_adversary_budget(
+                self.store, run_id, adversary_budget_sec)
             return await self._drive(run_id, grade=grade)
         except (ClientError, AdapterError, NoModelAccess) as exc:
             # Refused before the agent did anything: nothing of the run is worth keeping.
@@ -241,7 +231,7 @@ class RunService:
             return await self._fail_infra(run_id, str(exc))
         except OSError as exc:
             if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS):
-                raise self._left_as_it_was(run_id, exc) from exc
+                raise left_as_it_was(self.settings.state_dir, run_id, exc) from exc
             return await self._fail_infra(run_id, str(exc))
         except (RunnerError, StateAError) as exc:
             return await self._fail_infra(run_id, str(exc))
@@ -257,47 +247,17 @@ class RunService:
             with contextlib.suppress(Exception):
                 await self._release_lease(run_id)
 
-    async def _remember_adversary_budget(self, run_id: str, given: float | None
-                                         ) -> float | None:
-        """The Stage III budget override of this run: ``given`` is stored with the run,
-        so a resumed run (``srb resume``, the console) grades as it was launched."""
-        run = await self.store.require_run(run_id)
-        if given is None:
-            stored = run.extra.get(ADVERSARY_BUDGET)
-            return float(stored) if isinstance(stored, int | float) else None
-        if run.extra.get(ADVERSARY_BUDGET) != given:
-            await self.store.update_run(run_id, extra={**run.extra, ADVERSARY_BUDGET: given})
-        return given
-
-    def _left_as_it_was(self, run_id: str, exc: OSError) -> StoreError:
-        """The state directory cannot be written (full, read-only): nothing more can be
-        recorded, so the run is left in its status for `srb resume`; say where."""
-        where = exc.filename or self.settings.state_dir
-        return StoreError(f"{where}: {exc.strerror or exc}; run {run_id} was left as it "
-                          "was: make room (or make it writable) and `srb resume` goes on")
-
-    # -- the driver lease: one process drives a run at a time ----------------------------
-
     async def _take_lease(self, run_id: str) -> None:
-        """Claim the run for this process; LeaseHeld when a live srb holds it already."""
-        mine = {"pid": os.getpid(), "host": socket.gethostname(), "since": _now()}
-        holder = await self.store.claim_extra(run_id, LEASE, mine, held=_lease_alive)
-        if isinstance(holder, dict):
-            raise LeaseHeld(run_id, holder)
+        await take_lease(self.store, run_id)
 
     async def _release_lease(self, run_id: str) -> None:
-        run = await self.store.require_run(run_id)
-        lease = run.extra.get(LEASE)
-        if isinstance(lease, dict) and lease.get("pid") == os.getpid():
-            extra = dict(run.extra)
-            extra.pop(LEASE)
-            await self.store.update_run(run_id, extra=extra)
+        await release_lease(self.store, run_id)
 
     @staticmethod
     def driven_elsewhere(run: RunRecord) -> bool:
         """Whether another live srb process on this machine is driving ``run`` (its lease
         names a running pid that is not ours); a killed driver's lease does not count."""
-        return _lease_alive(run.extra.get(LEASE))
+        return lease_alive(run.extra.get(LEASE))
 
     async def _drive(self, run_id: str, *, grade: bool) -> RunRecord:
         run = await self.store.require_run(run_id)
@@ -322,7 +282,7 @@ class RunService:
             run = await self.store.require_run(run_id)
         if run.status == "agent":
             if handle is None:
-                handle = await self._agent_never_started(run, task, agent)
+                handle = await agent_never_started(self, run, task, agent)
             if handle is None:
                 handle = await self.agent_phase.find_agent_container(run_id)
                 if handle is None:
@@ -357,40 +317,11 @@ class RunService:
                 return await self._zero_for_collection(run_id, aborted)
             run = await self.store.require_run(run_id)
         if grade and run.status in ("audit", "behavioural", "verification") and \
-                await self._score_already_stored(run):
+                await score_already_stored(self.store, self.run_dir(run.id), run):
             return await self._finish_stored_score(run_id)
         if grade and run.status in ("collecting", "audit", "behavioural", "verification"):
             return (await self._grade(run_id, task, state_a)).run
         return await self.store.require_run(run_id)
-
-    async def _agent_never_started(self, run: RunRecord, task: Task, agent: AgentSpec
-                                   ) -> ContainerHandle | None:
-        """srb stopped between entering ``agent`` and starting the container: the agent
-        never ran, so start it now (a container created but never started is removed
-        first, its files may be half-copied). None when the agent did start."""
-        found = [c for c in await list_managed(self.engine, run.id, store_tag=self.store_tag)
-                 if c.handle.role == "agent"]
-        if any(c.started_at is not None or c.running for c in found):
-            return None
-        recorded = [c for c in await self.store.containers(run.id) if c.role == "agent"]
-        if recorded and not found:
-            return None  # it existed and is gone: that is a fault, not a fresh start
-        for c in found:
-            await self._remove_quietly(c.handle)
-        self._say(run.id, "the agent had not started when srb stopped; starting it now")
-        state_a, image = await self._prepare(run.id, task)
-        return await self.agent_phase.start_agent(run, task, agent, state_a, image)
-
-    async def _score_already_stored(self, run: RunRecord) -> bool:
-        """Whether this grading's score is already in the store (srb stopped after
-        recording it, before the run became ``scored``): grading again would record a
-        second score for one grading."""
-        entered = [t.at for t in await self.store.transitions(run.id) if t.to_status == "audit"]
-        if not entered or not (self.run_dir(run.id) / "score.json").is_file():
-            return False
-        scores = [e.at for e in await self.store.events(run.id, limit=100_000)
-                  if e.kind == "score"]
-        return bool(scores) and max(scores) > max(entered)
 
     async def _finish_stored_score(self, run_id: str) -> RunRecord:
         await self._to(run_id, "scored", "graded (the score was recorded before srb stopped)")
@@ -514,7 +445,7 @@ class RunService:
     async def cancel_stored(self, run_id: str) -> RunRecord:
         """Cancel a run that no process is driving: remove its containers, mark it."""
         held = (await self.store.require_run(run_id)).extra.get(LEASE)
-        if _lease_alive(held):
+        if lease_alive(held):
             assert isinstance(held, dict)
             raise LeaseHeld(run_id, held)
         for c in await list_managed(self.engine, run_id, store_tag=self.store_tag):
@@ -603,23 +534,6 @@ class RunService:
 
 def _now() -> str:
     return utc_now()
-
-
-def _lease_alive(lease: object) -> bool:
-    """Whether ``lease`` names another running srb process on this host (a killed
-    driver's lease, or our own, does not hold)."""
-    if not isinstance(lease, dict) or lease.get("host") != socket.gethostname():
-        return False
-    pid = lease.get("pid")
-    if not isinstance(pid, int) or pid == os.getpid():
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 __all__ = ["Graded", "LaunchError", "LeaseHeld", "Limits", "RunService", "env_image_tag"]
