@@ -55,6 +55,7 @@ from srb_tui.service.run_faults import (
     LaunchError,
     LeaseHeld,
     agent_never_started,
+    engine_went_away,
     lease_alive,
     left_as_it_was,
     release_lease,
@@ -291,6 +292,11 @@ class RunService:
                     )
             await self.agent_phase.watch_agent(run, task, agent, handle)
             await self._close_access(run_id, agent.kind)
+            if await engine_went_away(self.engine, await self.store.require_run(run_id)):
+                return await self._fail_infra(
+                    run_id, "the Docker engine stopped under the agent (its container was "
+                    "signalled by the engine shutting down, not by srb); the run is invalid "
+                    "(re-run it), not a zero")
             if self._cancelled(run_id):
                 await self._remove_quietly(handle)
                 return await self._finish_cancelled(run_id)

@@ -16,12 +16,13 @@ run up again at the boundary where a killed srb left it.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from srb_tui.runner import ContainerHandle, list_managed
+from srb_tui.runner import ContainerHandle, DockerEngine, list_managed
 from srb_tui.store import RunRecord, Store, StoreError, utc_now
 
 if TYPE_CHECKING:
@@ -124,6 +125,36 @@ async def agent_never_started(service: RunService, run: RunRecord, task: Task,
     return await service.agent_phase.start_agent(run, task, agent, state_a, image)
 
 
+SIGNAL_EXITS = (128 + 9, 128 + 15)  # KILL, TERM
+
+
+async def engine_went_away(engine: DockerEngine, run: RunRecord, *, watch_sec: float = 5.0
+                           ) -> bool:
+    """Whether the agent's container died because the engine itself went down.
+
+    A dockerd that stops signals its containers first and closes its API a moment later,
+    so an agent that "exited" by TERM or KILL that srb did not send (not the deadline,
+    not a cancel) is watched for a few seconds: if the engine stops answering, the exit
+    was the engine's, and collecting the half-done workspace would turn an
+    infrastructure fault into a score."""
+    info = run.extra.get("agent_exit")
+    if not isinstance(info, dict) or info.get("reason") != "exited":
+        return False
+    if info.get("exit_code") not in SIGNAL_EXITS or run.stop_reason == "cancelled":
+        return False
+    end = asyncio.get_running_loop().time() + watch_sec
+    while True:
+        try:
+            answered = (await asyncio.wait_for(engine.ping(), 3.0)).ok
+        except TimeoutError:
+            answered = False
+        if not answered:
+            return True
+        if asyncio.get_running_loop().time() >= end:
+            return False
+        await asyncio.sleep(0.5)
+
+
 async def score_already_stored(store: Store, run_dir: Path, run: RunRecord) -> bool:
     """Whether this grading's score is already in the store (srb stopped after recording
     it, before the run became ``scored``): grading again would record a second score."""
@@ -140,6 +171,7 @@ __all__ = [
     "LaunchError",
     "LeaseHeld",
     "agent_never_started",
+    "engine_went_away",
     "lease_alive",
     "left_as_it_was",
     "release_lease",

@@ -167,9 +167,16 @@ def run_row(state: Path, run_id: str) -> dict[str, Any]:
         conn.close()
 
 
+def _holds(predicate: Any) -> bool:
+    try:
+        return bool(predicate())
+    except (sqlite3.Error, OSError, AssertionError):
+        return False  # the store is still being created, or the run is not there yet
+
+
 def wait_for(predicate: Any, what: str, deadline_sec: float = 120.0) -> None:
     end = time.monotonic() + deadline_sec
-    while not predicate():
+    while not _holds(predicate):
         assert time.monotonic() < end, f"timed out waiting for {what}"
         time.sleep(0.2)
 

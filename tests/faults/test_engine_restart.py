@@ -27,6 +27,7 @@ from tests.faults.harness import (
     Outcome,
     env,
     line_damage,
+    managed,
     only_run,
     q,
     remove_run_containers,
@@ -104,14 +105,18 @@ def test_engine_stops_during_the_agent_phase(tmp_path: Path,
         if proc.poll() is None:
             proc.kill()
     assert _state_now() == "up"
-    # back: nothing live to resume; gc reaps the dead run's container and records it
+    # back: nothing live to resume; resume reaps the dead run's container (the restarted
+    # engine kept it, stopped) and records its removal; gc then finds nothing of ours
+    left = managed(f"srb.run={run_id}")
     resumed = srb(state, "resume", "--json")
     assert json.loads(resumed.stdout)["resumed"] == [], resumed.stderr
     gc = srb(state, "gc", "--json")
-    assert json.loads(gc.stdout)["containers_removed"] >= 1, gc.stderr
+    assert json.loads(gc.stdout)["containers_removed"] == 0, gc.stderr
     removed = q(state / "srb.sqlite3", "SELECT removed_at FROM containers WHERE run_id = ? "
                 "AND role = 'agent'", (run_id,))
+    after = managed(f"srb.run={run_id}")
     remove_run_containers(run_id)
+    assert left and after == [], (left, after)
     assert removed and all(r[0] for r in removed), removed
     assert stdout_lines(state, run_id)[:len(READY_LINES)] == READY_LINES  # nothing lost
 
