@@ -91,6 +91,7 @@ def test_a_store_from_a_newer_srb_is_named_and_left_alone(tmp_path: Path) -> Non
     assert "newer than this srb" in text
 
 
+@pytest.mark.docker  # `srb runs cancel` opens the run service, which needs the engine
 def test_a_locked_store_is_named_and_left_alone(tmp_path: Path) -> None:
     """Another process holds the write lock: a command that must write waits the busy
     timeout, then says the file is locked (and by whom it may be) instead of failing
@@ -123,6 +124,7 @@ def _read_only_mount(folder: Path) -> Iterator[None]:
         subprocess.run(["umount", str(folder)], check=False, capture_output=True)
 
 
+@pytest.mark.docker
 def test_a_read_only_store_is_named_and_left_alone(tmp_path: Path) -> None:
     state, run_id = _made_store(tmp_path)
     with _read_only_mount(state):
