@@ -67,19 +67,17 @@ def test_disk_fills_while_the_log_streams(tmp_path: Path) -> None:
 
 
 def _fill(folder: Path) -> None:
-    with (folder / "filler").open("wb") as f:
-        try:
+    """Write zeros into ``folder`` until its file system has no byte left."""
+    fd = os.open(folder / "filler", os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        for size in (1 << 20, 4096, 1):
             while True:
-                f.write(b"\0" * (1 << 20))
-                f.flush()
-        except OSError:
-            pass
-        try:
-            while True:
-                f.write(b"\0" * 4096)
-                f.flush()
-        except OSError:
-            pass
+                try:
+                    os.write(fd, b"\0" * size)
+                except OSError:
+                    break
+    finally:
+        os.close(fd)
 
 
 @pytest.mark.skipif(not FULL, reason="the results case runs with SRB_FULL_FAULTS=1")
