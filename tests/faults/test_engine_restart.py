@@ -167,6 +167,6 @@ def test_engine_stops_during_a_stage_then_regrade(tmp_path: Path,
         assert again.returncode == 0, again.stderr[-2000:]
         row = run_row(state, run_id)
         assert row["status"] == "scored" and row["valid"] == 1, row
-        Outcome("dockerd-stop", "stage, then re-graded", "resumed").record()
+        Outcome("re-grade after dockerd-stop", "stage", "resumed").record()  # same injection
     finally:
         remove_run_containers(run_id)
