@@ -25,7 +25,6 @@ from rich.text import Text
 
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
-from srb_tui.runner import gc
 from srb_tui.service.agent_events import AgentRoundFinished
 from srb_tui.service.app import EngineUnavailable, GatewayConfigError
 from srb_tui.service.app import open_service as open_core
@@ -327,16 +326,17 @@ def cmd_cancel(args: argparse.Namespace, settings: Settings, out: Output) -> int
 def cmd_gc(args: argparse.Namespace, settings: Settings, out: Output) -> int:
     async def body() -> int:
         async with open_service(settings) as service:
-            live = {r.id for r in await service.store.live_runs()}
-            report = await gc(service.engine, live)
+            report, live = await service.gc()
             if out.json_mode:
                 out.emit_json({"containers_removed": report.containers_removed,
                                "image_bytes_reclaimed": report.image_bytes_reclaimed,
-                               "live_runs_kept": sorted(live)})
+                               "live_runs_kept": sorted(live),
+                               "other_stores_containers_kept": report.foreign_kept})
             else:
                 out.print(f"removed {report.containers_removed} container(s), reclaimed "
                           f"{report.image_bytes_reclaimed} bytes of images; "
-                          f"{len(live)} live run(s) untouched")
+                          f"{len(live)} live run(s) untouched, {report.foreign_kept} "
+                          "container(s) of other stores left alone")
             return 0
 
     return guard(body, out)

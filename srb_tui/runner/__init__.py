@@ -31,10 +31,11 @@ from srb_tui.runner.extract import CollectResult, ExtractLimits
 from srb_tui.runner.images import ImageInfo, build_image, list_images, prune_images
 from srb_tui.runner.logs import LogCursor, LogFollower, cursors_after
 from srb_tui.runner.pool import RunnerPool
-from srb_tui.runner.reaper import ManagedContainer, gc, list_managed, reap, reattach
-from srb_tui.runner.spec import Bind, ContainerSpec, LogLine, Stream
+from srb_tui.runner.reaper import GcReport, ManagedContainer, gc, list_managed, reap, reattach
+from srb_tui.runner.spec import LABEL_STORE, Bind, ContainerSpec, LogLine, Stream, store_tag
 
 __all__ = [
+    "LABEL_STORE",
     "Bind",
     "CollectError",
     "CollectResult",
@@ -50,6 +51,7 @@ __all__ = [
     "ExitInfo",
     "ExitReason",
     "ExtractLimits",
+    "GcReport",
     "ImageBuildError",
     "ImageInfo",
     "LogCursor",
@@ -75,5 +77,6 @@ __all__ = [
     "reattach",
     "remove",
     "start",
+    "store_tag",
     "wait_with_budget",
 ]

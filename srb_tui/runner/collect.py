@@ -16,11 +16,12 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+import requests
 from docker.errors import APIError, NotFound  # type: ignore[import-untyped]
 
 from srb_tui.runner.containers import ContainerHandle
 from srb_tui.runner.engine import DockerEngine
-from srb_tui.runner.errors import CollectError
+from srb_tui.runner.errors import CollectError, EngineUnavailable
 from srb_tui.runner.extract import CollectResult, ExtractAborted, ExtractLimits, extract_archive
 from srb_tui.runner.spec import REPO_DIR
 
@@ -119,6 +120,14 @@ async def collect_submission(
             f"({err.explanation})"
         ) from err
     except APIError as err:
+        if err.is_server_error():  # the engine failed, not the submission: infra, no zero
+            raise EngineUnavailable(
+                f"run {handle.run_id}: the engine failed while {source} was fetched: {err}"
+            ) from err
         raise CollectError(f"run {handle.run_id}: cannot fetch {source}: {err}") from err
+    except requests.exceptions.ConnectionError as err:
+        raise EngineUnavailable(
+            f"run {handle.run_id}: lost the Docker engine while {source} was fetched: {err}"
+        ) from err
     except ValueError as err:
         raise CollectError(f"run {handle.run_id}: {err}") from err

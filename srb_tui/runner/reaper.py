@@ -1,7 +1,10 @@
 """Find srb's containers by label after a restart: reap the dead runs', re-attach the live.
 
 A run is *live* when the store says it is still in progress; the service passes those
-run ids in. Containers of any other run are force-removed. For live runs the caller
+run ids in. Several stores may share one engine, so a caller only ever reaps the
+containers that belong to *its* store: those labelled ``srb.store=<its tag>``, and
+unlabelled ones (made before stage containers carried the label) whose run id its store
+knows. Every other container is left alone, live or not. For live runs the caller
 gets handles plus the real ``State.StartedAt``, so the budget keeps counting from the
 original start and logs can resume from the last stored line.
 """
@@ -23,7 +26,7 @@ from srb_tui.runner.containers import (
 )
 from srb_tui.runner.engine import DockerEngine
 from srb_tui.runner.images import prune_images
-from srb_tui.runner.spec import LABEL_MANAGED, LABEL_RUN
+from srb_tui.runner.spec import LABEL_MANAGED, LABEL_RUN, LABEL_STORE
 
 
 @dataclass(frozen=True)
@@ -32,12 +35,21 @@ class ManagedContainer:
     status: str
     running: bool
     started_at: datetime | None
+    store: str | None = None  # the srb.store label, None when the container has none
+
+    def owned_by(self, store_tag: str, known_run_ids: Collection[str]) -> bool:
+        """Whether this container belongs to the store tagged ``store_tag``."""
+        if self.store is not None:
+            return self.store == store_tag
+        return self.handle.run_id in known_run_ids
 
 
 @dataclass(frozen=True)
 class GcReport:
     containers_removed: int
     image_bytes_reclaimed: int
+    foreign_kept: int = 0  # containers of other stores on the engine, left alone
+    removed: tuple[ManagedContainer, ...] = ()
 
 
 def _list(api: Any, run_id: str | None) -> list[ManagedContainer]:
@@ -57,32 +69,61 @@ def _list(api: Any, run_id: str | None) -> list[ManagedContainer]:
                 status=state.status,
                 running=state.running,
                 started_at=state.started_at,
+                store=state.labels.get(LABEL_STORE),
             )
         )
     return out
 
 
-async def list_managed(engine: DockerEngine, run_id: str | None = None) -> list[ManagedContainer]:
-    """Every container labelled ``srb.managed=1`` (optionally of one run)."""
+async def list_managed(
+    engine: DockerEngine, run_id: str | None = None, *, store_tag: str | None = None
+) -> list[ManagedContainer]:
+    """Every container labelled ``srb.managed=1`` (optionally of one run); with
+    ``store_tag``, without those labelled as another store's (a copied store shares
+    run ids with its original)."""
     api = await engine.api()
-    return await engine.call(_list, api, run_id)
+    found: list[ManagedContainer] = await engine.call(_list, api, run_id)
+    if store_tag is None:
+        return found
+    return [c for c in found if c.store in (None, store_tag)]
 
 
-async def reap(engine: DockerEngine, live_run_ids: Collection[str]) -> list[ManagedContainer]:
-    """Force-remove managed containers whose run is not live; returns what was removed."""
-    gone = [c for c in await list_managed(engine) if c.handle.run_id not in live_run_ids]
+async def reap(
+    engine: DockerEngine,
+    live_run_ids: Collection[str],
+    *,
+    store_tag: str,
+    known_run_ids: Collection[str] = (),
+) -> list[ManagedContainer]:
+    """Force-remove this store's managed containers whose run is not live; returns what
+    was removed. Containers of other stores are never touched."""
+    gone = [c for c in await list_managed(engine)
+            if c.owned_by(store_tag, known_run_ids) and c.handle.run_id not in live_run_ids]
     for c in gone:
         await remove(engine, c.handle)
     return gone
 
 
-async def reattach(engine: DockerEngine, live_run_ids: Collection[str]) -> list[ManagedContainer]:
-    """Containers of live runs (running or stopped but not yet collected), to resume."""
-    return [c for c in await list_managed(engine) if c.handle.run_id in live_run_ids]
+async def reattach(
+    engine: DockerEngine, live_run_ids: Collection[str], *, store_tag: str | None = None
+) -> list[ManagedContainer]:
+    """Containers of live runs (running or stopped but not yet collected), to resume;
+    with ``store_tag``, only that store's (labelled or unlabelled) ones."""
+    return [c for c in await list_managed(engine) if c.handle.run_id in live_run_ids
+            and (store_tag is None or c.store in (None, store_tag))]
 
 
-async def gc(engine: DockerEngine, live_run_ids: Collection[str]) -> GcReport:
-    """Reap dead runs' containers and prune dangling srb images."""
-    removed = await reap(engine, live_run_ids)
+async def gc(
+    engine: DockerEngine,
+    live_run_ids: Collection[str],
+    *,
+    store_tag: str,
+    known_run_ids: Collection[str] = (),
+) -> GcReport:
+    """Reap this store's dead runs' containers and prune dangling srb images."""
+    before = await list_managed(engine)
+    removed = await reap(engine, live_run_ids, store_tag=store_tag, known_run_ids=known_run_ids)
+    foreign = sum(1 for c in before if not c.owned_by(store_tag, known_run_ids))
     reclaimed = await prune_images(engine)
-    return GcReport(containers_removed=len(removed), image_bytes_reclaimed=reclaimed)
+    return GcReport(containers_removed=len(removed), image_bytes_reclaimed=reclaimed,
+                    foreign_kept=foreign, removed=tuple(removed))

@@ -6,9 +6,11 @@ derived from run and role.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 Stream = Literal["stdout", "stderr"]
@@ -17,6 +19,7 @@ LABEL_MANAGED = "srb.managed"
 LABEL_RUN = "srb.run"
 LABEL_ROLE = "srb.role"
 LABEL_CONTEXT = "srb.context"
+LABEL_STORE = "srb.store"  # which store's run a container belongs to (see store_tag)
 
 AGENT_UID = 1000
 AGENT_GID = 1000
@@ -24,6 +27,14 @@ WORKSPACE = "/workspace"
 REPO_DIR = "/workspace/repo"
 
 GIB = 1024**3
+
+
+
+def store_tag(db_path: Path) -> str:
+    """A short stable tag of the store at ``db_path``: the value of ``srb.store`` on every
+    container srb creates for that store's runs, so one store never reaps another's."""
+    return hashlib.sha256(str(db_path.resolve()).encode()).hexdigest()[:16]
+
 
 _NAME_UNSAFE = re.compile(r"[^a-zA-Z0-9_.-]+")
 _USER = re.compile(r"^(\d+):(\d+)$")

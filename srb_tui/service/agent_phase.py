@@ -24,6 +24,7 @@ from pathlib import Path
 from srb_tui.agents import AgentSpec, plan_agent
 from srb_tui.agents.spec import CLIENT_KINDS
 from srb_tui.runner import (
+    LABEL_STORE,
     CollectError,
     ContainerHandle,
     ContainerSpec,
@@ -50,7 +51,7 @@ from srb_tui.service.model_access import ModelAccess
 from srb_tui.store import RunRecord, Store, utc_now
 
 AGENT_ROLE = "agent"
-STORE_LABEL = "srb.store"
+STORE_LABEL = LABEL_STORE
 GIB = 1024**3
 
 
@@ -133,7 +134,7 @@ class AgentPhase:
         )
 
     async def find_agent_container(self, run_id: str) -> ContainerHandle | None:
-        for c in await list_managed(self.engine, run_id):
+        for c in await list_managed(self.engine, run_id, store_tag=self.ctx.store_tag):
             if c.handle.role == AGENT_ROLE:
                 return c.handle
         return None

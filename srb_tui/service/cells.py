@@ -27,7 +27,7 @@ async def clear_stage_containers(service: RunService, run_id: str) -> int:
     from Stage I on re-attach, and a leftover would block the new container's name; the
     agent container is kept: re-attach and collection need it). Returns how many."""
     removed = 0
-    for found in await list_managed(service.engine, run_id):
+    for found in await list_managed(service.engine, run_id, store_tag=service.store_tag):
         if found.handle.role != "agent":
             with contextlib.suppress(RunnerError):
                 await remove(service.engine, found.handle)

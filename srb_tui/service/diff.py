@@ -18,6 +18,7 @@ from typing import Literal
 
 from srb_tui.config import Settings
 from srb_tui.schema import load_task
+from srb_tui.service.safe_read import display_name, open_regular
 from srb_tui.sources import StateAError, prepare_state_a
 from srb_tui.store import RunRecord, Store, StoreError
 
@@ -43,6 +44,11 @@ class FileEntry:
     @property
     def name(self) -> str:
         return self.path.rsplit("/", 1)[-1]
+
+    @property
+    def shown(self) -> str:
+        """The path as the screens show it: control characters visibly escaped."""
+        return display_name(self.path)
 
 
 @dataclass(frozen=True)
@@ -111,8 +117,8 @@ def same_content(a: str | Path, b: str | Path, *, links: bool = False) -> bool:
             return os.readlink(a) == os.readlink(b)
         except OSError:
             return False
-    try:
-        with open(a, "rb") as fa, open(b, "rb") as fb:
+    try:  # O_NOFOLLOW | O_NONBLOCK, regular files only: a swapped-in FIFO cannot block
+        with open(open_regular(a), "rb") as fa, open(open_regular(b), "rb") as fb:
             while True:
                 block_a = fa.read(COMPARE_CHUNK)
                 if block_a != fb.read(COMPARE_CHUNK):

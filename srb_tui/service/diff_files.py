@@ -9,11 +9,18 @@ rows for a two-column view; ``unified_text`` renders the diff as ``diff -u`` wou
 from __future__ import annotations
 
 import difflib
-import os
 from dataclasses import dataclass
 from itertools import zip_longest
 from pathlib import Path
 from typing import Literal
+
+from srb_tui.service.safe_read import (
+    display_name,
+    exists_in_tree,
+    is_link_in_tree,
+    link_target,
+    read_in_tree,
+)
 
 LineKind = Literal[" ", "-", "+"]
 MAX_DIFF_BYTES = 4_000_000
@@ -75,22 +82,22 @@ class SideText:
     note: str | None = None
 
 
-def read_side(path: Path) -> SideText:
-    """A file's text; links read as ``-> target``; binary and huge files are flagged."""
-    if path.is_symlink():
-        try:
-            return SideText(f"-> {os.readlink(path)}\n")
-        except OSError as exc:
-            return SideText(None, note=f"{path}: unreadable link ({exc.strerror or exc})")
-    if not path.exists():
+def read_side(root: Path, rel: str) -> SideText:
+    """The text of ``rel`` in the tree ``root``, read by srb's host-side policy
+    (service/safe_read.py): links read as ``-> target`` and never followed, FIFOs and
+    devices refused, huge files flagged; binary files are flagged too."""
+    shown = display_name(rel)
+    if not exists_in_tree(root, rel):
         return SideText(None)
     try:
-        size = path.stat().st_size
-        if size > MAX_DIFF_BYTES:
-            return SideText("", note=f"{size:,} bytes: too large to diff here")
-        data = path.read_bytes()
+        if is_link_in_tree(root, rel):
+            return SideText(f"-> {link_target(root, rel)}\n")
+        read = read_in_tree(root, rel, MAX_DIFF_BYTES)
     except OSError as exc:
-        return SideText(None, note=f"{path}: unreadable ({exc.strerror or exc})")
+        return SideText(None, note=f"{shown}: not read ({exc.strerror or exc})")
+    if read.truncated:
+        return SideText("", note=f"{read.size:,} bytes: too large to diff here")
+    data = read.data
     if b"\0" in data[:BINARY_SNIFF]:
         return SideText("", binary=True)
     return SideText(data.decode("utf-8", "replace"))
@@ -133,7 +140,7 @@ def diff_lines(old: list[str], new: list[str], context: int = 3) -> tuple[Hunk, 
 
 def file_diff(left: Path, right: Path, path: str, context: int = 3) -> FileDiff:
     """The diff of ``path`` between the trees ``left`` (State A) and ``right``."""
-    a, b = read_side(left / path), read_side(right / path)
+    a, b = read_side(left, path), read_side(right, path)
     note = a.note or b.note
     if a.binary or b.binary:
         return FileDiff(path, None, None, (), binary=True, note=note or "binary file")

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from srb_tui.service.diff import FileEntry, TreeComparison
 from srb_tui.service.diff_files import BINARY_SNIFF, MAX_DIFF_BYTES, diff_lines, split_lines
+from srb_tui.service.safe_read import read_in_tree
 
 LANGUAGES: dict[str, str] = {
     ".py": "Python", ".pyi": "Python", ".pyx": "Cython",
@@ -79,13 +80,14 @@ class SearchResult:
     truncated: bool
 
 
-def _read(path: Path) -> bytes | None:
+def _read(root: Path, rel: str) -> bytes | None:
+    """``rel``'s bytes by the host-side read policy (no link followed, no FIFO opened);
+    None for a link, a special file or one over MAX_DIFF_BYTES."""
     try:
-        if path.is_symlink() or path.stat().st_size > MAX_DIFF_BYTES:
-            return None
-        return path.read_bytes()
+        read = read_in_tree(root, rel, MAX_DIFF_BYTES)
     except OSError:
         return None
+    return None if read.truncated else read.data
 
 
 def _text(data: bytes | None) -> str | None:
@@ -98,8 +100,8 @@ def line_count(comparison: TreeComparison, entry: FileEntry) -> LineCount:
     """+/- lines of one entry (all lines of an added or removed file)."""
     if entry.status == "same":
         return LineCount(entry.path, 0, 0)
-    old = _text(_read(comparison.left / entry.path)) if entry.status != "added" else ""
-    new = _text(_read(comparison.right / entry.path)) if entry.status != "removed" else ""
+    old = _text(_read(comparison.left, entry.path)) if entry.status != "added" else ""
+    new = _text(_read(comparison.right, entry.path)) if entry.status != "removed" else ""
     if old is None or new is None:
         return LineCount(entry.path, 0, 0, binary=True)
     if entry.status == "added":
@@ -140,7 +142,7 @@ def language_of(path: str, head: bytes = b"") -> str:
 def _count_tree(root: Path, paths: Sequence[str]) -> dict[str, tuple[int, int]]:
     totals: dict[str, tuple[int, int]] = {}
     for rel in paths:
-        data = _read(root / rel)
+        data = _read(root, rel)
         text = _text(data)
         if text is None:
             language, lines = BINARY, 0
@@ -193,7 +195,7 @@ def search(
         if entry.status != "removed" and entry.status != "same":
             sides.append(("B", comparison.right))
         for side, root in sides:
-            data = _read(root / entry.path)
+            data = _read(root, entry.path)
             if data is None or (wanted.isascii() and wanted.encode() not in data.lower()):
                 continue
             text = _text(data)

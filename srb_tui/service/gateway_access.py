@@ -13,7 +13,7 @@ from typing import Any
 
 from srb_tui.agents.adapters import Endpoint
 from srb_tui.gateway import Gateway
-from srb_tui.runner import DockerEngine, RunnerError, list_managed, remove
+from srb_tui.runner import LABEL_STORE, DockerEngine, RunnerError, list_managed, remove
 from srb_tui.runner.relay import (
     RELAY_PORT,
     agent_network_mode,
@@ -67,7 +67,7 @@ class GatewayAccess:
         with contextlib.suppress(Exception):
             await self.gateway.settle(run_id)
         await self.gateway.revoke_run(run_id)
-        for c in await list_managed(self.engine, run_id):
+        for c in await list_managed(self.engine, run_id, store_tag=self.labels.get(LABEL_STORE)):
             if c.handle.role == RELAY_ROLE:
                 with contextlib.suppress(RunnerError):
                     await remove(self.engine, c.handle)

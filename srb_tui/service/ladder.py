@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from srb_tui import faultpoint
 from srb_tui.config import DEFAULT_BASE_IMAGE
 from srb_tui.gateway import Gateway
 from srb_tui.grader.envelope import atomic_write_json
@@ -39,7 +40,7 @@ from srb_tui.service.stages.audit import run_audit
 from srb_tui.service.stages.behavioural import outcome_of, run_behavioural
 from srb_tui.service.stages.common import StageImages, StageOutcome, with_fault
 from srb_tui.service.stages.verification import DEFAULT_PARALLEL, run_verification
-from srb_tui.store import Store, is_legal
+from srb_tui.store import Store, StoreError, is_legal
 
 STAGES = ("audit", "behavioural", "verification")
 _GRADING_PATH = ("audit", "behavioural", "verification", "scored")
@@ -357,6 +358,7 @@ class _Ladder:
                 behavioural_points=_policy(c.task).behavioural_points,
             ),
         )  # fmt: skip
+        faultpoint.reached("scoring:files")
         await c.store.update_run(
             c.run_id,
             score=envelope.score,
@@ -367,6 +369,7 @@ class _Ladder:
             grader_fingerprint=fingerprint(),
         )
         await c.store.add_event(c.run_id, "score", envelope.to_json())
+        faultpoint.reached("scoring:stored")
         await self.enter("scored", "graded")
 
     async def grade(self) -> ScoreEnvelope:
@@ -417,6 +420,9 @@ async def grade_run(
         return await ladder.grade()
     except LadderError:
         raise
+    except (StoreError, OSError):
+        raise  # the store or the disk failed (full, read-only): nothing can be recorded,
+        # so the run stays in its grading status and `srb resume` grades it again
     except Exception as err:
         message = f"grading failed: {type(err).__name__}: {err}"
         with contextlib.suppress(Exception):

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-import os
-import socket
+import errno
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from srb_tui import faultpoint
 from srb_tui.agents import AgentSpecError, parse_agent_spec, plan_agent
 from srb_tui.agents.adapters import AdapterError, make_adapter
 from srb_tui.agents.clients import ClientError, resolve_pin
@@ -30,12 +29,15 @@ from srb_tui.runner import (
     ContainerHandle,
     DockerEngine,
     ExtractLimits,
+    GcReport,
     ImageBuildError,
     RunnerError,
     build_image,
-    inspect_state,
+    gc,
     list_managed,
+    reap,
     remove,
+    store_tag,
 )
 from srb_tui.schema import Task, TaskLoad, load_task
 from srb_tui.scoring import ScoreEnvelope
@@ -50,21 +52,27 @@ from srb_tui.service.events import (
 )
 from srb_tui.service.image_plan import ImageMapError, load_image_map, stage_buildargs
 from srb_tui.service.model_access import ModelAccess, NoModelAccess
+from srb_tui.service.run_faults import (
+    LEASE,
+    LaunchError,
+    LeaseHeld,
+    agent_never_started,
+    engine_went_away,
+    lease_alive,
+    left_as_it_was,
+    release_lease,
+    remember_adversary_budget,
+    score_already_stored,
+    take_lease,
+)
 from srb_tui.service.stages.common import StageFault, StageImages
 from srb_tui.sources import StateAError, prepare_state_a
-from srb_tui.store import FINAL_STATUSES, RunRecord, Store, utc_now
+from srb_tui.store import FINAL_STATUSES, RunRecord, Store, StoreError, utc_now
 
 if TYPE_CHECKING:
     from srb_tui.gateway import Gateway
 
 MIB = 1024**2
-
-
-class LaunchError(Exception):
-    """A run that cannot be created: unknown task, invalid task, bad agent spec."""
-
-
-LEASE = "driver"
 
 
 @dataclass(frozen=True)
@@ -78,7 +86,7 @@ class Graded:
 def store_label(db_path: Path) -> str:
     """A short stable tag of the store a container belongs to, so one srb never reaps
     the containers of another store's runs on the same engine."""
-    return hashlib.sha256(str(db_path.resolve()).encode()).hexdigest()[:16]
+    return store_tag(db_path)
 
 
 def env_image_tag(task_id: str) -> str:
@@ -231,19 +239,30 @@ class RunService:
         ``infra_error`` with the reason, never in a score. ``adversary_budget_sec``
         overrides the task's Stage III budgets (a quick look, not a published score)."""
         self._cancel.setdefault(run_id, asyncio.Event())
-        self._adversary_budget[run_id] = adversary_budget_sec
-        await self._take_lease(run_id)
         try:
+            await self._take_lease(run_id)
+            self._adversary_budget[run_id] = await remember_adversary_budget(
+                self.store, run_id, adversary_budget_sec)
             run = await self.store.require_run(run_id)
             if run.agent.split(":", 1)[0] in CLIENT_KINDS:
                 await self.ensure_gateway()
             return await self._drive(run_id, grade=grade)
         except (ClientError, AdapterError, NoModelAccess) as exc:
             # Refused before the agent did anything: nothing of the run is worth keeping.
-            for c in await list_managed(self.engine, run_id):
+            for c in await list_managed(self.engine, run_id, store_tag=self.store_tag):
                 await self._remove_quietly(c.handle)
             return await self._fail_infra(run_id, str(exc))
-        except (RunnerError, StateAError, OSError) as exc:
+        except OSError as exc:
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS):
+                raise left_as_it_was(self.settings.state_dir, run_id, exc) from exc
+            return await self._fail_infra(run_id, str(exc))
+        except (RunnerError, StateAError) as exc:
+            return await self._fail_infra(run_id, str(exc))
+        except Exception as exc:
+            from srb_tui.service.ladder import LadderError
+
+            if not isinstance(exc, LadderError):
+                raise
             return await self._fail_infra(run_id, str(exc))
         finally:
             self._cancel.pop(run_id, None)
@@ -251,39 +270,17 @@ class RunService:
             with contextlib.suppress(Exception):
                 await self._release_lease(run_id)
 
-    # -- the driver lease: one process drives a run at a time ----------------------------
-
     async def _take_lease(self, run_id: str) -> None:
-        run = await self.store.require_run(run_id)
-        extra = dict(run.extra)
-        extra[LEASE] = {"pid": os.getpid(), "host": socket.gethostname(), "since": _now()}
-        await self.store.update_run(run_id, extra=extra)
+        await take_lease(self.store, run_id)
 
     async def _release_lease(self, run_id: str) -> None:
-        run = await self.store.require_run(run_id)
-        lease = run.extra.get(LEASE)
-        if isinstance(lease, dict) and lease.get("pid") == os.getpid():
-            extra = dict(run.extra)
-            extra.pop(LEASE)
-            await self.store.update_run(run_id, extra=extra)
+        await release_lease(self.store, run_id)
 
     @staticmethod
     def driven_elsewhere(run: RunRecord) -> bool:
         """Whether another live srb process on this machine is driving ``run`` (its lease
         names a running pid that is not ours); a killed driver's lease does not count."""
-        lease = run.extra.get(LEASE)
-        if not isinstance(lease, dict) or lease.get("host") != socket.gethostname():
-            return False
-        pid = lease.get("pid")
-        if not isinstance(pid, int) or pid == os.getpid():
-            return False
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
+        return lease_alive(run.extra.get(LEASE))
 
     async def _drive(self, run_id: str, *, grade: bool) -> RunRecord:
         run = await self.store.require_run(run_id)
@@ -304,8 +301,11 @@ class RunService:
                 return await self._finish_cancelled(run_id)
             await self._to(run_id, "agent")
             handle = await self.agent_phase.start_agent(run, task, agent, state_a, image)
+            faultpoint.reached("agent:started")
             run = await self.store.require_run(run_id)
         if run.status == "agent":
+            if handle is None:
+                handle = await agent_never_started(self, run, task, agent)
             if handle is None:
                 handle = await self.agent_phase.find_agent_container(run_id)
                 if handle is None:
@@ -314,6 +314,11 @@ class RunService:
                     )
             await self.agent_phase.watch_agent(run, task, agent, handle)
             await self._close_access(run_id, agent.kind)
+            if await engine_went_away(self.engine, await self.store.require_run(run_id)):
+                return await self._fail_infra(
+                    run_id, "the Docker engine stopped under the agent (its container was "
+                    "signalled by the engine shutting down, not by srb); the run is invalid "
+                    "(re-run it), not a zero")
             if self._cancelled(run_id):
                 await self._remove_quietly(handle)
                 return await self._finish_cancelled(run_id)
@@ -334,10 +339,14 @@ class RunService:
                 return await self._fail_infra(run_id, "the agent container is gone; "
                                               "nothing to collect")
             aborted = await self.agent_phase.collect(run, task, handle)
+            faultpoint.reached("collect:done")
             await self._remove_quietly(handle)
             if aborted:
                 return await self._zero_for_collection(run_id, aborted)
             run = await self.store.require_run(run_id)
+        if grade and run.status in ("audit", "behavioural", "verification") and \
+                await score_already_stored(self.store, self.run_dir(run.id), run):
+            return await self._finish_stored_score(run_id)
         if grade and run.status in ("collecting", "audit", "behavioural", "verification"):
             return (await self._grade(run_id, task, state_a)).run
         return await self.store.require_run(run_id)
@@ -349,6 +358,14 @@ class RunService:
             return load_image_map(self.settings.state_dir)
         except ImageMapError:
             return {}
+
+    async def _finish_stored_score(self, run_id: str) -> RunRecord:
+        await self._to(run_id, "scored", "graded (the score was recorded before srb stopped)")
+        await self.store.update_run(run_id, finished_at=_now())
+        run = await self.store.require_run(run_id)
+        self.bus.publish(RunFinished(run_id, run.status, run.score, run.valid,
+                                     run.harness_error))
+        return run
 
     async def _prepare(self, run_id: str, task: Task) -> tuple[Path, str]:
         self._say(run_id, "preparing State A")
@@ -411,11 +428,14 @@ class RunService:
         load = self._load(run.task_path)
         if load.task is None:
             raise LaunchError(f"run {run_id}: task {run.task_id} no longer loads")
+        await self._take_lease(run_id)
         self._adversary_budget[run_id] = adversary_budget_sec
         try:
             return await self._grade(run_id, load.task, None, stages=stages, force=force)
         finally:
             self._adversary_budget.pop(run_id, None)
+            with contextlib.suppress(Exception):
+                await self._release_lease(run_id)
 
     async def _grade(
         self,
@@ -475,7 +495,11 @@ class RunService:
 
     async def cancel_stored(self, run_id: str) -> RunRecord:
         """Cancel a run that no process is driving: remove its containers, mark it."""
-        for c in await list_managed(self.engine, run_id):
+        held = (await self.store.require_run(run_id)).extra.get(LEASE)
+        if lease_alive(held):
+            assert isinstance(held, dict)
+            raise LeaseHeld(run_id, held)
+        for c in await list_managed(self.engine, run_id, store_tag=self.store_tag):
             await self._remove_quietly(c.handle)
         run = await self.store.require_run(run_id)
         if run.status in FINAL_STATUSES:
@@ -486,24 +510,36 @@ class RunService:
         """Finish every run a previous srb left live; reap containers of finished runs."""
         live = await self.store.live_runs()
         live_ids = {r.id for r in live}
-        for c in await list_managed(self.engine):
-            if c.handle.run_id in live_ids:
-                continue
-            try:
-                labels = (await inspect_state(self.engine, c.handle)).labels
-            except RunnerError:
-                continue
-            if labels.get(STORE_LABEL) == self.store_tag:
-                await self._remove_quietly(c.handle)
-                self._say(c.handle.run_id, f"reaped leftover container {c.handle.name}")
+        known = await self.store.known_run_ids(
+            [c.handle.run_id for c in await list_managed(self.engine)])
+        for c in await reap(self.engine, live_ids, store_tag=self.store_tag,
+                            known_run_ids=known):
+            await self._mark_removed(c.handle)
+            self._say(c.handle.run_id, f"reaped leftover container {c.handle.name}")
         results = []
         for run in live:
             if self.driven_elsewhere(run):
                 self._say(run.id, "driven by another srb process; left alone")
                 results.append(run)
                 continue
-            results.append(await self.drive(run.id, grade=grade))
+            try:
+                results.append(await self.drive(run.id, grade=grade))
+            except LeaseHeld as exc:  # another srb claimed it since we looked
+                self._say(run.id, str(exc))
+                results.append(await self.store.require_run(run.id))
         return results
+
+    async def gc(self) -> tuple[GcReport, set[str]]:
+        """Remove this store's containers of runs that are over (never another store's,
+        never a live run's) and prune dangling srb images; returns the report and the
+        live run ids kept."""
+        live = {r.id for r in await self.store.live_runs()}
+        known = await self.store.known_run_ids(
+            [c.handle.run_id for c in await list_managed(self.engine)])
+        report = await gc(self.engine, live, store_tag=self.store_tag, known_run_ids=known)
+        for c in report.removed:
+            await self._mark_removed(c.handle)
+        return report, live
 
     def _model_access(self) -> ModelAccess | None:
         """The explicit access given at construction, else one over ``self.gateway``."""
@@ -528,6 +564,12 @@ class RunService:
     async def _remove_quietly(self, handle: ContainerHandle) -> None:
         with contextlib.suppress(RunnerError):
             await remove(self.engine, handle)
+            await self._mark_removed(handle)
+
+    async def _mark_removed(self, handle: ContainerHandle) -> None:
+        """Record the container's removal (``removed_at``) when srb recorded it."""
+        with contextlib.suppress(StoreError):
+            await self.store.mark_container_removed(handle.id)
 
     # -- paths -------------------------------------------------------------------------
 
@@ -545,4 +587,4 @@ def _now() -> str:
     return utc_now()
 
 
-__all__ = ["Graded", "LaunchError", "Limits", "RunService", "env_image_tag"]
+__all__ = ["Graded", "LaunchError", "LeaseHeld", "Limits", "RunService", "env_image_tag"]

@@ -135,6 +135,19 @@ class InfraMixin(StoreBase):
 
         return await self._write(job)
 
+    async def mark_container_removed(self, container_id: str) -> bool:
+        """Set ``removed_at`` (now) of a recorded container that has none yet; False when
+        srb never recorded it (a relay sidecar, a container of an older srb)."""
+        now = utc_now()
+
+        async def job(conn: aiosqlite.Connection) -> bool:
+            cursor = await conn.execute(
+                "UPDATE containers SET removed_at = ? WHERE container_id = ?"
+                " AND removed_at IS NULL", (now, container_id))
+            return cursor.rowcount > 0
+
+        return await self._write(job)
+
     async def containers(
         self, run_id: str | None = None, *, present_only: bool = False
     ) -> list[ContainerRecord]:

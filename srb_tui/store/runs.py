@@ -7,6 +7,7 @@ from typing import Any, Final
 
 import aiosqlite
 
+from srb_tui import faultpoint
 from srb_tui.store.base import StoreBase, query
 from srb_tui.store.clock import RUN_ID_PATTERN, new_run_id, utc_now
 from srb_tui.store.convert import (
@@ -266,7 +267,9 @@ class RunsMixin(StoreBase):
                 reason=reason,
             )
 
-        return await self._write(job)
+        done = await self._write(job)
+        faultpoint.reached(f"status:{to_status}")  # test-only; off unless SRB_FAULT_KILL_AT
+        return done
 
     async def update_run(self, run_id: str, **fields: Any) -> RunRecord:
         """Change whitelisted fields (``UPDATABLE_RUN_FIELDS``) of a run; return the run.
@@ -294,6 +297,27 @@ class RunsMixin(StoreBase):
                     (*encoded.values(), utc_now(), run_id),
                 )
             return await self._run_in(conn, run_id)
+
+        return await self._write(job)
+
+    async def claim_extra(
+        self, run_id: str, key: str, value: Any, *, held: Callable[[Any], bool]
+    ) -> Any:
+        """Set ``extra[key] = value`` unless the current ``extra[key]`` is still ``held``
+        (a predicate, e.g. "its process is alive"); in one write transaction, so of two
+        processes claiming at once exactly one wins. Returns None when claimed, else the
+        value that holds it."""
+        encode = UPDATABLE_RUN_FIELDS["extra"]
+
+        async def job(conn: aiosqlite.Connection) -> Any:
+            run = await self._run_in(conn, run_id)
+            current = run.extra.get(key)
+            if current is not None and held(current):
+                return current
+            extra = {**run.extra, key: value}
+            await conn.execute("UPDATE runs SET extra = ?, updated_at = ? WHERE id = ?",
+                               (encode(extra, f"run {run_id} extra"), utc_now(), run_id))
+            return None
 
         return await self._write(job)
 
@@ -390,6 +414,18 @@ class RunsMixin(StoreBase):
             sorted(FINAL_STATUSES),
         )
         return [run_from_row(row) for row in rows]
+
+    async def known_run_ids(self, run_ids: Sequence[str]) -> set[str]:
+        """Which of ``run_ids`` are runs of this store (the reaper's ownership test for
+        containers that carry no store label)."""
+        wanted = sorted(set(run_ids))
+        found: set[str] = set()
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i:i + 500]
+            marks = ", ".join("?" for _ in chunk)
+            rows = await self._rows(f"SELECT id FROM runs WHERE id IN ({marks})", chunk)
+            found.update(str(row[0]) for row in rows)
+        return found
 
     async def transitions(self, run_id: str) -> list[TransitionRecord]:
         """A run's status history, oldest first."""

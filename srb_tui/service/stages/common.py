@@ -37,6 +37,7 @@ from srb_tui.grader.envelope import StageEnvelope
 from srb_tui.grader.launch import script_text
 from srb_tui.grader.sandbox import MAX_SLOTS
 from srb_tui.runner import (
+    LABEL_STORE,
     ContainerError,
     ContainerHandle,
     ContainerSpec,
@@ -48,6 +49,7 @@ from srb_tui.runner import (
     list_managed,
     remove,
     start,
+    store_tag,
 )
 from srb_tui.runner.files import put_files, put_readonly_tree, put_symlink
 from srb_tui.schema import StageSpec, Task
@@ -306,7 +308,7 @@ class StageContainer:
             cap_add=GRADER_CAPS,
             env={"HOME": GRADER_HOME, "PYTHONDONTWRITEBYTECODE": "1", "SRB_SANDBOX": "on"},
             workdir=GRADER_HOME,
-            labels={"srb.stage": role},
+            labels={"srb.stage": role, **({LABEL_STORE: store_tag(store.path)} if store else {})},
             mem_limit=memory_mb * MIB,
             pids_limit=STAGE_PIDS,
             nano_cpus=int(cpus * 1_000_000_000),
@@ -320,7 +322,8 @@ class StageContainer:
         return self.handle
 
     async def __aenter__(self) -> StageContainer:
-        for old in await list_managed(self.engine, self.run_id):
+        mine = self.spec.labels.get(LABEL_STORE)
+        for old in await list_managed(self.engine, self.run_id, store_tag=mine):
             if old.handle.role == self.role:  # left over from an interrupted grading
                 await remove(self.engine, old.handle)
         self.handle = await create(self.engine, self.spec)

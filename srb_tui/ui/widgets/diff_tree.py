@@ -17,6 +17,7 @@ from textual.widgets.tree import TreeNode
 
 from srb_tui.service.diff import FileEntry, FileStatus
 from srb_tui.service.diff_stats import LineCount
+from srb_tui.service.safe_read import display_name
 from srb_tui.ui.palette import Tone, tone
 
 EAGER_LIMIT = 300
@@ -113,7 +114,7 @@ class DiffTree(Tree[NodeInfo]):
     # -- labels --------------------------------------------------------------------------
 
     def folder_label(self, folder: str) -> Text:
-        name = folder.rpartition("/")[2] + "/"
+        name = display_name(folder.rpartition("/")[2]) + "/"
         text = Text(name, style=tone(self.app, "accent"))
         differing = self._differing.get(folder, 0)
         if differing:
@@ -123,7 +124,8 @@ class DiffTree(Tree[NodeInfo]):
     def file_label(self, entry: FileEntry) -> Text:
         mark, kind = MARK[entry.status]
         text = Text(f"{mark} ", style=tone(self.app, kind, bold=True))
-        text.append(entry.name, style=tone(self.app, kind) if entry.status != "same" else "")
+        shade = tone(self.app, kind) if entry.status != "same" else ""
+        text.append(display_name(entry.name), style=shade)
         count = self.counts.get(entry.path)
         if count is not None and entry.status != "same":
             text.append("  ")

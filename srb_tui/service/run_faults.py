@@ -1,0 +1,181 @@
+"""What the run service does about faults around a run: the driver lease, and picking a
+run up again at the boundary where a killed srb left it.
+
+- **The lease.** One process drives (or re-grades) a run at a time. The lease is
+  ``runs.extra["driver"] = {pid, host, since}``, claimed atomically
+  (:meth:`Store.claim_extra`); a lease whose process is gone does not hold. A second
+  srb is refused with :class:`LeaseHeld`, whose message names the holder.
+- **Boundaries.** :func:`agent_never_started` starts an agent that srb was killed
+  before starting; :func:`score_already_stored` sees that a killed srb had recorded
+  the score before the run became ``scored`` (so resume finishes it, and never records
+  a second score); :func:`remember_adversary_budget` keeps a launch's Stage III
+  override with the run so a resumed run grades as it was launched.
+- **A state dir that cannot be written** (full, read-only) leaves the run as it was:
+  :func:`left_as_it_was` makes the message naming the path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from srb_tui.runner import ContainerHandle, DockerEngine, list_managed
+from srb_tui.store import RunRecord, Store, StoreError, utc_now
+
+if TYPE_CHECKING:
+    from srb_tui.agents import AgentSpec
+    from srb_tui.schema import Task
+    from srb_tui.service.orchestrator import RunService
+
+LEASE = "driver"
+ADVERSARY_BUDGET = "adversary_budget_sec"  # runs.extra: the launch's Stage III override
+
+
+class LaunchError(Exception):
+    """A run that cannot be created: unknown task, invalid task, bad agent spec."""
+
+
+class LeaseHeld(LaunchError):
+    """Another live srb process drives (or re-grades) the run; the message says which."""
+
+    def __init__(self, run_id: str, lease: dict[str, object]) -> None:
+        self.lease = lease
+        super().__init__(
+            f"run {run_id} is being driven by another srb process (pid {lease.get('pid')} on "
+            f"{lease.get('host')}, since {lease.get('since')}); it was left alone. Wait for "
+            "that process to finish, or stop it and run `srb resume`."
+        )
+
+
+def lease_alive(lease: object) -> bool:
+    """Whether ``lease`` names another running srb process on this host (a killed
+    driver's lease, or our own, does not hold)."""
+    if not isinstance(lease, dict) or lease.get("host") != socket.gethostname():
+        return False
+    pid = lease.get("pid")
+    if not isinstance(pid, int) or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+async def take_lease(store: Store, run_id: str) -> None:
+    """Claim the run for this process; LeaseHeld when a live srb holds it already."""
+    mine = {"pid": os.getpid(), "host": socket.gethostname(), "since": utc_now()}
+    holder = await store.claim_extra(run_id, LEASE, mine, held=lease_alive)
+    if isinstance(holder, dict):
+        raise LeaseHeld(run_id, holder)
+
+
+async def release_lease(store: Store, run_id: str) -> None:
+    run = await store.require_run(run_id)
+    lease = run.extra.get(LEASE)
+    if isinstance(lease, dict) and lease.get("pid") == os.getpid():
+        extra = dict(run.extra)
+        extra.pop(LEASE)
+        await store.update_run(run_id, extra=extra)
+
+
+async def remember_adversary_budget(store: Store, run_id: str, given: float | None
+                                    ) -> float | None:
+    """The Stage III budget override of this run: ``given`` is stored with the run, so a
+    resumed run (``srb resume``, the console) grades as it was launched."""
+    run = await store.require_run(run_id)
+    if given is None:
+        stored = run.extra.get(ADVERSARY_BUDGET)
+        return float(stored) if isinstance(stored, int | float) else None
+    if run.extra.get(ADVERSARY_BUDGET) != given:
+        await store.update_run(run_id, extra={**run.extra, ADVERSARY_BUDGET: given})
+    return given
+
+
+def left_as_it_was(state_dir: Path, run_id: str, exc: OSError) -> StoreError:
+    """The state directory cannot be written (full, read-only): nothing more can be
+    recorded, so the run is left in its status for `srb resume`; say where."""
+    where = exc.filename or state_dir
+    return StoreError(f"{where}: {exc.strerror or exc}; run {run_id} was left as it was: "
+                      "make room (or make it writable) and `srb resume` goes on")
+
+
+async def agent_never_started(service: RunService, run: RunRecord, task: Task,
+                              agent: AgentSpec) -> ContainerHandle | None:
+    """srb stopped between entering ``agent`` and starting the container: the agent never
+    ran, so start it now (a container created but never started is removed first, its
+    files may be half-copied). None when the agent did start."""
+    found = [c for c in await list_managed(service.engine, run.id,
+                                           store_tag=service.store_tag)
+             if c.handle.role == "agent"]
+    if any(c.started_at is not None or c.running for c in found):
+        return None
+    recorded = [c for c in await service.store.containers(run.id) if c.role == "agent"]
+    if recorded and not found:
+        return None  # it existed and is gone: that is a fault, not a fresh start
+    for c in found:
+        await service._remove_quietly(c.handle)
+    service._say(run.id, "the agent had not started when srb stopped; starting it now")
+    state_a, image = await service._prepare(run.id, task)
+    return await service.agent_phase.start_agent(run, task, agent, state_a, image)
+
+
+SIGNAL_EXITS = (128 + 9, 128 + 15)  # KILL, TERM
+
+
+async def engine_went_away(engine: DockerEngine, run: RunRecord, *, watch_sec: float = 5.0
+                           ) -> bool:
+    """Whether the agent's container died because the engine itself went down.
+
+    A dockerd that stops signals its containers first and closes its API a moment later,
+    so an agent that "exited" by TERM or KILL that srb did not send (not the deadline,
+    not a cancel) is watched for a few seconds: if the engine stops answering, the exit
+    was the engine's, and collecting the half-done workspace would turn an
+    infrastructure fault into a score."""
+    info = run.extra.get("agent_exit")
+    if not isinstance(info, dict) or info.get("reason") != "exited":
+        return False
+    if info.get("exit_code") not in SIGNAL_EXITS or run.stop_reason == "cancelled":
+        return False
+    end = asyncio.get_running_loop().time() + watch_sec
+    while True:
+        try:
+            answered = (await asyncio.wait_for(engine.ping(), 3.0)).ok
+        except TimeoutError:
+            answered = False
+        if not answered:
+            return True
+        if asyncio.get_running_loop().time() >= end:
+            return False
+        await asyncio.sleep(0.5)
+
+
+async def score_already_stored(store: Store, run_dir: Path, run: RunRecord) -> bool:
+    """Whether this grading's score is already in the store (srb stopped after recording
+    it, before the run became ``scored``): grading again would record a second score."""
+    entered = [t.at for t in await store.transitions(run.id) if t.to_status == "audit"]
+    if not entered or not (run_dir / "score.json").is_file():
+        return False
+    scores = [e.at for e in await store.events(run.id, limit=100_000) if e.kind == "score"]
+    return bool(scores) and max(scores) > max(entered)
+
+
+__all__ = [
+    "ADVERSARY_BUDGET",
+    "LEASE",
+    "LaunchError",
+    "LeaseHeld",
+    "agent_never_started",
+    "engine_went_away",
+    "lease_alive",
+    "left_as_it_was",
+    "release_lease",
+    "remember_adversary_budget",
+    "score_already_stored",
+    "take_lease",
+]
