@@ -26,6 +26,7 @@ from textual.widgets import Footer, Header, Input, Static, TabbedContent, TabPan
 from srb_tui.schema import Task, load_task
 from srb_tui.service.agent_events import AgentRoundFinished, AgentRoundStarted, AgentTranscript
 from srb_tui.service.events import LogLines, Progress, RunFinished, StageFinished, StatusChanged
+from srb_tui.service.verification_events import AdversaryRoundEnded
 from srb_tui.store import FINAL_STATUSES, RunDetail, RunNotFound, StoreError
 from srb_tui.ui.console_service import NO_GRADING, ConsoleError, grading_available
 from srb_tui.ui.palette import tone
@@ -190,9 +191,10 @@ class RunScreen(Screen[None]):
                     elif isinstance(event, Progress):
                         self.progress = event.message
                         self._stale = True
-                    elif isinstance(event, StatusChanged | StageFinished | RunFinished):
+                    elif isinstance(event, StatusChanged | StageFinished | RunFinished
+                                    | AdversaryRoundEnded):
                         self._stale = True
-                        if isinstance(event, StatusChanged | RunFinished):
+                        if isinstance(event, StatusChanged | RunFinished | AdversaryRoundEnded):
                             await self._load(attach=False)
 
     async def _load(self, *, attach: bool) -> None:
