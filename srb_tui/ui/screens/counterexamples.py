@@ -45,6 +45,7 @@ COLUMNS = (("#", "id", 4), ("Adversary", "adversary", 26), ("Verdict", "verdict"
            ("Reason", "reason", 56), ("Exit A", "exit_a", 6), ("Exit B", "exit_b", 6),
            ("Time A", "time_a", 8), ("Time B", "time_b", 8))
 OUTPUT_LIMIT = 20_000
+ATTEMPT = "attempt "  # progress lines of single executions (service.rerun.attempt_line)
 
 
 class RerunProgress(Message):
@@ -257,10 +258,15 @@ class CounterexamplesScreen(Screen[None]):
             panel.update(text)
             return
         running = cid in self.running
+        steps = [line for line in log or [] if not line.startswith(ATTEMPT)]
         text.append(f"re-run of #{cid}: ", style="bold")
-        text.append(" → ".join(log or []), style=tone(self.app, "muted"))
+        text.append(" → ".join(steps), style=tone(self.app, "muted"))
         if running:
             text.append(" …", style=tone(self.app, "accent"))
+        if result is None:  # the executions so far, one by one (the result lists them all)
+            for line in log or []:
+                if line.startswith(ATTEMPT):
+                    text.append(f"\n  {line}")
         if result is not None:
             text.append("\n")
             text.append(f"{result.outcome}", style=tone(
