@@ -87,7 +87,7 @@ async def test_a_lane_that_ends_first_shows_broken_while_the_others_run(
         broken = {k: v for k, v in seen.items() if v[0] == "broken"}
         running = {k: v for k, v in seen.items() if v[0] == "running"}
         assert len(seen) == 6 and running, seen
-        for outcome, elapsed, candidates in broken.values():
+        for _outcome, elapsed, candidates in broken.values():
             assert elapsed not in ("", "—") and int(candidates) >= 1, seen
         # the event came with the store's record: the lane's counterexample is there too
         assert {e.adversary_id for e in ended} >= set(broken), (ended, broken)

@@ -17,13 +17,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Static
+from textual.widgets import Header, Input, Static
 
 from srb_tui.reports import build_report, load_runs, render
 from srb_tui.reports.model import Report, Table, fmt
 from srb_tui.service.runs_table import parse_filter
 from srb_tui.store import Store
 from srb_tui.ui.palette import tone
+from srb_tui.ui.widgets.footer import PriorityFooter
 
 if TYPE_CHECKING:
     from srb_tui.ui.app import SrbApp
@@ -38,6 +39,10 @@ def bar(value: float | None, top: float) -> str:
     eighths = round(BAR_WIDTH * 8 * max(0.0, min(1.0, value / top)))
     full, rest = divmod(eighths, 8)
     return "█" * full + ("▏▎▍▌▋▊▉"[rest - 1] if rest else "")
+
+
+# The keys the footer shows first when it has no room for all (by binding id).
+FOOTER_FIRST = ("reports.filter", "reports.export", "app.campaign", "app.runs")
 
 
 class ReportsScreen(Screen[None]):
@@ -68,7 +73,7 @@ class ReportsScreen(Screen[None]):
         yield Static(id="reports-message")
         with VerticalScroll(id="reports-body"):
             yield Static(id="reports-tables")
-        yield Footer()
+        yield PriorityFooter(first=FOOTER_FIRST)
 
     def on_mount(self) -> None:
         self.sub_title = "Reports"
@@ -100,7 +105,10 @@ class ReportsScreen(Screen[None]):
     async def _load(self) -> None:
         message = self.query_one("#reports-message", Static)
         if not self.srb.settings.db_path.exists():
-            message.update("No runs yet: the report is empty.")
+            app = self.srb
+            message.update(f"No runs yet: the report is empty. Press {app.key_of('app.tasks', 't')}"
+                           f" for the task list, then {app.key_of('tasks.launch', 'l')} on a task"
+                           " to launch a run.")
             return
         words = self.selection.split()
         campaign = next((w.split(":", 1)[1] for w in words if w.startswith("campaign:")), None)

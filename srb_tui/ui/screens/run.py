@@ -21,7 +21,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Static, TabbedContent, TabPane
+from textual.widgets import Header, Input, Static, TabbedContent, TabPane
 
 from srb_tui.schema import Task, load_task
 from srb_tui.service.agent_events import AgentRoundFinished, AgentRoundStarted, AgentTranscript
@@ -31,6 +31,7 @@ from srb_tui.store import FINAL_STATUSES, RunDetail, RunNotFound, StoreError
 from srb_tui.ui.console_service import NO_GRADING, ConsoleError, grading_available
 from srb_tui.ui.palette import tone
 from srb_tui.ui.screens.run_dialogs import ConfirmDialog, EvidenceDialog, StagePicker
+from srb_tui.ui.widgets.footer import PriorityFooter
 from srb_tui.ui.widgets.log_view import LogView
 from srb_tui.ui.widgets.run_format import (
     GLYPH,
@@ -67,6 +68,11 @@ SHORT = {"preparing": "prep", "collecting": "collect", "behavioural": "behav",
          "verification": "verif"}
 
 
+# The keys the footer shows first when it has no room for all (by binding id).
+FOOTER_FIRST = ("run.back", "run.diff", "run.counterexamples", "run.cancel",
+                "run.regrade", "run.follow", "run.search")
+
+
 class RunScreen(Screen[None]):
     """One run: its log and its grading, updated as it happens."""
 
@@ -87,6 +93,10 @@ class RunScreen(Screen[None]):
                 tooltip="Cancel the run (asks first)"),
         Binding("g", "regrade", "Re-grade", id="run.regrade",
                 tooltip="Grade one stage of the run again"),
+        Binding("d", "diff", "Diff", id="run.diff",
+                tooltip="State A against this run's submission"),
+        Binding("x", "counterexamples", "Counterexamples", id="run.counterexamples",
+                tooltip="This run's Stage III candidates: outputs, re-run, export"),
         Binding("1", "tab('log')", "Log", id="run.tab.log", show=False,
                 tooltip="Show the agent log"),
         Binding("2", "tab('audit')", "Audit", id="run.tab.audit", show=False,
@@ -141,7 +151,7 @@ class RunScreen(Screen[None]):
                     yield VerificationPane(id="pane-verification")
                 with TabPane(TAB_TITLES["score"], id="tab-score"):
                     yield ScorePane(id="pane-score")
-        yield Footer()
+        yield PriorityFooter(first=FOOTER_FIRST)
 
     def on_mount(self) -> None:
         self.sub_title = f"Run {self.run_id}"
@@ -390,6 +400,16 @@ class RunScreen(Screen[None]):
                           "period. The run ends as cancelled, without a score."),
             answered,
         )
+
+    def action_diff(self) -> None:
+        from srb_tui.ui.screens.diff import DiffScreen
+
+        self.app.push_screen(DiffScreen(self.run_id))
+
+    def action_counterexamples(self) -> None:
+        from srb_tui.ui.screens.counterexamples import CounterexamplesScreen
+
+        self.app.push_screen(CounterexamplesScreen(self.run_id))
 
     def action_regrade(self) -> None:
         if not grading_available():
