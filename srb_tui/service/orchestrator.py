@@ -173,9 +173,11 @@ class RunService:
             effort=effort,
             budget_sec=float(budget),
         )
-        if extra:
-            await self.store.update_run(run.id, extra={**run.extra, **extra})
-            run = await self.store.require_run(run.id)
+        # The creator drives the run next: its lease keeps a console starting meanwhile
+        # from picking the pending run up too (a dead creator's lease does not count).
+        extra[LEASE] = _lease()
+        await self.store.update_run(run.id, extra={**run.extra, **extra})
+        run = await self.store.require_run(run.id)
         self.bus.publish(RunCreated(run.id, load.task_id, spec.text))
         return run
 
@@ -234,7 +236,7 @@ class RunService:
     async def _take_lease(self, run_id: str) -> None:
         run = await self.store.require_run(run_id)
         extra = dict(run.extra)
-        extra[LEASE] = {"pid": os.getpid(), "host": socket.gethostname(), "since": _now()}
+        extra[LEASE] = _lease()
         await self.store.update_run(run_id, extra=extra)
 
     async def _release_lease(self, run_id: str) -> None:
@@ -498,6 +500,11 @@ class RunService:
 
 def _now() -> str:
     return utc_now()
+
+
+def _lease() -> dict[str, object]:
+    """This process's driver lease (see ``RunService.driven_elsewhere``)."""
+    return {"pid": os.getpid(), "host": socket.gethostname(), "since": _now()}
 
 
 __all__ = ["Graded", "LaunchError", "Limits", "RunService", "env_image_tag"]
