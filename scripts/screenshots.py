@@ -33,25 +33,47 @@ from srb_tui.ui.app import create_app
 REPO = Path(__file__).resolve().parents[1]
 TASK = "demo01-csvtab-python-to-node"
 SIZE = (140, 40)
-AGENTS = (
-    ("replay:reference", "10"),
-    ("replay:subtle", "20"),
-    ("replay:wrong", "10"),
-    ("untouched", "10"),
-)
+CAMPAIGN = "screenshots"
+# The demo task once per replayed submission: a small campaign, so the Campaign and Reports
+# screens have a matrix and tables, and the Runs screen the four runs.
+CAMPAIGN_TOML = """\
+[campaign]
+name = "screenshots"
+tasks = ["demo01-csvtab-python-to-node"]
+repeats = 1
+max_parallel = 2
+adversary_budget_sec = 20
+
+[[config]]
+label = "reference"
+agent = "replay:reference"
+
+[[config]]
+label = "subtle"
+agent = "replay:subtle"
+
+[[config]]
+label = "wrong"
+agent = "replay:wrong"
+
+[[config]]
+label = "untouched"
+agent = "untouched"
+"""
 
 
 def make_runs(state: Path) -> None:
-    """Real runs of the demo task through the headless CLI."""
+    """Real runs of the demo task (Docker, the three stages) through `srb campaign run`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SRB_")}
-    for agent, budget in AGENTS:
-        print(f"running {agent} …", file=sys.stderr)
-        subprocess.run(
-            [sys.executable, "-m", "srb_tui", "--tasks", str(REPO / "tasks"), "--state",
-             str(state), "run", TASK, "--agent", agent, "--adversary-budget", budget,
-             "--json"],
-            cwd=REPO, env=env, check=True, stdout=subprocess.DEVNULL,
-        )
+    state.mkdir(parents=True, exist_ok=True)
+    spec = state / "screenshots-campaign.toml"
+    spec.write_text(CAMPAIGN_TOML, encoding="utf-8")
+    print("running the demo campaign (four graded runs; a few minutes) …", file=sys.stderr)
+    subprocess.run(
+        [sys.executable, "-m", "srb_tui", "--tasks", str(REPO / "tasks"), "--state",
+         str(state), "campaign", "run", str(spec), "--json"],
+        cwd=REPO, env=env, check=True, stdout=subprocess.DEVNULL,
+    )
 
 
 def run_ids(state: Path) -> dict[str, str]:

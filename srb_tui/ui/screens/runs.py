@@ -112,7 +112,7 @@ class RunCompareScreen(ModalScreen[None]):
             store = await app.run_host.store()
             a = await store.run_detail(self.left)
             b = await store.run_detail(self.right)
-            marks = await stage_marks(store, [a.run, b.run])
+            marks = await stage_marks(store, [a.run, b.run], app.settings.run_dir)
         except (StoreError, ConsoleError) as exc:
             self.query_one("#compare-title", Static).update(
                 Text(str(exc), style=tone(self.app, "bad"))
@@ -241,7 +241,8 @@ class RunsScreen(Screen[None]):
         try:
             store = await self._store()
             mark = await store.change_mark()  # before the page: a later change shows
-            page = await load_page(store, self.run_filter, self.run_sort, self.page_offset)
+            page = await load_page(store, self.run_filter, self.run_sort, self.page_offset,
+                                   run_dir=settings.run_dir)
             self._mark = mark
         except Exception as exc:
             self._show_message(Text(_problem(exc), style=tone(self.app, "bad")))
