@@ -50,7 +50,7 @@ class BindingsProvider(Provider):
     def _targets(self) -> list[tuple[str, str, Callable[[], Awaitable[None]]]]:
         from textual.app import App
 
-        found = []
+        found: list[tuple[str, str, Callable[[], Awaitable[None]]]] = []
         seen: set[tuple[int, str]] = set()
         for node, binding, enabled, tooltip in self.screen.active_bindings.values():
             if isinstance(node, App) or not enabled or not binding.description:
