@@ -142,6 +142,7 @@ class RunScreen(Screen[None]):
                                 id="run-search", compact=True)
                     yield Static(id="run-log-status")
                 with TabPane(TAB_TITLES["transcript"], id="tab-transcript"):
+                    yield Static(id="run-transcript-empty", classes="pane-text")
                     yield TranscriptView(id="run-transcript")
                 with TabPane(TAB_TITLES["audit"], id="tab-audit"):
                     yield AuditPane(id="pane-audit")
@@ -194,6 +195,7 @@ class RunScreen(Screen[None]):
                             transcript.add_event(event.round, seq, kind, data)
                     elif isinstance(event, AgentRoundStarted):
                         transcript.round_started(event.round, event.prompt_kind)
+                        self._show_transcript_state()
                     elif isinstance(event, AgentRoundFinished):
                         transcript.round_finished(event.round, event.verdict,
                                                   sum(event.tokens.values()),
@@ -228,6 +230,20 @@ class RunScreen(Screen[None]):
             self.query_one("#run-log", LogView).attach(store, self.run_id, detail.log_lines)
             await self.query_one("#run-transcript", TranscriptView).load(store, self.run_id)
         self._paint()
+        self._show_transcript_state()
+
+    def _show_transcript_state(self) -> None:
+        """Without rounds the tab says why, instead of an empty tree."""
+        empty = self.query_one("#run-transcript", TranscriptView).rounds == 0
+        note = self.query_one("#run-transcript-empty", Static)
+        note.display = empty
+        if empty and self.detail is not None:
+            agent = self.detail.run.agent
+            note.update(Text(
+                f"No transcript for {agent}. Model clients (claude-code:MODEL, codex:MODEL) "
+                "record each round here as it happens — prompt, messages, tool calls and "
+                "their output, tokens and cost; replayed and command agents have none (their "
+                "output is in the Log tab).", style=tone(self.app, "muted")))
 
     def _show_problem(self, text: str) -> None:
         self.problem = text
