@@ -262,6 +262,8 @@ class RunScreen(Screen[None]):
             self._reload()
         elif self.detail.run.status not in FINAL_STATUSES:
             self._paint_header()
+            if self.detail.run.status == "verification":  # running lanes' elapsed time
+                self.query_one("#pane-verification", VerificationPane).redraw()
 
     @work(group="run-reload", exclusive=True)
     async def _reload(self) -> None:
