@@ -184,12 +184,12 @@ async def shoot(settings: Settings, out: Path, theme: str, subtle: str) -> list[
 
         await pilot.press("m")
         await until(pilot, lambda: isinstance(app.screen, CampaignScreen)
-                    and app.screen.matrix is not None, "the Campaign matrix")
+                    and app.screen.matrix is not None, "the Campaign matrix", 60)
         await settle(app, pilot, 0.3)
         save("campaign")
         await pilot.press("b")
         await until(pilot, lambda: isinstance(app.screen, ReportsScreen)
-                    and app.screen.report is not None, "the report")
+                    and app.screen.report is not None, "the report", 60)
         await settle(app, pilot, 0.3)
         save("reports")
     return shots

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
+from rich import box
 from rich.console import Group, RenderableType
 from rich.table import Table as RichTable
 from rich.text import Text
@@ -32,11 +33,14 @@ if TYPE_CHECKING:
 BAR_WIDTH = 20
 
 
-def bar(value: float | None, top: float) -> str:
-    """A bar of ``BAR_WIDTH`` eighths-resolution blocks for ``value`` out of ``top``."""
+WIDE_TABLE = 10  # columns from which a table's bars are half as long (they stay whole)
+
+
+def bar(value: float | None, top: float, width: int = BAR_WIDTH) -> str:
+    """A bar of ``width`` eighths-resolution blocks for ``value`` out of ``top``."""
     if value is None or top <= 0:
         return ""
-    eighths = round(BAR_WIDTH * 8 * max(0.0, min(1.0, value / top)))
+    eighths = round(width * 8 * max(0.0, min(1.0, value / top)))
     full, rest = divmod(eighths, 8)
     return "█" * full + ("▏▎▍▌▋▊▉"[rest - 1] if rest else "")
 
@@ -137,13 +141,19 @@ class ReportsScreen(Screen[None]):
         )
 
     def _table(self, table: Table) -> RenderableType:
+        # Light rules and whole names: labels never wrap or shrink to "referen…"; long
+        # numeric headers wrap instead, and the bar keeps its full width.
         out = RichTable(title=table.title, title_justify="left", expand=False,
-                        title_style="bold", header_style=tone(self.app, "accent", bold=True))
+                        box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True,
+                        title_style="bold",
+                        header_style=tone(self.app, "accent", bold=True))
         for column in table.columns:
-            out.add_column(column.title, justify="left" if column.kind == "text" else "right")
+            text = column.kind == "text"
+            out.add_column(column.title, justify="left" if text else "right", no_wrap=text)
         index = next((i for i, c in enumerate(table.columns) if c.key == table.bar), None)
+        width = BAR_WIDTH if len(table.columns) < WIDE_TABLE else BAR_WIDTH // 2
         if index is not None:
-            out.add_column("")
+            out.add_column("", min_width=width, no_wrap=True)
         values = [r[index] for r in table.rows] if index is not None else []
         top = max([float(v) for v in values if isinstance(v, int | float)], default=0.0)
         if index is not None and table.columns[index].kind == "pct":
@@ -154,7 +164,7 @@ class ReportsScreen(Screen[None]):
             if index is not None:
                 value = row[index]
                 cells.append(Text(bar(float(value) if isinstance(value, int | float) else None,
-                                      top), style=tone(self.app, "ok")))
+                                      top, width), style=tone(self.app, "ok")))
             out.add_row(*cells)
         if table.total is not None:
             out.add_section()
