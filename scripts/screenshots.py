@@ -1,15 +1,23 @@
 """Regenerate screenshots/: one SVG per screen and state, dark and light themes, from real runs.
 
 First it runs the built-in demo task for real (Docker, the three stages) into a private
-state directory — replay:reference, replay:subtle, replay:wrong and untouched, with short
-Stage III budgets — unless --state names a directory that already holds runs. Then it
-drives the console (the same factory as the CLI) over that store and saves:
+state directory, as a small campaign (``srb campaign run``: replay:reference, replay:subtle,
+replay:wrong and untouched, one run each, 20 s Stage III budgets; a few minutes) — unless
+--state names a directory that already holds runs. Then it drives the console (the same
+factory as the CLI) over that store and saves, each as ``<screen>-dark.svg`` and
+``<screen>-light.svg``:
 
 tasks, tasks-filtered, launch, runs, run-log, run-audit, run-behavioural, run-verification,
-run-score, diff, diff-split, counterexamples — each as ``<screen>-dark.svg`` and
-``<screen>-light.svg``.
+run-score, run-transcript, diff, diff-split, counterexamples, campaign, reports.
 
+    export DOCKER_HOST=unix:///var/run/docker.sock   # the engine to run the demo on
     .venv/bin/python scripts/screenshots.py [--state DIR] [--out screenshots]
+
+Keep the state directory (``--state /tmp/shots``) to shoot again without re-running: the
+runs are made only when DIR has no store yet. Every screen is waited for by a condition
+with a deadline; a screen that does not come up stops the script naming it (nothing is
+saved half-drawn). The replayed agents keep no transcript, so run-transcript shows the
+tab's own explanation of that.
 """
 
 from __future__ import annotations
@@ -22,6 +30,8 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,31 +43,55 @@ from srb_tui.ui.app import create_app
 REPO = Path(__file__).resolve().parents[1]
 TASK = "demo01-csvtab-python-to-node"
 SIZE = (140, 40)
-AGENTS = (
-    ("replay:reference", "10"),
-    ("replay:subtle", "20"),
-    ("replay:wrong", "10"),
-    ("untouched", "10"),
-)
+CAMPAIGN = "screenshots"
+# The demo task once per replayed submission: a small campaign, so the Campaign and Reports
+# screens have a matrix and tables, and the Runs screen the four runs.
+CAMPAIGN_TOML = """\
+[campaign]
+name = "screenshots"
+tasks = ["demo01-csvtab-python-to-node"]
+repeats = 1
+max_parallel = 2
+adversary_budget_sec = 20
+
+[[config]]
+label = "reference"
+agent = "replay:reference"
+
+[[config]]
+label = "subtle"
+agent = "replay:subtle"
+
+[[config]]
+label = "wrong"
+agent = "replay:wrong"
+
+[[config]]
+label = "untouched"
+agent = "untouched"
+"""
 
 
 def make_runs(state: Path) -> None:
-    """Real runs of the demo task through the headless CLI."""
+    """Real runs of the demo task (Docker, the three stages) through `srb campaign run`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SRB_")}
-    for agent, budget in AGENTS:
-        print(f"running {agent} …", file=sys.stderr)
-        subprocess.run(
-            [sys.executable, "-m", "srb_tui", "--tasks", str(REPO / "tasks"), "--state",
-             str(state), "run", TASK, "--agent", agent, "--adversary-budget", budget,
-             "--json"],
-            cwd=REPO, env=env, check=True, stdout=subprocess.DEVNULL,
-        )
+    state.mkdir(parents=True, exist_ok=True)
+    spec = state / "screenshots-campaign.toml"
+    spec.write_text(CAMPAIGN_TOML, encoding="utf-8")
+    print("running the demo campaign (four graded runs; a few minutes) …", file=sys.stderr)
+    subprocess.run(
+        [sys.executable, "-m", "srb_tui", "--tasks", str(REPO / "tasks"), "--state",
+         str(state), "campaign", "run", str(spec), "--json"],
+        cwd=REPO, env=env, check=True, stdout=subprocess.DEVNULL,
+    )
 
 
 def run_ids(state: Path) -> dict[str, str]:
     con = sqlite3.connect(state / "srb.sqlite3")
     try:
-        return {agent: rid for rid, agent in con.execute("select id, agent from runs")}
+        rows = con.execute("select id, agent from runs where status = 'scored'"
+                           " order by created_at")
+        return {agent: rid for rid, agent in rows}  # the newest scored run of each agent
     finally:
         con.close()
 
@@ -71,10 +105,23 @@ async def settle(app: Any, pilot: Any, pause: float = 0.2) -> None:
     await pilot.pause(pause)
 
 
+async def until(pilot: Any, cond: Callable[[], object], what: str, timeout: float = 20.0) -> None:
+    """Let the app run until ``cond()`` holds; stop the script naming ``what`` if it never
+    does (a screenshot of a screen still loading is worse than none)."""
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"screenshots: {what} did not appear within {timeout:g} s")
+        await pilot.pause(0.05)
+
+
 async def shoot(settings: Settings, out: Path, theme: str, subtle: str) -> list[Path]:
+    from srb_tui.ui.screens.campaign import CampaignScreen
     from srb_tui.ui.screens.counterexamples import CounterexamplesScreen
     from srb_tui.ui.screens.diff import DiffScreen
+    from srb_tui.ui.screens.reports import ReportsScreen
     from srb_tui.ui.screens.run import RunScreen
+    from srb_tui.ui.screens.runs import RunsScreen
     from srb_tui.ui.widgets.diff_tree import DiffTree
     from srb_tui.ui.widgets.diff_view import DiffView
 
@@ -85,6 +132,7 @@ async def shoot(settings: Settings, out: Path, theme: str, subtle: str) -> list[
         shots.append(Path(app.save_screenshot(str(out / f"{screen}-{name}.svg"))))
 
     app = create_app(settings)
+    app.run_host.recover_on_start = False  # a picture of the store, not a resumed run
     async with app.run_test(size=SIZE) as pilot:
         app.theme = theme
         await settle(app, pilot)
@@ -93,21 +141,22 @@ async def shoot(settings: Settings, out: Path, theme: str, subtle: str) -> list[
         await settle(app, pilot)
         save("tasks-filtered")
         await pilot.press("escape", "l")
+        await until(pilot, lambda: type(app.screen).__name__ == "LaunchDialog", "launch")
         await settle(app, pilot)
         save("launch")
         await pilot.press("escape", "r")
+        await until(pilot, lambda: isinstance(app.screen, RunsScreen)
+                    and app.screen.runs_page is not None, "the Runs screen")
         await settle(app, pilot, 0.5)
         save("runs")
 
         app.push_screen(RunScreen(subtle))
-        for _ in range(300):
-            if isinstance(app.screen, RunScreen) and app.screen.detail is not None:
-                break
-            await pilot.pause(0.02)
+        await until(pilot, lambda: isinstance(app.screen, RunScreen)
+                    and app.screen.detail is not None, "the Run screen")
         await settle(app, pilot, 0.3)
         save("run-log")
         for key, label in (("2", "audit"), ("3", "behavioural"), ("4", "verification"),
-                           ("5", "score")):
+                           ("5", "score"), ("6", "transcript")):
             await pilot.press(key)
             await settle(app, pilot)
             save(f"run-{label}")
@@ -115,16 +164,11 @@ async def shoot(settings: Settings, out: Path, theme: str, subtle: str) -> list[
 
         diff = DiffScreen(subtle)
         await app.push_screen(diff)
-        for _ in range(500):
-            if diff.tree_shown:
-                break
-            await pilot.pause(0.02)
+        await until(pilot, lambda: diff.tree_shown, "the diff's file tree", 30)
         await settle(app, pilot)
         diff.query_one(DiffTree).reveal("lib/render.js")
-        for _ in range(300):
-            if diff.query_one(DiffView).prepared is not None:
-                break
-            await pilot.pause(0.02)
+        await until(pilot, lambda: diff.query_one(DiffView).prepared is not None,
+                    "the diff of lib/render.js")
         await pilot.press("n")
         await settle(app, pilot)
         save("diff")
@@ -136,6 +180,18 @@ async def shoot(settings: Settings, out: Path, theme: str, subtle: str) -> list[
         app.push_screen(CounterexamplesScreen(subtle))
         await settle(app, pilot, 0.5)
         save("counterexamples")
+        app.pop_screen()
+
+        await pilot.press("m")
+        await until(pilot, lambda: isinstance(app.screen, CampaignScreen)
+                    and app.screen.matrix is not None, "the Campaign matrix", 60)
+        await settle(app, pilot, 0.3)
+        save("campaign")
+        await pilot.press("b")
+        await until(pilot, lambda: isinstance(app.screen, ReportsScreen)
+                    and app.screen.report is not None, "the report", 60)
+        await settle(app, pilot, 0.3)
+        save("reports")
     return shots
 
 

@@ -25,7 +25,7 @@ import re
 import secrets
 import shutil
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -427,9 +427,11 @@ def adjudicate(
     *,
     stage_base: str | os.PathLike[str] | None = None,
     name: str | None = None,
+    on_run: Callable[[RunObservation], None] | None = None,
 ) -> CandidateVerdict:
     """Run and judge one candidate. Never raises for candidate behaviour; a staging or
-    start failure of the harness's own command is an ``error`` verdict."""
+    start failure of the harness's own command is an ``error`` verdict. ``on_run`` sees
+    each execution as it ends (progress only; the verdict is the return value)."""
     trees = {"original": Path(original).resolve(), "submission": Path(submission).resolve()}
     candidate_path = Path(candidate_dir).resolve()
     for label, path in (*trees.items(), ("candidate", candidate_path)):
@@ -453,6 +455,8 @@ def adjudicate(
                     name or candidate_path.name,
                 )
                 runs.append(run)
+                if on_run is not None:
+                    on_run(run)
                 pair[role] = run
                 if run.start_error is not None:
                     return CandidateVerdict(

@@ -15,11 +15,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .audit_tools import Limits, Toolbox, serve
-from .candidate import DEFAULT_FAULT_CODES, CandidateSpec, adjudicate, parse_exit_codes
+from .candidate import (
+    DEFAULT_FAULT_CODES,
+    CandidateSpec,
+    RunObservation,
+    adjudicate,
+    parse_exit_codes,
+)
 from .candidate_env import load_salt
 from .envelope import atomic_write_json
 from .fingerprint import fingerprint
@@ -86,6 +92,7 @@ def _parser() -> argparse.ArgumentParser:
     cand.add_argument("--deny-command", action="append", default=[])
     cand.add_argument("--stage-base", help="where salted views are staged (default: TMPDIR)")
     cand.add_argument("--result", help="also write the verdict JSON here (atomically)")
+    cand.add_argument("--progress", help="append one JSON line here per execution as it ends")
     cand.add_argument("--slot", type=int, default=0, help="submission identity to run as")
     cand.add_argument("--original-digest", help="State A's tree digest (checked before use)")
     cand.add_argument("--name", help="the candidate's short name (SRB_CANDIDATE_NAME)")
@@ -204,6 +211,21 @@ def _candidate_spec(args: argparse.Namespace) -> CandidateSpec:
     )
 
 
+def _progress_writer(path: str | None) -> Callable[[RunObservation], None] | None:
+    """A callback appending each execution (role, attempt, exit, duration) as a JSON line
+    to ``path``, flushed at once so a watcher outside the container can read it."""
+    if not path:
+        return None
+
+    def write(run: RunObservation) -> None:
+        line = {"role": run.role, "attempt": run.attempt, "exit_code": run.exit_code,
+                "timed_out": run.timed_out, "duration_sec": run.duration_sec}
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(json.dumps(line) + "\n")
+
+    return write
+
+
 def _run_candidate(args: argparse.Namespace) -> int:
     try:
         spec = _candidate_spec(args)
@@ -213,6 +235,7 @@ def _run_candidate(args: argparse.Namespace) -> int:
     verdict = adjudicate(
         args.candidate, args.original, args.submission, spec, stage_base=args.stage_base,
         name=args.name,
+        on_run=_progress_writer(args.progress),
     ).to_dict()
     if args.result:
         atomic_write_json(args.result, verdict)

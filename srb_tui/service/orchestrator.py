@@ -14,6 +14,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import os
+import socket
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -200,9 +202,11 @@ class RunService:
             effort=effort,
             budget_sec=float(budget),
         )
-        if extra:
-            await self.store.update_run(run.id, extra={**run.extra, **extra})
-            run = await self.store.require_run(run.id)
+        # The creator drives the run next: its lease keeps a console starting meanwhile
+        # from picking the pending run up too (a dead creator's lease does not count).
+        extra[LEASE] = _lease()
+        await self.store.update_run(run.id, extra={**run.extra, **extra})
+        run = await self.store.require_run(run.id)
         self.bus.publish(RunCreated(run.id, load.task_id, spec.text))
         return run
 
@@ -585,6 +589,11 @@ class RunService:
 
 def _now() -> str:
     return utc_now()
+
+
+def _lease() -> dict[str, object]:
+    """This process's driver lease (see ``RunService.driven_elsewhere``)."""
+    return {"pid": os.getpid(), "host": socket.gethostname(), "since": _now()}
 
 
 __all__ = ["Graded", "LaunchError", "LeaseHeld", "Limits", "RunService", "env_image_tag"]

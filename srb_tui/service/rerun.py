@@ -28,12 +28,13 @@ from typing import Any
 from srb_tui.config import Settings
 from srb_tui.grader.candidate_env import entry_name
 from srb_tui.grader.lockdown import tree_digest
-from srb_tui.runner import DockerEngine, RunnerError
-from srb_tui.runner.files import put_files
+from srb_tui.runner import DockerEngine, ExecResult, RunnerError
+from srb_tui.runner.files import fetch_file, put_files
 from srb_tui.schema import Task, load_task
 from srb_tui.service.diff import DiffSourceError, state_a_tree, submission_tree, task_dir_of
 from srb_tui.service.stages.common import (
     ORIGINAL_DIR,
+    SCRATCH,
     STAGE_BASE,
     SUBMISSION_DIR,
     TESTS_DIR,
@@ -46,6 +47,8 @@ from srb_tui.store import CounterexampleRecord, ImageRecord, Store
 CANDIDATE_DIR = "/srb/cand/rerun"
 IMAGE_ROLE = "verification"
 DEFAULT_TIMEOUT_SEC = 120.0
+PROGRESS_FILE = f"{SCRATCH}/rerun-progress.jsonl"
+PROGRESS_POLL_SEC = 0.5  # how often the grader's progress file is read while it runs
 Progress = Callable[[str], None]
 
 
@@ -251,10 +254,11 @@ async def rerun_counterexample(
             digest = await asyncio.to_thread(tree_digest, state_a)
             say(f"running the candidate {plan.reruns} time(s) on each tree")
             budget = plan.timeout_sec * plan.reruns * 2 + 120
-            result = await box.grader(
+            result = await _grade_telling_attempts(
+                box,
                 [*plan.grader_args(), "--slot", "0", "--original-digest", digest,
-                 "--stage-base", f"{STAGE_BASE}/0/adjudication"],
-                timeout_sec=budget,
+                 "--stage-base", f"{STAGE_BASE}/0/adjudication", "--progress", PROGRESS_FILE],
+                budget, plan.reruns, say,
             )
     except StageFault as exc:
         raise RerunError(str(exc)) from exc
@@ -267,6 +271,54 @@ async def rerun_counterexample(
     verdict = parse_verdict(result.stdout, plan.image, time.monotonic() - began)
     say(f"verdict: {verdict.outcome}")
     return verdict
+
+
+def attempt_line(doc: Mapping[str, Any], reruns: int) -> str:
+    """One execution as the console lists it: ``attempt 1/3 · original: exit 0 in 0.4 s``."""
+    took = doc.get("duration_sec")
+    took_text = f"{float(took):.1f} s" if isinstance(took, int | float) else "? s"
+    if doc.get("timed_out"):
+        what = f"timed out after {took_text}"
+    else:
+        what = f"exit {doc.get('exit_code')} in {took_text}"
+    return f"attempt {doc.get('attempt')}/{reruns} · {doc.get('role')}: {what}"
+
+
+async def _grade_telling_attempts(
+    box: StageContainer, args: list[str], budget: float, reruns: int, say: Progress
+) -> ExecResult:
+    """Run the grader; while it runs, read its progress file and tell each execution
+    (up to 2 × reruns) as it ends, so the operator sees the attempts one by one."""
+    job = asyncio.ensure_future(box.grader(args, timeout_sec=budget))
+    told = 0
+
+    async def tell_new() -> None:
+        nonlocal told
+        try:
+            raw = await fetch_file(box.engine, box.h, PROGRESS_FILE)
+        except RunnerError:
+            return  # progress is a courtesy; the verdict comes from the grader's stdout
+        if raw is None:
+            return
+        complete = raw.decode("utf-8", "replace").split("\n")[:-1]  # a partial last line waits
+        for line in complete[told:]:
+            told += 1
+            try:
+                doc = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(doc, dict):
+                say(attempt_line(doc, reruns))
+
+    try:
+        while True:
+            finished, _ = await asyncio.wait({job}, timeout=PROGRESS_POLL_SEC)
+            await tell_new()
+            if finished:
+                return job.result()
+    finally:
+        if not job.done():
+            job.cancel()
 
 
 # --------------------------------------------------------------------------- export

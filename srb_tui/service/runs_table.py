@@ -11,8 +11,9 @@ run matching the filters, a page at a time, and feeds the scored ones to
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from srb_tui.scoring import Funnel, funnel
@@ -143,7 +144,8 @@ class RunsPage:
 
 
 async def load_page(
-    store: Store, flt: RunFilter, sort: str, offset: int, limit: int = PAGE_SIZE
+    store: Store, flt: RunFilter, sort: str, offset: int, limit: int = PAGE_SIZE,
+    run_dir: Callable[[str], Path] | None = None,
 ) -> RunsPage:
     """The runs of one page, how many match in all, and their stage marks."""
     total = await store.count_runs(**flt.kwargs())
@@ -151,12 +153,19 @@ async def load_page(
     runs = await store.list_runs(**flt.kwargs(), sort=sort, limit=limit, offset=offset)
     brief = await store.ledger_brief([run.id for run in runs])
     costs = {run.id: cost_text(brief.get(run.id, {})) for run in runs}
-    return RunsPage(runs, total, offset, await stage_marks(store, runs), costs)
+    return RunsPage(runs, total, offset, await stage_marks(store, runs, run_dir), costs)
 
 
-async def stage_marks(store: Store, runs: list[RunRecord]) -> dict[str, StageMarks]:
-    """Stage marks of ``runs`` (blank for a run not graded yet)."""
+async def stage_marks(store: Store, runs: list[RunRecord],
+                      run_dir: Callable[[str], Path] | None = None) -> dict[str, StageMarks]:
+    """Stage marks of ``runs`` (blank for a run not graded yet). A run graded before score
+    events existed gets its marks from its stage events or score.json (``run_dir``)."""
+    from srb_tui.service.legacy_marks import legacy_envelopes
+
     envelopes = await score_envelopes(store, runs)
+    older = [run for run in runs if run.id not in envelopes]
+    if older:
+        envelopes.update(await legacy_envelopes(store, older, run_dir))
     return {run.id: marks_from_score(envelopes[run.id]) if run.id in envelopes
             else StageMarks() for run in runs}
 

@@ -17,7 +17,7 @@ from textual.screen import Screen
 
 from srb_tui.config import Settings
 from srb_tui.service.catalog import Catalog
-from srb_tui.ui.commands import GoToProvider
+from srb_tui.ui.commands import BindingsProvider, GoToProvider
 from srb_tui.ui.console_service import ConsoleService, LaunchRequest
 from srb_tui.ui.screens.campaign import CampaignScreen  # reports branch
 from srb_tui.ui.screens.reports import ReportsScreen  # reports branch
@@ -36,7 +36,7 @@ class SrbApp(App[None]):
     MODES = {"tasks": TasksScreen, "runs": RunsScreen, "campaign": CampaignScreen,
              "reports": ReportsScreen}
     DEFAULT_MODE = "tasks"
-    COMMANDS = App.COMMANDS | {GoToProvider}
+    COMMANDS = App.COMMANDS | {GoToProvider, BindingsProvider}
     BINDINGS = [
         Binding("t", "switch_mode('tasks')", "Tasks", id="app.tasks", tooltip="Show the task list"),
         Binding("r", "switch_mode('runs')", "Runs", id="app.runs", tooltip="Show run history"),
@@ -55,6 +55,7 @@ class SrbApp(App[None]):
         super().__init__()
         self.settings = settings
         self.keymap_problem: str | None = None
+        self.user_keymap: dict[str, str] = {}
         self.run_host = ConsoleService(self, settings, catalog=catalog)
 
     @property
@@ -87,10 +88,16 @@ class SrbApp(App[None]):
         path = self.settings.state_dir / KEYMAP_FILE
         keymap, problem = read_keymap(path)
         self.keymap_problem = problem
+        self.user_keymap = keymap
         if problem:
             self.notify(problem, title="keymap", severity="warning", timeout=8)
         if keymap:
             self.set_keymap(keymap)
+
+    def key_of(self, binding_id: str, default: str) -> str:
+        """The key shown for a binding, after the user keymap (its first key)."""
+        keys = self.user_keymap.get(binding_id, default).split(",")[0].strip() or default
+        return self.get_key_display(Binding(keys, ""))
 
     def action_toggle_theme(self) -> None:
         self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"

@@ -1,11 +1,13 @@
-"""Command palette provider: jump to a task by id."""
+"""Command palette providers: jump to a task by id; run any key binding of the screen."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TYPE_CHECKING, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.dom import DOMNode
 
 if TYPE_CHECKING:
     from srb_tui.ui.app import SrbApp
@@ -38,3 +40,40 @@ class GoToProvider(Provider):
         screen = app.screen
         if isinstance(screen, TasksScreen):
             screen.select_task(task_id)
+
+
+class BindingsProvider(Provider):
+    """Every key binding of the screen the palette was opened on (its own and its
+    widgets'), so what the footer has no room for is one search away. The app's own keys
+    (Tasks, Runs, Quit, …) are system commands already."""
+
+    def _targets(self) -> list[tuple[str, str, Callable[[], Awaitable[None]]]]:
+        from textual.app import App
+
+        found: list[tuple[str, str, Callable[[], Awaitable[None]]]] = []
+        seen: set[tuple[int, str]] = set()
+        for node, binding, enabled, tooltip in self.screen.active_bindings.values():
+            if isinstance(node, App) or not enabled or not binding.description:
+                continue
+            if (id(node), binding.action) in seen:
+                continue
+            seen.add((id(node), binding.action))
+            key = self.app.get_key_display(binding)
+            help_text = f"{key} · {tooltip or binding.tooltip or binding.description}"
+            found.append((binding.description, help_text,
+                          partial(self._run, node, binding.action)))
+        return found
+
+    async def _run(self, node: DOMNode, action: str) -> None:
+        await self.app.run_action(action, node)
+
+    async def discover(self) -> Hits:
+        for label, help_text, command in self._targets():
+            yield DiscoveryHit(label, command, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for label, help_text, command in self._targets():
+            score = matcher.match(f"{label} {help_text}")
+            if score > 0:
+                yield Hit(score, matcher.highlight(label), command, help=help_text)

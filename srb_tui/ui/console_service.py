@@ -2,9 +2,9 @@
 and driven in app workers, one event bus every screen subscribes to.
 
 The store opens on first use (reading history needs no Docker). The engine is asked for
-only when something has to run: launching, cancelling, re-grading, or re-attaching at
-start to runs a previous srb left live. When it does not answer, the operator gets the
-engine's own message plus how to fix it, never a traceback.
+only when something has to run: launching, cancelling, re-grading, or driving on at start
+the runs a previous srb left unfinished (pending ones included). When it does not answer,
+the operator gets the engine's own message plus how to fix it, never a traceback.
 
 Drive workers belong to the app, not to a screen, so leaving the Run screen does not stop
 a run; quitting the console leaves live runs live, and the next start re-attaches.
@@ -42,10 +42,11 @@ if TYPE_CHECKING:
 
 NO_GRADING = "grading is not available in this build"
 STAGES = STAGE_NAMES
-# Runs in these statuses had work under way (an agent container, a collection, a grading)
-# when srb stopped: the console re-attaches to them at start. Pending and preparing runs
-# have nothing running; they wait for the operator (`srb resume`).
-REATTACH = frozenset({"agent", "collecting", *STAGE_NAMES})
+# Runs in these statuses were left by an srb that stopped: the console drives them on at
+# start, as `srb resume` does — pending and preparing runs from the start (State A, the
+# image, the agent), agent/collecting/grading runs by re-attaching to their work. A run
+# whose driver lease names another live srb process is left to that process.
+REATTACH = frozenset({"pending", "preparing", "agent", "collecting", *STAGE_NAMES})
 
 
 class ConsoleError(Exception):
@@ -168,7 +169,8 @@ class ConsoleService:
         self.app.run_worker(guarded(), name=name, group=group, exit_on_error=False)
 
     def start(self) -> None:
-        """At console start: re-attach to runs a previous srb left with work under way."""
+        """At console start: drive on every run a previous srb left unfinished (pending,
+        preparing, or with work under way) that no other live srb process drives."""
         if self.recover_on_start:
             self._spawn(self._recover(), name="re-attach", group="console-start")
 
@@ -196,7 +198,12 @@ class ConsoleService:
         for run in live:
             if run.id not in self.driving:
                 self.drive(run.id)
-        self.app.notify(f"re-attached to {len(live)} live run(s)", title="re-attach")
+        waiting = sum(1 for r in live if r.status in ("pending", "preparing"))
+        parts = [f"re-attached to {len(live) - waiting} live run(s)"] if len(live) > waiting \
+            else []
+        if waiting:
+            parts.append(f"started {waiting} pending run(s)")
+        self.app.notify("; ".join(parts), title="re-attach")
 
     def launch(self, request: LaunchRequest,
                on_launched: Callable[[list[RunRecord]], None] | None = None) -> None:

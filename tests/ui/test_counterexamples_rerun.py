@@ -75,6 +75,11 @@ async def test_rerun_upholds_a_real_break(builtin_settings: Settings,
     assert all(r.exit_code != 0 for r in result.runs if r.role == "submission")
     assert len(result.runs) == 6
     assert steps[0].startswith("creating a container") and steps[-1] == "verdict: upheld"
+    # each of the six executions is told as it ends, before the verdict
+    told = [s for s in steps if s.startswith("attempt ")]
+    assert [t.split(" · ")[0] for t in told] == [f"attempt {n}/3" for n in (1, 1, 2, 2, 3, 3)]
+    assert sum(1 for t in told if "original: exit 0 in" in t) == 3, told
+    assert all("exit 0 " not in t for t in told if "submission:" in t), told
     assert _leftovers() == []
 
 
@@ -107,16 +112,21 @@ async def test_rerun_from_the_console_shows_live_results(builtin_settings: Setti
         assert cid in screen.running
         panel = screen.query_one("#cx-rerun", Static)
         seen_progress = False
+        attempts_before_result: set[str] = set()
         deadline = time.monotonic() + 180
         while cid not in screen.rerun_results:
             assert time.monotonic() < deadline, str(panel.render())
             seen_progress = seen_progress or "copying" in str(panel.render())
+            attempts_before_result |= {line.strip().split(" · ")[0] for line in
+                                       str(panel.render()).splitlines()
+                                       if line.strip().startswith("attempt ")}
             assert not any(line.startswith("failed") for line in screen.rerun_log.get(cid, [])), \
                 screen.rerun_log[cid]
             await pilot.pause(0.05)
         await pilot.pause()
         text = str(panel.render())
         assert seen_progress
+        assert "attempt 1/3" in attempts_before_result, "no execution shown before the verdict"
         assert "upheld" in text and "attempt 3" in text
         attempts = [line.split() for line in text.splitlines() if line.startswith("  attempt")]
         assert len(attempts) == 6

@@ -189,6 +189,46 @@ async def test_console_start_reattaches_to_a_run_left_live(builtin_settings: Set
     assert await _containers(run_id) == []
 
 
+@pytest.mark.docker
+async def test_console_start_drives_a_pending_run_an_earlier_console_left(
+    builtin_settings: Settings,
+) -> None:
+    """A pending run whose creator died (its lease names a dead pid) is started by the next
+    console; one whose creator is still alive is left to it (same lease rule as re-attach)."""
+    import socket
+
+    builtin_settings.state_dir.mkdir(parents=True, exist_ok=True)
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    sleeper = subprocess.Popen(["sleep", "120"])
+    try:
+        async with await Store.open(builtin_settings.db_path) as store:
+            ids = {}
+            for name, pid in (("left", gone.pid), ("owned", sleeper.pid)):
+                run = await store.create_run(
+                    task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
+                    agent=f"command:bash -c 'echo {name} run started'", budget_sec=60.0)
+                lease = {"pid": pid, "host": socket.gethostname(), "since": "2026-12-01"}
+                await store.update_run(run.id, extra={"driver": lease})
+                ids[name] = run.id
+        app = _app(builtin_settings)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await until(pilot, lambda: ids["left"] in app.run_host.driving, "the pickup")
+            assert ids["owned"] not in app.run_host.driving
+            app.open_run(ids["left"])
+            await until(pilot, lambda: _status(app) == "collecting"
+                        and ids["left"] not in app.run_host.driving, "the run to be collected")
+            log = app.screen.query_one("#run-log", LogView)
+            await until(pilot, lambda: log.line_text(1) == "left run started", "its log", 20)
+        async with await Store.open(builtin_settings.db_path) as store:
+            assert (await store.require_run(ids["owned"])).status == "pending"
+            assert "driver" not in (await store.require_run(ids["left"])).extra
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert await _containers(ids["left"]) == []
+
+
 async def _first_run(settings: Settings) -> str | None:
     if not settings.db_path.exists():
         return None

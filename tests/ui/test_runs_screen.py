@@ -58,3 +58,47 @@ async def test_corrupt_store_is_reported_not_fatal(builtin_settings: Settings) -
         message = str(app.screen.query_one("#runs-message", Static).render())
         assert "srb.sqlite3" in message
     assert builtin_settings.db_path.read_bytes().startswith(b"this is not a database")
+
+
+async def test_runs_graded_before_score_events_still_show_their_marks(
+    builtin_settings: Settings,
+) -> None:
+    """An older srb recorded stage_finished events (or only score.json on disk) and no score
+    event: the marks are rebuilt from those, not shown as "—"."""
+    import json
+
+    async with await Store.open(builtin_settings.db_path) as store:
+        by_events = await store.create_run(task_id="demo01", task_path="tasks/demo01",
+                                           agent="replay:subtle")
+        by_file = await store.create_run(task_id="demo01", task_path="tasks/demo01",
+                                         agent="untouched")
+        nothing = await store.create_run(task_id="demo01", task_path="tasks/demo01",
+                                         agent="replay:wrong")
+        for run in (by_events, by_file, nothing):
+            for status in ("preparing", "agent", "collecting", "audit", "behavioural",
+                           "verification", "scored"):
+                await store.transition(run.id, status)
+        await store.add_event(by_events.id, "stage_finished",
+                              {"stage": "audit", "status": "ok", "gate": "pass"})
+        await store.add_event(by_events.id, "stage_finished",
+                              {"stage": "behavioural", "status": "ok", "complete": True})
+        await store.add_event(by_events.id, "stage_finished", {
+            "stage": "verification", "status": "ok",
+            "adversaries": {"f01": "survived", "f03": "broken"}})
+    folder = builtin_settings.run_dir(by_file.id)
+    folder.mkdir(parents=True)
+    (folder / "score.json").write_text(json.dumps(
+        {"audit_gate": "fail", "behavioural": {"complete": False},
+         "verification": {"ran": False}}))
+    app = create_app(builtin_settings)
+    app.run_host.recover_on_start = False
+    async with app.run_test(size=(160, 30)) as pilot:
+        await pilot.press("r")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        table = app.screen.query_one("#runs-table", DataTable)
+        marks = {str(k.value): str(table.get_row(k)[7]).split() for k in table.rows}
+        assert marks[by_events.id] == ["✓", "✓", "✗"]
+        assert marks[by_file.id] == ["✗", "✗", "—"]
+        assert marks[nothing.id] == ["—", "—", "—"]  # nothing recorded: nothing guessed

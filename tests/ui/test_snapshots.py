@@ -54,6 +54,29 @@ def test_runs_screen_empty(snap_compare: Any, state_dir: Path,
 
 
 def test_runs_screen_with_runs(snap_compare: Any, state_dir: Path) -> None:
+    _seed_three_runs(state_dir)
+
+    async def before(pilot: Any) -> None:
+        await pilot.press("r")
+        await settle(pilot)
+
+    assert snap_compare(create_app(_settings(state_dir)), terminal_size=SIZE,
+                        run_before=before)
+
+
+def test_runs_screen_at_80x24(snap_compare: Any, state_dir: Path) -> None:
+    """A small terminal: the footer shows the Runs screen's first keys, none cut."""
+    _seed_three_runs(state_dir)
+
+    async def before(pilot: Any) -> None:
+        await pilot.press("r")
+        await settle(pilot)
+
+    assert snap_compare(create_app(_settings(state_dir)), terminal_size=(80, 24),
+                        run_before=before)
+
+
+def _seed_three_runs(state_dir: Path) -> None:
     async def seed() -> None:
         async with await Store.open(state_dir / "srb.sqlite3") as store:
             for n, agent in enumerate(("replay:reference", "untouched", "replay:subtle")):
@@ -67,13 +90,6 @@ def test_runs_screen_with_runs(snap_compare: Any, state_dir: Path) -> None:
             await store.transition("r-20261129-120001-ab01", "cancelled", "operator")
 
     asyncio.run(seed())
-
-    async def before(pilot: Any) -> None:
-        await pilot.press("r")
-        await settle(pilot)
-
-    assert snap_compare(create_app(_settings(state_dir)), terminal_size=SIZE,
-                        run_before=before)
 
 
 # ---- Run screen and launch dialog (seeded, finished run: no clock in the picture) -------

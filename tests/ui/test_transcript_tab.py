@@ -84,3 +84,24 @@ async def test_transcript_tab_shows_stored_rounds_then_live_events(
             assert time.monotonic() < deadline, f"live events not shown: {_labels(view)}"
             await pilot.pause(0.02)
         assert any("SRB_TASK_COMPLETE" in lb for lb in _labels(view))
+
+
+async def test_a_run_without_transcript_says_why_until_a_round_starts(
+        builtin_settings: Settings) -> None:
+    from textual.widgets import Static
+
+    from tests.ui.helpers import quiet_app, until
+
+    async with await Store.open(builtin_settings.db_path) as store:
+        await store.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
+                               agent="replay:subtle", budget_sec=600.0, run_id=RUN_ID)
+    app = quiet_app(builtin_settings)
+    async with app.run_test(size=(120, 36)) as pilot:
+        app.open_run(RUN_ID)
+        await until(pilot, lambda: isinstance(app.screen, RunScreen)
+                    and app.screen.detail is not None, "the run")
+        await pilot.press("6")
+        note = app.screen.query_one("#run-transcript-empty", Static)
+        assert note.display and "No transcript for replay:subtle" in str(note.render())
+        app.run_host.bus.publish(AgentRoundStarted(RUN_ID, 1, "instruction"))
+        await until(pilot, lambda: not note.display, "the note to give way to the rounds")

@@ -35,6 +35,7 @@ from srb_tui.runner import DockerEngine, RunnerError
 from srb_tui.runner.files import fetch_file
 from srb_tui.schema import Adversary, StageSpec, Task
 from srb_tui.service.events import Progress
+from srb_tui.service.verification_events import AdversaryRoundEnded
 from srb_tui.store import Store
 
 from .adjudicator import adjudicator_options, rule_on_breaks
@@ -392,6 +393,7 @@ async def run_verification(
         await box.put_trees(original, submission)
         await box.put_context(task, [option_str(spec, "context", spec.name), setup.folder])
         limit = asyncio.Semaphore(max(1, max_parallel))
+        lane_breaks: dict[str, list[dict[str, Any]]] = {}
 
         async def one(index: int, adversary: Adversary) -> RoundResult:
             budget = budget_override if budget_override is not None else adversary.budget_sec
@@ -419,6 +421,11 @@ async def run_verification(
                     result = RoundResult(adversary, "error", f"harness: {err}", utc_iso(), 0.0)
                 await _adjudicate_breaks(result, spec, setup, run_dir, environ, gateway, run_id)
                 flag_early_survival(result, budget)
+                # Live lanes: the round is stored (with its counterexamples) as it ends, so
+                # the console shows it while the other lanes still run.
+                lane_breaks[adversary.id] = await _record(store, run_id, result)
+                publish(AdversaryRoundEnded(run_id, adversary.id, result.outcome,
+                                            result.duration_sec, len(result.candidates)))
                 publish(Progress(run_id, f"verification: {adversary.id} {result.outcome}"))
                 return result
 
@@ -427,7 +434,7 @@ async def run_verification(
         )
     breaks: list[dict[str, Any]] = []
     for result in results:
-        breaks.extend(await _record(store, run_id, result))
+        breaks.extend(lane_breaks.get(result.adversary.id, []))
         envelope.units.append(
             {
                 "id": result.adversary.id,

@@ -18,11 +18,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Input, Static
+from textual.widgets import DataTable, Header, Input, Static
 
 from srb_tui.reports.matrix import OUTCOME_ORDER, Matrix, MatrixCell, load_matrix
 from srb_tui.store import Store
 from srb_tui.ui.palette import Tone, tone
+from srb_tui.ui.widgets.footer import PriorityFooter
 
 if TYPE_CHECKING:
     from srb_tui.ui.app import SrbApp
@@ -42,6 +43,10 @@ SORTS = ("task", "-task", "accepted")
 EMPTY = ("No campaign in this store yet.\n\nPlan and run one from the command line:\n\n"
          "    srb campaign run campaign.toml\n")
 REFRESH_SEC = 1.0
+
+
+# The keys the footer shows first when it has no room for all (by binding id).
+FOOTER_FIRST = ("campaign.filter", "campaign.sort", "campaign.next", "app.runs", "app.reports")
 
 
 class CampaignScreen(Screen[None]):
@@ -81,7 +86,7 @@ class CampaignScreen(Screen[None]):
             yield Static(id="campaign-title")
             yield DataTable(id="campaign-table", cursor_type="cell", zebra_stripes=True)
             yield Static(id="campaign-counts")
-        yield Footer()
+        yield PriorityFooter(first=FOOTER_FIRST)
 
     def on_mount(self) -> None:
         self.sub_title = "Campaign"

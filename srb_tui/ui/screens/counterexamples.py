@@ -19,7 +19,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from srb_tui.schema import load_task
 from srb_tui.service.diff import task_dir_of
@@ -34,6 +34,7 @@ from srb_tui.store import CounterexampleRecord, RunRecord
 from srb_tui.ui.console_service import ConsoleError
 from srb_tui.ui.palette import Tone, tone
 from srb_tui.ui.widgets.diff_view import visible_text
+from srb_tui.ui.widgets.footer import PriorityFooter
 
 if TYPE_CHECKING:
     from srb_tui.ui.app import SrbApp
@@ -45,6 +46,11 @@ COLUMNS = (("#", "id", 4), ("Adversary", "adversary", 26), ("Verdict", "verdict"
            ("Reason", "reason", 56), ("Exit A", "exit_a", 6), ("Exit B", "exit_b", 6),
            ("Time A", "time_a", 8), ("Time B", "time_b", 8))
 OUTPUT_LIMIT = 20_000
+ATTEMPT = "attempt "  # progress lines of single executions (service.rerun.attempt_line)
+
+
+# The keys the footer shows first when it has no room for all (by binding id).
+FOOTER_FIRST = ("cx.back", "cx.rerun", "cx.export", "app.runs")
 
 
 class RerunProgress(Message):
@@ -113,7 +119,7 @@ class CounterexamplesScreen(Screen[None]):
                 with VerticalScroll(id="cx-output-b-box"):
                     yield Static(id="cx-output-b")
         yield Static(id="cx-rerun")
-        yield Footer()
+        yield PriorityFooter(first=FOOTER_FIRST)
 
     def on_mount(self) -> None:
         self.sub_title = f"Counterexamples · {self.run_id}"
@@ -257,10 +263,15 @@ class CounterexamplesScreen(Screen[None]):
             panel.update(text)
             return
         running = cid in self.running
+        steps = [line for line in log or [] if not line.startswith(ATTEMPT)]
         text.append(f"re-run of #{cid}: ", style="bold")
-        text.append(" → ".join(log or []), style=tone(self.app, "muted"))
+        text.append(" → ".join(steps), style=tone(self.app, "muted"))
         if running:
             text.append(" …", style=tone(self.app, "accent"))
+        if result is None:  # the executions so far, one by one (the result lists them all)
+            for line in log or []:
+                if line.startswith(ATTEMPT):
+                    text.append(f"\n  {line}")
         if result is not None:
             text.append("\n")
             text.append(f"{result.outcome}", style=tone(

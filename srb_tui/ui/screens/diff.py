@@ -19,7 +19,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Input, Static, Tree
+from textual.widgets import DataTable, Header, Input, Static, Tree
 
 from srb_tui.service.diff import (
     DiffSourceError,
@@ -41,9 +41,14 @@ from srb_tui.service.display import display_path
 from srb_tui.ui.palette import Tone, tone
 from srb_tui.ui.widgets.diff_tree import DiffTree, NodeInfo
 from srb_tui.ui.widgets.diff_view import DiffView, PreparedDiff, prepare_diff
+from srb_tui.ui.widgets.footer import PriorityFooter
 
 if TYPE_CHECKING:
     from srb_tui.ui.app import SrbApp
+
+
+# The keys the footer shows first when it has no room for all (by binding id).
+FOOTER_FIRST = ("diff.back", "diff.next_hunk", "diff.layout", "diff.only_changed", "diff.search")
 
 
 class TreesCompared(Message):
@@ -138,7 +143,7 @@ class DiffScreen(Screen[None]):
             with Vertical(id="diff-main"):
                 yield Static("Select a file to see its diff.", id="diff-file")
                 yield DiffView(id="diff-view")
-        yield Footer()
+        yield PriorityFooter(first=FOOTER_FIRST)
 
     def on_mount(self) -> None:
         self.sub_title = f"Diff · {self.run_id}" if self.run_id else "Diff"

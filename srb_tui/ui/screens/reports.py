@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
+from rich import box
 from rich.console import Group, RenderableType
 from rich.table import Table as RichTable
 from rich.text import Text
@@ -17,13 +18,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Static
+from textual.widgets import Header, Input, Static
 
 from srb_tui.reports import build_report, load_runs, render
 from srb_tui.reports.model import Report, Table, fmt
 from srb_tui.service.runs_table import parse_filter
 from srb_tui.store import Store
 from srb_tui.ui.palette import tone
+from srb_tui.ui.widgets.footer import PriorityFooter
 
 if TYPE_CHECKING:
     from srb_tui.ui.app import SrbApp
@@ -31,13 +33,20 @@ if TYPE_CHECKING:
 BAR_WIDTH = 20
 
 
-def bar(value: float | None, top: float) -> str:
-    """A bar of ``BAR_WIDTH`` eighths-resolution blocks for ``value`` out of ``top``."""
+WIDE_TABLE = 10  # columns from which a table's bars are half as long (they stay whole)
+
+
+def bar(value: float | None, top: float, width: int = BAR_WIDTH) -> str:
+    """A bar of ``width`` eighths-resolution blocks for ``value`` out of ``top``."""
     if value is None or top <= 0:
         return ""
-    eighths = round(BAR_WIDTH * 8 * max(0.0, min(1.0, value / top)))
+    eighths = round(width * 8 * max(0.0, min(1.0, value / top)))
     full, rest = divmod(eighths, 8)
     return "█" * full + ("▏▎▍▌▋▊▉"[rest - 1] if rest else "")
+
+
+# The keys the footer shows first when it has no room for all (by binding id).
+FOOTER_FIRST = ("reports.filter", "reports.export", "app.campaign", "app.runs")
 
 
 class ReportsScreen(Screen[None]):
@@ -68,7 +77,7 @@ class ReportsScreen(Screen[None]):
         yield Static(id="reports-message")
         with VerticalScroll(id="reports-body"):
             yield Static(id="reports-tables")
-        yield Footer()
+        yield PriorityFooter(first=FOOTER_FIRST)
 
     def on_mount(self) -> None:
         self.sub_title = "Reports"
@@ -100,7 +109,10 @@ class ReportsScreen(Screen[None]):
     async def _load(self) -> None:
         message = self.query_one("#reports-message", Static)
         if not self.srb.settings.db_path.exists():
-            message.update("No runs yet: the report is empty.")
+            app = self.srb
+            message.update(f"No runs yet: the report is empty. Press {app.key_of('app.tasks', 't')}"
+                           f" for the task list, then {app.key_of('tasks.launch', 'l')} on a task"
+                           " to launch a run.")
             return
         words = self.selection.split()
         campaign = next((w.split(":", 1)[1] for w in words if w.startswith("campaign:")), None)
@@ -129,13 +141,19 @@ class ReportsScreen(Screen[None]):
         )
 
     def _table(self, table: Table) -> RenderableType:
+        # Light rules and whole names: labels never wrap or shrink to "referen…"; long
+        # numeric headers wrap instead, and the bar keeps its full width.
         out = RichTable(title=table.title, title_justify="left", expand=False,
-                        title_style="bold", header_style=tone(self.app, "accent", bold=True))
+                        box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True,
+                        title_style="bold",
+                        header_style=tone(self.app, "accent", bold=True))
         for column in table.columns:
-            out.add_column(column.title, justify="left" if column.kind == "text" else "right")
+            text = column.kind == "text"
+            out.add_column(column.title, justify="left" if text else "right", no_wrap=text)
         index = next((i for i, c in enumerate(table.columns) if c.key == table.bar), None)
+        width = BAR_WIDTH if len(table.columns) < WIDE_TABLE else BAR_WIDTH // 2
         if index is not None:
-            out.add_column("")
+            out.add_column("", min_width=width, no_wrap=True)
         values = [r[index] for r in table.rows] if index is not None else []
         top = max([float(v) for v in values if isinstance(v, int | float)], default=0.0)
         if index is not None and table.columns[index].kind == "pct":
@@ -146,7 +164,7 @@ class ReportsScreen(Screen[None]):
             if index is not None:
                 value = row[index]
                 cells.append(Text(bar(float(value) if isinstance(value, int | float) else None,
-                                      top), style=tone(self.app, "ok")))
+                                      top, width), style=tone(self.app, "ok")))
             out.add_row(*cells)
         if table.total is not None:
             out.add_section()

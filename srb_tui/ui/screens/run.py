@@ -21,15 +21,17 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Static, TabbedContent, TabPane
+from textual.widgets import Header, Input, Static, TabbedContent, TabPane
 
 from srb_tui.schema import Task, load_task
 from srb_tui.service.agent_events import AgentRoundFinished, AgentRoundStarted, AgentTranscript
 from srb_tui.service.events import LogLines, Progress, RunFinished, StageFinished, StatusChanged
+from srb_tui.service.verification_events import AdversaryRoundEnded
 from srb_tui.store import FINAL_STATUSES, RunDetail, RunNotFound, StoreError
 from srb_tui.ui.console_service import NO_GRADING, ConsoleError, grading_available
 from srb_tui.ui.palette import tone
 from srb_tui.ui.screens.run_dialogs import ConfirmDialog, EvidenceDialog, StagePicker
+from srb_tui.ui.widgets.footer import PriorityFooter
 from srb_tui.ui.widgets.log_view import LogView
 from srb_tui.ui.widgets.run_format import (
     GLYPH,
@@ -66,6 +68,11 @@ SHORT = {"preparing": "prep", "collecting": "collect", "behavioural": "behav",
          "verification": "verif"}
 
 
+# The keys the footer shows first when it has no room for all (by binding id).
+FOOTER_FIRST = ("run.back", "run.diff", "run.counterexamples", "run.cancel",
+                "run.regrade", "run.follow", "run.search")
+
+
 class RunScreen(Screen[None]):
     """One run: its log and its grading, updated as it happens."""
 
@@ -86,6 +93,10 @@ class RunScreen(Screen[None]):
                 tooltip="Cancel the run (asks first)"),
         Binding("g", "regrade", "Re-grade", id="run.regrade",
                 tooltip="Grade one stage of the run again"),
+        Binding("d", "diff", "Diff", id="run.diff",
+                tooltip="State A against this run's submission"),
+        Binding("x", "counterexamples", "Counterexamples", id="run.counterexamples",
+                tooltip="This run's Stage III candidates: outputs, re-run, export"),
         Binding("1", "tab('log')", "Log", id="run.tab.log", show=False,
                 tooltip="Show the agent log"),
         Binding("2", "tab('audit')", "Audit", id="run.tab.audit", show=False,
@@ -131,6 +142,7 @@ class RunScreen(Screen[None]):
                                 id="run-search", compact=True)
                     yield Static(id="run-log-status")
                 with TabPane(TAB_TITLES["transcript"], id="tab-transcript"):
+                    yield Static(id="run-transcript-empty", classes="pane-text")
                     yield TranscriptView(id="run-transcript")
                 with TabPane(TAB_TITLES["audit"], id="tab-audit"):
                     yield AuditPane(id="pane-audit")
@@ -140,7 +152,7 @@ class RunScreen(Screen[None]):
                     yield VerificationPane(id="pane-verification")
                 with TabPane(TAB_TITLES["score"], id="tab-score"):
                     yield ScorePane(id="pane-score")
-        yield Footer()
+        yield PriorityFooter(first=FOOTER_FIRST)
 
     def on_mount(self) -> None:
         self.sub_title = f"Run {self.run_id}"
@@ -183,6 +195,7 @@ class RunScreen(Screen[None]):
                             transcript.add_event(event.round, seq, kind, data)
                     elif isinstance(event, AgentRoundStarted):
                         transcript.round_started(event.round, event.prompt_kind)
+                        self._show_transcript_state()
                     elif isinstance(event, AgentRoundFinished):
                         transcript.round_finished(event.round, event.verdict,
                                                   sum(event.tokens.values()),
@@ -190,9 +203,10 @@ class RunScreen(Screen[None]):
                     elif isinstance(event, Progress):
                         self.progress = event.message
                         self._stale = True
-                    elif isinstance(event, StatusChanged | StageFinished | RunFinished):
+                    elif isinstance(event, StatusChanged | StageFinished | RunFinished
+                                    | AdversaryRoundEnded):
                         self._stale = True
-                        if isinstance(event, StatusChanged | RunFinished):
+                        if isinstance(event, StatusChanged | RunFinished | AdversaryRoundEnded):
                             await self._load(attach=False)
 
     async def _load(self, *, attach: bool) -> None:
@@ -216,6 +230,20 @@ class RunScreen(Screen[None]):
             self.query_one("#run-log", LogView).attach(store, self.run_id, detail.log_lines)
             await self.query_one("#run-transcript", TranscriptView).load(store, self.run_id)
         self._paint()
+        self._show_transcript_state()
+
+    def _show_transcript_state(self) -> None:
+        """Without rounds the tab says why, instead of an empty tree."""
+        empty = self.query_one("#run-transcript", TranscriptView).rounds == 0
+        note = self.query_one("#run-transcript-empty", Static)
+        note.display = empty
+        if empty and self.detail is not None:
+            agent = self.detail.run.agent
+            note.update(Text(
+                f"No transcript for {agent}. Model clients (claude-code:MODEL, codex:MODEL) "
+                "record each round here as it happens — prompt, messages, tool calls and "
+                "their output, tokens and cost; replayed and command agents have none (their "
+                "output is in the Log tab).", style=tone(self.app, "muted")))
 
     def _show_problem(self, text: str) -> None:
         self.problem = text
@@ -234,6 +262,8 @@ class RunScreen(Screen[None]):
             self._reload()
         elif self.detail.run.status not in FINAL_STATUSES:
             self._paint_header()
+            if self.detail.run.status == "verification":  # running lanes' elapsed time
+                self.query_one("#pane-verification", VerificationPane).redraw()
 
     @work(group="run-reload", exclusive=True)
     async def _reload(self) -> None:
@@ -388,6 +418,16 @@ class RunScreen(Screen[None]):
                           "period. The run ends as cancelled, without a score."),
             answered,
         )
+
+    def action_diff(self) -> None:
+        from srb_tui.ui.screens.diff import DiffScreen
+
+        self.app.push_screen(DiffScreen(self.run_id))
+
+    def action_counterexamples(self) -> None:
+        from srb_tui.ui.screens.counterexamples import CounterexamplesScreen
+
+        self.app.push_screen(CounterexamplesScreen(self.run_id))
 
     def action_regrade(self) -> None:
         if not grading_available():

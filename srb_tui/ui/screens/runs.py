@@ -21,7 +21,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Header, Input, Static
+from textual.widgets import DataTable, Header, Input, Static
 
 from srb_tui.service.diff_runs import compare_runs
 from srb_tui.service.display import display_path
@@ -42,6 +42,7 @@ from srb_tui.store import RunRecord, Store, StoreError
 from srb_tui.ui.console_service import ConsoleError
 from srb_tui.ui.palette import Tone, tone
 from srb_tui.ui.widgets.diff_runs import RunComparison
+from srb_tui.ui.widgets.footer import PriorityFooter
 from srb_tui.ui.widgets.run_tables import Row, selected_key, sync_rows
 
 if TYPE_CHECKING:
@@ -66,8 +67,9 @@ COLUMNS: tuple[tuple[str, str, str | None], ...] = (
 SORTABLE = [key for _, key, sort in COLUMNS if sort]
 EMPTY = (
     "No runs yet.\n\n"
-    "A run is one agent attempt at one task, graded by the three stages. Start one from the "
-    "command line, e.g.\n\n"
+    "A run is one agent attempt at one task, graded by the three stages. Start one here: "
+    "press {tasks} for the task list, move to a task and press {launch} to launch it (the "
+    "dialog offers the agents, the budget and repeats). Or from the command line, e.g.\n\n"
     "    srb run demo01-csvtab-python-to-node --agent replay:reference\n\n"
     "Runs are kept in {db} and appear here as they progress."
 )
@@ -77,6 +79,11 @@ STATUS_TONE: dict[str, Tone] = {
 }
 MARK_TONE: dict[str, Tone] = {"✓": "ok", "✗": "bad", "!": "warn", "—": "muted"}
 REFRESH_SEC = 1.0  # how often the change watermark is read (one small query)
+
+
+# The keys the footer shows first when it has no room for all (by binding id).
+FOOTER_FIRST = ("runs.filter", "runs.diff", "runs.counterexamples",
+                "runs.mark", "runs.compare", "app.tasks")
 
 
 class RunCompareScreen(ModalScreen[None]):
@@ -105,7 +112,7 @@ class RunCompareScreen(ModalScreen[None]):
             store = await app.run_host.store()
             a = await store.run_detail(self.left)
             b = await store.run_detail(self.right)
-            marks = await stage_marks(store, [a.run, b.run])
+            marks = await stage_marks(store, [a.run, b.run], app.settings.run_dir)
         except (StoreError, ConsoleError) as exc:
             self.query_one("#compare-title", Static).update(
                 Text(str(exc), style=tone(self.app, "bad"))
@@ -172,7 +179,7 @@ class RunsScreen(Screen[None]):
             yield DataTable(id="runs-table", cursor_type="row", zebra_stripes=True)
             yield Static(id="runs-status")
             yield Static(id="runs-funnel")
-        yield Footer()
+        yield PriorityFooter(first=FOOTER_FIRST)
 
     def on_mount(self) -> None:
         self.sub_title = "Runs"
@@ -229,12 +236,13 @@ class RunsScreen(Screen[None]):
     async def _load_rows(self) -> None:
         settings = self.srb.settings
         if not settings.db_path.exists():
-            self._show_message(EMPTY.format(db=display_path(settings.db_path)))
+            self._show_message(self._empty_text())
             return
         try:
             store = await self._store()
             mark = await store.change_mark()  # before the page: a later change shows
-            page = await load_page(store, self.run_filter, self.run_sort, self.page_offset)
+            page = await load_page(store, self.run_filter, self.run_sort, self.page_offset,
+                                   run_dir=settings.run_dir)
             self._mark = mark
         except Exception as exc:
             self._show_message(Text(_problem(exc), style=tone(self.app, "bad")))
@@ -257,6 +265,13 @@ class RunsScreen(Screen[None]):
         self.funnel_text = summary.text()
         funnel.update(Text("funnel: " + self.funnel_text, style=tone(self.app, "accent")))
 
+    def _empty_text(self) -> str:
+        """The empty state, naming the keys that start a run here (after the keymap)."""
+        app = self.srb
+        return EMPTY.format(db=display_path(app.settings.db_path),
+                            tasks=app.key_of("app.tasks", "t"),
+                            launch=app.key_of("tasks.launch", "l"))
+
     def _show_message(self, message: str | Text) -> None:
         text = self.query_one("#runs-message", Static)
         text.update(message)
@@ -270,7 +285,7 @@ class RunsScreen(Screen[None]):
         table = self.query_one("#runs-table", DataTable)
         if page.total == 0:
             if self.run_filter.empty:
-                self._show_message(EMPTY.format(db=display_path(self.srb.settings.db_path)))
+                self._show_message(self._empty_text())
             else:
                 self._show_message(NO_MATCH.format(text=self.filter_text))
             table.clear()

@@ -11,13 +11,14 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Input, Markdown, Static
+from textual.widgets import DataTable, Header, Input, Markdown, Static
 
 from srb_tui.schema import Task, TaskLoad
 from srb_tui.service.catalog import TaskSummary, summarise
 from srb_tui.service.display import display_path
 from srb_tui.service.state_a_status import state_a_status
 from srb_tui.ui.palette import Tone, tone
+from srb_tui.ui.widgets.footer import PriorityFooter
 
 if TYPE_CHECKING:
     from srb_tui.ui.app import SrbApp
@@ -40,6 +41,11 @@ def format_budget(seconds: float | None) -> str:
         return "—"
     hours = seconds / 3600
     return f"{hours:.0f} h" if hours >= 1 else f"{seconds / 60:.0f} min"
+
+
+# The keys the footer shows first when it has no room for all (by binding id).
+FOOTER_FIRST = ("tasks.launch", "tasks.filter", "app.runs",
+                "tasks.prepare", "tasks.record", "app.quit")
 
 
 class TasksScreen(Screen[None]):
@@ -81,7 +87,7 @@ class TasksScreen(Screen[None]):
                 yield Static(id="task-heading")
                 yield Static(id="task-problems")
                 yield Markdown(id="task-instruction")
-        yield Footer()
+        yield PriorityFooter(first=FOOTER_FIRST)
 
     def on_mount(self) -> None:
         self.sub_title = "Tasks"
