@@ -352,11 +352,14 @@ def load_seeds(folder: Path, skip: Path | None) -> list[bytes]:
     return seeds
 
 
-def argv_vocabulary(path: Path | None, argv_sets: Sequence[Sequence[str]]) -> list[str]:
-    """The words argv mutations insert: the argv file's ``tokens`` list when it has one,
-    else every word of its command lines; plus a few generic ones. Never another task's."""
-    declared: list[str] = []
-    if path is not None:
+def argv_vocabulary(
+    path: Path | None, argv_sets: Sequence[Sequence[str]], probe_tokens: Sequence[str] | None = None
+) -> list[str]:
+    """The words argv mutations insert: the probe's ``[metadata] fuzz_tokens`` when it has
+    them, else the argv file's ``tokens`` list, else every word of its command lines; plus a
+    few generic ones. Never another task's."""
+    declared: list[str] = [str(word) for word in probe_tokens or ()]
+    if path is not None and not declared:
         with contextlib.suppress(OSError, ValueError):
             data = json.loads(path.read_text(encoding="utf-8"))
             found = data.get("tokens") if isinstance(data, dict) else None
