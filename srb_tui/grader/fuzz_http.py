@@ -186,6 +186,7 @@ class ServerPair:
         self.stop()
         home = self._workdir()
         env = candidate_env(self.config.spec, self.view, self.candidate, home)
+        env["PYTHONDONTWRITEBYTECODE"] = "1"  # keeps a tree the server could write unchanged
         for role in ("original", "submission"):
             if role == "original" and stat_signature(self.parked[role]) != self.signature:
                 raise HarnessFault("the fuzzer's copy of State A changed between two runs")
@@ -276,7 +277,7 @@ def candidate_script(*, adversary: str, seed: int, request: Request, expected: R
         f"# with status {expected.status} and a {len(expected.body)}-byte body; any other",
         "# status, compared header or body is a behavioural difference.",
         "set -u",
-        "exec python3 - <<'SRB_HTTP_CANDIDATE'",
+        "exec python3 - <<'HTTP_CANDIDATE'",
         "import base64, http.client, json, os, sys, urllib.parse",
         f"spec = json.loads({literal!r})",
         f"url = urllib.parse.urlsplit(os.environ[{url_env!r}])",
@@ -302,7 +303,7 @@ def candidate_script(*, adversary: str, seed: int, request: Request, expected: R
         "for problem in problems:",
         "    print(problem, file=sys.stderr)",
         "sys.exit(1 if problems else 0)",
-        "SRB_HTTP_CANDIDATE",
+        "HTTP_CANDIDATE",
     ]) + "\n"
 
 

@@ -26,6 +26,7 @@ from .render import JSON_TYPE, TEXT_TYPE, error_doc, json_bytes, text_bytes
 MAX_BODY = 64 * 1024
 METHOD_ORDER = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 CATALOG = "catalog"
+QUERY = "shelf.query"
 INDEX = {
     "service": "shelf",
     "version": __version__,
@@ -44,7 +45,7 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 def reply(status: int, body: bytes = b"", content_type: str = JSON_TYPE,
           headers: dict[str, str] | None = None) -> web.Response:
     response = web.Response(status=status, body=body or None, headers=headers)
-    if body:
+    if status != 204:  # an empty text body is still text/plain, as in State A
         response.headers["Content-Type"] = content_type
     return response
 
@@ -98,11 +99,15 @@ async def edges(request: web.Request, handler: Handler) -> web.StreamResponse:
     if path != "/" and path.endswith("/"):
         target = (path.rstrip("/") or "/") + ("?" + query if query else "")
         return reply(308, json_bytes({"redirect": target}), headers={"Location": target})
+    info = request.match_info
     if path != request.raw_path.partition("?")[0]:
         # aiohttp routed the path as sent; route the one-slash form instead.
-        routed = request.clone(rel_url=path + ("?" + query if query else ""))
-        handler = (await request.app.router.resolve(routed)).handler
+        info = await request.app.router.resolve(request.clone(rel_url=path))
+        handler = info.handler
     try:
+        if info.http_exception is None and request.method != "OPTIONS":
+            # Every routed request's query string is decoded (and may be refused) first.
+            request[QUERY] = parse_query(query)
         return await handler(request)
     except BadInput as exc:
         return fail(exc)
@@ -133,7 +138,7 @@ async def health(request: web.Request) -> web.Response:
 
 async def list_books(request: web.Request) -> web.Response:
     kind = negotiate(request, (JSON, TEXT))
-    spec = listing(parse_query(split_raw(request)[1]))
+    spec = listing(request[QUERY])
     catalog: Catalog = request.app[CATALOG]
     books = catalog.select(tags=spec.tags, year=spec.year, available=spec.available,
                            title_part=spec.title_part)
@@ -205,7 +210,7 @@ async def by_author(request: web.Request) -> web.Response:
 
 async def search(request: web.Request) -> web.Response:
     negotiate(request, (JSON,))
-    text = last(parse_query(split_raw(request)[1]), "q")
+    text = last(request[QUERY], "q")
     if text is None or not text.strip():
         raise BadInput(400, "bad_query", "q is required", "q")
     return reply(200, json_bytes({"query": text, "hits": request.app[CATALOG].search(text)}))

@@ -50,7 +50,7 @@ class Reply:
                  headers: dict[str, str] | None = None):
         self.status = status
         self.body = body
-        self.content_type = content_type if body else None
+        self.content_type = content_type if status not in (204, 304) else None
         self.headers = dict(headers or {})
 
 
