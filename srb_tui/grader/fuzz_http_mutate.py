@@ -23,6 +23,10 @@ GENERIC_PIECES: tuple[str, ...] = (
     "é", "ß", "İ", "漢", "\u0301", ";", ",", "=", "&", "?", "~", "*", "'", "1e3", "-1",
 )  # fmt: skip
 """inserted into path segments, query names and values, and header values"""
+NUMBER_FORMS: tuple[str, ...] = ("+{}", " {}", "{} ", "0{}", "-{}", "{}.0", "{}e0", "{}_0",
+                                 "{}\u00a0", "\u0661{}", "\uff11{}")
+"""other spellings of a number a parser may or may not accept (sign, spaces, separators,
+exponent, non-ASCII digits): where query-string coercion differs between implementations"""
 FRAMING_HEADERS = frozenset(
     {"content-length", "transfer-encoding", "host", "connection", "expect", "upgrade", "te"}
 )
@@ -179,7 +183,11 @@ def _mutate_query(query: list[tuple[str, str]], rng: random.Random, vocab: Vocab
         query.insert(k, query[k])
     elif op == 3:
         k = rng.randrange(len(query))
-        query[k] = (query[k][0], _mutate_text(query[k][1], rng, values))
+        value = query[k][1]
+        if value.lstrip("-").isdigit() and rng.random() < 0.5:
+            query[k] = (query[k][0], rng.choice(NUMBER_FORMS).format(value.lstrip("-")))
+        else:
+            query[k] = (query[k][0], _mutate_text(value, rng, values))
     else:
         k = rng.randrange(len(query))
         query[k] = (_mutate_text(query[k][0], rng, [*vocab.query_names, *GENERIC_PIECES]),
@@ -250,6 +258,8 @@ def shrink_request(request: Request, differs: Callable[[Request], bool],
                 request = trial
             else:
                 k += 1
+    if request.body is not None and check(replace(request, body=None)):
+        request = replace(request, body=None)
     if request.body:
         current = request
 
