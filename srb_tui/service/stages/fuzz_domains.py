@@ -16,7 +16,7 @@ from typing import Any
 
 
 def _words(value: Any) -> list[str] | None:
-    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+    if isinstance(value, list | tuple) and value and all(isinstance(v, str) for v in value):
         return [str(v) for v in value]
     return None
 
