@@ -143,7 +143,7 @@ async def test_reference_survives_every_http_adversary(ladder02: Ladder) -> None
     assert await ladder02.store.counterexamples(got.run_id) == []
 
 
-def test_wall_times_are_reported(capsys: pytest.CaptureFixture[str]) -> None:
+async def test_wall_times_are_reported(capsys: pytest.CaptureFixture[str]) -> None:
     """Not a timing assertion: prints the per-submission wall times for the closing note."""
     with capsys.disabled():
         print("demo02 ladder wall times:", WALL)
