@@ -253,7 +253,9 @@ def shrink_request(request: Request, differs: Callable[[Request], bool],
         k = 0
         while k < len(getattr(request, attr)) and time.monotonic() < deadline:
             items = list(getattr(request, attr))
-            trial = replace(request, **{attr: tuple(items[:k] + items[k + 1 :])})
+            rest = tuple(items[:k] + items[k + 1 :])
+            trial = replace(request, headers=rest) if attr == "headers" else replace(
+                request, query=rest)
             if check(trial):
                 request = trial
             else:
