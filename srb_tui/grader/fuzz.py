@@ -4,7 +4,8 @@ It runs inside the verification container. From the seed corpus and the command 
 declares (probe.toml ``[metadata] fuzz_seeds / fuzz_entry / fuzz_argv``) it mutates inputs
 (bit flips, byte inserts and deletes, interesting bytes: control characters, CR, quotes,
 delimiters, BOMs, broken and wide UTF-8; splices between seeds; now and then a mutated command
-line, its words taken from the argv file's ``tokens`` or its own command lines), feeds
+line, its words taken from the probe's ``fuzz_tokens``, else the argv file's ``tokens``, else
+its own command lines), feeds
 each input on stdin to ``fuzz_entry`` of both trees and compares exit status and
 stdout byte for byte. Both trees are run at the same view path with the candidate
 environment (:func:`.candidate.candidate_env`), so the program cannot tell them apart any

@@ -7,7 +7,9 @@ a seed file (``fuzz_seeds``: ``{"requests": [...], "vocabulary": {...}}``) and w
 headers matter (``fuzz_headers``). Both trees' servers are started the same way, as the slot's
 uid (:func:`.sandbox.spawn`, the identity of the ``srb-submission`` launcher), one after the
 other from the same view path, and then get the same requests, each on a fresh connection,
-from the grader (:mod:`http.client`). Two responses agree when status, the named headers and
+from the grader (:mod:`http.client`): first the seeds, then a deterministic pass (other spellings
+of every number in a seed's query, trailing and doubled slashes), then random mutations.
+Two responses agree when status, the named headers and
 the body are equal. A difference is shrunk (headers and query pairs dropped, body and values
 delta-debugged), checked once more against freshly started servers, and written as an
 ordinary ``candidate.sh`` that sends the request to ``$SERVICE_URL`` (the task's
@@ -49,6 +51,7 @@ from .fuzz import HarnessFault
 from .fuzz_http_mutate import (
     Request,
     Vocabulary,
+    first_pass,
     load_vocabulary,
     mutate_request,
     request_from_seed,
@@ -382,7 +385,7 @@ def run_round(config: HttpConfig) -> dict[str, Any]:
         seen: set[tuple[Any, ...]] = set()
         servers = ServerPair(config)
         servers.start()
-        queue = list(seeds)
+        queue = [*seeds, *first_pass(seeds, rng)]
         while time.monotonic() < deadline and len(state.candidates) < config.max_candidates:
             state.iterations += 1
             if queue:

@@ -233,6 +233,28 @@ def mutate_request(request: Request, rng: random.Random, vocab: Vocabulary,
     return Request(method, path, tuple(query), tuple(headers), body)
 
 
+def first_pass(seeds: Sequence[Request], rng: random.Random) -> list[Request]:
+    """The deterministic stage sent after the seeds, in an order fixed by ``rng``: every other
+    spelling of every number in a seed's query (:data:`NUMBER_FORMS`), and each seed path
+    with a trailing slash added or removed and with a doubled leading slash. Cheap (a few per
+    seed) and where framework ports most often drift: coercion and path normalisation."""
+    out: list[Request] = []
+    for seed in seeds:
+        for k, (name, value) in enumerate(seed.query):
+            digits = value.lstrip("-")
+            if not digits.isdigit():
+                continue
+            for form in NUMBER_FORMS:
+                query = list(seed.query)
+                query[k] = (name, form.format(digits))
+                out.append(replace(seed, query=tuple(query)))
+        slash = seed.path.rstrip("/") if seed.path.endswith("/") and seed.path != "/" else (
+            seed.path + "/")
+        out += [replace(seed, path=slash), replace(seed, path="/" + seed.path)]
+    rng.shuffle(out)
+    return list(dict.fromkeys(out))
+
+
 # --------------------------------------------------------------------------- shrinking
 
 
