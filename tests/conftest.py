@@ -11,6 +11,7 @@ from srb_tui.config import Settings
 REPO = Path(__file__).resolve().parents[1]
 BUILTIN_TASKS = REPO / "tasks"
 DEMO_TASK = BUILTIN_TASKS / "demo01-csvtab-python-to-node"
+DEMO02_TASK = BUILTIN_TASKS / "demo02-shelf-httpserver-to-aiohttp"
 
 
 def _official_tasks() -> Path:

@@ -5,6 +5,7 @@ Subcommands:
   tools       serve the reviewer tools over stdin/stdout (JSON lines)
   candidate   adjudicate one Stage III candidate and print its verdict as JSON
   fuzz        run one model-free fuzz adversary (Stage III) and write its result
+  fuzz-http   the same for a service: differential HTTP requests against both trees' servers
   launch      start submission code as the submission uid (the srb-submission launcher)
   lockdown    make the grader's folders private and close world-writable paths (once)
   fingerprint print the grader's fingerprint
@@ -30,6 +31,7 @@ from .candidate_env import load_salt
 from .envelope import atomic_write_json
 from .fingerprint import fingerprint
 from .fuzz import FuzzConfig, HarnessFault, argv_vocabulary, load_argv_sets, main_fuzz
+from .fuzz_http import DEFAULT_HEADERS, HttpConfig, main_fuzz_http
 from .launch import main as launch_main
 from .lockdown import lockdown
 from .sandbox import MAX_SLOTS, load_limits
@@ -121,6 +123,32 @@ def _parser() -> argparse.ArgumentParser:
     fuzz.add_argument("--slot", type=int, default=0, help="submission identity to run as")
     fuzz.add_argument("--original-digest", help="State A's tree digest (checked before use)")
     fuzz.add_argument("--stage-base", help="where the slot sees the tree under test")
+    fuzz.add_argument("--tokens-json", help="argv mutation words (probe [metadata] fuzz_tokens)")
+
+    web = sub.add_parser("fuzz-http", help="run one differential HTTP fuzz adversary")
+    web.add_argument("--adversary", required=True)
+    web.add_argument("--original", required=True)
+    web.add_argument("--submission", required=True)
+    web.add_argument("--seeds", required=True, help='JSON {"requests": [...], "vocabulary": {}}')
+    web.add_argument("--server-json", required=True,
+                     help='server argv relative to the tree, e.g. ["bin/app", "--port", "{port}"]')
+    web.add_argument("--headers-json", help="response headers compared, as a JSON list")
+    web.add_argument("--url-env", default="SERVICE_URL", help="variable candidates read")
+    web.add_argument("--seed", type=int, default=0)
+    web.add_argument("--budget", type=float, required=True)
+    web.add_argument("--run-timeout", type=float, default=10.0, help="per request, seconds")
+    web.add_argument("--start-timeout", type=float, default=15.0, help="server start, seconds")
+    web.add_argument("--max-candidates", type=int, default=3)
+    web.add_argument("--command-json", required=True)
+    web.add_argument("--reruns", type=int, default=3)
+    web.add_argument("--timeout", type=float, default=300.0, help="candidate timeout")
+    web.add_argument("--fault-codes", default="64-78")
+    web.add_argument("--deny-command", action="append", default=[])
+    web.add_argument("--work", required=True)
+    web.add_argument("--result")
+    web.add_argument("--slot", type=int, default=0)
+    web.add_argument("--original-digest")
+    web.add_argument("--stage-base")
 
     sub.add_parser("fingerprint", help="print the grader fingerprint")
     return parser
@@ -248,6 +276,7 @@ def _run_fuzz(args: argparse.Namespace) -> int:
         spec = _candidate_spec(args)
         argv_file = Path(args.argv_file) if args.argv_file else None
         argv_sets = load_argv_sets(argv_file)
+        _json_words(args.tokens_json)
     except (ValueError, HarnessFault) as exc:
         print(f"grader: bad fuzz options: {exc}", file=sys.stderr)
         return 2
@@ -270,9 +299,55 @@ def _run_fuzz(args: argparse.Namespace) -> int:
         argv_mutation_rate=args.argv_mutation_rate,
         max_candidates=args.max_candidates,
         stage_base=Path(args.stage_base) if args.stage_base else None,
-        argv_tokens=argv_vocabulary(argv_file, argv_sets),
+        argv_tokens=argv_vocabulary(argv_file, argv_sets, _json_words(args.tokens_json)),
     )
     doc = main_fuzz(config, argv_file, Path(args.result) if args.result else None)
+    print(json.dumps({k: doc[k] for k in ("adversary", "outcome", "reason")}, ensure_ascii=False))
+    return 0
+
+
+def _json_words(text: str | None) -> list[str] | None:
+    """A JSON list of strings (None when not given); ValueError names what is wrong."""
+    if text is None:
+        return None
+    words = json.loads(text)
+    if not isinstance(words, list) or not all(isinstance(word, str) for word in words):
+        raise ValueError(f"expected a JSON list of strings, got {text[:80]!r}")
+    return words
+
+
+def _run_fuzz_http(args: argparse.Namespace) -> int:
+    try:
+        spec = _candidate_spec(args)
+        server = _json_words(args.server_json) or []
+        headers = _json_words(args.headers_json)
+        if not server:
+            raise ValueError("--server-json must name the server's argv")
+    except ValueError as exc:
+        print(f"grader: bad fuzz-http options: {exc}", file=sys.stderr)
+        return 2
+    for label, value in (("--original", args.original), ("--submission", args.submission)):
+        if not Path(value).is_dir():
+            print(f"grader: {label} {value} is not a folder", file=sys.stderr)
+            return 2
+    config = HttpConfig(
+        adversary=args.adversary,
+        original=Path(args.original).resolve(),
+        submission=Path(args.submission).resolve(),
+        seeds=Path(args.seeds),
+        server=server,
+        headers=[h.lower() for h in headers] if headers else list(DEFAULT_HEADERS),
+        seed=args.seed,
+        budget_sec=args.budget,
+        request_timeout_sec=args.run_timeout,
+        start_timeout_sec=args.start_timeout,
+        spec=spec,
+        work=Path(args.work),
+        url_env=args.url_env,
+        max_candidates=args.max_candidates,
+        stage_base=Path(args.stage_base) if args.stage_base else None,
+    )
+    doc = main_fuzz_http(config, Path(args.result) if args.result else None)
     print(json.dumps({k: doc[k] for k in ("adversary", "outcome", "reason")}, ensure_ascii=False))
     return 0
 
@@ -296,5 +371,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run_candidate(args)
     if args.command == "fuzz":
         return _run_fuzz(args)
+    if args.command == "fuzz-http":
+        return _run_fuzz_http(args)
     print(fingerprint())
     return 0

@@ -4,7 +4,8 @@ It runs inside the verification container. From the seed corpus and the command 
 declares (probe.toml ``[metadata] fuzz_seeds / fuzz_entry / fuzz_argv``) it mutates inputs
 (bit flips, byte inserts and deletes, interesting bytes: control characters, CR, quotes,
 delimiters, BOMs, broken and wide UTF-8; splices between seeds; now and then a mutated command
-line, its words taken from the argv file's ``tokens`` or its own command lines), feeds
+line, its words taken from the probe's ``fuzz_tokens``, else the argv file's ``tokens``, else
+its own command lines), feeds
 each input on stdin to ``fuzz_entry`` of both trees and compares exit status and
 stdout byte for byte. Both trees are run at the same view path with the candidate
 environment (:func:`.candidate.candidate_env`), so the program cannot tell them apart any
@@ -357,11 +358,14 @@ def load_seeds(folder: Path, skip: Path | None) -> list[bytes]:
     return seeds
 
 
-def argv_vocabulary(path: Path | None, argv_sets: Sequence[Sequence[str]]) -> list[str]:
-    """The words argv mutations insert: the argv file's ``tokens`` list when it has one,
-    else every word of its command lines; plus a few generic ones. Never another task's."""
-    declared: list[str] = []
-    if path is not None:
+def argv_vocabulary(
+    path: Path | None, argv_sets: Sequence[Sequence[str]], probe_tokens: Sequence[str] | None = None
+) -> list[str]:
+    """The words argv mutations insert: the probe's ``[metadata] fuzz_tokens`` when it has
+    them, else the argv file's ``tokens`` list, else every word of its command lines; plus a
+    few generic ones. Never another task's."""
+    declared: list[str] = [str(word) for word in probe_tokens or ()]
+    if path is not None and not declared:
         with contextlib.suppress(OSError, ValueError):
             data = json.loads(path.read_text(encoding="utf-8"))
             found = data.get("tokens") if isinstance(data, dict) else None

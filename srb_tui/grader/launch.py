@@ -18,6 +18,8 @@ Exit status: the program's own; a program killed by a signal kills the launcher 
 signal; 124 when ``--timeout`` ran out (the whole session is killed first); 126/127 when the
 program could not be started (a message on stderr says why). When the program ends, what is
 left of its session is killed; the grader ends every process of the uid when the module ends.
+SIGTERM or SIGINT to the launcher kill the program's whole session, then the launcher exits
+128+N (how a module stops a server it started).
 """
 
 from __future__ import annotations
@@ -118,6 +120,20 @@ def _end_session(pid: int) -> None:
             time.sleep(0.05)
 
 
+def _end_on_term(pid: int) -> None:
+    """SIGTERM/SIGINT to the launcher end the program's whole session first (a module that
+    started a server stops it by signalling the launcher), then the launcher exits 128+N."""
+
+    def stop(signum: int, _frame: object) -> None:
+        _end_session(pid)
+        with contextlib.suppress(ChildProcessError):
+            _wait(pid, GRACE_SEC)
+        os._exit(128 + signum)
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, stop)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     command = list(args.argv)
@@ -162,6 +178,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"srb-submission: cannot start {command[0]!r}: {exc}", file=sys.stderr)
             return 126
         pid = proc.pid
+    _end_on_term(pid)
     status = _wait(pid, args.timeout)
     if status is None:
         _end_session(pid)

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import DEMO_TASK, REPO
+from tests.conftest import DEMO02_TASK, DEMO_TASK, REPO
 
 BROKEN = REPO / "tests" / "schema" / "broken"
 
@@ -41,6 +41,9 @@ def test_tasks_list_json_is_one_document(tmp_path: Path) -> None:
     assert demo["status"] == "ok"
     assert (demo["gates"], demo["adversaries"]) == (5, 6)
     assert demo["stacks"] == "python → node"
+    demo02 = doc["tasks"][ids.index(DEMO02_TASK.name)]
+    assert demo02["status"] == "ok", demo02
+    assert (demo02["gates"], demo02["adversaries"]) == (4, 6)
 
 
 def test_srb_tasks_env_is_colon_separated(tmp_path: Path) -> None:
@@ -48,7 +51,7 @@ def test_srb_tasks_env_is_colon_separated(tmp_path: Path) -> None:
     out = srb("tasks", "list", "--json", state=tmp_path, env={"SRB_TASKS": roots})
     assert out.returncode == 0, out.stderr
     ids = sorted(t["id"] for t in json.loads(out.stdout)["tasks"])
-    assert ids == sorted([DEMO_TASK.name, "minimal"])
+    assert ids == sorted([DEMO_TASK.name, DEMO02_TASK.name, "minimal"])
 
 
 def test_official_manifests_validate_schema_only(tmp_path: Path, official_tasks: Path) -> None:

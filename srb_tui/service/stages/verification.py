@@ -38,6 +38,7 @@ from srb_tui.service.events import Progress
 from srb_tui.service.verification_events import AdversaryRoundEnded
 from srb_tui.store import Store
 
+from . import fuzz_domains
 from .adjudicator import adjudicator_options, rule_on_breaks
 from .channels import AdversaryChannel, adjudicate_in
 from .common import (
@@ -96,6 +97,8 @@ async def _fuzz_round(
     meta = setup.probe.metadata
     started, clock = utc_iso(), time.monotonic()
     entry, seeds = meta.get("fuzz_entry"), meta.get("fuzz_seeds")
+    if fuzz_domains.is_http(meta):
+        entry = "(http)"
     if not isinstance(entry, str) or not isinstance(seeds, str):
         return RoundResult(
             adversary,
@@ -111,17 +114,20 @@ async def _fuzz_round(
     def inside(rel: str) -> str:
         return container_path(f"{setup.folder}/{rel}" if setup.folder else rel)
 
+    domain = fuzz_domains.http_args(meta, inside) if fuzz_domains.is_http(meta) else None
+    if isinstance(domain, str):
+        return RoundResult(adversary, "error", domain, started, 0.0)
     args = [
-        "fuzz",
+        "fuzz" if domain is None else "fuzz-http",
         "--adversary", adversary.id,
         "--original", ORIGINAL_DIR,
         "--submission", SUBMISSION_DIR,
-        "--seeds", inside(seeds),
-        "--entry", entry,
+        *(["--seeds", inside(seeds), "--entry", entry] if domain is None else domain),
         "--seed", str(int(seed)) if isinstance(seed, int | float) else "0",
         "--budget", f"{budget:g}",
         "--run-timeout", f"{setup.run_timeout_sec:g}",
-        "--argv-mutation-rate", f"{float(rate) if isinstance(rate, int | float) else 0.1:g}",
+        *(["--argv-mutation-rate", f"{float(rate) if isinstance(rate, int | float) else 0.1:g}",
+           *fuzz_domains.cli_token_args(meta)] if domain is None else []),
         "--work", work,
         "--result", f"{work}/result.json",
         "--slot", str(index),
@@ -129,7 +135,7 @@ async def _fuzz_round(
         *setup.candidates.args(),
     ]  # fmt: skip
     argv_file = meta.get("fuzz_argv")
-    if isinstance(argv_file, str):
+    if isinstance(argv_file, str) and domain is None:
         args += ["--argv-file", inside(argv_file)]
     ceiling = budget * 1.25 + setup.candidates.exec_budget_sec() + 60
     res = await box.grader(args, timeout_sec=ceiling)

@@ -1,0 +1,3 @@
+"""shelf: a small JSON catalogue service for a lending library."""
+
+__version__ = "2.3.0"
