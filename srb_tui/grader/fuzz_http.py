@@ -176,10 +176,10 @@ class ServerPair:
 
     def _workdir(self) -> Path:
         if sandbox.enabled():
-            sandbox.reset(self.slot, remake=("home", "tmp"))
+            sandbox.reset(self.slot, remake=("home", "tmp", "work"))
             return sandbox.scratch_dir(self.slot)
         shutil.rmtree(self.home, ignore_errors=True)
-        for sub in ("home", "tmp"):
+        for sub in ("home", "tmp", "work"):
             (self.home / sub).mkdir(parents=True)
         return self.home
 
@@ -188,7 +188,12 @@ class ServerPair:
         view while it starts. A State A that will not serve is a harness fault."""
         self.stop()
         home = self._workdir()
-        env = candidate_env(self.config.spec, self.view, self.candidate, home)
+        # The servers get the candidate environment with a role-neutral token, as the CLI
+        # domain's program does: both trees start at the same view path, same environment.
+        env = candidate_env(
+            self.config.spec, self.view, self.candidate / "candidate.sh", home / "work",
+            token="fuzz", name="fuzz", home=home / "home", tmpdir=home / "tmp",
+        )  # fmt: skip
         env["PYTHONDONTWRITEBYTECODE"] = "1"  # keeps a tree the server could write unchanged
         for role in ("original", "submission"):
             if role == "original" and stat_signature(self.parked[role]) != self.signature:
