@@ -212,6 +212,25 @@ def _run_area(spec: CandidateSpec, stage_root: Path, pristine: Path) -> dict[str
     return area
 
 
+def _check_working_copy(spec: CandidateSpec, target: Path) -> None:
+    """State A's working copy has State A's digest. In a stage container the copy belongs
+    to the slot (0700 scratch the grader may not enter), so the slot hashes it."""
+    if spec.original_digest is None:
+        return
+    if not sandbox.enabled():
+        check_original(spec, target, "the working copy of State A")
+        return
+
+    def verify() -> None:
+        check_original(spec, target, "the working copy of State A")
+
+    if sandbox.run_as_slot(spec.slot, verify) != 0:
+        raise StagingError(
+            f"the working copy of State A ({target}) does not match State A's digest: "
+            "refusing to use it"
+        )
+
+
 def run_once(
     spec: CandidateSpec,
     tree: Path,
@@ -234,7 +253,7 @@ def run_once(
         raise StagingError(str(exc)) from None
     area = _run_area(spec, stage_root, pristine)
     if role == "original":
-        check_original(spec, area["target"], "the working copy of State A")
+        _check_working_copy(spec, area["target"])
     logs = stage_root.parent / f".logs-{stage_root.name}"
     logs.mkdir(mode=0o700, exist_ok=True)
     out_path, err_path = logs / "stdout", logs / "stderr"

@@ -238,6 +238,12 @@ def _as_slot(slot: int, body: Callable[[], None]) -> int:
     return os.waitstatus_to_exitcode(status)
 
 
+def run_as_slot(slot: int, body: Callable[[], None]) -> int:
+    """Run ``body`` as the slot uid in a child process; 0 when it returned, 1 when it raised
+    (for reading what only the slot may read, e.g. its own working copies)."""
+    return _as_slot(slot, body)
+
+
 def kill_slot(slot: int, budget_sec: float = 10.0) -> bool:
     """SIGKILL every process of the slot's uid; True when none is left."""
     if not enabled():

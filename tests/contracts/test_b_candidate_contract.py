@@ -12,6 +12,7 @@ stderr, which the verdict carries back.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -19,6 +20,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from srb_tui.grader.lockdown import tree_digest
 from srb_tui.runner import DockerEngine, RunnerPool
 from srb_tui.runner.files import put_readonly_tree
 from srb_tui.schema import load_task
@@ -85,6 +87,7 @@ async def box(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[StageCo
         folder.mkdir(parents=True)
         (folder / "tool.sh").write_text(f"echo {answer}\n")
     (fixture / "run-candidate.sh").write_text(RUN_CANDIDATE)
+    DIGEST["original"] = tree_digest(original)
     container = StageContainer(
         engine, "contract-b", "verification", info.tag, publish=lambda e: None,
         layout=StageLayout(slots=2, workspace=False, shared_tmp=False, private_tests=False),
@@ -106,6 +109,9 @@ OPTIONS = CandidateOptions(
 )
 
 
+DIGEST: dict[str, str] = {}
+
+
 def facts(verdict: dict[str, Any]) -> list[dict[str, Any]]:
     """What run-candidate.sh saw on each run, from its FACT lines."""
     found = []
@@ -121,7 +127,8 @@ def facts(verdict: dict[str, Any]) -> list[dict[str, Any]]:
 async def test_a_published_style_candidate_is_upheld_against_a_wrong_submission(
     box: StageContainer,
 ) -> None:
-    verdict = await adjudicate_in(box, OPTIONS, CANDIDATE, f"{CANDIDATES}/tries/c1", slot=1)
+    checked = dataclasses.replace(OPTIONS, original_digest=DIGEST["original"])
+    verdict = await adjudicate_in(box, checked, CANDIDATE, f"{CANDIDATES}/tries/c1", slot=1)
     assert verdict["outcome"] == "upheld", verdict
     seen = facts(verdict)
     assert [f["role"] for f in seen].count("original") == 2 and len(seen) == 4
