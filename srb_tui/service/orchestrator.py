@@ -259,6 +259,10 @@ class RunService:
         except OSError as exc:
             if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS):
                 raise left_as_it_was(self.settings.state_dir, run_id, exc) from exc
+            if type(exc).__module__.startswith(("requests", "urllib3")):  # the engine's socket
+                return await self._fail_infra(
+                    run_id, f"lost the Docker engine at {self.engine.base_url}: {exc}; the "
+                    "run is invalid (re-run it), not a zero")
             return await self._fail_infra(run_id, str(exc))
         except (RunnerError, StateAError) as exc:
             return await self._fail_infra(run_id, str(exc))

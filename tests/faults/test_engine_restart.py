@@ -86,7 +86,7 @@ def test_engine_stops_during_the_agent_phase(tmp_path: Path,
     state = tmp_path / "state"
     proc = subprocess.Popen(srb_argv(state, *run_argv(TALKER, grade=False)), env=env(),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    run_id = ""
+    run_id, checked = "", False
     try:
         wait_for(lambda: (state / "srb.sqlite3").exists() and "ready" in stdout_lines(
             state, only_run(state)), "the agent's first lines", 180)
@@ -100,22 +100,27 @@ def test_engine_stops_during_the_agent_phase(tmp_path: Path,
         row = run_row(state, run_id)
         assert row["status"] == "infra_error" and row["valid"] == 0, row
         assert "engine" in (row["harness_error"] or "").lower(), row["harness_error"]
+        checked = True
     finally:
         engine_control.start()
         if proc.poll() is None:
             proc.kill()
+        left = managed(f"srb.run={run_id}") if run_id else []
+        if not checked:  # failed above: clean up here, the rest does not run
+            remove_run_containers(run_id or "none")
     assert _state_now() == "up"
     # back: nothing live to resume; resume reaps the dead run's container (the restarted
     # engine kept it, stopped) and records its removal; gc then finds nothing of ours
-    left = managed(f"srb.run={run_id}")
-    resumed = srb(state, "resume", "--json")
-    assert json.loads(resumed.stdout)["resumed"] == [], resumed.stderr
-    gc = srb(state, "gc", "--json")
-    assert json.loads(gc.stdout)["containers_removed"] == 0, gc.stderr
-    removed = q(state / "srb.sqlite3", "SELECT removed_at FROM containers WHERE run_id = ? "
-                "AND role = 'agent'", (run_id,))
-    after = managed(f"srb.run={run_id}")
-    remove_run_containers(run_id)
+    try:
+        resumed = srb(state, "resume", "--json")
+        assert json.loads(resumed.stdout)["resumed"] == [], resumed.stderr
+        gc = srb(state, "gc", "--json")
+        assert json.loads(gc.stdout)["containers_removed"] == 0, gc.stderr
+        removed = q(state / "srb.sqlite3", "SELECT removed_at FROM containers WHERE "
+                    "run_id = ? AND role = 'agent'", (run_id,))
+        after = managed(f"srb.run={run_id}")
+    finally:
+        remove_run_containers(run_id)
     assert left and after == [], (left, after)
     assert removed and all(r[0] for r in removed), removed
     assert stdout_lines(state, run_id)[:len(READY_LINES)] == READY_LINES  # nothing lost
