@@ -390,6 +390,7 @@ def run_round(config: HttpConfig) -> dict[str, Any]:
         seen: set[tuple[Any, ...]] = set()
         servers = ServerPair(config)
         servers.start()
+        deadline = time.monotonic() + config.budget_sec  # the budget is for requests
         queue = [*seeds, *first_pass(seeds, rng)]
         while time.monotonic() < deadline and len(state.candidates) < config.max_candidates:
             state.iterations += 1
@@ -424,6 +425,8 @@ def run_round(config: HttpConfig) -> dict[str, Any]:
                 outcome, reason = "error", "adjudication failed: " + verdict["reason"]
                 break
         else:
+            if state.iterations == 0:
+                raise HarnessFault("no request was sent within the budget")
             reason = f"no upheld candidate in {state.iterations} requests" + (
                 f" ({state.differences} differences, none upheld)" if state.differences else ""
             )

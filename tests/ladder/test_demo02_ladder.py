@@ -140,7 +140,10 @@ async def test_reference_survives_every_http_adversary(ladder02: Ladder) -> None
     rounds = await ladder02.store.adversary_rounds(got.run_id)
     assert [r.status for r in rounds] == ["survived"] * 6
     assert all(r.extra["iterations"] > 0 for r in rounds)
-    assert await ladder02.store.counterexamples(got.run_id) == []
+    # A difference that did not hold up (a request timing out on a loaded host) may be
+    # recorded; none may be upheld.
+    cxs = await ladder02.store.counterexamples(got.run_id)
+    assert [c for c in cxs if c.verdict == "upheld"] == []
 
 
 async def test_wall_times_are_reported(capsys: pytest.CaptureFixture[str]) -> None:
