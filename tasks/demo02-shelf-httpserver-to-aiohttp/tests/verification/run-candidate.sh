@@ -1,34 +1,23 @@
 #!/bin/bash
 # Run one Stage III candidate against a freshly started server of the staged tree.
 #   bash run-candidate.sh [...] ROLE
-# Works under both candidate contracts srb has used:
-#   published: SRB_TARGET is the tree, SRB_CANDIDATE the candidate FILE, cwd the tree,
-#              SRB_WORK shared scratch, the role (original|submission) the last argument;
-#   earlier:   SRB_VIEW is the tree, SRB_CANDIDATE the candidate's FOLDER (candidate.sh
-#              in it), SRB_CANDIDATE_WORK scratch.
+# The published candidate contract: SRB_TARGET is the tree, SRB_CANDIDATE the candidate
+# file, cwd the tree, SRB_WORK shared scratch, the role (original|submission) the last
+# argument -- this script's to know, never the candidate's.
 # The tree's bin/shelf is started on a free 127.0.0.1 port in a session of its own; the
 # candidate gets its address in SERVICE_URL and exits 0 for pass, non-zero for fail. The
 # server's whole session is killed when the candidate ends. A State A server that does not
 # come up is a harness fault (exit 70); a submission whose server does not come up fails.
 set -u
 role="${!#}"
-TARGET="${SRB_TARGET:-${SRB_VIEW:-}}"
-if [ -z "$TARGET" ]; then
-    echo "run-candidate.sh: neither SRB_TARGET nor SRB_VIEW is set" >&2
-    exit 70
-fi
-candidate="${SRB_CANDIDATE:-$PWD}"
-if [ -d "$candidate" ]; then
-    rundir="$candidate"
-    candidate="$candidate/candidate.sh"
-else
-    rundir="$(dirname "$candidate")"
-fi
+TARGET="${SRB_TARGET:?SRB_TARGET is not set}"
+candidate="${SRB_CANDIDATE:?SRB_CANDIDATE is not set}"
+rundir="$(dirname "$candidate")"
 if [ ! -f "$candidate" ]; then
     echo "run-candidate.sh: no candidate at $candidate" >&2
     exit 66
 fi
-scratch="${SRB_WORK:-${SRB_CANDIDATE_WORK:-${TMPDIR:-/tmp}}}"
+scratch="${SRB_WORK:-${TMPDIR:-/tmp}}"
 mkdir -p "$scratch" || exit 73
 log="$(mktemp "$scratch/shelf-server.XXXXXX")" || exit 73
 port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')" || exit 71
