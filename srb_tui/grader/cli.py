@@ -144,6 +144,7 @@ def _parser() -> argparse.ArgumentParser:
     web.add_argument("--timeout", type=float, default=300.0, help="candidate timeout")
     web.add_argument("--fault-codes", default="64-78")
     web.add_argument("--deny-command", action="append", default=[])
+    _contract_args(web)
     web.add_argument("--work", required=True)
     web.add_argument("--result")
     web.add_argument("--slot", type=int, default=0)
