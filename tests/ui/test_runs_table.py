@@ -15,7 +15,7 @@ from srb_tui.store import Store
 from srb_tui.ui.app import create_app
 from srb_tui.ui.screens.runs import RunCompareScreen, RunsScreen
 from srb_tui.ui.widgets.diff_runs import RunComparison
-from tests.ui.helpers import until
+from tests.ui.helpers import quiet_app, until
 
 MAIN_LINE = ("preparing", "agent", "collecting", "audit", "behavioural", "verification",
              "scored")
@@ -165,7 +165,7 @@ async def test_pages_of_a_long_history(builtin_settings: Settings) -> None:
             await store.create_run(task_id="demo01", task_path="tasks/demo01",
                                    agent=f"agent{n:03d}",
                                    run_id=f"r-20261129-{n // 60:02d}{n % 60:02d}00-aaaa")
-    app = create_app(builtin_settings)
+    app = quiet_app(builtin_settings)  # history rows, left pending: not for driving
     async with app.run_test(size=(160, 30)) as pilot:
         screen, table = await _runs(pilot)
         first = _keys(table)

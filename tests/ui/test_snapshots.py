@@ -14,9 +14,8 @@ import pytest
 
 from srb_tui.config import Settings
 from srb_tui.store import Store
-from srb_tui.ui.app import create_app
 from tests.conftest import BUILTIN_TASKS, REPO
-from tests.ui.helpers import settle, until
+from tests.ui.helpers import quiet_app, settle, until
 
 SIZE = (120, 34)
 
@@ -32,24 +31,24 @@ def _settings(state: Path) -> Settings:
 
 
 def test_tasks_screen(snap_compare: Any, state_dir: Path) -> None:
-    assert snap_compare(create_app(_settings(state_dir)), terminal_size=SIZE,
+    assert snap_compare(quiet_app(_settings(state_dir)), terminal_size=SIZE,
                         run_before=settle)
 
 
 def test_tasks_screen_light_theme(snap_compare: Any, state_dir: Path) -> None:
-    assert snap_compare(create_app(_settings(state_dir)), press=["ctrl+t"],
+    assert snap_compare(quiet_app(_settings(state_dir)), press=["ctrl+t"],
                         terminal_size=SIZE, run_before=settle)
 
 
 def test_tasks_screen_filter_without_match(snap_compare: Any, state_dir: Path) -> None:
-    assert snap_compare(create_app(_settings(state_dir)), press=["/", *"zzz"],
+    assert snap_compare(quiet_app(_settings(state_dir)), press=["/", *"zzz"],
                         terminal_size=SIZE, run_before=settle)
 
 
 def test_runs_screen_empty(snap_compare: Any, state_dir: Path,
                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(state_dir.parent)  # the store path shows as state/srb.sqlite3
-    assert snap_compare(create_app(_settings(state_dir)), press=["r"], terminal_size=SIZE,
+    assert snap_compare(quiet_app(_settings(state_dir)), press=["r"], terminal_size=SIZE,
                         run_before=settle)
 
 
@@ -60,7 +59,7 @@ def test_runs_screen_with_runs(snap_compare: Any, state_dir: Path) -> None:
         await pilot.press("r")
         await settle(pilot)
 
-    assert snap_compare(create_app(_settings(state_dir)), terminal_size=SIZE,
+    assert snap_compare(quiet_app(_settings(state_dir)), terminal_size=SIZE,
                         run_before=before)
 
 
@@ -72,7 +71,7 @@ def test_runs_screen_at_80x24(snap_compare: Any, state_dir: Path) -> None:
         await pilot.press("r")
         await settle(pilot)
 
-    assert snap_compare(create_app(_settings(state_dir)), terminal_size=(80, 24),
+    assert snap_compare(quiet_app(_settings(state_dir)), terminal_size=(80, 24),
                         run_before=before)
 
 
@@ -133,7 +132,7 @@ def test_run_screen_log(snap_compare: Any, state_dir: Path) -> None:
 
     settings = _settings(state_dir)
     seed_finished_run(settings)
-    assert snap_compare(create_app(settings), terminal_size=SIZE,
+    assert snap_compare(quiet_app(settings), terminal_size=SIZE,
                         run_before=_run_screen_before())
 
 
@@ -143,7 +142,7 @@ def test_run_screen_audit(snap_compare: Any, state_dir: Path) -> None:
     settings = _settings(state_dir)
     seed_finished_run(settings)
     # gates are ordered by id: node-is-primary (the failed one, with evidence) is second
-    assert snap_compare(create_app(settings), terminal_size=SIZE,
+    assert snap_compare(quiet_app(settings), terminal_size=SIZE,
                         run_before=_run_screen_before("2", "down"))
 
 
@@ -152,7 +151,7 @@ def test_run_screen_behavioural_small_terminal(snap_compare: Any, state_dir: Pat
 
     settings = _settings(state_dir)
     seed_finished_run(settings)
-    assert snap_compare(create_app(settings), terminal_size=(80, 24),
+    assert snap_compare(quiet_app(settings), terminal_size=(80, 24),
                         run_before=_run_screen_before("3", "down"))
 
 
@@ -161,7 +160,7 @@ def test_run_screen_verification(snap_compare: Any, state_dir: Path) -> None:
 
     settings = _settings(state_dir)
     seed_finished_run(settings)
-    assert snap_compare(create_app(settings), terminal_size=SIZE,
+    assert snap_compare(quiet_app(settings), terminal_size=SIZE,
                         run_before=_run_screen_before("4", "down", "down"))
 
 
@@ -174,7 +173,7 @@ def test_launch_dialog_with_inline_error(snap_compare: Any, state_dir: Path) -> 
         await pilot.press("ctrl+s")
         await pilot.pause()
 
-    assert snap_compare(create_app(_settings(state_dir)), terminal_size=(80, 24),
+    assert snap_compare(quiet_app(_settings(state_dir)), terminal_size=(80, 24),
                         run_before=before)
 
 
@@ -187,7 +186,7 @@ def test_launch_dialog(snap_compare: Any, state_dir: Path) -> None:
         await until(pilot, lambda: isinstance(pilot.app.screen, LaunchDialog), "the dialog")
         await pilot.pause()
 
-    assert snap_compare(create_app(_settings(state_dir)), terminal_size=(80, 24),
+    assert snap_compare(quiet_app(_settings(state_dir)), terminal_size=(80, 24),
                         run_before=before)
 
 
@@ -210,7 +209,7 @@ def test_confirm_dialog_over_the_run_screen(snap_compare: Any, state_dir: Path) 
                     "the dialog")
         await pilot.pause()
 
-    assert snap_compare(create_app(settings), terminal_size=SIZE, run_before=before)
+    assert snap_compare(quiet_app(settings), terminal_size=SIZE, run_before=before)
 
 
 # ---- inspection screens: Diff, Counterexamples, Runs table with funnel and compare --------
@@ -238,12 +237,12 @@ def _diff_before(*keys: str) -> Any:
 
 
 def test_diff_screen_unified(snap_compare: Any, state_dir: Path) -> None:
-    assert snap_compare(create_app(_settings(state_dir)), terminal_size=SIZE,
+    assert snap_compare(quiet_app(_settings(state_dir)), terminal_size=SIZE,
                         run_before=_diff_before("n"))
 
 
 def test_diff_screen_side_by_side(snap_compare: Any, state_dir: Path) -> None:
-    assert snap_compare(create_app(_settings(state_dir)), terminal_size=SIZE,
+    assert snap_compare(quiet_app(_settings(state_dir)), terminal_size=SIZE,
                         run_before=_diff_before("u"))
 
 
@@ -259,7 +258,7 @@ def test_counterexamples_screen(snap_compare: Any, state_dir: Path) -> None:
         await pilot.app.push_screen(CounterexamplesScreen(RUN_ID))
         await settle(pilot)
 
-    assert snap_compare(create_app(settings), terminal_size=SIZE, run_before=before)
+    assert snap_compare(quiet_app(settings), terminal_size=SIZE, run_before=before)
 
 
 def test_runs_screen_funnel_and_compare(snap_compare: Any, state_dir: Path) -> None:
@@ -280,4 +279,4 @@ def test_runs_screen_funnel_and_compare(snap_compare: Any, state_dir: Path) -> N
         await pilot.press("c")
         await settle(pilot)
 
-    assert snap_compare(create_app(settings), terminal_size=SIZE, run_before=before)
+    assert snap_compare(quiet_app(settings), terminal_size=SIZE, run_before=before)

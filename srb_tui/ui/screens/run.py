@@ -20,6 +20,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Header, Input, Static, TabbedContent, TabPane
 
@@ -226,11 +227,14 @@ class RunScreen(Screen[None]):
         self.detail = detail
         if not self.is_attached:
             return  # the screen was closed while the store answered
-        if attach:
-            self.query_one("#run-log", LogView).attach(store, self.run_id, detail.log_lines)
-            await self.query_one("#run-transcript", TranscriptView).load(store, self.run_id)
-        self._paint()
-        self._show_transcript_state()
+        try:
+            if attach:
+                self.query_one("#run-log", LogView).attach(store, self.run_id, detail.log_lines)
+                await self.query_one("#run-transcript", TranscriptView).load(store, self.run_id)
+            self._paint()
+            self._show_transcript_state()
+        except NoMatches:
+            return  # the screen is being taken down (app exit) while an event reloaded it
 
     def _show_transcript_state(self) -> None:
         """Without rounds the tab says why, instead of an empty tree."""
