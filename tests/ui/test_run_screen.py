@@ -163,7 +163,8 @@ async def test_header_and_timeline_of_a_finished_run(builtin_settings: Settings)
         assert "✓ audit" in timeline and "✓ scored" in timeline
         log = screen.query_one("#run-log", LogView)
         assert log.follow and log.line_count == LOG_LINES
-        assert LOG_LINES in log.visible_seqs()
+        # Following scrolls to the end on the next refresh: wait for it (with a deadline).
+        await until(pilot, lambda: LOG_LINES in log.visible_seqs(), "the last line in view")
 
 
 async def test_stage_detail_tables_are_keyed_by_record(builtin_settings: Settings) -> None:
