@@ -192,11 +192,18 @@ def _run_suite(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_tools(args: argparse.Namespace) -> int:
+def _trees_missing(args: argparse.Namespace) -> bool:
+    """Say (on stderr) which of --original / --submission is not a folder; True if one is."""
     for label, value in (("--original", args.original), ("--submission", args.submission)):
         if not Path(value).is_dir():
             print(f"grader: {label} {value} is not a folder", file=sys.stderr)
-            return 2
+            return True
+    return False
+
+
+def _run_tools(args: argparse.Namespace) -> int:
+    if _trees_missing(args):
+        return 2
     toolbox = Toolbox(
         args.original,
         args.submission,
@@ -281,10 +288,8 @@ def _run_fuzz(args: argparse.Namespace) -> int:
     except (ValueError, HarnessFault) as exc:
         print(f"grader: bad fuzz options: {exc}", file=sys.stderr)
         return 2
-    for label, value in (("--original", args.original), ("--submission", args.submission)):
-        if not Path(value).is_dir():
-            print(f"grader: {label} {value} is not a folder", file=sys.stderr)
-            return 2
+    if _trees_missing(args):
+        return 2
     config = FuzzConfig(
         adversary=args.adversary,
         original=Path(args.original).resolve(),
@@ -327,10 +332,8 @@ def _run_fuzz_http(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"grader: bad fuzz-http options: {exc}", file=sys.stderr)
         return 2
-    for label, value in (("--original", args.original), ("--submission", args.submission)):
-        if not Path(value).is_dir():
-            print(f"grader: {label} {value} is not a folder", file=sys.stderr)
-            return 2
+    if _trees_missing(args):
+        return 2
     config = HttpConfig(
         adversary=args.adversary,
         original=Path(args.original).resolve(),

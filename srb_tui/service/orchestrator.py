@@ -14,8 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
-import os
-import socket
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,6 +64,7 @@ from srb_tui.service.run_faults import (
     remember_adversary_budget,
     score_already_stored,
     take_lease,
+    this_process_lease,
 )
 from srb_tui.service.stages.common import StageFault, StageImages
 from srb_tui.sources import StateAError, prepare_state_a
@@ -204,7 +203,7 @@ class RunService:
         )
         # The creator drives the run next: its lease keeps a console starting meanwhile
         # from picking the pending run up too (a dead creator's lease does not count).
-        extra[LEASE] = _lease()
+        extra[LEASE] = this_process_lease()
         await self.store.update_run(run.id, extra={**run.extra, **extra})
         run = await self.store.require_run(run.id)
         self.bus.publish(RunCreated(run.id, load.task_id, spec.text))
@@ -593,11 +592,6 @@ class RunService:
 
 def _now() -> str:
     return utc_now()
-
-
-def _lease() -> dict[str, object]:
-    """This process's driver lease (see ``RunService.driven_elsewhere``)."""
-    return {"pid": os.getpid(), "host": socket.gethostname(), "since": _now()}
 
 
 __all__ = ["Graded", "LaunchError", "LeaseHeld", "Limits", "RunService", "env_image_tag"]

@@ -67,10 +67,14 @@ def lease_alive(lease: object) -> bool:
     return True
 
 
+def this_process_lease() -> dict[str, object]:
+    """The driver lease naming this process (see :func:`lease_alive`)."""
+    return {"pid": os.getpid(), "host": socket.gethostname(), "since": utc_now()}
+
+
 async def take_lease(store: Store, run_id: str) -> None:
     """Claim the run for this process; LeaseHeld when a live srb holds it already."""
-    mine = {"pid": os.getpid(), "host": socket.gethostname(), "since": utc_now()}
-    holder = await store.claim_extra(run_id, LEASE, mine, held=lease_alive)
+    holder = await store.claim_extra(run_id, LEASE, this_process_lease(), held=lease_alive)
     if isinstance(holder, dict):
         raise LeaseHeld(run_id, holder)
 
@@ -178,4 +182,5 @@ __all__ = [
     "remember_adversary_budget",
     "score_already_stored",
     "take_lease",
+    "this_process_lease",
 ]
