@@ -10,9 +10,9 @@ from textual.widgets import DataTable, Static
 
 from srb_tui.config import Settings
 from srb_tui.store import Store
-from srb_tui.ui.app import create_app
 from srb_tui.ui.screens.counterexamples import CounterexamplesScreen
 from tests.conftest import DEMO_TASK
+from tests.ui.helpers import quiet_app
 
 CANDIDATE = "#!/bin/bash\nprintf 'a,b\\n\\001x,y\\n' | \"$CSVTAB\" | grep -q '\\^Ax'\n"
 RUN_ID = "r-20261129-120000-cc01"
@@ -41,7 +41,7 @@ async def seed_counterexamples(settings: Settings) -> None:
 
 async def test_candidates_code_and_outputs(builtin_settings: Settings) -> None:
     await seed_counterexamples(builtin_settings)
-    app = create_app(builtin_settings)
+    app = quiet_app(builtin_settings)
     async with app.run_test(size=(140, 40)) as pilot:
         screen = CounterexamplesScreen(RUN_ID)
         await app.push_screen(screen)
@@ -67,7 +67,7 @@ async def test_candidates_code_and_outputs(builtin_settings: Settings) -> None:
 async def test_export_writes_a_runnable_folder(builtin_settings: Settings,
                                                tmp_path: Path) -> None:
     await seed_counterexamples(builtin_settings)
-    app = create_app(builtin_settings)
+    app = quiet_app(builtin_settings)
     async with app.run_test(size=(140, 40)) as pilot:
         screen = CounterexamplesScreen(RUN_ID)
         await app.push_screen(screen)
@@ -96,7 +96,7 @@ async def test_export_writes_a_runnable_folder(builtin_settings: Settings,
 
 
 async def test_unknown_run_is_explained(builtin_settings: Settings) -> None:
-    app = create_app(builtin_settings)
+    app = quiet_app(builtin_settings)
     async with app.run_test(size=(120, 30)) as pilot:
         screen = CounterexamplesScreen("r-20261129-120000-dddd")
         await app.push_screen(screen)
@@ -110,7 +110,7 @@ async def test_rerun_without_verification_image_is_explained(builtin_settings: S
     await seed_counterexamples(builtin_settings)
     submission = builtin_settings.runs_dir / RUN_ID / "submission"
     shutil.copytree(DEMO_TASK / "submissions" / "subtle", submission)
-    app = create_app(builtin_settings)
+    app = quiet_app(builtin_settings)
     async with app.run_test(size=(140, 40)) as pilot:
         screen = CounterexamplesScreen(RUN_ID)
         await app.push_screen(screen)

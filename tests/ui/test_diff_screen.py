@@ -10,12 +10,11 @@ from textual.widgets import DataTable, Input, Static
 
 from srb_tui.config import Settings
 from srb_tui.store import Store
-from srb_tui.ui.app import create_app
 from srb_tui.ui.screens.diff import DiffScreen
 from srb_tui.ui.widgets.diff_tree import DiffTree
 from srb_tui.ui.widgets.diff_view import DiffView
 from tests.conftest import DEMO_TASK
-from tests.ui.helpers import until
+from tests.ui.helpers import quiet_app, until
 
 SUBMISSIONS = DEMO_TASK / "submissions"
 
@@ -37,7 +36,7 @@ async def _open_file(pilot: Any, screen: DiffScreen, path: str) -> DiffView:
 
 
 async def test_migration_tree_languages_and_counts(builtin_settings: Settings) -> None:
-    app = create_app(builtin_settings)
+    app = quiet_app(builtin_settings)
     async with app.run_test(size=(140, 40)) as pilot:
         screen = DiffScreen(left=SUBMISSIONS / "untouched", right=SUBMISSIONS / "reference")
         await _open_diff(pilot, screen)
@@ -60,7 +59,7 @@ async def test_migration_tree_languages_and_counts(builtin_settings: Settings) -
 
 
 async def test_hunk_navigation_moves_the_cursor(builtin_settings: Settings) -> None:
-    app = create_app(builtin_settings)
+    app = quiet_app(builtin_settings)
     async with app.run_test(size=(140, 30)) as pilot:
         screen = DiffScreen(left=SUBMISSIONS / "untouched", right=SUBMISSIONS / "reference")
         await _open_diff(pilot, screen)
@@ -84,7 +83,7 @@ async def test_hunk_navigation_moves_the_cursor(builtin_settings: Settings) -> N
 
 
 async def test_layout_toggle_keeps_the_hunk(builtin_settings: Settings) -> None:
-    app = create_app(builtin_settings)
+    app = quiet_app(builtin_settings)
     async with app.run_test(size=(140, 30)) as pilot:
         screen = DiffScreen(left=SUBMISSIONS / "reference", right=SUBMISSIONS / "subtle")
         await _open_diff(pilot, screen)
@@ -101,7 +100,7 @@ async def test_layout_toggle_keeps_the_hunk(builtin_settings: Settings) -> None:
 
 
 async def test_only_changed_toggle_and_search(builtin_settings: Settings) -> None:
-    app = create_app(builtin_settings)
+    app = quiet_app(builtin_settings)
     async with app.run_test(size=(140, 30)) as pilot:
         screen = DiffScreen(left=SUBMISSIONS / "reference", right=SUBMISSIONS / "subtle")
         await _open_diff(pilot, screen)
@@ -131,7 +130,7 @@ async def test_diff_of_a_stored_run(builtin_settings: Settings) -> None:
         run = await store.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
                                      agent="replay:reference")
     shutil.copytree(SUBMISSIONS / "reference", builtin_settings.runs_dir / run.id / "submission")
-    app = create_app(builtin_settings)
+    app = quiet_app(builtin_settings)
     async with app.run_test(size=(140, 30)) as pilot:
         screen = DiffScreen(run.id)
         await _open_diff(pilot, screen)
@@ -147,7 +146,7 @@ async def test_run_without_submission_is_explained(builtin_settings: Settings) -
     async with await Store.open(builtin_settings.db_path) as store:
         run = await store.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
                                      agent="replay:reference")
-    app = create_app(builtin_settings)
+    app = quiet_app(builtin_settings)
     async with app.run_test(size=(120, 30)) as pilot:
         screen = DiffScreen(run.id)
         await app.push_screen(screen)
@@ -171,7 +170,7 @@ async def test_two_paths_from_tmp(builtin_settings: Settings, tmp_path: Path) ->
     (tmp_path / "b").mkdir()
     (tmp_path / "a" / "x.py").write_text("print(1)\n")
     (tmp_path / "b" / "x.js").write_text("console.log(1)\n")
-    app = create_app(builtin_settings)
+    app = quiet_app(builtin_settings)
     async with app.run_test(size=(120, 30)) as pilot:
         screen = DiffScreen(left=tmp_path / "a", right=tmp_path / "b")
         await _open_diff(pilot, screen)

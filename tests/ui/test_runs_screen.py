@@ -6,12 +6,12 @@ from textual.widgets import DataTable, Static
 
 from srb_tui.config import Settings
 from srb_tui.store import Store
-from srb_tui.ui.app import create_app
 from srb_tui.ui.screens.runs import RunsScreen
+from tests.ui.helpers import quiet_app
 
 
 async def test_empty_history_is_explained(builtin_settings: Settings) -> None:
-    app = create_app(builtin_settings)
+    app = quiet_app(builtin_settings)
     async with app.run_test(size=(120, 30)) as pilot:
         await pilot.press("r")
         await pilot.pause()
@@ -32,7 +32,7 @@ async def test_stored_runs_are_listed_newest_first(builtin_settings: Settings) -
                                         agent="untouched")
         await store.transition(second.id, "preparing")
         await store.transition(second.id, "cancelled", "operator")
-    app = create_app(builtin_settings)
+    app = quiet_app(builtin_settings)
     async with app.run_test(size=(140, 30)) as pilot:
         await pilot.press("r")
         await pilot.pause()
@@ -49,7 +49,7 @@ async def test_stored_runs_are_listed_newest_first(builtin_settings: Settings) -
 
 async def test_corrupt_store_is_reported_not_fatal(builtin_settings: Settings) -> None:
     builtin_settings.db_path.write_bytes(b"this is not a database" * 100)
-    app = create_app(builtin_settings)
+    app = quiet_app(builtin_settings)
     async with app.run_test(size=(120, 30)) as pilot:
         await pilot.press("r")
         await pilot.pause()
@@ -90,8 +90,7 @@ async def test_runs_graded_before_score_events_still_show_their_marks(
     (folder / "score.json").write_text(json.dumps(
         {"audit_gate": "fail", "behavioural": {"complete": False},
          "verification": {"ran": False}}))
-    app = create_app(builtin_settings)
-    app.run_host.recover_on_start = False
+    app = quiet_app(builtin_settings)
     async with app.run_test(size=(160, 30)) as pilot:
         await pilot.press("r")
         await pilot.pause()

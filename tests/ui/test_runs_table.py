@@ -12,7 +12,6 @@ from srb_tui.scoring import ScoringPolicy, score_run
 from srb_tui.service.events import StatusChanged
 from srb_tui.service.runs_table import marks_from_score, parse_filter
 from srb_tui.store import Store
-from srb_tui.ui.app import create_app
 from srb_tui.ui.screens.runs import RunCompareScreen, RunsScreen
 from srb_tui.ui.widgets.diff_runs import RunComparison
 from tests.ui.helpers import quiet_app, until
@@ -84,7 +83,7 @@ def test_marks_from_score_documents() -> None:
 
 async def test_columns_marks_and_funnel(builtin_settings: Settings) -> None:
     await _seed(builtin_settings)
-    app = create_app(builtin_settings)
+    app = quiet_app(builtin_settings)
     async with app.run_test(size=(160, 30)) as pilot:
         screen, table = await _runs(pilot)
         assert [c.label.plain for c in table.ordered_columns][:4] == [
@@ -101,7 +100,7 @@ async def test_columns_marks_and_funnel(builtin_settings: Settings) -> None:
 
 async def test_filter_bar_and_sort(builtin_settings: Settings) -> None:
     await _seed(builtin_settings)
-    app = create_app(builtin_settings)
+    app = quiet_app(builtin_settings)
     async with app.run_test(size=(160, 30)) as pilot:
         screen, table = await _runs(pilot)
         assert _keys(table)[0] == "r-20261129-120002-ab02"  # newest first
@@ -138,7 +137,7 @@ async def test_rows_update_in_place(builtin_settings: Settings) -> None:
                                      agent="replay:reference")
         other = await store.create_run(task_id="demo01", task_path="tasks/demo01",
                                        agent="untouched")
-    app = create_app(builtin_settings)
+    app = quiet_app(builtin_settings)
     async with app.run_test(size=(160, 30)) as pilot:
         _, table = await _runs(pilot)
         keys_before = list(table.rows)
@@ -190,7 +189,7 @@ async def test_mark_two_runs_and_compare(builtin_settings: Settings) -> None:
                                          [{"gate_id": "no-python", "verdict": "pass"}])
         await store.record_gate_outcomes("r-20261129-120002-ab02",
                                          [{"gate_id": "no-python", "verdict": "fail"}])
-    app = create_app(builtin_settings)
+    app = quiet_app(builtin_settings)
     async with app.run_test(size=(160, 40)) as pilot:
         screen, table = await _runs(pilot)
         table.move_cursor(row=table.get_row_index("r-20261129-120000-ab00"))

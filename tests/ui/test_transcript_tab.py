@@ -10,10 +10,10 @@ from textual.widgets import TabbedContent
 from srb_tui.config import Settings
 from srb_tui.service.agent_events import AgentRoundFinished, AgentRoundStarted, AgentTranscript
 from srb_tui.store import Store
-from srb_tui.ui.app import create_app
 from srb_tui.ui.screens.run import RunScreen
 from srb_tui.ui.widgets.transcript import TranscriptView
 from tests.conftest import DEMO_TASK
+from tests.ui.helpers import quiet_app
 
 RUN_ID = "r-20261201-100000-cc01"
 TS = "2026-12-01T10:00:00.000000000Z"
@@ -54,7 +54,7 @@ def _labels(view: TranscriptView) -> list[str]:
 async def test_transcript_tab_shows_stored_rounds_then_live_events(
         builtin_settings: Settings) -> None:
     await _seed(builtin_settings)
-    app = create_app(builtin_settings)
+    app = quiet_app(builtin_settings)
     app.run_host.recover_on_start = False
     async with app.run_test(size=(120, 36)) as pilot:
         app.open_run(RUN_ID)
