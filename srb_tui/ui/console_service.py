@@ -8,6 +8,12 @@ the operator gets the engine's own message plus how to fix it, never a traceback
 
 Drive workers belong to the app, not to a screen, so leaving the Run screen does not stop
 a run; quitting the console leaves live runs live, and the next start re-attaches.
+
+Once the console has asked for the engine, an :class:`EngineWatch` probes it every few
+seconds. While it does not answer, every screen's header says "engine down since …" and
+a notification says what that stops; when it answers again the header clears and the
+console re-attaches to the runs left live (as at start). The console follows
+:class:`EngineStateChanged` events on the bus, whoever publishes them.
 """
 
 from __future__ import annotations
@@ -32,8 +38,10 @@ from srb_tui.service.app import (
     StateAError,
 )
 from srb_tui.service.catalog import Catalog
+from srb_tui.service.engine_state import EngineState, EngineStateChanged, EngineWatch
 from srb_tui.service.events import EventBus
 from srb_tui.store import FINAL_STATUSES, RunRecord, Store, StoreError
+from srb_tui.timestamps import parse_ts
 
 if TYPE_CHECKING:
     from srb_tui.service.ladder_identity import IdentityResult
@@ -47,6 +55,7 @@ STAGES = STAGE_NAMES
 # image, the agent), agent/collecting/grading runs by re-attaching to their work. A run
 # whose driver lease names another live srb process is left to that process.
 REATTACH = frozenset({"pending", "preparing", "agent", "collecting", *STAGE_NAMES})
+ENGINE_WATCH_SEC = 5.0
 
 
 class ConsoleError(Exception):
@@ -85,6 +94,10 @@ class ConsoleService:
         self.grade = True
         self.recover_on_start = True
         self.driving: set[str] = set()
+        self.engine_watch_sec = ENGINE_WATCH_SEC
+        self.engine_state: EngineState | None = None
+        self._watch: EngineWatch | None = None
+        self._title = str(app.title)
         self._closed = False
         self._gateway_told = False
 
@@ -108,6 +121,8 @@ class ConsoleService:
             service = await self.core.runs()
         except (EngineUnavailable, GatewayConfigError) as exc:
             raise ConsoleError(str(exc)) from exc
+        finally:
+            self._watch_engine()
         if self.core.gateway_problem and not self._gateway_told:
             self._gateway_told = True
             self.app.notify(self.core.gateway_problem, title="gateway", severity="warning",
@@ -150,7 +165,47 @@ class ConsoleService:
         if self._closed:
             return
         self._closed = True
+        if self._watch is not None:
+            await self._watch.stop()
         await self.core.close()
+
+    # -- the engine's state -------------------------------------------------------------
+
+    def _watch_engine(self) -> None:
+        """Start probing the engine (from the first time the console asks for it)."""
+        if self._watch is None and not self._closed:
+            self._watch = EngineWatch(self.core.engine, self.bus,
+                                      interval_sec=self.engine_watch_sec)
+            self._watch.start()
+
+    async def _follow_engine(self) -> None:
+        async with self.bus.subscribe() as queue:
+            while True:
+                event = await queue.get()
+                if isinstance(event, EngineStateChanged):
+                    self._engine_changed(event.state)
+
+    def _engine_changed(self, state: EngineState) -> None:
+        """Show a flip of the engine's state; re-attach to live runs when it is back."""
+        before, self.engine_state = self.engine_state, state
+        if state.status == "down":
+            if before is not None and before.status == "down":
+                return
+            self.app.title = f"{self._title} · engine down since {_clock(state.checked_at)}"
+            self.app.notify(
+                f"The Docker engine does not answer: {state.detail}\nRuns cannot start, be "
+                f"graded or be cancelled until it is back; srb checks every "
+                f"{self.engine_watch_sec:g} s and re-attaches to live runs then.",
+                title="engine down", severity="error", timeout=30)
+            return
+        if before is None or before.status != "down":
+            return  # up as expected: nothing to show
+        self.app.title = self._title
+        then = " live runs are re-attached." if self.recover_on_start else ""
+        self.app.notify(f"The Docker engine answers again (version {state.version}).{then}",
+                        title="engine back", timeout=10)
+        if self.recover_on_start:
+            self._spawn(self._recover(), name="re-attach", group="console-start")
 
     # -- workers ------------------------------------------------------------------------
 
@@ -170,7 +225,9 @@ class ConsoleService:
 
     def start(self) -> None:
         """At console start: drive on every run a previous srb left unfinished (pending,
-        preparing, or with work under way) that no other live srb process drives."""
+        preparing, or with work under way) that no other live srb process drives; follow
+        the engine's state from then on."""
+        self._spawn(self._follow_engine(), name="engine state", group="console-engine")
         if self.recover_on_start:
             self._spawn(self._recover(), name="re-attach", group="console-start")
 
@@ -191,7 +248,8 @@ class ConsoleService:
             await self.service()
         except ConsoleError as exc:
             self.app.notify(
-                f"{len(live)} run(s) were left live and cannot be re-attached now: {exc}",
+                f"{len(live)} run(s) were left live and cannot be re-attached now: {exc}\n"
+                "They are re-attached when the engine answers.",
                 title="re-attach", severity="warning", timeout=20,
             )
             return
@@ -297,6 +355,12 @@ class ConsoleService:
         finally:
             self.driving.discard(run_id)
         self.app.notify(f"run {run_id}: {stage} graded again", title="re-grade")
+
+
+def _clock(ts: str) -> str:
+    """``HH:MM:SS`` (UTC) of a store timestamp, or the timestamp itself."""
+    moment = parse_ts(ts)
+    return moment.strftime("%H:%M:%S UTC") if moment is not None else ts
 
 
 __all__ = [
