@@ -12,7 +12,8 @@ from srb_tui.scoring import ScoringPolicy, score_run
 from srb_tui.service.events import StatusChanged
 from srb_tui.service.runs_table import marks_from_score, parse_filter
 from srb_tui.store import Store
-from srb_tui.ui.screens.runs import RunCompareScreen, RunsScreen
+from srb_tui.ui.screens.run_compare import RunCompareScreen
+from srb_tui.ui.screens.runs import RunsScreen
 from srb_tui.ui.widgets.diff_runs import RunComparison
 from tests.ui.helpers import quiet_app, until
 
