@@ -40,17 +40,12 @@ from srb_tui.ui.widgets.audit_pane import AuditPane
 from srb_tui.ui.widgets.behavioural_pane import BehaviouralPane
 from srb_tui.ui.widgets.footer import PriorityFooter
 from srb_tui.ui.widgets.log_view import LogView
-from srb_tui.ui.widgets.run_format import GLYPH, STAGES, score_text, stage_state
-from srb_tui.ui.widgets.run_header import header_text, timeline_text
+from srb_tui.ui.widgets.run_header import TAB_TITLES, header_text, tab_labels, timeline_text
 from srb_tui.ui.widgets.run_pane import EvidenceChosen, RunPane
 from srb_tui.ui.widgets.score_pane import ScorePane
-from srb_tui.ui.widgets.transcript import TranscriptView
+from srb_tui.ui.widgets.transcript import TranscriptView, no_transcript
 from srb_tui.ui.widgets.verification_pane import VerificationPane
 
-TABS = ("log", "transcript", "audit", "behavioural", "verification", "score")
-TAB_TITLES = {"log": "Log", "transcript": "Transcript", "audit": "Audit",
-              "behavioural": "Behavioural",
-              "verification": "Verification", "score": "Score"}
 TICK_SEC = 1.0
 
 
@@ -223,12 +218,7 @@ class RunScreen(Screen[None]):
         note = self.query_one("#run-transcript-empty", Static)
         note.display = empty
         if empty and self.detail is not None:
-            agent = self.detail.run.agent
-            note.update(Text(
-                f"No transcript for {agent}. Model clients (claude-code:MODEL, codex:MODEL) "
-                "record each round here as it happens — prompt, messages, tool calls and "
-                "their output, tokens and cost; replayed and command agents have none (their "
-                "output is in the Log tab).", style=tone(self.app, "muted")))
+            note.update(Text(no_transcript(self.detail.run.agent), style=tone(self.app, "muted")))
 
     def _show_problem(self, text: str) -> None:
         self.problem = text
@@ -264,11 +254,8 @@ class RunScreen(Screen[None]):
         for pane in self.query(RunPane):
             pane.show(detail, self.task_def)
         tabs = self.query_one("#run-tabs", TabbedContent)
-        for stage in STAGES:
-            state = stage_state(detail, stage)
-            tabs.get_tab(f"tab-{stage}").label = f"{GLYPH[state]} {TAB_TITLES[stage]}"
-        if detail.run.score is not None:
-            tabs.get_tab("tab-score").label = f"Score {score_text(detail.run)}"
+        for tab_id, label in tab_labels(detail).items():
+            tabs.get_tab(tab_id).label = label
 
     def _paint_header(self) -> None:
         detail = self.detail
@@ -321,8 +308,7 @@ class RunScreen(Screen[None]):
         self._log_tab().toggle_follow()
 
     def action_streams(self) -> None:
-        log = self._log_tab()
-        log.cycle_stream()
+        self._log_tab().cycle_stream()
 
     def action_first_error(self) -> None:
         self._log_tab().jump_to_error()

@@ -43,6 +43,7 @@ from srb_tui.ui.widgets.run_tables import Row, selected_key, sync_rows
 from srb_tui.ui.widgets.runs_columns import (
     COLUMNS,
     next_sort_column,
+    page_status,
     reversed_sort,
     run_cells,
     run_id_of,
@@ -257,17 +258,7 @@ class RunsScreen(Screen[None]):
         if page is None or page.total == 0:
             status.display = False
             return
-        pages = (page.total - 1) // PAGE_SIZE + 1
-        first, last = page.offset + 1, page.offset + len(page.runs)
-        column, reverse = self.run_sort.lstrip("-"), self.run_sort.startswith("-")
-        text = Text(
-            f"{first}–{last} of {page.total:,} runs · page {page.offset // PAGE_SIZE + 1}/{pages}"
-            f" · sorted by {column} {'↓' if reverse else '↑'}",
-            style=tone(self.app, "muted"),
-        )
-        if self.marked:
-            text.append(f" · marked: {', '.join(self.marked)}", style=tone(self.app, "accent"))
-        status.update(text)
+        status.update(page_status(self.app, page, self.run_sort, self.marked))
         status.display = True
 
     # -- live updates ----------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """The two lines above the Run screen's tabs: who and where the run is (status, elapsed
 against the budget, score, validity, the latest progress note), and the lifecycle
-timeline with a mark per step.
+timeline with a mark per step; and the tabs' labels (a stage's mark, the score).
 
 Pure drawing over the stored run; the screen decides when to draw.
 """
@@ -18,14 +18,18 @@ from srb_tui.ui.palette import tone
 from srb_tui.ui.widgets.run_format import (
     GLYPH,
     LIFECYCLE,
+    STAGES,
     clock,
     elapsed_sec,
     lifecycle_state,
     score_text,
+    stage_state,
     validity,
 )
 from srb_tui.ui.widgets.run_pane import STATE_TONE
 
+TAB_TITLES = {"log": "Log", "transcript": "Transcript", "audit": "Audit",
+              "behavioural": "Behavioural", "verification": "Verification", "score": "Score"}
 NARROW = 110  # below this width the timeline uses short step names
 SHORT = {"preparing": "prep", "collecting": "collect", "behavioural": "behav",
          "verification": "verif"}
@@ -74,3 +78,13 @@ def timeline_text(app: App[Any], detail: RunDetail, width: int) -> Text:
     if detail.run.status in ("cancelled", "infra_error"):
         line.append(f"  ✗ {detail.run.status}", style=tone(app, "bad", bold=True))
     return line
+
+
+def tab_labels(detail: RunDetail) -> dict[str, str]:
+    """Tab id → label for the tabs that carry a mark: each stage's, and the score's once
+    there is one."""
+    labels = {f"tab-{stage}": f"{GLYPH[stage_state(detail, stage)]} {TAB_TITLES[stage]}"
+              for stage in STAGES}
+    if detail.run.score is not None:
+        labels["tab-score"] = f"Score {score_text(detail.run)}"
+    return labels

@@ -1,5 +1,6 @@
-"""The columns of the Runs table: what each shows, how a run's row is drawn, and how a
-column maps to the store's sort keys (clicking a header, cycling with ``s``).
+"""The columns of the Runs table: what each shows, how a run's row is drawn, how a column
+maps to the store's sort keys (clicking a header, cycling with ``s``), and the status
+line under the table.
 
 Pure drawing and arithmetic over a stored run; the screen owns loading and the table.
 """
@@ -12,7 +13,7 @@ from rich.text import Text
 from textual.app import App
 
 from srb_tui.service.history import RunRow
-from srb_tui.service.runs_table import StageMarks, duration_seconds
+from srb_tui.service.runs_table import PAGE_SIZE, RunsPage, StageMarks, duration_seconds
 from srb_tui.store import RunRecord
 from srb_tui.ui.palette import Tone, tone
 
@@ -93,3 +94,18 @@ def next_sort_column(run_sort: str) -> str:
 
 def reversed_sort(run_sort: str) -> str:
     return run_sort[1:] if run_sort.startswith("-") else f"-{run_sort}"
+
+
+def page_status(app: App[Any], page: RunsPage, run_sort: str, marked: list[str]) -> Text:
+    """``1–50 of 1,234 runs · page 1/25 · sorted by score ↓ · marked: …``"""
+    pages = (page.total - 1) // PAGE_SIZE + 1
+    first, last = page.offset + 1, page.offset + len(page.runs)
+    column, reverse = run_sort.lstrip("-"), run_sort.startswith("-")
+    text = Text(
+        f"{first}–{last} of {page.total:,} runs · page {page.offset // PAGE_SIZE + 1}/{pages}"
+        f" · sorted by {column} {'↓' if reverse else '↑'}",
+        style=tone(app, "muted"),
+    )
+    if marked:
+        text.append(f" · marked: {', '.join(marked)}", style=tone(app, "accent"))
+    return text
