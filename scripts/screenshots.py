@@ -150,7 +150,7 @@ async def shoot(settings: Settings, out: Path, theme: str, subtle: str) -> list[
         await settle(app, pilot, 0.5)
         save("runs")
 
-        app.push_screen(RunScreen(subtle))
+        app.push_screen(RunScreen(app.run_host, subtle))
         await until(pilot, lambda: isinstance(app.screen, RunScreen)
                     and app.screen.detail is not None, "the Run screen")
         await settle(app, pilot, 0.3)
@@ -162,7 +162,7 @@ async def shoot(settings: Settings, out: Path, theme: str, subtle: str) -> list[
             save(f"run-{label}")
         app.pop_screen()
 
-        diff = DiffScreen(subtle)
+        diff = DiffScreen(subtle, settings=app.settings)
         await app.push_screen(diff)
         await until(pilot, lambda: diff.tree_shown, "the diff's file tree", 30)
         await settle(app, pilot)
@@ -177,7 +177,7 @@ async def shoot(settings: Settings, out: Path, theme: str, subtle: str) -> list[
         save("diff-split")
         app.pop_screen()
 
-        app.push_screen(CounterexamplesScreen(subtle))
+        app.push_screen(CounterexamplesScreen(app.run_host, subtle))
         await settle(app, pilot, 0.5)
         save("counterexamples")
         app.pop_screen()

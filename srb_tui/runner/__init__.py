@@ -32,7 +32,14 @@ from srb_tui.runner.images import ImageInfo, build_image, list_images, prune_ima
 from srb_tui.runner.logs import LogCursor, LogFollower, cursors_after
 from srb_tui.runner.pool import RunnerPool
 from srb_tui.runner.reaper import GcReport, ManagedContainer, gc, list_managed, reap, reattach
-from srb_tui.runner.spec import LABEL_STORE, Bind, ContainerSpec, LogLine, Stream, store_tag
+from srb_tui.runner.spec import (
+    LABEL_STORE,
+    Bind,
+    ContainerLogLine,
+    ContainerSpec,
+    Stream,
+    store_tag,
+)
 
 __all__ = [
     "LABEL_STORE",
@@ -41,6 +48,7 @@ __all__ = [
     "CollectResult",
     "ContainerError",
     "ContainerHandle",
+    "ContainerLogLine",
     "ContainerSpec",
     "ContainerState",
     "DiskCap",
@@ -56,7 +64,6 @@ __all__ = [
     "ImageInfo",
     "LogCursor",
     "LogFollower",
-    "LogLine",
     "ManagedContainer",
     "RunnerError",
     "RunnerPool",

@@ -23,10 +23,10 @@ from docker.errors import NotFound  # type: ignore[import-untyped]
 
 from srb_tui.runner.containers import ContainerHandle
 from srb_tui.runner.engine import DockerEngine
-from srb_tui.runner.spec import LogLine, Stream
+from srb_tui.runner.spec import ContainerLogLine, Stream
 from srb_tui.timestamps import normalize_ts, ts_epoch
 
-Sink = Callable[[list[LogLine]], Awaitable[None]]
+Sink = Callable[[list[ContainerLogLine]], Awaitable[None]]
 STREAMS: tuple[Stream, Stream] = ("stdout", "stderr")
 REOPEN_WAIT_SEC = 0.05
 
@@ -40,7 +40,7 @@ class LogCursor:
     seen_at_ts: int = 1
 
 
-def cursors_after(lines: Iterable[LogLine]) -> dict[Stream, LogCursor]:
+def cursors_after(lines: Iterable[ContainerLogLine]) -> dict[Stream, LogCursor]:
     """Per-stream cursors just past ``lines`` (lines of one stream in stored order)."""
     out: dict[Stream, LogCursor] = {}
     for line in lines:
@@ -52,13 +52,13 @@ def cursors_after(lines: Iterable[LogLine]) -> dict[Stream, LogCursor]:
     return out
 
 
-def parse_frame(frame: bytes, stream: Stream) -> LogLine:
-    """``b"<rfc3339nano> text\\n"`` → LogLine (invalid UTF-8 is replaced, not fatal)."""
+def parse_frame(frame: bytes, stream: Stream) -> ContainerLogLine:
+    """``b"<rfc3339nano> text\\n"`` → ContainerLogLine (invalid UTF-8 is replaced, not fatal)."""
     raw = frame.decode("utf-8", "replace")
     stamp, _, text = raw.partition(" ")
     if text.endswith("\n"):
         text = text[:-1]
-    return LogLine(normalize_ts(stamp), stream, text)
+    return ContainerLogLine(normalize_ts(stamp), stream, text)
 
 
 class LogFollower:
@@ -82,7 +82,7 @@ class LogFollower:
         self.batch_lines = batch_lines
         self.flush_sec = flush_sec
         self.max_pending = max_pending
-        self._pending: dict[Stream, deque[LogLine]] = {s: deque() for s in STREAMS}
+        self._pending: dict[Stream, deque[ContainerLogLine]] = {s: deque() for s in STREAMS}
         self._cond = threading.Condition()
         self._streams: list[Any] = []
         self._closed = False
@@ -114,7 +114,7 @@ class LogFollower:
                 it.close()
         return it
 
-    def _push(self, queue: deque[LogLine], line: LogLine) -> bool:
+    def _push(self, queue: deque[ContainerLogLine], line: ContainerLogLine) -> bool:
         """Queue one line (waiting while the sink is behind); False once closed."""
         with self._cond:
             while len(queue) >= self.max_pending and not self._closed:
@@ -174,7 +174,7 @@ class LogFollower:
         with self._cond:
             return sum(len(q) for q in self._pending.values())
 
-    def _take(self) -> list[LogLine]:
+    def _take(self) -> list[ContainerLogLine]:
         with self._cond:
             taken = {s: list(q) for s, q in self._pending.items()}
             for q in self._pending.values():
@@ -182,7 +182,7 @@ class LogFollower:
             self._cond.notify_all()
         return list(heapq.merge(*taken.values(), key=lambda line: line.ts))
 
-    async def _deliver(self, lines: list[LogLine]) -> int:
+    async def _deliver(self, lines: list[ContainerLogLine]) -> int:
         for i in range(0, len(lines), self.batch_lines):
             if self._closed:
                 return i

@@ -1,4 +1,4 @@
-"""What a container is made from (``ContainerSpec``) and what its log yields (``LogLine``).
+"""What a container is made from (``ContainerSpec``) and what its log yields (``ContainerLogLine``).
 
 Also the label keys every srb container and image carries, and the container name
 derived from run and role.
@@ -48,7 +48,7 @@ def container_name(run_id: str, role: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class LogLine:
+class ContainerLogLine:
     """One log line: a normalised RFC 3339 timestamp (9 fraction digits), stream, text."""
 
     ts: str

@@ -5,7 +5,7 @@ Host side. `policy` holds the [scoring] numbers and refuses arithmetic that does
 and the leaderboard over many runs.
 """
 
-from .aggregate import Funnel, LeaderboardRow, RunRecord, funnel, funnel_by, leaderboard
+from .aggregate import Funnel, LeaderboardRow, ScoredRun, funnel, funnel_by, leaderboard
 from .policy import PolicyError, ScoringPolicy
 from .score import ModuleScore, ScoreEnvelope, score_run, write_score_files
 
@@ -14,8 +14,8 @@ __all__ = [
     "LeaderboardRow",
     "ModuleScore",
     "PolicyError",
-    "RunRecord",
     "ScoreEnvelope",
+    "ScoredRun",
     "ScoringPolicy",
     "funnel",
     "funnel_by",

@@ -15,7 +15,7 @@ from typing import Any
 
 
 @dataclass(frozen=True)
-class RunRecord:
+class ScoredRun:
     """The facts of one scored run that the aggregates need."""
 
     run_id: str
@@ -32,7 +32,7 @@ class RunRecord:
     @classmethod
     def from_score(
         cls, score: Mapping[str, Any], *, run_id: str, task: str, agent: str, model: str
-    ) -> RunRecord:
+    ) -> ScoredRun:
         """From a score.json document."""
         behavioural = score.get("behavioural") or {}
         verification = score.get("verification") or {}
@@ -91,7 +91,7 @@ class Funnel:
         return self.runs - self.invalid
 
 
-def funnel(records: Iterable[RunRecord]) -> Funnel:
+def funnel(records: Iterable[ScoredRun]) -> Funnel:
     """The funnel over `records`."""
     runs = list(records)
     valid = [run for run in runs if run.valid]
@@ -109,9 +109,9 @@ def funnel(records: Iterable[RunRecord]) -> Funnel:
     )
 
 
-def funnel_by(records: Iterable[RunRecord], key: Callable[[RunRecord], str]) -> dict[str, Funnel]:
+def funnel_by(records: Iterable[ScoredRun], key: Callable[[ScoredRun], str]) -> dict[str, Funnel]:
     """One funnel per group (e.g. key=lambda r: r.task)."""
-    groups: dict[str, list[RunRecord]] = {}
+    groups: dict[str, list[ScoredRun]] = {}
     for record in records:
         groups.setdefault(key(record), []).append(record)
     return {name: funnel(group) for name, group in sorted(groups.items())}
@@ -131,9 +131,9 @@ class LeaderboardRow:
     blindness: int
 
 
-def leaderboard(records: Iterable[RunRecord]) -> list[LeaderboardRow]:
+def leaderboard(records: Iterable[ScoredRun]) -> list[LeaderboardRow]:
     """Mean score per (agent, model) over valid runs, best first (no valid run sorts last)."""
-    groups: dict[tuple[str, str], list[RunRecord]] = {}
+    groups: dict[tuple[str, str], list[ScoredRun]] = {}
     for record in records:
         groups.setdefault((record.agent, record.model), []).append(record)
     rows: list[LeaderboardRow] = []

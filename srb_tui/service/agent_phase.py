@@ -27,6 +27,7 @@ from srb_tui.runner import (
     LABEL_STORE,
     CollectError,
     ContainerHandle,
+    ContainerLogLine,
     ContainerSpec,
     DiskCap,
     DockerEngine,
@@ -34,7 +35,6 @@ from srb_tui.runner import (
     ExtractLimits,
     LogCursor,
     LogFollower,
-    LogLine,
     Stream,
     collect_submission,
     create,
@@ -56,7 +56,7 @@ GIB = 1024**3
 
 
 @dataclass(frozen=True)
-class Limits:
+class AgentLimits:
     """Resource limits of the agent container."""
 
     mem_bytes: int = 4 * GIB
@@ -74,7 +74,7 @@ class PhaseContext:
     store: Store
     engine: DockerEngine
     bus: EventBus
-    limits: Limits
+    limits: AgentLimits
     extract_limits: ExtractLimits
     store_tag: str
     cancel: dict[str, asyncio.Event]
@@ -148,7 +148,7 @@ class AgentPhase:
             tail = await self.store.read_log_lines(
                 run_id, offset=max(0, count - 500), limit=500, stream=stream
             )
-            lines = [LogLine(e.ts, e.stream, e.text) for e in tail]  # type: ignore[arg-type]
+            lines = [ContainerLogLine(e.ts, e.stream, e.text) for e in tail]  # type: ignore[arg-type]
             cursors.update(cursors_after(lines))
         return cursors
 
@@ -157,7 +157,7 @@ class AgentPhase:
                      ) -> tuple[LogFollower, asyncio.Task[int]]:
         """Start following the container's log into the store (after the stored lines)."""
 
-        async def sink(lines: list[LogLine]) -> None:
+        async def sink(lines: list[ContainerLogLine]) -> None:
             rows: list[tuple[str, str, str]] = [(ln.ts, ln.stream, ln.text) for ln in lines]
             last = await self.store.append_log_lines(run_id, rows)
             self.ctx.bus.publish(LogLines(run_id, AGENT_ROLE, tuple(rows), last))

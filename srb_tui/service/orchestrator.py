@@ -41,7 +41,7 @@ from srb_tui.runner import (
 )
 from srb_tui.schema import Task, TaskLoad, load_task
 from srb_tui.scoring import ScoreEnvelope
-from srb_tui.service.agent_phase import STORE_LABEL, AgentPhase, Limits, PhaseContext
+from srb_tui.service.agent_phase import STORE_LABEL, AgentLimits, AgentPhase, PhaseContext
 from srb_tui.service.events import (
     Event,
     EventBus,
@@ -104,7 +104,7 @@ class RunService:
         engine: DockerEngine,
         bus: EventBus | None = None,
         *,
-        limits: Limits | None = None,
+        limits: AgentLimits | None = None,
         extract_limits: ExtractLimits | None = None,
         access: ModelAccess | None = None,
     ) -> None:
@@ -112,7 +112,7 @@ class RunService:
         self.store = store
         self.engine = engine
         self.bus = bus or EventBus()
-        self.limits = limits or Limits()
+        self.limits = limits or AgentLimits()
         self.extract_limits = extract_limits or ExtractLimits()
         self._cancel: dict[str, asyncio.Event] = {}
         self._adversary_budget: dict[str, float | None] = {}
@@ -594,4 +594,4 @@ def _now() -> str:
     return utc_now()
 
 
-__all__ = ["Graded", "LaunchError", "LeaseHeld", "Limits", "RunService", "env_image_tag"]
+__all__ = ["AgentLimits", "Graded", "LaunchError", "LeaseHeld", "RunService", "env_image_tag"]

@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from srb_tui.scoring import Funnel, funnel
-from srb_tui.scoring import RunRecord as ScoredRun
+from srb_tui.scoring import Funnel, ScoredRun, funnel
 from srb_tui.service.agent_report import cost_text
 from srb_tui.store import RUN_STATUSES, RunRecord, Store
 

@@ -33,8 +33,6 @@ class SrbApp(App[None]):
     TITLE = "srb"
     SUB_TITLE = "SWE Refactor Bench console"
     CSS_PATH = "srb.tcss"
-    MODES = {"tasks": TasksScreen, "runs": RunsScreen, "campaign": CampaignScreen,
-             "reports": ReportsScreen}
     DEFAULT_MODE = "tasks"
     COMMANDS = App.COMMANDS | {GoToProvider, BindingsProvider}
     BINDINGS = [
@@ -57,6 +55,12 @@ class SrbApp(App[None]):
         self.keymap_problem: str | None = None
         self.user_keymap: dict[str, str] = {}
         self.run_host = ConsoleService(self, settings, catalog=catalog)
+        # The modes' screens get what they use, instead of reaching back into the app.
+        host = self.run_host
+        self.add_mode("tasks", lambda: TasksScreen(host))
+        self.add_mode("runs", lambda: RunsScreen(host, self.key_of))
+        self.add_mode("campaign", lambda: CampaignScreen(host))
+        self.add_mode("reports", lambda: ReportsScreen(host, self.key_of))
 
     @property
     def catalog(self) -> Catalog:
@@ -77,11 +81,14 @@ class SrbApp(App[None]):
         """Show the Run screen of ``run_id`` on top of the current screen."""
         from srb_tui.ui.screens.run import RunScreen
 
-        self.push_screen(RunScreen(run_id))
+        self.push_screen(RunScreen(self.run_host, run_id))
 
     def launch(self, request: LaunchRequest) -> None:
         """Launch the request's run(s) in workers and open the first one."""
         self.run_host.launch(request, lambda runs: self.open_run(runs[0].id))
+
+    def on_tasks_screen_launch(self, message: TasksScreen.Launch) -> None:
+        self.launch(message.request)
 
     def _apply_user_keymap(self) -> None:
         """Rebind keys from ``<state>/keymap.toml`` (``binding-id = "key[,key]"``)."""

@@ -1,23 +1,37 @@
-"""Command palette providers: jump to a task by id; run any key binding of the screen."""
+"""Command palette providers: jump to a task by id; run any key binding of the screen.
+
+Textual makes the providers itself (from ``App.COMMANDS``), so nothing can be handed to
+their constructors: the go-to provider asks the app for the one thing it needs, the task
+catalogue, through :class:`HasCatalog`, checked when it runs.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import TYPE_CHECKING, cast
+from typing import Protocol, runtime_checkable
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.dom import DOMNode
 
-if TYPE_CHECKING:
-    from srb_tui.ui.app import SrbApp
+from srb_tui.service.catalog import Catalog
+
+
+@runtime_checkable
+class HasCatalog(Protocol):
+    """An app that knows the task catalogue (the srb console does)."""
+
+    @property
+    def catalog(self) -> Catalog: ...
 
 
 class GoToProvider(Provider):
     """Offers "task <id>" for every task in the catalogue."""
 
     def _targets(self) -> list[tuple[str, str]]:
-        app = cast("SrbApp", self.app)
+        app = self.app
+        if not isinstance(app, HasCatalog):
+            return []
         return [(f"task {tid}", tid) for tid in app.catalog.ids()]
 
     async def discover(self) -> Hits:
@@ -35,9 +49,8 @@ class GoToProvider(Provider):
     async def _open_task(self, task_id: str) -> None:
         from srb_tui.ui.screens.tasks import TasksScreen
 
-        app = cast("SrbApp", self.app)
-        await app.switch_mode("tasks")
-        screen = app.screen
+        await self.app.switch_mode("tasks")
+        screen = self.app.screen
         if isinstance(screen, TasksScreen):
             screen.select_task(task_id)
 

@@ -7,9 +7,9 @@ import asyncio
 import pytest
 
 from srb_tui.runner import (
+    ContainerLogLine,
     DockerEngine,
     LogFollower,
-    LogLine,
     cursors_after,
     start,
     wait_with_budget,
@@ -27,9 +27,9 @@ async def test_streams_kept_apart_with_counts(
         "for i in $(seq 1 1700); do echo err$i >&2; done; echo last"
     )
     handle, _ = await make_container(command=("bash", "-c", script))
-    batches: list[list[LogLine]] = []
+    batches: list[list[ContainerLogLine]] = []
 
-    async def sink(batch: list[LogLine]) -> None:
+    async def sink(batch: list[ContainerLogLine]) -> None:
         batches.append(batch)
 
     follower = LogFollower(engine, handle, sink, batch_lines=500)
@@ -61,10 +61,10 @@ async def test_resume_has_no_gap_and_no_duplicate(
     total = 500
     script = f"for i in $(seq 1 {total}); do echo $i; echo e$i >&2; sleep 0.003; done"
     handle, _ = await make_container(command=("bash", "-c", script))
-    stored: list[LogLine] = []
+    stored: list[ContainerLogLine] = []
     enough = asyncio.Event()
 
-    async def first_sink(batch: list[LogLine]) -> None:
+    async def first_sink(batch: list[ContainerLogLine]) -> None:
         stored.extend(batch)
         if len(stored) >= 300:
             enough.set()
@@ -78,7 +78,7 @@ async def test_resume_has_no_gap_and_no_duplicate(
     cut = len(stored)
     assert cut < 2 * total  # the container was still printing when we let go
 
-    async def second_sink(batch: list[LogLine]) -> None:
+    async def second_sink(batch: list[ContainerLogLine]) -> None:
         stored.extend(batch)
 
     second = LogFollower(engine, handle, second_sink, resume=cursors_after(stored))

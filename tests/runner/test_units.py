@@ -13,7 +13,7 @@ import pytest
 from srb_tui.runner.contexthash import context_hash
 from srb_tui.runner.excludes import ExcludeMatcher
 from srb_tui.runner.logs import LogCursor, cursors_after, parse_frame
-from srb_tui.runner.spec import ContainerSpec, LogLine, container_name
+from srb_tui.runner.spec import ContainerLogLine, ContainerSpec, container_name
 from srb_tui.runner.tarpack import pack_tree
 from srb_tui.timestamps import normalize_ts, parse_ts, ts_epoch
 
@@ -52,11 +52,11 @@ def test_timestamps() -> None:
 
 def test_frames_and_cursors() -> None:
     line = parse_frame(b"2024-01-02T03:04:05.5Z caf\xc3\xa9 \xff\n", "stderr")
-    assert line == LogLine("2024-01-02T03:04:05.500000000Z", "stderr", "café \ufffd")
-    a = LogLine("2024-01-01T00:00:01.000000000Z", "stdout", "a")
-    b = LogLine("2024-01-01T00:00:02.000000000Z", "stdout", "b")
-    b2 = LogLine("2024-01-01T00:00:02.000000000Z", "stdout", "b2")
-    e = LogLine("2024-01-01T00:00:01.500000000Z", "stderr", "e")
+    assert line == ContainerLogLine("2024-01-02T03:04:05.500000000Z", "stderr", "café \ufffd")
+    a = ContainerLogLine("2024-01-01T00:00:01.000000000Z", "stdout", "a")
+    b = ContainerLogLine("2024-01-01T00:00:02.000000000Z", "stdout", "b")
+    b2 = ContainerLogLine("2024-01-01T00:00:02.000000000Z", "stdout", "b2")
+    e = ContainerLogLine("2024-01-01T00:00:01.500000000Z", "stderr", "e")
     assert cursors_after([a, e, b, b2]) == {
         "stdout": LogCursor(b.ts, 2),
         "stderr": LogCursor(e.ts, 1),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from srb_tui.scoring import RunRecord, ScoringPolicy, funnel, leaderboard, score_run
+from srb_tui.scoring import ScoredRun, ScoringPolicy, funnel, leaderboard, score_run
 from srb_tui.scoring.aggregate import funnel_by
 
 POLICY = ScoringPolicy()
@@ -18,9 +18,9 @@ def record(
     complete: bool | None,
     advs: dict[str, str] | None = None,
     task: str = "t1",
-) -> RunRecord:
+) -> ScoredRun:
     env = score_run(audit, complete, MODS, advs, POLICY)
-    return RunRecord.from_score(env.to_json(), run_id=run_id, task=task, agent=agent, model=model)
+    return ScoredRun.from_score(env.to_json(), run_id=run_id, task=task, agent=agent, model=model)
 
 
 RUNS = [

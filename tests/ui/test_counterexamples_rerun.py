@@ -102,7 +102,7 @@ async def test_rerun_from_the_console_shows_live_results(builtin_settings: Setti
     app = create_app(builtin_settings)
     app.run_host.recover_on_start = False
     async with app.run_test(size=(140, 45)) as pilot:
-        screen = CounterexamplesScreen(RUN_ID)
+        screen = CounterexamplesScreen(app.run_host, RUN_ID)
         await app.push_screen(screen)
         await app.workers.wait_for_complete()
         await pilot.pause()

@@ -43,7 +43,7 @@ async def test_candidates_code_and_outputs(builtin_settings: Settings) -> None:
     await seed_counterexamples(builtin_settings)
     app = quiet_app(builtin_settings)
     async with app.run_test(size=(140, 40)) as pilot:
-        screen = CounterexamplesScreen(RUN_ID)
+        screen = CounterexamplesScreen(app.run_host, RUN_ID)
         await app.push_screen(screen)
         await app.workers.wait_for_complete()
         await pilot.pause()
@@ -69,7 +69,7 @@ async def test_export_writes_a_runnable_folder(builtin_settings: Settings,
     await seed_counterexamples(builtin_settings)
     app = quiet_app(builtin_settings)
     async with app.run_test(size=(140, 40)) as pilot:
-        screen = CounterexamplesScreen(RUN_ID)
+        screen = CounterexamplesScreen(app.run_host, RUN_ID)
         await app.push_screen(screen)
         await app.workers.wait_for_complete()
         await pilot.pause()
@@ -98,7 +98,7 @@ async def test_export_writes_a_runnable_folder(builtin_settings: Settings,
 async def test_unknown_run_is_explained(builtin_settings: Settings) -> None:
     app = quiet_app(builtin_settings)
     async with app.run_test(size=(120, 30)) as pilot:
-        screen = CounterexamplesScreen("r-20261129-120000-dddd")
+        screen = CounterexamplesScreen(app.run_host, "r-20261129-120000-dddd")
         await app.push_screen(screen)
         await app.workers.wait_for_complete()
         await pilot.pause()
@@ -112,7 +112,7 @@ async def test_rerun_without_verification_image_is_explained(builtin_settings: S
     shutil.copytree(DEMO_TASK / "submissions" / "subtle", submission)
     app = quiet_app(builtin_settings)
     async with app.run_test(size=(140, 40)) as pilot:
-        screen = CounterexamplesScreen(RUN_ID)
+        screen = CounterexamplesScreen(app.run_host, RUN_ID)
         await app.push_screen(screen)
         await app.workers.wait_for_complete()
         await pilot.pause()

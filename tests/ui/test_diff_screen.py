@@ -132,7 +132,7 @@ async def test_diff_of_a_stored_run(builtin_settings: Settings) -> None:
     shutil.copytree(SUBMISSIONS / "reference", builtin_settings.runs_dir / run.id / "submission")
     app = quiet_app(builtin_settings)
     async with app.run_test(size=(140, 30)) as pilot:
-        screen = DiffScreen(run.id)
+        screen = DiffScreen(run.id, settings=app.settings)
         await _open_diff(pilot, screen)
         assert screen.comparison is not None
         assert screen.comparison.get("lib/cli.js") is not None
@@ -148,7 +148,7 @@ async def test_run_without_submission_is_explained(builtin_settings: Settings) -
                                      agent="replay:reference")
     app = quiet_app(builtin_settings)
     async with app.run_test(size=(120, 30)) as pilot:
-        screen = DiffScreen(run.id)
+        screen = DiffScreen(run.id, settings=app.settings)
         await app.push_screen(screen)
         await app.workers.wait_for_complete()
         await pilot.pause()

@@ -12,8 +12,16 @@ from srb_tui.scoring import ScoringPolicy, score_run
 from srb_tui.service.events import StatusChanged
 from srb_tui.service.runs_table import marks_from_score, parse_filter
 from srb_tui.store import Store
-from srb_tui.ui.screens.runs import RunCompareScreen, RunsScreen
+from srb_tui.ui.screens.run_compare import RunCompareScreen
+from srb_tui.ui.screens.runs import RunsScreen
 from srb_tui.ui.widgets.diff_runs import RunComparison
+from srb_tui.ui.widgets.runs_columns import (
+    COLUMNS,
+    next_sort_column,
+    reversed_sort,
+    run_id_of,
+    sort_for_column,
+)
 from tests.ui.helpers import quiet_app, until
 
 MAIN_LINE = ("preparing", "agent", "collecting", "audit", "behavioural", "verification",
@@ -79,6 +87,26 @@ def test_marks_from_score_documents() -> None:
     assert marks_from_score(blind).text == "✗ ✓ —"
     error = score_run("error", None, [], None, POLICY).to_json()
     assert marks_from_score(error).text == "! — —"
+
+
+def test_sort_keys_follow_the_columns() -> None:
+    """A header picks its store key (score and start time newest first), the same header
+    again reverses it, a column without a key sorts nothing, ``s`` walks the sortable ones."""
+    assert sort_for_column("-created_at", "agent") == "agent"
+    assert sort_for_column("agent", "agent") == "-agent"
+    assert sort_for_column("-agent", "agent") == "agent"
+    assert sort_for_column("agent", "score") == "-score"
+    assert sort_for_column("agent", "started") == "-started_at"
+    assert sort_for_column("agent", "stages") is None
+    walked, run_sort = [], "-created_at"
+    for _ in range(len(COLUMNS)):
+        column = next_sort_column(run_sort)
+        walked.append(column)
+        run_sort = sort_for_column(run_sort, column) or run_sort
+    sortable = [key for _, key, sort in COLUMNS if sort]
+    assert walked[:len(sortable)] == sortable and walked[len(sortable)] == sortable[0]
+    assert reversed_sort("-score") == "score" and reversed_sort("task") == "-task"
+    assert run_id_of("r-1") == "r-1" and run_id_of("● r-1") == "r-1"
 
 
 async def test_columns_marks_and_funnel(builtin_settings: Settings) -> None:

@@ -255,7 +255,7 @@ def test_counterexamples_screen(snap_compare: Any, state_dir: Path) -> None:
     async def before(pilot: Any) -> None:
         from srb_tui.ui.screens.counterexamples import CounterexamplesScreen
 
-        await pilot.app.push_screen(CounterexamplesScreen(RUN_ID))
+        await pilot.app.push_screen(CounterexamplesScreen(pilot.app.run_host, RUN_ID))
         await settle(pilot)
 
     assert snap_compare(quiet_app(settings), terminal_size=SIZE, run_before=before)

@@ -10,8 +10,6 @@ campaign shown.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
-
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -22,11 +20,9 @@ from textual.widgets import DataTable, Header, Input, Static
 
 from srb_tui.reports.matrix import OUTCOME_ORDER, Matrix, MatrixCell, load_matrix
 from srb_tui.store import Store
+from srb_tui.ui.console_service import ConsoleService
 from srb_tui.ui.palette import Tone, tone
 from srb_tui.ui.widgets.footer import PriorityFooter
-
-if TYPE_CHECKING:
-    from srb_tui.ui.app import SrbApp
 
 OUTCOME_TONE: dict[str, Tone] = {
     "accepted": "ok", "counterexample": "warn", "fixed checks fail": "bad",
@@ -65,18 +61,15 @@ class CampaignScreen(Screen[None]):
         Binding("ctrl+r", "refresh", "Refresh", id="campaign.refresh", show=False),
     ]
 
-    def __init__(self, campaign_id: str | None = None) -> None:
+    def __init__(self, run_host: ConsoleService, campaign_id: str | None = None) -> None:
         super().__init__()
+        self.run_host = run_host
         self.campaign_id = campaign_id
         self.matrix: Matrix | None = None
         self.sort = "task"
         self.filter_text = ""
         self._columns: list[str] = []
         self._rows: list[str] = []
-
-    @property
-    def srb(self) -> SrbApp:
-        return cast("SrbApp", self.app)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -104,13 +97,11 @@ class CampaignScreen(Screen[None]):
         self._load()
 
     async def _store(self) -> Store:
-        store = await self.srb.run_host.store()
-        assert isinstance(store, Store)
-        return store
+        return await self.run_host.store()
 
     @work(exclusive=True, group="campaign-load")
     async def _load(self, step: int = 0) -> None:
-        if not self.srb.settings.db_path.exists():
+        if not self.run_host.settings.db_path.exists():
             self._message(EMPTY)
             return
         try:
@@ -213,7 +204,9 @@ class CampaignScreen(Screen[None]):
         task, _, repeat = str(event.cell_key.row_key.value).rpartition("#")
         cell = self.matrix.cells.get((task, int(repeat), str(event.cell_key.column_key.value)))
         if cell is not None and cell.run_id:
-            self.srb.open_run(cell.run_id)
+            from srb_tui.ui.screens.run import RunScreen
+
+            self.app.push_screen(RunScreen(self.run_host, cell.run_id))
         else:
             self.notify("this cell has no run yet", timeout=3)
 

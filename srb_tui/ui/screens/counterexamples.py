@@ -9,7 +9,7 @@ tree) and shows each step as it happens; ``e`` exports it as a standalone folder
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
 from rich.syntax import Syntax
 from rich.text import Text
@@ -31,13 +31,10 @@ from srb_tui.service.rerun import (
     output_text,
 )
 from srb_tui.store import CounterexampleRecord, RunRecord
-from srb_tui.ui.console_service import ConsoleError
+from srb_tui.ui.console_service import ConsoleError, ConsoleService
 from srb_tui.ui.palette import Tone, tone
 from srb_tui.ui.widgets.diff_view import visible_text
 from srb_tui.ui.widgets.footer import PriorityFooter
-
-if TYPE_CHECKING:
-    from srb_tui.ui.app import SrbApp
 
 VERDICT_TONE: dict[str, Tone] = {"upheld": "bad", "invalid": "muted", "rejected": "warn",
                                  "error": "warn"}
@@ -91,8 +88,9 @@ class CounterexamplesScreen(Screen[None]):
                 tooltip="Write the candidate as a standalone folder with a README"),
     ]
 
-    def __init__(self, run_id: str) -> None:
+    def __init__(self, run_host: ConsoleService, run_id: str) -> None:
         super().__init__()
+        self.run_host = run_host
         self.run_id = run_id
         self.run: RunRecord | None = None
         self.records: dict[int, CounterexampleRecord] = {}
@@ -101,10 +99,6 @@ class CounterexamplesScreen(Screen[None]):
         self.rerun_results: dict[int, RerunResult] = {}
         self.running: set[int] = set()
         self.exported: dict[int, str] = {}
-
-    @property
-    def srb(self) -> SrbApp:
-        return cast("SrbApp", self.app)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -131,7 +125,7 @@ class CounterexamplesScreen(Screen[None]):
     @work(exclusive=True, group="cx-load")
     async def _load(self) -> None:
         try:
-            store = await self.srb.run_host.store()
+            store = await self.run_host.store()
             run = await store.require_run(self.run_id)
             records = await store.counterexamples(self.run_id)
             rounds = await store.adversary_rounds(self.run_id)
@@ -218,7 +212,7 @@ class CounterexamplesScreen(Screen[None]):
     @work(group="cx-rerun")
     async def _rerun(self, cid: int) -> None:
         try:
-            result = await self.srb.run_host.rerun_counterexample(
+            result = await self.run_host.rerun_counterexample(
                 self.run_id, cid, lambda text: self._progress(cid, text))
         except ConsoleError as exc:
             self.post_message(RerunDone(cid, None, str(exc)))
@@ -300,7 +294,7 @@ class CounterexamplesScreen(Screen[None]):
 
     @work(thread=True, group="cx-export")
     def _export(self, record: CounterexampleRecord) -> None:
-        settings = self.srb.settings
+        settings = self.run_host.settings
         task: Any = None
         if self.run is not None:
             try:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
 from textual import on, work
@@ -21,6 +20,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Header, Input, Static, Tree
 
+from srb_tui.config import Settings
 from srb_tui.service.diff import (
     DiffSourceError,
     FileStatus,
@@ -42,10 +42,6 @@ from srb_tui.ui.palette import Tone, tone
 from srb_tui.ui.widgets.diff_tree import DiffTree, NodeInfo
 from srb_tui.ui.widgets.diff_view import DiffView, PreparedDiff, prepare_diff
 from srb_tui.ui.widgets.footer import PriorityFooter
-
-if TYPE_CHECKING:
-    from srb_tui.ui.app import SrbApp
-
 
 # The keys the footer shows first when it has no room for all (by binding id).
 FOOTER_FIRST = ("diff.back", "diff.next_hunk", "diff.layout", "diff.only_changed", "diff.search")
@@ -110,13 +106,17 @@ class DiffScreen(Screen[None]):
         self,
         run_id: str | None = None,
         *,
+        settings: Settings | None = None,
         left: Path | None = None,
         right: Path | None = None,
     ) -> None:
         super().__init__()
         if run_id is None and (left is None or right is None):
             raise ValueError("DiffScreen needs a run id or two folders")
+        if run_id is not None and settings is None:
+            raise ValueError("DiffScreen needs the settings to find a run's trees")
         self.run_id = run_id
+        self.settings = settings
         self.left = left
         self.right = right
         self.comparison: TreeComparison | None = None
@@ -125,10 +125,6 @@ class DiffScreen(Screen[None]):
         self.counts: dict[str, LineCount] = {}
         self.open_path: str | None = None
         self.tree_shown = False
-
-    @property
-    def srb(self) -> SrbApp:
-        return cast("SrbApp", self.app)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -167,8 +163,8 @@ class DiffScreen(Screen[None]):
     @work(exclusive=True, group="diff-compare")
     async def _compare(self) -> None:
         try:
-            if self.run_id is not None:
-                self.left, self.right = await trees_for_run(self.srb.settings, self.run_id)
+            if self.run_id is not None and self.settings is not None:
+                self.left, self.right = await trees_for_run(self.settings, self.run_id)
             assert self.left is not None and self.right is not None
             comparison = await asyncio.to_thread(compare_trees, self.left, self.right)
         except DiffSourceError as exc:

@@ -7,7 +7,7 @@ table's chosen measure. ``e`` writes the report as Markdown into the state direc
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from collections.abc import Callable
 
 from rich import box
 from rich.console import Group, RenderableType
@@ -23,12 +23,9 @@ from textual.widgets import Header, Input, Static
 from srb_tui.reports import build_report, load_runs, render
 from srb_tui.reports.model import Report, Table, fmt
 from srb_tui.service.runs_table import parse_filter
-from srb_tui.store import Store
+from srb_tui.ui.console_service import ConsoleService
 from srb_tui.ui.palette import tone
 from srb_tui.ui.widgets.footer import PriorityFooter
-
-if TYPE_CHECKING:
-    from srb_tui.ui.app import SrbApp
 
 BAR_WIDTH = 20
 
@@ -61,14 +58,14 @@ class ReportsScreen(Screen[None]):
                 tooltip="Write the report as Markdown into the state directory"),
     ]
 
-    def __init__(self) -> None:
+    def __init__(self, run_host: ConsoleService, key_of: Callable[[str, str], str]) -> None:
+        """``key_of(binding_id, default)``: the key a binding has after the user keymap
+        (the empty state names the keys that start a run)."""
         super().__init__()
+        self.run_host = run_host
+        self.key_of = key_of
         self.selection = ""
         self.report: Report | None = None
-
-    @property
-    def srb(self) -> SrbApp:
-        return cast("SrbApp", self.app)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -100,7 +97,7 @@ class ReportsScreen(Screen[None]):
 
     def _categories(self) -> dict[str, str]:
         found: dict[str, str] = {}
-        for load in self.srb.catalog.loads:
+        for load in self.run_host.core.catalog.loads:
             if load.task is not None and load.task.category:
                 found[load.task_id] = load.task.category
         return found
@@ -108,11 +105,10 @@ class ReportsScreen(Screen[None]):
     @work(exclusive=True, group="reports-load")
     async def _load(self) -> None:
         message = self.query_one("#reports-message", Static)
-        if not self.srb.settings.db_path.exists():
-            app = self.srb
-            message.update(f"No runs yet: the report is empty. Press {app.key_of('app.tasks', 't')}"
-                           f" for the task list, then {app.key_of('tasks.launch', 'l')} on a task"
-                           " to launch a run.")
+        if not self.run_host.settings.db_path.exists():
+            tasks, launch = self.key_of("app.tasks", "t"), self.key_of("tasks.launch", "l")
+            message.update(f"No runs yet: the report is empty. Press {tasks} for the task list,"
+                           f" then {launch} on a task to launch a run.")
             return
         words = self.selection.split()
         campaign = next((w.split(":", 1)[1] for w in words if w.startswith("campaign:")), None)
@@ -121,8 +117,7 @@ class ReportsScreen(Screen[None]):
             message.update(Text("; ".join(problems), style=tone(self.app, "bad")))
             return
         try:
-            store = await self.srb.run_host.store()
-            assert isinstance(store, Store)
+            store = await self.run_host.store()
             runs, order, ledger = await load_runs(store, campaign=campaign,
                                                   filters=flt.kwargs(),
                                                   categories=self._categories())
@@ -176,6 +171,6 @@ class ReportsScreen(Screen[None]):
     def action_export(self) -> None:
         if self.report is None:
             return
-        path = self.srb.settings.state_dir / "report.md"
+        path = self.run_host.settings.state_dir / "report.md"
         path.write_text(render(self.report, "md"), encoding="utf-8")
         self.notify(f"wrote {path}", timeout=4)

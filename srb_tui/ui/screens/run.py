@@ -13,7 +13,6 @@ import asyncio
 import gc
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
 from textual import on, work
@@ -29,44 +28,25 @@ from srb_tui.service.agent_events import AgentRoundFinished, AgentRoundStarted, 
 from srb_tui.service.events import LogLines, Progress, RunFinished, StageFinished, StatusChanged
 from srb_tui.service.verification_events import AdversaryRoundEnded
 from srb_tui.store import FINAL_STATUSES, RunDetail, RunNotFound, StoreError
-from srb_tui.ui.console_service import NO_GRADING, ConsoleError, grading_available
+from srb_tui.ui.console_service import (
+    NO_GRADING,
+    ConsoleError,
+    ConsoleService,
+    grading_available,
+)
 from srb_tui.ui.palette import tone
-from srb_tui.ui.screens.run_dialogs import ConfirmDialog, EvidenceDialog, StagePicker
+from srb_tui.ui.screens.run_dialogs import ConfirmDialog, EvidenceTrees, StagePicker
+from srb_tui.ui.widgets.audit_pane import AuditPane
+from srb_tui.ui.widgets.behavioural_pane import BehaviouralPane
 from srb_tui.ui.widgets.footer import PriorityFooter
 from srb_tui.ui.widgets.log_view import LogView
-from srb_tui.ui.widgets.run_format import (
-    GLYPH,
-    LIFECYCLE,
-    STAGES,
-    clock,
-    elapsed_sec,
-    lifecycle_state,
-    score_text,
-    stage_state,
-    validity,
-)
-from srb_tui.ui.widgets.run_panes import (
-    STATE_TONE,
-    AuditPane,
-    BehaviouralPane,
-    EvidenceChosen,
-    RunPane,
-    ScorePane,
-    VerificationPane,
-)
-from srb_tui.ui.widgets.transcript import TranscriptView
+from srb_tui.ui.widgets.run_header import TAB_TITLES, header_text, tab_labels, timeline_text
+from srb_tui.ui.widgets.run_pane import EvidenceChosen, RunPane
+from srb_tui.ui.widgets.score_pane import ScorePane
+from srb_tui.ui.widgets.transcript import TranscriptView, no_transcript
+from srb_tui.ui.widgets.verification_pane import VerificationPane
 
-if TYPE_CHECKING:
-    from srb_tui.ui.app import SrbApp
-
-TABS = ("log", "transcript", "audit", "behavioural", "verification", "score")
-TAB_TITLES = {"log": "Log", "transcript": "Transcript", "audit": "Audit",
-              "behavioural": "Behavioural",
-              "verification": "Verification", "score": "Score"}
 TICK_SEC = 1.0
-NARROW = 110  # below this width the timeline uses short step names
-SHORT = {"preparing": "prep", "collecting": "collect", "behavioural": "behav",
-         "verification": "verif"}
 
 
 # The keys the footer shows first when it has no room for all (by binding id).
@@ -114,8 +94,9 @@ class RunScreen(Screen[None]):
                 tooltip="Read the run from the store again"),
     ]
 
-    def __init__(self, run_id: str) -> None:
+    def __init__(self, run_host: ConsoleService, run_id: str) -> None:
         super().__init__()
+        self.run_host = run_host
         self.run_id = run_id
         self.detail: RunDetail | None = None
         self.task_def: Task | None = None
@@ -123,11 +104,7 @@ class RunScreen(Screen[None]):
         self.problem: str | None = None
         self._stale = False
         self._listening = asyncio.Event()
-        self._trees: tuple[Path | None, str | None] | None = None
-
-    @property
-    def srb(self) -> SrbApp:
-        return cast("SrbApp", self.app)
+        self._evidence = EvidenceTrees(run_host, run_id)
 
     # -- layout ---------------------------------------------------------------------------
 
@@ -178,8 +155,7 @@ class RunScreen(Screen[None]):
         """Subscribe first, then read the store, so nothing falls between the two."""
         log = self.query_one("#run-log", LogView)
         transcript = self.query_one("#run-transcript", TranscriptView)
-        console = self.srb.run_host
-        async with console.bus.subscribe() as queue:
+        async with self.run_host.bus.subscribe() as queue:
             self._listening.set()
             await self._load(attach=True)
             while True:
@@ -213,10 +189,10 @@ class RunScreen(Screen[None]):
     async def _load(self, *, attach: bool) -> None:
         self._stale = False
         try:
-            store = await self.srb.run_host.store()
+            store = await self.run_host.store()
             detail = await store.run_detail(self.run_id)
         except RunNotFound:
-            self._show_problem(f"No run {self.run_id} in {self.srb.settings.db_path}.")
+            self._show_problem(f"No run {self.run_id} in {self.run_host.settings.db_path}.")
             return
         except (StoreError, ConsoleError) as exc:
             self._show_problem(str(exc))
@@ -242,12 +218,7 @@ class RunScreen(Screen[None]):
         note = self.query_one("#run-transcript-empty", Static)
         note.display = empty
         if empty and self.detail is not None:
-            agent = self.detail.run.agent
-            note.update(Text(
-                f"No transcript for {agent}. Model clients (claude-code:MODEL, codex:MODEL) "
-                "record each round here as it happens — prompt, messages, tool calls and "
-                "their output, tokens and cost; replayed and command agents have none (their "
-                "output is in the Log tab).", style=tone(self.app, "muted")))
+            note.update(Text(no_transcript(self.detail.run.agent), style=tone(self.app, "muted")))
 
     def _show_problem(self, text: str) -> None:
         self.problem = text
@@ -283,54 +254,16 @@ class RunScreen(Screen[None]):
         for pane in self.query(RunPane):
             pane.show(detail, self.task_def)
         tabs = self.query_one("#run-tabs", TabbedContent)
-        for stage in STAGES:
-            state = stage_state(detail, stage)
-            tabs.get_tab(f"tab-{stage}").label = f"{GLYPH[state]} {TAB_TITLES[stage]}"
-        if detail.run.score is not None:
-            tabs.get_tab("tab-score").label = f"Score {score_text(detail.run)}"
+        for tab_id, label in tab_labels(detail).items():
+            tabs.get_tab(tab_id).label = label
 
     def _paint_header(self) -> None:
         detail = self.detail
         assert detail is not None
-        run = detail.run
-        now = datetime.now(UTC)
-        head = Text()
-        head.append(run.id, style="bold")
-        head.append(f" · {run.task_id} · {run.agent}")
-        if run.model:
-            head.append(f" · {run.model}")
-        if run.effort:
-            head.append(f" ({run.effort})")
-        head.append("\n")
-        final = run.status in FINAL_STATUSES
-        head.append(run.status, style=tone(self.app, "ok" if run.status == "scored" else
-                                           "bad" if run.status == "infra_error" else
-                                           "muted" if final else "accent", bold=True))
-        if run.phase and run.phase != run.status:
-            head.append(f" (phase {run.phase})")
-        elapsed = elapsed_sec(run, now)
-        head.append(f" · elapsed {clock(elapsed)}")
-        if run.budget_sec:
-            head.append(f" / budget {clock(run.budget_sec)}")
-            if elapsed is not None and run.status == "agent" and elapsed > run.budget_sec:
-                head.append(" over budget", style=tone(self.app, "warn"))
-        head.append(f" · score {score_text(run)} · {validity(run)}")
-        if run.stop_reason:
-            head.append(f" · stop {run.stop_reason}")
-        if self.progress and not final:
-            head.append(f"\n{self.progress[:160]}", style=tone(self.app, "muted"))
-        self.query_one("#run-header", Static).update(head)
-        line = Text()
-        narrow = self.size.width < NARROW
-        for index, status in enumerate(LIFECYCLE):
-            state = lifecycle_state(detail, status)
-            if index:
-                line.append(" → ", style=tone(self.app, "muted"))
-            label = SHORT.get(status, status) if narrow else status
-            line.append(f"{GLYPH[state]} {label}", style=tone(self.app, STATE_TONE[state]))
-        if run.status in ("cancelled", "infra_error"):
-            line.append(f"  ✗ {run.status}", style=tone(self.app, "bad", bold=True))
-        self.query_one("#run-timeline", Static).update(line)
+        self.query_one("#run-header", Static).update(
+            header_text(self.app, detail.run, self.progress, datetime.now(UTC)))
+        self.query_one("#run-timeline", Static).update(
+            timeline_text(self.app, detail, self.size.width))
 
     @on(LogView.Changed)
     def _log_changed(self, event: LogView.Changed) -> None:
@@ -375,8 +308,7 @@ class RunScreen(Screen[None]):
         self._log_tab().toggle_follow()
 
     def action_streams(self) -> None:
-        log = self._log_tab()
-        log.cycle_stream()
+        self._log_tab().cycle_stream()
 
     def action_first_error(self) -> None:
         self._log_tab().jump_to_error()
@@ -414,7 +346,7 @@ class RunScreen(Screen[None]):
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.srb.run_host.cancel(self.run_id)
+                self.run_host.cancel(self.run_id)
 
         self.app.push_screen(
             ConfirmDialog(f"Cancel run {run.id}?",
@@ -426,12 +358,12 @@ class RunScreen(Screen[None]):
     def action_diff(self) -> None:
         from srb_tui.ui.screens.diff import DiffScreen
 
-        self.app.push_screen(DiffScreen(self.run_id))
+        self.app.push_screen(DiffScreen(self.run_id, settings=self.run_host.settings))
 
     def action_counterexamples(self) -> None:
         from srb_tui.ui.screens.counterexamples import CounterexamplesScreen
 
-        self.app.push_screen(CounterexamplesScreen(self.run_id))
+        self.app.push_screen(CounterexamplesScreen(self.run_host, self.run_id))
 
     def action_regrade(self) -> None:
         if not grading_available():
@@ -440,7 +372,7 @@ class RunScreen(Screen[None]):
 
         def chosen(stage: str | None) -> None:
             if stage:
-                self.srb.run_host.regrade(self.run_id, stage)
+                self.run_host.regrade(self.run_id, stage)
 
         note = ""
         if self.detail and self.detail.run.status not in FINAL_STATUSES:
@@ -448,32 +380,12 @@ class RunScreen(Screen[None]):
         self.app.push_screen(StagePicker(note), chosen)
 
     @on(EvidenceChosen)
-    def _evidence(self, event: EvidenceChosen) -> None:
+    def _evidence_chosen(self, event: EvidenceChosen) -> None:
         self._open_evidence(event)
 
     @work(group="run-evidence", exclusive=True)
     async def _open_evidence(self, event: EvidenceChosen) -> None:
-        original, problem = await self._state_a_tree()
-        submission = self.srb.settings.submission_dir(self.run_id)
-        await self.app.push_screen(
-            EvidenceDialog(event.citation, original,
-                           submission if submission.is_dir() else None,
-                           original_problem=problem)
-        )
-
-    async def _state_a_tree(self) -> tuple[Path | None, str | None]:
-        """State A's tree from the cache (prepared once per screen, offline)."""
-        if self._trees is None:
-            task = self.task_def
-            if task is None:
-                self._trees = (None, "the task of this run no longer loads")
-            else:
-                try:
-                    ready = await self.srb.run_host.prepare_state_a(task, offline=True)
-                    self._trees = (ready.tree, None)
-                except ConsoleError as exc:
-                    self._trees = (None, f"State A is not available offline: {exc}")
-        return self._trees
+        await self.app.push_screen(await self._evidence.dialog(event.citation, self.task_def))
 
 
 def _load_task(task_path: str) -> Task | None:

@@ -1,5 +1,5 @@
 """Small dialogs of the Run screen: confirm a cancel, pick a stage, show a citation in both
-trees side by side."""
+trees side by side (and find those two trees)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, OptionList, Static
 from textual.widgets.option_list import Option
 
+from srb_tui.schema import Task
+from srb_tui.ui.console_service import ConsoleError, ConsoleService
 from srb_tui.ui.palette import tone
 from srb_tui.ui.widgets.run_format import STAGES, Citation
 
@@ -179,3 +181,32 @@ class EvidenceDialog(ModalScreen[None]):
 
 
 __all__ = ["ConfirmDialog", "EvidenceDialog", "StagePicker", "read_window"]
+
+
+class EvidenceTrees:
+    """The two trees a citation is shown in: State A from the cache (prepared once per
+    Run screen, offline: showing evidence never fetches) and the run's submission."""
+
+    def __init__(self, run_host: ConsoleService, run_id: str) -> None:
+        self.run_host = run_host
+        self.run_id = run_id
+        self._state_a: tuple[Path | None, str | None] | None = None
+
+    async def dialog(self, citation: Citation, task: Task | None) -> EvidenceDialog:
+        original, problem = await self.state_a(task)
+        submission = self.run_host.settings.submission_dir(self.run_id)
+        return EvidenceDialog(citation, original, submission if submission.is_dir() else None,
+                              original_problem=problem)
+
+    async def state_a(self, task: Task | None) -> tuple[Path | None, str | None]:
+        """State A's tree, or None and why it is not available."""
+        if self._state_a is None:
+            if task is None:
+                self._state_a = (None, "the task of this run no longer loads")
+            else:
+                try:
+                    ready = await self.run_host.prepare_state_a(task, offline=True)
+                    self._state_a = (ready.tree, None)
+                except ConsoleError as exc:
+                    self._state_a = (None, f"State A is not available offline: {exc}")
+        return self._state_a

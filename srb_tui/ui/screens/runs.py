@@ -12,59 +12,44 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen, Screen
+from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Header, Input, Static
 
-from srb_tui.service.diff_runs import compare_runs
 from srb_tui.service.display import display_path
-from srb_tui.service.events import RunCreated, RunFinished, StageFinished, StatusChanged
-from srb_tui.service.history import RunRow
+from srb_tui.service.events import EventBus, RunCreated, RunFinished, StageFinished, StatusChanged
 from srb_tui.service.runs_table import (
     PAGE_SIZE,
     RunFilter,
     RunsPage,
     StageMarks,
-    duration_seconds,
     funnel_over,
     load_page,
     parse_filter,
-    stage_marks,
 )
-from srb_tui.store import RunRecord, Store, StoreError
-from srb_tui.ui.console_service import ConsoleError
-from srb_tui.ui.palette import Tone, tone
-from srb_tui.ui.widgets.diff_runs import RunComparison
+from srb_tui.store import Store
+from srb_tui.ui.console_service import ConsoleService
+from srb_tui.ui.palette import tone
+from srb_tui.ui.screens.run_compare import RunCompareScreen
 from srb_tui.ui.widgets.footer import PriorityFooter
 from srb_tui.ui.widgets.run_tables import Row, selected_key, sync_rows
-
-if TYPE_CHECKING:
-    from srb_tui.ui.app import SrbApp
-
-# (label, column key, store sort key or None when the column cannot be sorted)
-COLUMNS: tuple[tuple[str, str, str | None], ...] = (
-    ("Run", "run", "id"),
-    ("Task", "task", "task"),
-    ("Agent", "agent", "agent"),
-    ("Status", "status", "status"),
-    ("Model", "model", "model"),
-    ("Effort", "effort", None),
-    ("Stop", "stop", None),
-    ("I II III", "stages", None),
-    ("Score", "score", "score"),
-    ("Valid", "valid", None),
-    ("Started", "started", "started_at"),
-    ("Duration", "duration", None),
-    ("Tokens · cost", "cost", None),
+from srb_tui.ui.widgets.runs_columns import (
+    COLUMNS,
+    next_sort_column,
+    page_status,
+    reversed_sort,
+    run_cells,
+    run_id_of,
+    sort_for_column,
 )
-SORTABLE = [key for _, key, sort in COLUMNS if sort]
+
 EMPTY = (
     "No runs yet.\n\n"
     "A run is one agent attempt at one task, graded by the three stages. Start one here: "
@@ -74,52 +59,12 @@ EMPTY = (
     "Runs are kept in {db} and appear here as they progress."
 )
 NO_MATCH = "No run matches the filter {text!r}. Press Escape in the filter bar to clear it."
-STATUS_TONE: dict[str, Tone] = {
-    "scored": "ok", "cancelled": "muted", "infra_error": "bad", "pending": "muted",
-}
-MARK_TONE: dict[str, Tone] = {"✓": "ok", "✗": "bad", "!": "warn", "—": "muted"}
 REFRESH_SEC = 1.0  # how often the change watermark is read (one small query)
 
 
 # The keys the footer shows first when it has no room for all (by binding id).
 FOOTER_FIRST = ("runs.filter", "runs.diff", "runs.counterexamples",
                 "runs.mark", "runs.compare", "app.tasks")
-
-
-class RunCompareScreen(ModalScreen[None]):
-    """Two runs side by side (a dialog over the Runs screen)."""
-
-    BINDINGS = [Binding("escape,q,c", "dismiss", "Close", id="runs.compare.close")]
-
-    def __init__(self, left: str, right: str) -> None:
-        super().__init__()
-        self.left = left
-        self.right = right
-
-    def compose(self) -> ComposeResult:
-        with Vertical(id="compare-box"):
-            yield Static(f"Comparing {self.left}  ↔  {self.right}", id="compare-title")
-            yield RunComparison(id="compare-table")
-            yield Static("differing rows are marked ≠ · escape closes", id="compare-hint")
-
-    def on_mount(self) -> None:
-        self._load()
-
-    @work(exclusive=True)
-    async def _load(self) -> None:
-        app = cast("SrbApp", self.app)
-        try:
-            store = await app.run_host.store()
-            a = await store.run_detail(self.left)
-            b = await store.run_detail(self.right)
-            marks = await stage_marks(store, [a.run, b.run], app.settings.run_dir)
-        except (StoreError, ConsoleError) as exc:
-            self.query_one("#compare-title", Static).update(
-                Text(str(exc), style=tone(self.app, "bad"))
-            )
-            return
-        self.query_one(RunComparison).show(
-            compare_runs(a, b, marks[a.run.id], marks[b.run.id]), self.left, self.right)
 
 
 class RunsScreen(Screen[None]):
@@ -151,8 +96,12 @@ class RunsScreen(Screen[None]):
                 tooltip="Stage III candidates of the run under the cursor"),
     ]
 
-    def __init__(self) -> None:
+    def __init__(self, run_host: ConsoleService, key_of: Callable[[str, str], str]) -> None:
+        """``key_of(binding_id, default)``: the key a binding has after the user keymap
+        (the empty state names the keys that start a run)."""
         super().__init__()
+        self.run_host = run_host
+        self.key_of = key_of
         self.run_filter = RunFilter()
         self.filter_text = ""
         self.run_sort = "-created_at"
@@ -165,10 +114,6 @@ class RunsScreen(Screen[None]):
         self._events: asyncio.Task[None] | None = None
         self._funnel_stale = True
         self._mark: tuple[int, str] | None = None
-
-    @property
-    def srb(self) -> SrbApp:
-        return cast("SrbApp", self.app)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -196,7 +141,9 @@ class RunsScreen(Screen[None]):
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """Enter on a run opens its Run screen."""
         if event.data_table.id == "runs-table" and event.row_key.value is not None:
-            self.srb.open_run(str(event.row_key.value))
+            from srb_tui.ui.screens.run import RunScreen
+
+            self.app.push_screen(RunScreen(self.run_host, str(event.row_key.value)))
 
     # -- loading ---------------------------------------------------------------------------
 
@@ -222,19 +169,14 @@ class RunsScreen(Screen[None]):
             self._load_rows()
 
     def settings_exist(self) -> bool:
-        return self.srb.settings.db_path.exists()
+        return self.run_host.settings.db_path.exists()
 
     async def _store(self) -> Store:
-        host = getattr(self.app, "run_host", None)
-        if host is not None:
-            store = await host.store()
-            assert isinstance(store, Store)
-            return store
-        raise StoreError("the console has no store")
+        return await self.run_host.store()
 
     @work(exclusive=True, group="runs-load")
     async def _load_rows(self) -> None:
-        settings = self.srb.settings
+        settings = self.run_host.settings
         if not settings.db_path.exists():
             self._show_message(self._empty_text())
             return
@@ -251,7 +193,7 @@ class RunsScreen(Screen[None]):
 
     @work(exclusive=True, group="runs-funnel")
     async def _load_funnel(self) -> None:
-        settings = self.srb.settings
+        settings = self.run_host.settings
         funnel = self.query_one("#runs-funnel", Static)
         if not settings.db_path.exists():
             funnel.update("")
@@ -267,10 +209,9 @@ class RunsScreen(Screen[None]):
 
     def _empty_text(self) -> str:
         """The empty state, naming the keys that start a run here (after the keymap)."""
-        app = self.srb
-        return EMPTY.format(db=display_path(app.settings.db_path),
-                            tasks=app.key_of("app.tasks", "t"),
-                            launch=app.key_of("tasks.launch", "l"))
+        return EMPTY.format(db=display_path(self.run_host.settings.db_path),
+                            tasks=self.key_of("app.tasks", "t"),
+                            launch=self.key_of("tasks.launch", "l"))
 
     def _show_message(self, message: str | Text) -> None:
         text = self.query_one("#runs-message", Static)
@@ -296,15 +237,15 @@ class RunsScreen(Screen[None]):
         self.query_one("#runs-message", Static).display = False
         table.display = True
         rows: list[Row] = [
-            (run.id, self._cells(run, page.marks.get(run.id, StageMarks()),
-                                 page.costs.get(run.id, "—")))
+            (run.id, run_cells(self.app, run, page.marks.get(run.id, StageMarks()),
+                               page.costs.get(run.id, "—"), marked=run.id in self.marked))
             for run in page.runs
         ]
         sync_rows(table, rows)
         order = [run.id for run in page.runs]
         if [str(r.key.value) for r in table.ordered_rows] != order:
             position = {run_id: n for n, run_id in enumerate(order)}
-            table.sort("run", key=lambda cell: position.get(_plain(cell), 0))
+            table.sort("run", key=lambda cell: position.get(run_id_of(cell), 0))
         self._order = order
         self._show_status()
         if self._funnel_stale:  # the funnel reads every matching run: after the first page
@@ -317,42 +258,8 @@ class RunsScreen(Screen[None]):
         if page is None or page.total == 0:
             status.display = False
             return
-        pages = (page.total - 1) // PAGE_SIZE + 1
-        first, last = page.offset + 1, page.offset + len(page.runs)
-        column, reverse = self.run_sort.lstrip("-"), self.run_sort.startswith("-")
-        text = Text(
-            f"{first}–{last} of {page.total:,} runs · page {page.offset // PAGE_SIZE + 1}/{pages}"
-            f" · sorted by {column} {'↓' if reverse else '↑'}",
-            style=tone(self.app, "muted"),
-        )
-        if self.marked:
-            text.append(f" · marked: {', '.join(self.marked)}", style=tone(self.app, "accent"))
-        status.update(text)
+        status.update(page_status(self.app, page, self.run_sort, self.marked))
         status.display = True
-
-    def _cells(self, run: RunRecord, marks: StageMarks, cost: str = "—"
-               ) -> list[str | Text]:
-        row = RunRow(
-            run.id, run.task_id, run.agent, run.status, run.stop_reason, run.score,
-            run.max_score, run.valid, run.started_at,
-            duration_seconds(run.started_at, run.finished_at),
-        )
-        status = Text(run.status, style=tone(self.app, STATUS_TONE.get(run.status, "accent")))
-        stages = Text()
-        for n, glyph in enumerate(marks.text.split()):
-            if n:
-                stages.append("  ")
-            stages.append(glyph, style=tone(self.app, MARK_TONE[glyph], bold=True))
-        run_cell: str | Text = run.id
-        if run.id in self.marked:
-            run_cell = Text(f"● {run.id}", style=tone(self.app, "accent", bold=True))
-        valid_tone: Tone = "muted" if run.valid is None else "ok" if run.valid else "bad"
-        return [
-            run_cell, run.task_id, run.agent, status, run.model or "—", run.effort or "—",
-            run.stop_reason or "—", stages, row.score_text,
-            Text(row.valid_text, style=tone(self.app, valid_tone)), row.started_text,
-            row.duration_text, cost,
-        ]
 
     # -- live updates ----------------------------------------------------------------------
 
@@ -362,12 +269,9 @@ class RunsScreen(Screen[None]):
         A plain task, not a worker: it never ends, and ``workers.wait_for_complete()`` (used
         by tests and screenshots to settle the screen) must not wait for it.
         """
-        host = getattr(self.app, "run_host", None)
-        bus = getattr(host, "bus", None)
-        if bus is not None:
-            self._events = asyncio.create_task(self._listen(bus), name="runs-events")
+        self._events = asyncio.create_task(self._listen(self.run_host.bus), name="runs-events")
 
-    async def _listen(self, bus: Any) -> None:
+    async def _listen(self, bus: EventBus) -> None:
         async with bus.subscribe() as queue:
             while True:
                 event = await queue.get()
@@ -414,28 +318,19 @@ class RunsScreen(Screen[None]):
 
     def sort_by(self, column: str) -> None:
         """Sort by a column (the same column again reverses the order)."""
-        sort_key = next((sort for _, key, sort in COLUMNS if key == column), None)
-        if sort_key is None:
+        run_sort = sort_for_column(self.run_sort, column)
+        if run_sort is None:
             self.notify(f"the store cannot sort by {column}", timeout=3)
             return
-        current = self.run_sort.lstrip("-")
-        if current == sort_key:
-            self.run_sort = sort_key if self.run_sort.startswith("-") else f"-{sort_key}"
-        else:
-            self.run_sort = f"-{sort_key}" if sort_key in ("score", "started_at") else sort_key
+        self.run_sort = run_sort
         self.page_offset = 0
         self._load_rows()
 
     def action_cycle_sort(self) -> None:
-        current = self.run_sort.lstrip("-")
-        keys = [sort for _, _, sort in COLUMNS if sort]
-        following = keys[(keys.index(current) + 1) % len(keys)] if current in keys else keys[0]
-        column = next(key for _, key, sort in COLUMNS if sort == following)
-        self.sort_by(column)
+        self.sort_by(next_sort_column(self.run_sort))
 
     def action_reverse_sort(self) -> None:
-        order = self.run_sort
-        self.run_sort = order[1:] if order.startswith("-") else f"-{order}"
+        self.run_sort = reversed_sort(self.run_sort)
         self._load_rows()
 
     def action_page(self, step: int) -> None:
@@ -475,21 +370,21 @@ class RunsScreen(Screen[None]):
         if len(pair) != 2:
             self.notify("Mark two runs with space, then press c", timeout=4)
             return
-        self.app.push_screen(RunCompareScreen(pair[0], pair[1]))
+        self.app.push_screen(RunCompareScreen(self.run_host, pair[0], pair[1]))
 
     def action_diff(self) -> None:
         run_id = self._cursor_run()
         if run_id is not None:
             from srb_tui.ui.screens.diff import DiffScreen
 
-            self.app.push_screen(DiffScreen(run_id))
+            self.app.push_screen(DiffScreen(run_id, settings=self.run_host.settings))
 
     def action_counterexamples(self) -> None:
         run_id = self._cursor_run()
         if run_id is not None:
             from srb_tui.ui.screens.counterexamples import CounterexamplesScreen
 
-            self.app.push_screen(CounterexamplesScreen(run_id))
+            self.app.push_screen(CounterexamplesScreen(self.run_host, run_id))
 
     async def on_unmount(self) -> None:
         if self._events is not None:
@@ -497,10 +392,6 @@ class RunsScreen(Screen[None]):
             with contextlib.suppress(asyncio.CancelledError):
                 await self._events
 
-
-def _plain(cell: Any) -> str:
-    text = cell.plain if isinstance(cell, Text) else str(cell)
-    return text.removeprefix("● ")
 
 
 def _problem(exc: BaseException) -> str:

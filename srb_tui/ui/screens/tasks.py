@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Header, Input, Markdown, Static
 
@@ -17,11 +17,9 @@ from srb_tui.schema import Task, TaskLoad
 from srb_tui.service.catalog import TaskSummary, summarise
 from srb_tui.service.display import display_path
 from srb_tui.service.state_a_status import state_a_status
+from srb_tui.ui.console_service import ConsoleError, ConsoleService, LaunchRequest
 from srb_tui.ui.palette import Tone, tone
 from srb_tui.ui.widgets.footer import PriorityFooter
-
-if TYPE_CHECKING:
-    from srb_tui.ui.app import SrbApp
 
 STATUS_TONE: dict[str, Tone] = {"ok": "ok", "incomplete": "warn", "invalid": "bad"}
 COLUMNS = ("Task", "Class", "Stacks", "Budget", "G·M·A", "Status")
@@ -51,6 +49,13 @@ FOOTER_FIRST = ("tasks.launch", "tasks.filter", "app.runs",
 class TasksScreen(Screen[None]):
     """List of tasks on the left, the selected task's detail on the right."""
 
+    class Launch(Message):
+        """The launch dialog was confirmed: the app launches the runs and opens the first."""
+
+        def __init__(self, request: LaunchRequest) -> None:
+            super().__init__()
+            self.request = request
+
     AUTO_FOCUS = "#task-table"
 
     BINDINGS = [
@@ -67,14 +72,11 @@ class TasksScreen(Screen[None]):
                 tooltip="Run an agent on the selected task"),
     ]
 
-    def __init__(self) -> None:
+    def __init__(self, run_host: ConsoleService) -> None:
         super().__init__()
+        self.run_host = run_host
         self._summaries: list[TaskSummary] = []
         self._selected: str | None = None
-
-    @property
-    def srb(self) -> SrbApp:
-        return cast("SrbApp", self.app)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -105,7 +107,7 @@ class TasksScreen(Screen[None]):
         self._fill(self.query_one("#task-filter", Input).value)
 
     def _load(self) -> None:
-        self._summaries = self.srb.catalog.summaries()
+        self._summaries = self.run_host.core.catalog.summaries()
         self._fill(self.query_one("#task-filter", Input).value)
 
     def _fill(self, text: str) -> None:
@@ -133,7 +135,7 @@ class TasksScreen(Screen[None]):
             self._show(str(next(iter(table.rows)).value))
 
     def _show_empty(self, needle: str) -> None:
-        roots = ", ".join(display_path(r) for r in self.srb.settings.task_roots)
+        roots = ", ".join(display_path(r) for r in self.run_host.settings.task_roots)
         heading = self.query_one("#task-heading", Static)
         self.query_one("#task-problems", Static).update("")
         if needle:
@@ -167,12 +169,12 @@ class TasksScreen(Screen[None]):
         self._show(task_id)
 
     def _show(self, task_id: str) -> None:
-        load = self.srb.catalog.find(task_id)
+        load = self.run_host.core.catalog.find(task_id)
         if load is None:
             return
         self._selected = task_id
         self.query_one("#task-heading", Static).update(
-            _heading(load, self.app, self.srb.settings.state_a_cache)
+            _heading(load, self.app, self.run_host.settings.state_a_cache)
         )
         self.query_one("#task-problems", Static).update(_problems(load, self.app))
         text = load.task.instruction if load.task and load.task.instruction else None
@@ -188,12 +190,12 @@ class TasksScreen(Screen[None]):
         self.query_one("#task-table", DataTable).focus()
 
     def action_reload(self) -> None:
-        self.srb.reload_catalog()
+        self.run_host.core.reload_catalog()
         self._load()
         self.notify(f"{len(self._summaries)} task(s) loaded")
 
     def _selected_task(self) -> Task | None:
-        load = self.srb.catalog.find(self._selected) if self._selected else None
+        load = self.run_host.core.catalog.find(self._selected) if self._selected else None
         if load is None or load.task is None:
             self.notify("Select a task that loads first.", severity="warning")
             return None
@@ -207,10 +209,8 @@ class TasksScreen(Screen[None]):
 
     @work(exclusive=True, group="task-prepare")
     async def _prepare(self, task: Task) -> None:
-        from srb_tui.ui.console_service import ConsoleError
-
         try:
-            ready = await self.srb.run_host.prepare_state_a(task)
+            ready = await self.run_host.prepare_state_a(task)
         except ConsoleError as exc:
             self.notify(str(exc), title="prepare", severity="error", timeout=12)
             return
@@ -229,10 +229,8 @@ class TasksScreen(Screen[None]):
 
     @work(exclusive=True, group="task-record")
     async def _record(self, task: Task) -> None:
-        from srb_tui.ui.console_service import ConsoleError
-
         try:
-            result = await self.srb.run_host.record_identity(task)
+            result = await self.run_host.record_identity(task)
         except ConsoleError as exc:
             self.notify(str(exc), title="record", severity="error", timeout=12)
             return
@@ -247,7 +245,7 @@ class TasksScreen(Screen[None]):
         """Open the launch dialog for the selected task (runs go through the console)."""
         from srb_tui.ui.screens.launch import LaunchDialog, LaunchTarget
 
-        load = self.srb.catalog.find(self._selected) if self._selected else None
+        load = self.run_host.core.catalog.find(self._selected) if self._selected else None
         if load is None:
             self.notify("Select a task first.", title="launch", severity="warning")
             return
@@ -258,10 +256,8 @@ class TasksScreen(Screen[None]):
         target = LaunchTarget(load.task_id, load.path, load.task.budget_sec)
 
         def launched(request: object) -> None:
-            from srb_tui.ui.console_service import LaunchRequest
-
             if isinstance(request, LaunchRequest):
-                self.srb.launch(request)
+                self.post_message(self.Launch(request))
 
         self.app.push_screen(LaunchDialog(target), launched)
 

@@ -21,6 +21,14 @@ from srb_tui.store.agent_log import AgentRound
 LABEL_MAX = 160
 
 
+def no_transcript(agent: str) -> str:
+    """What the tab says when ``agent`` recorded no rounds."""
+    return (f"No transcript for {agent}. Model clients (claude-code:MODEL, codex:MODEL) "
+            "record each round here as it happens — prompt, messages, tool calls and "
+            "their output, tokens and cost; replayed and command agents have none (their "
+            "output is in the Log tab).")
+
+
 def _one_line(text: str, limit: int = LABEL_MAX) -> str:
     flat = " ".join(str(text).split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -1,0 +1,134 @@
+"""Stage II pane of the Run screen: the module table and the failing checks with expected
+vs actual."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.widgets import DataTable, Static
+
+from srb_tui.store import CheckRecord
+from srb_tui.ui.palette import tone
+from srb_tui.ui.widgets.run_format import detail_text, expected_actual
+from srb_tui.ui.widgets.run_pane import RunPane, pane_table
+from srb_tui.ui.widgets.run_tables import Row, add_columns, selected_key, sync_rows
+
+
+class BehaviouralPane(RunPane):
+    """Stage II: the module table and the failing checks with expected vs actual."""
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="behav-summary", classes="pane-summary")
+        yield pane_table("behav-modules")
+        yield Static(id="behav-checks-title", classes="pane-subtitle")
+        yield pane_table("behav-checks")
+        yield Static(id="behav-check-detail", classes="pane-text")
+
+    def on_mount(self) -> None:
+        add_columns(self.query_one("#behav-modules", DataTable), [
+            ("Module", "module"), ("Rate", "rate"), ("Pass", "passed"), ("Fail", "failed"),
+            ("Err", "errors"), ("Skip", "skipped"), ("Status", "status"), ("Notes", "notes")])
+        add_columns(self.query_one("#behav-checks", DataTable), [
+            ("Check", "check"), ("Verdict", "verdict"), ("Summary", "summary")])
+
+    def redraw(self) -> None:
+        detail = self.detail
+        if detail is None:
+            return
+        modules = [m for m in detail.module_results if m.stage == "behavioural"]
+        summary = self.stage_heading("behavioural", "Stage II behavioural suite")
+        if modules:
+            passed = sum(m.passed for m in modules)
+            scored = sum(m.passed + m.failed + m.errors for m in modules)
+            summary.append(f" · {passed}/{scored} checks pass")
+        else:
+            summary.append("\nNo module results yet. The suite runs after the audit.",
+                           style=tone(self.app, "muted"))
+        self.query_one("#behav-summary", Static).update(summary)
+        rows: list[Row] = []
+        seen = set()
+        for m in modules:
+            seen.add(m.module_id)
+            rows.append((m.module_id, [
+                m.module_id, "—" if m.rate is None else f"{m.rate:.0%}", str(m.passed),
+                str(m.failed), str(m.errors), str(m.skipped), self.paint(m.status, m.status),
+                _module_notes(m.detail),
+            ]))
+        if self.task_def is not None:
+            for module_id in self.task_def.module_ids:
+                if module_id not in seen:
+                    rows.append((module_id, [module_id, "—", "", "", "", "",
+                                             self.unrecorded(), ""]))
+        table = self.query_one("#behav-modules", DataTable)
+        sync_rows(table, rows)
+        self._show_module(selected_key(table))
+
+    @on(DataTable.RowHighlighted, "#behav-modules")
+    def _module_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_module(None if event.row_key.value is None else str(event.row_key.value))
+
+    def _failing(self, module_id: str) -> list[CheckRecord]:
+        assert self.detail is not None
+        return [c for c in self.detail.checks
+                if c.stage == "behavioural" and c.module_id == module_id
+                and c.verdict in ("fail", "error")]
+
+    def _show_module(self, module_id: str | None) -> None:
+        table = self.query_one("#behav-checks", DataTable)
+        title = self.query_one("#behav-checks-title", Static)
+        if self.detail is None or module_id is None:
+            sync_rows(table, [])
+            title.update("")
+            self._show_check(None)
+            return
+        failing = self._failing(module_id)
+        title.update(Text(f"Failing checks of {module_id} ({len(failing)})", style="bold")
+                     if failing else
+                     Text(f"No failing checks in {module_id}", style=tone(self.app, "muted")))
+        sync_rows(table, [
+            (f"{module_id}:{c.position}", [c.check_id, self.paint(c.verdict, c.verdict),
+                                           (c.summary or "")[:100]])
+            for c in failing
+        ])
+        table.display = bool(failing)
+        self._show_check(selected_key(table))
+
+    @on(DataTable.RowHighlighted, "#behav-checks")
+    def _check_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_check(None if event.row_key.value is None else str(event.row_key.value))
+
+    def _show_check(self, key: str | None) -> None:
+        box = self.query_one("#behav-check-detail", Static)
+        if self.detail is None or key is None:
+            box.update("")
+            return
+        module_id, _, position = key.rpartition(":")
+        check = next((c for c in self.detail.checks if c.stage == "behavioural"
+                      and c.module_id == module_id and str(c.position) == position), None)
+        if check is None:
+            box.update("")
+            return
+        pair = expected_actual(check.detail)
+        if pair is None:
+            box.update(Text(detail_text(check.detail) or "(no detail recorded)"))
+            return
+        grid = Table(expand=True, show_edge=False, pad_edge=False)
+        grid.add_column("expected", ratio=1, style=tone(self.app, "ok"))
+        grid.add_column("actual", ratio=1, style=tone(self.app, "bad"))
+        grid.add_row(pair[0], pair[1])
+        box.update(grid)
+
+
+def _module_notes(detail: Any) -> str:
+    if isinstance(detail, dict):
+        notes = detail.get("notes")
+        if isinstance(notes, list):
+            return "; ".join(str(n) for n in notes)[:120]
+        if isinstance(detail.get("error"), str):
+            return str(detail["error"])[:120]
+        return ""
+    return str(detail)[:120] if detail else ""

@@ -1,0 +1,84 @@
+"""What every detail pane of the Run screen shares (one pane per tab: audit, behavioural,
+verification, score, each in its own module).
+
+Each pane is told the run's current :class:`RunDetail` (and the task, for what is planned
+but not recorded yet) and updates its tables in place by row key. Choosing an evidence row
+posts :class:`EvidenceChosen` up to the screen, which opens the side-by-side view.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.widgets import DataTable
+
+from srb_tui.schema import Task
+from srb_tui.store import RunDetail
+from srb_tui.ui.palette import Tone, tone
+from srb_tui.ui.widgets.run_format import GLYPH, Citation, clock, stage_state
+
+VERDICT_TONE: dict[str, Tone] = {
+    "pass": "ok", "ok": "ok", "survived": "ok", "rejected": "ok", "invalid": "muted",
+    "fail": "bad", "error": "bad", "broken": "bad", "upheld": "bad", "timeout": "bad",
+    "skip": "muted", "unreached": "muted", "pending": "muted", "running": "accent",
+    "waiting": "muted",
+}
+STATE_TONE: dict[str, Tone] = {
+    "done": "ok", "failed": "bad", "running": "accent", "waiting": "muted", "skipped": "muted",
+}
+
+
+class EvidenceChosen(Message):
+    """The operator asked to see a citation in both trees."""
+
+    def __init__(self, citation: Citation) -> None:
+        super().__init__()
+        self.citation = citation
+
+
+class RunPane(VerticalScroll):
+    """Base: holds the last detail and task; subclasses draw them."""
+
+    can_focus = False
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id, classes="run-pane")
+        self.detail: RunDetail | None = None
+        self.task_def: Task | None = None
+
+    def paint(self, text: str, kind: str) -> Text:
+        return Text(text, style=tone(self.app, VERDICT_TONE.get(kind, "accent")))
+
+    def show(self, detail: RunDetail, task: Task | None) -> None:
+        self.detail = detail
+        self.task_def = task
+        self.redraw()
+
+    def redraw(self) -> None:
+        raise NotImplementedError
+
+    def unrecorded(self) -> Text:
+        """The cell for something planned that has no record: waiting, or not run."""
+        final = self.detail is not None and self.detail.run.status in (
+            "scored", "cancelled", "infra_error")
+        return self.paint("not run", "skip") if final else self.paint("waiting", "waiting")
+
+    def stage_heading(self, stage: str, title: str) -> Text:
+        assert self.detail is not None
+        state = stage_state(self.detail, stage)
+        out = Text(f"{GLYPH[state]} {title}: {state}",
+                   style=tone(self.app, STATE_TONE[state], bold=True))
+        result = next((r for r in self.detail.stage_results if r.stage == stage), None)
+        if result is not None and result.duration_sec is not None:
+            out.append(f" · {clock(result.duration_sec)}", style=tone(self.app, "muted"))
+        return out
+
+
+def pane_table(id: str) -> DataTable[Any]:
+    return DataTable(id=id, cursor_type="row", zebra_stripes=True, classes="run-table")
+
+
+__all__ = ["STATE_TONE", "VERDICT_TONE", "EvidenceChosen", "RunPane", "pane_table"]

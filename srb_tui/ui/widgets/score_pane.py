@@ -1,0 +1,58 @@
+"""Score pane of the Run screen: the score, why it is blocked or invalid, and every
+stage's envelope status."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.widgets import DataTable, Static
+
+from srb_tui.ui.palette import Tone, tone
+from srb_tui.ui.widgets.run_format import clock, invalid_because, score_text, validity
+from srb_tui.ui.widgets.run_pane import RunPane, pane_table
+from srb_tui.ui.widgets.run_tables import add_columns, sync_rows
+
+
+class ScorePane(RunPane):
+    """The score, why it is blocked or invalid, and every stage's envelope status."""
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="score-summary", classes="pane-summary")
+        yield pane_table("score-stages")
+        yield Static(id="score-notes", classes="pane-text")
+
+    def on_mount(self) -> None:
+        add_columns(self.query_one("#score-stages", DataTable), [
+            ("Stage", "stage"), ("Status", "status"), ("Duration", "duration"),
+            ("Fingerprint", "fingerprint")])
+
+    def redraw(self) -> None:
+        detail = self.detail
+        if detail is None:
+            return
+        run = detail.run
+        out = Text()
+        out.append(f"Score {score_text(run)}", style="bold")
+        valid_tone: Tone = "muted" if run.valid is None else "ok" if run.valid else "bad"
+        out.append(f"  {validity(run)}", style=tone(self.app, valid_tone))
+        if run.blocked_by:
+            out.append(f"\nblocked by: {run.blocked_by}", style=tone(self.app, "warn"))
+        because = invalid_because(run)
+        if because:
+            out.append(f"\ninvalid because: {because}", style=tone(self.app, "bad"))
+        if run.stop_reason:
+            out.append(f"\nagent stopped: {run.stop_reason}")
+        if run.score is None and run.status not in ("scored",):
+            out.append(f"\nNo score yet: the run is {run.status}.", style=tone(self.app, "muted"))
+        if run.grader_fingerprint:
+            out.append(f"\ngrader {run.grader_fingerprint}", style=tone(self.app, "muted"))
+        self.query_one("#score-summary", Static).update(out)
+        sync_rows(self.query_one("#score-stages", DataTable), [
+            (r.stage, [r.stage, self.paint(r.status, r.status), clock(r.duration_sec),
+                       (r.fingerprint or "")[:24]])
+            for r in detail.stage_results
+        ])
+        notes = Text()
+        for note in run.notes:
+            notes.append(f"• {note}\n")
+        self.query_one("#score-notes", Static).update(notes)

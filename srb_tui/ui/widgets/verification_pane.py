@@ -1,0 +1,110 @@
+"""Stage III pane of the Run screen: the adversary lanes and what each one handed in."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from rich.table import Table
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.widgets import DataTable, Static
+
+from srb_tui.ui.palette import tone
+from srb_tui.ui.widgets.run_format import clock, detail_text, parse_time
+from srb_tui.ui.widgets.run_pane import RunPane, pane_table
+from srb_tui.ui.widgets.run_tables import Row, add_columns, selected_key, sync_rows
+
+
+class VerificationPane(RunPane):
+    """Stage III: the adversary lanes and what each one handed in."""
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="verif-summary", classes="pane-summary")
+        yield pane_table("verif-lanes")
+        yield Static(id="verif-candidates-title", classes="pane-subtitle")
+        yield pane_table("verif-candidates")
+        yield Static(id="verif-candidate-detail", classes="pane-text")
+
+    def on_mount(self) -> None:
+        add_columns(self.query_one("#verif-lanes", DataTable), [
+            ("Adversary", "adversary"), ("Focus", "focus"), ("Elapsed", "elapsed"),
+            ("Outcome", "outcome"), ("Candidates", "candidates")])
+        add_columns(self.query_one("#verif-candidates", DataTable), [
+            ("#", "id"), ("Verdict", "verdict"), ("Reason", "reason")])
+
+    def redraw(self) -> None:
+        detail = self.detail
+        if detail is None:
+            return
+        summary = self.stage_heading("verification", "Stage III verification")
+        lanes = list(detail.adversary_rounds)
+        broken = sum(1 for a in lanes if a.status == "broken")
+        if lanes:
+            summary.append(f" · {broken} of {len(lanes)} lane(s) broke the submission")
+        else:
+            summary.append("\nNo adversary has run yet. Verification runs when the audit "
+                           "passes and the suite is complete.", style=tone(self.app, "muted"))
+        self.query_one("#verif-summary", Static).update(summary)
+        now = datetime.now(UTC)
+        rows: list[Row] = []
+        seen = set()
+        for a in lanes:
+            seen.add(a.adversary_id)
+            elapsed = a.duration_sec
+            if elapsed is None and a.status == "running":
+                start = parse_time(a.started_at)
+                elapsed = None if start is None else (now - start).total_seconds()
+            rows.append((a.adversary_id, [
+                a.adversary_id, (a.focus or "")[:60], clock(elapsed),
+                self.paint(a.status, a.status), "—" if a.candidates is None else str(a.candidates),
+            ]))
+        if self.task_def is not None and self.task_def.probe is not None:
+            for adv in self.task_def.probe.adversaries:
+                if adv.id not in seen:
+                    rows.append((adv.id, [adv.id, adv.focus[:60], "—",
+                                          self.unrecorded(), "—"]))
+        table = self.query_one("#verif-lanes", DataTable)
+        sync_rows(table, rows)
+        self._show_lane(selected_key(table))
+
+    @on(DataTable.RowHighlighted, "#verif-lanes")
+    def _lane_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_lane(None if event.row_key.value is None else str(event.row_key.value))
+
+    def _show_lane(self, lane: str | None) -> None:
+        table = self.query_one("#verif-candidates", DataTable)
+        title = self.query_one("#verif-candidates-title", Static)
+        if self.detail is None or lane is None:
+            sync_rows(table, [])
+            title.update("")
+            self._show_candidate(None)
+            return
+        found = [c for c in self.detail.counterexamples if c.adversary_id == lane]
+        title.update(Text(f"Candidates of {lane} ({len(found)})", style="bold") if found
+                     else Text(f"No candidates from {lane}", style=tone(self.app, "muted")))
+        sync_rows(table, [(str(c.id), [str(c.id), self.paint(c.verdict, c.verdict),
+                                       (c.reason or "")[:100]]) for c in found])
+        table.display = bool(found)
+        self._show_candidate(selected_key(table))
+
+    @on(DataTable.RowHighlighted, "#verif-candidates")
+    def _candidate_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_candidate(None if event.row_key.value is None else str(event.row_key.value))
+
+    def _show_candidate(self, key: str | None) -> None:
+        box = self.query_one("#verif-candidate-detail", Static)
+        found = None if self.detail is None or key is None else next(
+            (c for c in self.detail.counterexamples if str(c.id) == key), None)
+        if found is None:
+            box.update("")
+            return
+        grid = Table(expand=True, show_edge=False, pad_edge=False)
+        grid.add_column(f"State A (exit {found.exit_a})", ratio=1)
+        grid.add_column(f"submission (exit {found.exit_b})", ratio=1)
+        grid.add_row(detail_text(found.output_a)[:2000], detail_text(found.output_b)[:2000])
+        text = Text("Candidate:\n", style="bold")
+        text.append(found.code[:2000])
+        from rich.console import Group
+
+        box.update(Group(text, grid))
