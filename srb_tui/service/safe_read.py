@@ -168,6 +168,30 @@ def open_regular(path: str | Path) -> int:
     return fd
 
 
+def lines_around(root: Path | None, rel: str, line: int | None, *, context: int = 12,
+                 cap: int = DEFAULT_CAP) -> tuple[list[tuple[int, str]], str | None]:
+    """The lines of ``root/rel`` within ``context`` of ``line`` as ``(number, text)``, read
+    under this module's policy (no link followed, no FIFO opened, at most ``cap`` bytes),
+    or no lines and what stopped the read (for a cited piece of evidence)."""
+    if root is None:
+        return [], "tree not available"
+    try:
+        read = read_in_tree(root, rel, cap)
+    except FileNotFoundError:
+        return [], f"{display_name(rel)}: not in this tree"
+    except OSError as exc:
+        return [], str(exc) if isinstance(exc, UnsafeRead) else \
+            f"{display_name(rel)}: {exc.strerror or exc}"
+    lines = read.data.decode("utf-8", errors="replace").splitlines()
+    if read.truncated:
+        lines = lines[:-1]  # the last one may be cut mid-line
+    centre = line or 1
+    if read.truncated and centre > len(lines):
+        return [], f"{display_name(rel)}: line {centre} lies beyond the first {cap:,} bytes"
+    start, end = max(1, centre - context), min(len(lines), centre + context)
+    return [(n, lines[n - 1]) for n in range(start, end + 1)], None
+
+
 def display_name(name: str) -> str:
     """``name`` with control and other invisible format characters escaped visibly
     (``\\n``, ``\\x1b``, ``\\u202e``) and backslashes doubled, so what the operator sees
@@ -193,6 +217,7 @@ __all__ = [
     "display_name",
     "exists_in_tree",
     "is_link_in_tree",
+    "lines_around",
     "link_target",
     "open_in_tree",
     "open_regular",

@@ -19,6 +19,7 @@ from srb_tui.service.diff_stats import iter_line_counts, language_table, search
 from srb_tui.service.safe_read import (
     UnsafeRead,
     display_name,
+    lines_around,
     open_in_tree,
     read_in_tree,
 )
@@ -112,3 +113,25 @@ def test_the_read_policy_itself(trees: tuple[Path, Path, Path]) -> None:
     assert read.truncated and len(read.data) == 1024 and read.size == 5 * 1024**3
     assert MAX_DIFF_BYTES < 5 * 1024**3
     assert display_name("a\nb\\c\u202ed") == "a\\nb\\\\c\\u202ed"
+
+
+def test_the_evidence_window_reads_under_the_policy(trees: tuple[Path, Path, Path]) -> None:
+    """The Run screen's evidence dialog shows a cited line of either tree through
+    ``lines_around``: never through a link, never blocked by a FIFO, never past its cap."""
+    _left, right, _ = trees
+    (right / "src.py").write_text("".join(f"line {n}\n" for n in range(1, 101)))
+    window, problem = lines_around(right, "src.py", 50, context=2)
+    assert problem is None and window == [(n, f"line {n}") for n in range(48, 53)]
+    for rel, why in (("link.txt", "symbolic link"), ("lib/secret.txt", "not a plain folder"),
+                     ("pipe.txt", "FIFO")):
+        window, problem = _bounded(lambda rel=rel: lines_around(right, rel, 1), f"read {rel}")
+        assert window == [] and problem is not None and why in problem, problem
+        assert SECRET not in problem
+    window, problem = _bounded(lambda: lines_around(right, "huge.txt", 10**9, cap=4096),
+                               "capped window")
+    assert window == [] and problem is not None and "beyond the first 4,096 bytes" in problem
+    window, problem = lines_around(right, "gone.py", 3)
+    assert window == [] and problem == "gone.py: not in this tree"
+    window, problem = lines_around(right, EVIL, 1)
+    assert problem is None and window == [(1, SECRET + "?")]
+    assert lines_around(None, "src.py", 1) == ([], "tree not available")

@@ -15,6 +15,7 @@ from textual.widgets import Button, OptionList, Static
 from textual.widgets.option_list import Option
 
 from srb_tui.schema import Task
+from srb_tui.service.safe_read import lines_around
 from srb_tui.ui.console_service import ConsoleError, ConsoleService
 from srb_tui.ui.palette import tone
 from srb_tui.ui.widgets.run_format import STAGES, Citation
@@ -93,29 +94,9 @@ class StagePicker(ModalScreen[str | None]):
 
 def read_window(tree: Path | None, rel: str, line: int | None,
                 context: int = CONTEXT_LINES) -> tuple[list[tuple[int, str]], str | None]:
-    """Lines around ``line`` of ``tree/rel`` as ``(number, text)``, or a problem."""
-    if tree is None:
-        return [], "tree not available"
-    try:
-        root = tree.resolve()
-        path = (root / rel).resolve()
-    except OSError as exc:
-        return [], f"cannot resolve {rel}: {exc}"
-    if not path.is_relative_to(root):
-        return [], f"{rel} points outside the tree"
-    if not path.is_file():
-        return [], f"{rel}: not in this tree"
-    try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            return [], f"{rel}: larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB, not shown"
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        return [], f"{rel}: {exc.strerror or exc}"
-    lines = text.splitlines()
-    centre = line or 1
-    start = max(1, centre - context)
-    end = min(len(lines), centre + context)
-    return [(n, lines[n - 1]) for n in range(start, end + 1)], None
+    """Lines around ``line`` of ``tree/rel`` as ``(number, text)``, or a problem; read as
+    every host-side read of a submission is (see :mod:`srb_tui.service.safe_read`)."""
+    return lines_around(tree, rel, line, context=context, cap=MAX_FILE_BYTES)
 
 
 class EvidenceDialog(ModalScreen[None]):
