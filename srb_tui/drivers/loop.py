@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..grader.review import Gate, ReviewIntake, SampleGrade, gates_from, grade_sample
+from ..grader.review import AuditGate, ReviewIntake, SampleGrade, gates_from, grade_sample
 from .base import (
     AssistantMessage,
     DriverError,
@@ -479,7 +479,7 @@ async def run_review(
     channel: ToolChannel,
     system_prompt: str,
     user_prompt: str,
-    gates: Iterable[Gate | Mapping[str, Any] | str],
+    gates: Iterable[AuditGate | Mapping[str, Any] | str],
     *,
     max_turns: int = 80,
     deadline: float | None = None,
@@ -536,7 +536,7 @@ async def run_review(
 
 
 async def _grade(
-    record: ReviewSample, channel: ToolChannel, review: dict[str, Any], gates: Sequence[Gate]
+    record: ReviewSample, channel: ToolChannel, review: dict[str, Any], gates: Sequence[AuditGate]
 ) -> None:
     """Re-check every fail's citations through the channel, then grade the sample."""
     wanted: dict[str, tuple[object, object, object]] = {}
