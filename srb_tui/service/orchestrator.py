@@ -29,15 +29,13 @@ from srb_tui.runner import (
     DockerEngine,
     ExtractLimits,
     GcReport,
-    ImageBuildError,
     RunnerError,
-    build_image,
     list_managed,
     store_tag,
 )
-from srb_tui.schema import Task, TaskLoad, load_task
-from srb_tui.service import run_grading, run_upkeep
-from srb_tui.service.agent_phase import STORE_LABEL, AgentPhase, Limits, PhaseContext
+from srb_tui.schema import Task, TaskLoad
+from srb_tui.service import run_access, run_grading, run_prepare, run_upkeep
+from srb_tui.service.agent_phase import AgentPhase, Limits, PhaseContext
 from srb_tui.service.events import (
     Event,
     EventBus,
@@ -46,7 +44,6 @@ from srb_tui.service.events import (
     RunFinished,
     StatusChanged,
 )
-from srb_tui.service.image_plan import ImageMapError, load_image_map, stage_buildargs
 from srb_tui.service.model_access import ModelAccess, NoModelAccess
 from srb_tui.service.run_faults import (
     LEASE,
@@ -63,24 +60,17 @@ from srb_tui.service.run_faults import (
     this_process_lease,
 )
 from srb_tui.service.run_grading import Graded
-from srb_tui.service.stages.common import StageFault, StageImages
-from srb_tui.sources import StateAError, prepare_state_a
+from srb_tui.service.run_prepare import env_image_tag
+from srb_tui.sources import StateAError
 from srb_tui.store import FINAL_STATUSES, RunRecord, Store, utc_now
 
 if TYPE_CHECKING:
     from srb_tui.gateway import Gateway
 
-MIB = 1024**2
-
-
 def store_label(db_path: Path) -> str:
     """A short stable tag of the store a container belongs to, so one srb never reaps
     the containers of another store's runs on the same engine."""
     return store_tag(db_path)
-
-
-def env_image_tag(task_id: str) -> str:
-    return f"srb-task/{task_id.lower()}:env"
 
 
 class RunService:
@@ -131,16 +121,7 @@ class RunService:
     # -- creating ----------------------------------------------------------------------
 
     def _load(self, task_ref: str) -> TaskLoad:
-        from srb_tui.service.catalog import load_catalog
-
-        path = Path(task_ref)
-        if (path / "task.toml").is_file():
-            return load_task(path)
-        load = load_catalog(self.settings.task_roots).find(task_ref)
-        if load is None:
-            roots = ", ".join(str(r) for r in self.settings.task_roots)
-            raise LaunchError(f"no task {task_ref!r} under {roots}")
-        return load
+        return run_prepare.load_task_ref(self.settings, task_ref)
 
     async def launch(
         self,
@@ -309,7 +290,7 @@ class RunService:
                         run_id, "the agent container is gone (removed while srb was down?)"
                     )
             await self.agent_phase.watch_agent(run, task, agent, handle)
-            await self._close_access(run_id, agent.kind)
+            await run_access.close_access(self, run_id, agent.kind)
             if await engine_went_away(self.engine, await self.store.require_run(run_id)):
                 return await self._fail_infra(
                     run_id, "the Docker engine stopped under the agent (its container was "
@@ -348,37 +329,7 @@ class RunService:
         return await self.store.require_run(run_id)
 
     async def _prepare(self, run_id: str, task: Task) -> tuple[Path, str]:
-        self._say(run_id, "preparing State A")
-        prepared = await asyncio.to_thread(
-            prepare_state_a, task.dir, task.state_a, self.settings.state_a_cache,
-        )
-        self._say(run_id, f"State A: {prepared.file_count} files ({prepared.source})")
-        tag = env_image_tag(task.id)
-        self._say(run_id, f"building {tag}")
-
-        async def on_log(line: str) -> None:
-            self._say(run_id, f"build: {line}")
-
-        try:
-            image_map = load_image_map(self.settings.state_dir)
-        except ImageMapError as exc:
-            raise ImageBuildError(str(exc)) from exc
-        images = StageImages(self.engine, task, self.settings.base_image, self._publish_any,
-                             store=self.store, run_id=run_id, image_map=image_map)
-        try:
-            infra = await images.infra()
-        except StageFault as exc:
-            raise ImageBuildError(str(exc)) from exc
-        context = task.dir / "environment"
-        args = stage_buildargs(context, infra_tag=infra.tag if infra else None,
-                               behavioural_tag=None)
-        info = await build_image(
-            self.engine, context, tag, base_image=self.settings.base_image,
-            on_log=on_log, buildargs=args, image_map=image_map,
-        )
-        await self.store.record_image(run_id, "env", tag=tag, image_id=info.id,
-                                      digest=info.digest)
-        return prepared.tree, tag
+        return await run_prepare.prepare(self, run_id, task)
 
     async def regrade(
         self,
@@ -391,19 +342,8 @@ class RunService:
         """Grade a collected run again (all stages, or ``stages``): the one way `srb eval`
         and the console re-grade. Raises LaunchError when the task no longer loads,
         LadderError or StateAError when the submission or State A is missing."""
-        run = await self.store.require_run(run_id)
-        load = self._load(run.task_path)
-        if load.task is None:
-            raise LaunchError(f"run {run_id}: task {run.task_id} no longer loads")
-        await self._take_lease(run_id)
-        self._adversary_budget[run_id] = adversary_budget_sec
-        try:
-            return await run_grading.grade(
-                self, run_id, load.task, None, stages=stages, force=force)
-        finally:
-            self._adversary_budget.pop(run_id, None)
-            with contextlib.suppress(Exception):
-                await self._release_lease(run_id)
+        return await run_grading.regrade(
+            self, run_id, stages, force=force, adversary_budget_sec=adversary_budget_sec)
 
     # -- cancel, recover -------------------------------------------------------------------
 
@@ -430,23 +370,7 @@ class RunService:
 
     def _model_access(self) -> ModelAccess | None:
         """The explicit access given at construction, else one over ``self.gateway``."""
-        if self.model_access is not None:
-            return self.model_access
-        if self.gateway is None:
-            return None
-        from srb_tui.service.gateway_access import GatewayAccess
-
-        self.model_access = GatewayAccess(
-            self.gateway, self.store, self.engine,
-            socket_dir=self.gateway.socket_path.parent, base_image=self.settings.base_image,
-            labels={STORE_LABEL: self.store_tag})
-        return self.model_access
-
-    async def _close_access(self, run_id: str, kind: str) -> None:
-        access = self._model_access() if kind in CLIENT_KINDS else None
-        if access is not None:
-            with contextlib.suppress(Exception):
-                await access.close_run(run_id)
+        return run_access.access_for(self)
 
     async def _remove_quietly(self, handle: ContainerHandle) -> None:
         await run_upkeep.remove_quietly(self, handle)

@@ -3,13 +3,15 @@
 :func:`grade` builds the ladder's context for one run (State A prepared when the caller has
 not, the operator's image map, the adversary budget the driver remembered) and runs the
 stages; :func:`finish_stored_score` closes a run whose score was recorded before srb stopped;
-:func:`zero_for_collection` scores 0 a submission that broke a collection cap. The run
+:func:`zero_for_collection` scores 0 a submission that broke a collection cap;
+:func:`regrade` grades a collected run again. The run
 service (:mod:`.orchestrator`) calls these; they write the store before announcing on its bus.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +21,7 @@ from srb_tui.schema import Task
 from srb_tui.scoring import ScoreEnvelope
 from srb_tui.service.events import RunFinished
 from srb_tui.service.image_plan import ImageMapError, load_image_map
+from srb_tui.service.run_faults import LaunchError
 from srb_tui.sources import prepare_state_a
 from srb_tui.store import RunRecord, utc_now
 
@@ -104,3 +107,29 @@ async def grade(
     svc.bus.publish(RunFinished(run_id, run.status, run.score, run.valid,
                                  run.harness_error))
     return Graded(run, envelope)
+
+
+async def regrade(
+    svc: RunService,
+    run_id: str,
+    stages: Sequence[str] | None = None,
+    *,
+    force: bool = False,
+    adversary_budget_sec: float | None = None,
+) -> Graded:
+    """:meth:`.RunService.regrade`: grade a collected run again under its lease (all stages,
+    or ``stages``), the one way `srb eval` and the console re-grade. Raises LaunchError when
+    the task no longer loads, LadderError or StateAError when the submission or State A is
+    missing."""
+    run = await svc.store.require_run(run_id)
+    load = svc._load(run.task_path)
+    if load.task is None:
+        raise LaunchError(f"run {run_id}: task {run.task_id} no longer loads")
+    await svc._take_lease(run_id)
+    svc._adversary_budget[run_id] = adversary_budget_sec
+    try:
+        return await grade(svc, run_id, load.task, None, stages=stages, force=force)
+    finally:
+        svc._adversary_budget.pop(run_id, None)
+        with contextlib.suppress(Exception):
+            await svc._release_lease(run_id)
