@@ -35,7 +35,7 @@ from srb_tui.runner import (
 )
 from srb_tui.schema import Task, TaskLoad
 from srb_tui.service import run_access, run_grading, run_prepare, run_upkeep
-from srb_tui.service.agent_phase import AgentPhase, Limits, PhaseContext
+from srb_tui.service.agent_phase import STORE_LABEL, AgentPhase, Limits, PhaseContext
 from srb_tui.service.events import (
     Event,
     EventBus,
@@ -391,4 +391,6 @@ def _now() -> str:
     return utc_now()
 
 
-__all__ = ["Graded", "LaunchError", "LeaseHeld", "Limits", "RunService", "env_image_tag"]
+__all__ = [
+    "STORE_LABEL", "Graded", "LaunchError", "LeaseHeld", "Limits", "RunService", "env_image_tag",
+]  # fmt: skip
