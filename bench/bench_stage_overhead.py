@@ -26,7 +26,8 @@ import uuid
 from pathlib import Path
 
 from srb_tui.config import Settings
-from srb_tui.grader.suite import CONTRACT_DEFAULTS, load_suite
+from srb_tui.grader.module_env import CONTRACT_DEFAULTS
+from srb_tui.grader.suite_manifest import load_suite
 from srb_tui.runner import exec_run
 from srb_tui.runner.files import fetch_file
 from srb_tui.service.app import open_service

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .base import ModelDriver, ToolCall, ToolSchema
-from .loop import HARNESS_FAULTS, _drive, _Final, _Record
+from .loop_engine import FinalDecision, LoopPlan, drive_loop
+from .loop_records import HARNESS_FAULTS, LoopRecord
 
 RULE = ToolSchema(
     "rule",
@@ -35,7 +36,7 @@ MAX_TURNS = 4
 
 
 @dataclass
-class Ruling(_Record):
+class Ruling(LoopRecord):
     """The adjudicator's answer and its transcript."""
 
     in_scope: bool | None = None
@@ -64,21 +65,20 @@ async def run_ruling(
     """Ask for one ruling (see the module docstring)."""
     record = Ruling(session=f"adjudicator-{uuid.uuid4().hex[:8]}")
 
-    def on_final(call: ToolCall) -> _Final:
+    def on_final(call: ToolCall) -> FinalDecision:
         args = call.arguments if not call.error else {}
         verdict, reason = args.get("in_scope"), args.get("reason")
         if isinstance(verdict, bool) and isinstance(reason, str):
-            return _Final("accepted", value={"in_scope": verdict, "reason": reason},
+            return FinalDecision("accepted", value={"in_scope": verdict, "reason": reason},
                           farewell={"type": "ruling_recorded"})  # fmt: skip
         text = "rule needs in_scope (true or false) and a reason; call it again"
-        return _Final("rejected", text, payload={"type": "ruling_rejected", "message": text})
+        return FinalDecision("rejected", text, payload={"type": "ruling_rejected", "message": text})
 
-    answer = await _drive(
-        record, driver, _NoChannel(),
+    answer = await drive_loop(record, driver, _NoChannel(), LoopPlan(
         system=system, user=prompt, tools=[RULE], channel_tools=(), local_tools={},
         final_tool="rule", on_final=on_final, context={"role": "adjudicator"},
         max_turns=MAX_TURNS, max_nudges=1, deadline=deadline, max_resumes=0,
-    )  # fmt: skip
+    ))  # fmt: skip
     if isinstance(answer, dict):
         record.in_scope, record.ruling = bool(answer["in_scope"]), str(answer["reason"])
     elif record.ending in HARNESS_FAULTS or record.ending == "deadline":

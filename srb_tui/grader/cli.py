@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from .audit_tools import Limits, Toolbox, serve
+from .audit_tools import Toolbox, ToolLimits, serve
 from .candidate import (
     DEFAULT_FAULT_CODES,
     CandidateSpec,
@@ -35,7 +35,8 @@ from .fuzz_http import DEFAULT_HEADERS, HttpConfig, main_fuzz_http
 from .launch import main as launch_main
 from .lockdown import lockdown
 from .sandbox import MAX_SLOTS, load_limits
-from .suite import SuiteError, load_suite, run_suite, stage_submission, write_suite_error
+from .suite import run_suite, stage_submission, write_suite_error
+from .suite_manifest import SuiteError, load_suite
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -208,7 +209,7 @@ def _run_tools(args: argparse.Namespace) -> int:
         args.original,
         args.submission,
         allow=args.allow,
-        limits=Limits(run_timeout_sec=args.run_timeout),
+        limits=ToolLimits(run_timeout_sec=args.run_timeout),
     )
     return serve(toolbox, sys.stdin, sys.stdout)
 

@@ -22,9 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import random
-import shutil
 import subprocess
 import time
 from collections.abc import Sequence
@@ -32,16 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import sandbox
-from .candidate import (
-    CandidateSpec,
-    StagingError,
-    adjudicate,
-    candidate_env,
-    check_original,
-    stage_copy,
-)
-from .envelope import atomic_write_json, utc_iso
+from . import fuzz_view, sandbox
+from .candidate import CandidateSpec
 from .fuzz_mutate import (
     GENERIC_TOKENS,
     INTERESTING,
@@ -50,14 +40,16 @@ from .fuzz_mutate import (
     mutate,
     mutate_argv,
 )
-from .lockdown import stat_signature
+from .fuzz_script import candidate_script, printf_literal, shell_word
+from .fuzz_view import HarnessFault, RoundState, TreeView
 from .procs import reap_group
 
-__all__ = ["GENERIC_TOKENS", "INTERESTING", "ddmin", "mutate", "mutate_argv"]
+__all__ = [
+    "GENERIC_TOKENS", "INTERESTING", "HarnessFault", "candidate_script", "ddmin", "mutate",
+    "mutate_argv", "printf_literal", "shell_word",
+]  # fmt: skip
 
-MAX_CORPUS = 256
 SHOWN_CHARS = 2000
-CHUNK = 48
 
 
 @dataclass(frozen=True)
@@ -109,19 +101,6 @@ class FuzzConfig:
     """where the slot sees the tree under test (default: inside ``work``)"""
 
 
-@dataclass
-class FuzzState:
-    iterations: int = 0
-    executions: int = 0
-    differences: int = 0
-    candidates: list[dict[str, Any]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-
-class HarnessFault(Exception):
-    """The fuzzer itself cannot go on (not a finding about the submission)."""
-
-
 TREE_PREFIXES = ("/workspace/repo/",)
 
 
@@ -146,77 +125,25 @@ def entry_in_tree(entry: str) -> str:
 
 
 class EntryRunner:
-    """Runs the entry of either tree at one shared view path (trees swapped by rename).
-
-    Both parked copies belong to the grader in its private folder; the view (where the
-    slot's uid runs them, read-only) is reachable by that slot alone. State A's copy is
-    hashed when it is parked and its stat signature re-checked before every mount; every
-    run starts and ends with the slot emptied (no process, no file of its uid left)."""
+    """Runs the entry of either tree at one shared view path (:class:`.fuzz_view.TreeView`);
+    every run starts and ends with the slot emptied (no process, no file of its uid left)."""
 
     def __init__(self, config: FuzzConfig) -> None:
         self.config = config
         self.slot = config.spec.slot
-        base = config.work / "runner"
-        shutil.rmtree(base, ignore_errors=True)
-        base.mkdir(parents=True)
-        shown = config.stage_base or base
-        shown.mkdir(parents=True, exist_ok=True)
-        if sandbox.enabled():
-            sandbox.join_slot_groups([self.slot])
-            sandbox.give_to_slot(shown, self.slot)
-        self.view = shown / "view"
-        shutil.rmtree(self.view, ignore_errors=True)
-        self.parked = {"original": base / "parked-original", "submission": base / "parked-sub"}
-        self.candidate = shown / "candidate"
-        shutil.rmtree(self.candidate, ignore_errors=True)
-        self.home = base / "work"
-        self.candidate.mkdir()
-        try:
-            for role, tree in (("original", config.original), ("submission", config.submission)):
-                stage_copy(tree, self.parked[role])
-            check_original(config.spec, self.parked["original"], "the fuzzer's copy of State A")
-        except StagingError as exc:
-            raise HarnessFault(str(exc)) from None
-        self.signature = stat_signature(self.parked["original"])
-        self.current: str | None = None
+        self.trees = TreeView(config)
+        self.view = self.trees.view
         self.counter = 0
 
-    def _mount(self, role: str) -> None:
-        if self.current == role:
-            return
-        if self.current is not None:
-            os.rename(self.view, self.parked[self.current])
-        if role == "original" and stat_signature(self.parked["original"]) != self.signature:
-            raise HarnessFault("the fuzzer's copy of State A changed between two runs")
-        os.rename(self.parked[role], self.view)
-        self.current = role
-
     def park(self) -> None:
-        """Take whichever tree is mounted out of the view (before a candidate is judged, so
-        the submission's runs there never find State A at the view path)."""
-        if self.current is not None:
-            os.rename(self.view, self.parked[self.current])
-            self.current = None
-
-    def _workdir(self) -> Path:
-        if sandbox.enabled():
-            sandbox.reset(self.slot, remake=("home", "tmp", "work"))
-            return sandbox.scratch_dir(self.slot)
-        shutil.rmtree(self.home, ignore_errors=True)
-        for sub in ("home", "tmp", "work"):
-            (self.home / sub).mkdir(parents=True)
-        return self.home
+        """Take whichever tree is mounted out of the view (see :meth:`TreeView.park`)."""
+        self.trees.park()
 
     def run(self, role: str, argv: Sequence[str], data: bytes) -> Observation:
-        self._mount(role)
+        self.trees.mount(role)
         self.counter += 1
-        home = self._workdir()
-        # The program under test gets the candidate environment with a role-neutral token:
-        # both trees run at the same view path with the same environment.
-        env = candidate_env(
-            self.config.spec, self.view, self.candidate / "candidate.sh", home / "work",
-            token="fuzz", name="fuzz", home=home / "home", tmpdir=home / "tmp",
-        )  # fmt: skip
+        home = self.trees.workdir()
+        env = self.trees.env(home)
         started = time.monotonic()
         try:
             proc = sandbox.spawn(
@@ -254,92 +181,6 @@ class EntryRunner:
 
 
 # --------------------------------------------------------------------------- candidates
-
-
-def printf_literal(data: bytes) -> str:
-    """``data`` as the body of a single-quoted bash printf format (octal for the rest)."""
-    out: list[str] = []
-    for byte in data:
-        ch = chr(byte)
-        if ch == "%":
-            out.append("%%")
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch == "'" or byte < 0x20 or byte > 0x7E:
-            out.append(f"\\{byte:03o}")
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-def _printf_block(data: bytes, target: str) -> list[str]:
-    if not data:
-        return [f': > "{target}"']
-    lines = ["{"]
-    for start in range(0, len(data), CHUNK):
-        lines.append(f"  printf -- '{printf_literal(data[start : start + CHUNK])}'")
-    lines.append(f'}} > "{target}"')
-    return lines
-
-
-def shell_word(word: str) -> str:
-    """A bash word that expands to exactly ``word``."""
-    if word and all(c.isalnum() or c in "-_=.,/:+@" for c in word):
-        return word
-    return (
-        "$'"
-        + "".join(
-            c
-            if c.isalnum() or c in " -_=.,/:+@"
-            else f"\\x{ord(c):02x}"
-            if ord(c) < 0x80
-            else "".join(f"\\x{b:02x}" for b in c.encode("utf-8"))
-            for c in word
-        )
-        + "'"
-    )
-
-
-def candidate_script(
-    *,
-    adversary: str,
-    seed: int,
-    entry: str,
-    argv: Sequence[str],
-    data: bytes,
-    original_len: int,
-    expected: Observation,
-) -> str:
-    """candidate.sh: feed ``data`` to the entry and demand State A's exit status and stdout."""
-    words = " ".join(shell_word(word) for word in argv)
-    command = f'"$SRB_TARGET/{entry}"' + (f" {words}" if words else "")
-    header = [
-        "#!/bin/bash",
-        f"# srb fuzz adversary {adversary} (seed {seed}): a {len(data)}-byte input on stdin,",
-        f"# shrunk by delta debugging from {original_len} bytes. State A exits"
-        f" {expected.exit_code} and prints {len(expected.stdout)} bytes;",
-        "# anything else is a behavioural difference.",
-        "set -u",
-        'scratch="${TMPDIR:-/tmp}/fuzz-candidate"',
-        'mkdir -p "$scratch"',
-    ]
-    body = [
-        *_printf_block(data, "$scratch/input"),
-        *_printf_block(expected.stdout, "$scratch/expected"),
-        f'{command} < "$scratch/input" > "$scratch/actual" 2> "$scratch/stderr"',
-        "status=$?",
-        f'if [ "$status" -ne {expected.exit_code} ]; then',
-        f'  echo "exit status $status; State A exits {expected.exit_code}" >&2',
-        "  exit 1",
-        "fi",
-        'if ! cmp -s "$scratch/expected" "$scratch/actual"; then',
-        '  echo "stdout differs from State A:" >&2',
-        '  head -c 2000 "$scratch/actual" >&2',
-        "  exit 1",
-        "fi",
-        "exit 0",
-    ]
-    return "\n".join(header + body) + "\n"
 
 
 # --------------------------------------------------------------------------- the round
@@ -394,7 +235,7 @@ def load_argv_sets(path: Path | None) -> list[list[str]]:
 
 def _adjudicate(
     config: FuzzConfig,
-    state: FuzzState,
+    state: RoundState,
     runner: EntryRunner,
     argv: list[str],
     data: bytes,
@@ -418,7 +259,6 @@ def _adjudicate(
     if a.timed_out:
         state.notes.append("State A timed out on a differing input; not a usable candidate")
         return None
-    index = len(state.candidates)
     script = candidate_script(
         adversary=config.adversary,
         seed=config.seed,
@@ -429,28 +269,14 @@ def _adjudicate(
         expected=a,
     )
     runner.park()
-    folder = config.work / "candidates" / f"{index:02d}"
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
-    (folder / "candidate.sh").write_text(script, encoding="utf-8")
-    verdict = adjudicate(
-        folder,
-        config.original,
-        config.submission,
-        config.spec,
-        stage_base=(config.stage_base or config.work) / "adjudication",
-    ).to_dict()
-    record = {
-        "index": index,
+    found = {
         "argv": argv,
         "input_hex": shrunk.hex(),
         "input_bytes": len(shrunk),
         "original_input_bytes": len(data),
         "shrink_tests": tests,
-        "files": {"candidate.sh": script},
-        "observed": {"original": a.to_dict(), "submission": b.to_dict()},
-        "verdict": verdict,
     }
+    record = fuzz_view.judge_candidate(config, state, script, found, (a, b))
     state.candidates.append(record)
     return record
 
@@ -460,7 +286,7 @@ def run_round(config: FuzzConfig, seeds: list[bytes]) -> dict[str, Any]:
     started_wall = time.time()
     started = time.monotonic()
     deadline = started + config.budget_sec
-    state = FuzzState()
+    state = RoundState()
     outcome, reason = "survived", ""
     rng = random.Random(config.seed)
     corpus = list(seeds)
@@ -483,50 +309,25 @@ def run_round(config: FuzzConfig, seeds: list[bytes]) -> dict[str, Any]:
             if a.start_error is not None:
                 raise HarnessFault(f"{config.entry} of State A stopped starting: {a.start_error}")
             if a.signature() == b.signature():
-                key = (a.exit_code, len(a.stdout) // 64)
-                if key not in seen and len(corpus) < MAX_CORPUS:
-                    seen.add(key)
-                    corpus.append(data)
+                fuzz_view.grow_corpus(corpus, seen, (a.exit_code, len(a.stdout) // 64), data)
                 continue
             state.differences += 1
-            allowance = max(5.0, 0.25 * config.budget_sec)
-            shrink_deadline = min(time.monotonic() + allowance, deadline + allowance)
-            record = _adjudicate(config, state, runner, argv, data, shrink_deadline)
-            if record is None:
-                continue
-            verdict = record["verdict"]
-            if verdict["outcome"] == "upheld":
-                outcome, reason = "broken", verdict["reason"]
-                break
-            if verdict["outcome"] == "error":
-                outcome, reason = "error", "adjudication failed: " + verdict["reason"]
+            until = fuzz_view.shrink_deadline(config, deadline)
+            record = _adjudicate(config, state, runner, argv, data, until)
+            ended = fuzz_view.round_end(record)
+            if ended is not None:
+                outcome, reason = ended
                 break
         else:
-            reason = f"no upheld candidate in {state.iterations} inputs" + (
-                f" ({state.differences} differences, none upheld)" if state.differences else ""
-            )
+            reason = fuzz_view.survived_reason(state, "inputs")
     except HarnessFault as exc:
         outcome, reason = "error", str(exc)
     except OSError as exc:
         outcome, reason = "error", f"fuzzer I/O failure: {exc}"
-    if outcome == "survived" and not reason:
-        reason = f"stopped after {len(state.candidates)} candidates, none upheld"
-    return {
-        "adversary": config.adversary,
-        "driver": "fuzz",
-        "seed": config.seed,
-        "outcome": outcome,
-        "reason": reason,
-        "started_at": utc_iso(started_wall),
-        "duration_sec": round(time.monotonic() - started, 3),
-        "budget_sec": config.budget_sec,
-        "iterations": state.iterations,
-        "executions": state.executions,
-        "differences": state.differences,
-        "corpus_size": len(corpus),
-        "candidates": state.candidates,
-        "notes": state.notes,
-    }
+    return fuzz_view.result_doc(
+        config, outcome=outcome, reason=reason, started=(started_wall, started), state=state,
+        corpus_size=len(corpus),
+    )  # fmt: skip
 
 
 def main_fuzz(config: FuzzConfig, argv_file: Path | None, result: Path | None) -> dict[str, Any]:
@@ -547,10 +348,4 @@ def main_fuzz(config: FuzzConfig, argv_file: Path | None, result: Path | None) -
             "candidates": [],
             "notes": [],
         }
-    with contextlib.suppress(OSError):
-        shutil.rmtree(config.work / "runner", ignore_errors=True)
-        if config.stage_base is not None:
-            shutil.rmtree(config.stage_base, ignore_errors=True)
-    if result is not None:
-        atomic_write_json(result, doc)
-    return doc
+    return fuzz_view.finish(config, doc, result)

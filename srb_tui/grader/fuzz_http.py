@@ -24,30 +24,19 @@ starts one tree at a time, is what decides.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import http.client
 import json
 import random
-import shutil
 import socket
 import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import sandbox
-from .candidate import (
-    CandidateSpec,
-    StagingError,
-    adjudicate,
-    candidate_env,
-    check_original,
-    stage_copy,
-)
-from .envelope import atomic_write_json, utc_iso
-from .fuzz import HarnessFault
+from . import fuzz_view, sandbox
+from .candidate import CandidateSpec
 from .fuzz_http_mutate import (
     Request,
     Vocabulary,
@@ -57,11 +46,11 @@ from .fuzz_http_mutate import (
     request_from_seed,
     shrink_request,
 )
-from .lockdown import stat_signature
+from .fuzz_script import http_candidate_script
+from .fuzz_view import HarnessFault, RoundState, TreeView
 from .procs import reap_group
 
 SHOWN_BYTES = 2000
-MAX_CORPUS = 256
 DEFAULT_HEADERS = ("content-type", "location", "allow", "content-length")
 
 
@@ -103,16 +92,6 @@ class Response:
         }
 
 
-@dataclass
-class State:
-    iterations: int = 0
-    executions: int = 0
-    differences: int = 0
-    restarts: int = 0
-    candidates: list[dict[str, Any]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -142,68 +121,33 @@ def exchange(port: int, request: Request, headers: list[str], timeout: float) ->
 
 
 class ServerPair:
-    """Both trees' servers, started from one view path, as the slot's uid."""
+    """Both trees' servers, started from one view path (:class:`.fuzz_view.TreeView`), as the
+    slot's uid."""
 
     def __init__(self, config: HttpConfig) -> None:
         self.config = config
         self.slot = config.spec.slot
-        base = config.work / "runner"
-        shutil.rmtree(base, ignore_errors=True)
-        base.mkdir(parents=True)
-        shown = config.stage_base or base
-        shown.mkdir(parents=True, exist_ok=True)
-        if sandbox.enabled():
-            sandbox.join_slot_groups([self.slot])
-            sandbox.give_to_slot(shown, self.slot)
-        self.view = shown / "view"
-        shutil.rmtree(self.view, ignore_errors=True)
-        self.candidate = shown / "candidate"
-        shutil.rmtree(self.candidate, ignore_errors=True)
-        self.candidate.mkdir()
-        self.home = base / "work"
-        self.parked = {"original": base / "parked-original", "submission": base / "parked-sub"}
-        try:
-            for role, tree in (("original", config.original), ("submission", config.submission)):
-                stage_copy(tree, self.parked[role])
-            check_original(config.spec, self.parked["original"], "the fuzzer's copy of State A")
-        except StagingError as exc:
-            raise HarnessFault(str(exc)) from None
-        self.signature = stat_signature(self.parked["original"])
+        self.trees = TreeView(config)
+        self.view = self.trees.view
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.ports: dict[str, int] = {}
         self.logs: dict[str, Path] = {}
         self.start_errors: dict[str, str] = {}
 
-    def _workdir(self) -> Path:
-        if sandbox.enabled():
-            sandbox.reset(self.slot, remake=("home", "tmp", "work"))
-            return sandbox.scratch_dir(self.slot)
-        shutil.rmtree(self.home, ignore_errors=True)
-        for sub in ("home", "tmp", "work"):
-            (self.home / sub).mkdir(parents=True)
-        return self.home
-
     def start(self) -> None:
         """(Re)start both servers: State A first, then the submission, each mounted at the
         view while it starts. A State A that will not serve is a harness fault."""
         self.stop()
-        home = self._workdir()
-        # The servers get the candidate environment with a role-neutral token, as the CLI
-        # domain's program does: both trees start at the same view path, same environment.
-        env = candidate_env(
-            self.config.spec, self.view, self.candidate / "candidate.sh", home / "work",
-            token="fuzz", name="fuzz", home=home / "home", tmpdir=home / "tmp",
-        )  # fmt: skip
+        home = self.trees.workdir()
+        env = self.trees.env(home)  # as the CLI domain's program gets it
         env["PYTHONDONTWRITEBYTECODE"] = "1"  # keeps a tree the server could write unchanged
         for role in ("original", "submission"):
-            if role == "original" and stat_signature(self.parked[role]) != self.signature:
-                raise HarnessFault("the fuzzer's copy of State A changed between two runs")
-            self.parked[role].rename(self.view)
+            self.trees.mount(role)
             try:
                 self.start_errors.pop(role, None)
                 error = self._start_one(role, home, env)
             finally:
-                self.view.rename(self.parked[role])
+                self.trees.park()
             if error is not None:
                 self.start_errors[role] = error
                 if role == "original":
@@ -261,60 +205,6 @@ class ServerPair:
         return self.ask("original", request), self.ask("submission", request)
 
 
-# --------------------------------------------------------------------------- candidates
-
-
-def candidate_script(*, adversary: str, seed: int, request: Request, expected: Response,
-                     headers: list[str], url_env: str) -> str:
-    """candidate.sh: send the request to ``$<url_env>`` and demand State A's response."""
-    spec = {
-        "method": request.method,
-        "target": request.target(),
-        "headers": request.header_list(),
-        "body": None if request.body is None else base64.b64encode(request.body).decode(),
-        "status": expected.status,
-        "compare": list(headers),
-        "expect_headers": [list(h) for h in expected.headers],
-        "expect_body": base64.b64encode(expected.body).decode(),
-    }
-    literal = json.dumps(spec, ensure_ascii=True, indent=1)
-    return "\n".join([
-        "#!/bin/bash",
-        f"# srb HTTP fuzz adversary {adversary} (seed {seed}): one request, shrunk by delta",
-        f"# debugging. State A answers {request.method} {request.target()[:80]}",
-        f"# with status {expected.status} and a {len(expected.body)}-byte body; any other",
-        "# status, compared header or body is a behavioural difference.",
-        "set -u",
-        "exec python3 - <<'HTTP_CANDIDATE'",
-        "import base64, http.client, json, os, sys, urllib.parse",
-        f"spec = json.loads({literal!r})",
-        f"url = urllib.parse.urlsplit(os.environ[{url_env!r}])",
-        "conn = http.client.HTTPConnection(url.hostname, url.port, timeout=30)",
-        "conn.putrequest(spec['method'], spec['target'], skip_accept_encoding=True)",
-        "for name, value in spec['headers']:",
-        "    conn.putheader(name, value)",
-        "body = None if spec['body'] is None else base64.b64decode(spec['body'])",
-        "if body is not None:",
-        "    conn.putheader('Content-Length', str(len(body)))",
-        "conn.endheaders(body)",
-        "reply = conn.getresponse()",
-        "got = reply.read()",
-        "kept = sorted([k.lower(), v] for k, v in reply.getheaders()",
-        "              if k.lower() in spec['compare'])",
-        "problems = []",
-        "if reply.status != spec['status']:",
-        "    problems.append(f\"status {reply.status}, State A answers {spec['status']}\")",
-        "if kept != spec['expect_headers']:",
-        "    problems.append(f\"headers {kept}, State A sends {spec['expect_headers']}\")",
-        "if got != base64.b64decode(spec['expect_body']):",
-        "    problems.append('body differs from State A: ' + got[:500].decode('utf-8', 'replace'))",
-        "for problem in problems:",
-        "    print(problem, file=sys.stderr)",
-        "sys.exit(1 if problems else 0)",
-        "HTTP_CANDIDATE",
-    ]) + "\n"
-
-
 def load_seed_file(path: Path) -> tuple[list[Request], Vocabulary]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -327,7 +217,7 @@ def load_seed_file(path: Path) -> tuple[list[Request], Vocabulary]:
     return [request_from_seed(r) for r in raw], load_vocabulary(vocab)
 
 
-def _judge(config: HttpConfig, state: State, servers: ServerPair, request: Request,
+def _judge(config: HttpConfig, state: RoundState, servers: ServerPair, request: Request,
            shrink_deadline: float) -> dict[str, Any] | None:
     """Shrink a difference, confirm it on fresh servers, write and adjudicate its candidate."""
 
@@ -350,26 +240,14 @@ def _judge(config: HttpConfig, state: State, servers: ServerPair, request: Reque
         state.notes.append("a difference did not reproduce on fresh servers; dropped")
         return None
     trial, a, b = confirmed
-    index = len(state.candidates)
-    script = candidate_script(adversary=config.adversary, seed=config.seed, request=trial,
+    script = http_candidate_script(adversary=config.adversary, seed=config.seed, request=trial,
                               expected=a, headers=config.headers, url_env=config.url_env)
     servers.stop()
-    folder = config.work / "candidates" / f"{index:02d}"
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
-    (folder / "candidate.sh").write_text(script, encoding="utf-8")
-    verdict = adjudicate(folder, config.original, config.submission, config.spec,
-                         stage_base=(config.stage_base or config.work) / "adjudication").to_dict()
+    record = fuzz_view.judge_candidate(
+        config, state, script, {"request": trial.to_dict(), "shrink_tests": tests}, (a, b)
+    )
     servers.start()
     state.restarts += 1
-    record = {
-        "index": index,
-        "request": trial.to_dict(),
-        "shrink_tests": tests,
-        "files": {"candidate.sh": script},
-        "observed": {"original": a.to_dict(), "submission": b.to_dict()},
-        "verdict": verdict,
-    }
     state.candidates.append(record)
     return record
 
@@ -378,7 +256,7 @@ def run_round(config: HttpConfig) -> dict[str, Any]:
     """The whole round; returns the result document (outcome broken|survived|error)."""
     started_wall, started = time.time(), time.monotonic()
     deadline = started + config.budget_sec
-    state = State()
+    state = RoundState()
     outcome, reason = "survived", ""
     rng = random.Random(config.seed)
     servers: ServerPair | None = None
@@ -407,29 +285,19 @@ def run_round(config: HttpConfig) -> dict[str, Any]:
                 continue
             if a == b:
                 key = (request.method, a.status, a.headers, len(a.body) // 32)
-                if key not in seen and len(corpus) < MAX_CORPUS:
-                    seen.add(key)
-                    corpus.append(request)
+                fuzz_view.grow_corpus(corpus, seen, key, request)
                 continue
             state.differences += 1
-            allowance = max(5.0, 0.25 * config.budget_sec)
-            record = _judge(config, state, servers, request,
-                            min(time.monotonic() + allowance, deadline + allowance))
-            if record is None:
-                continue
-            verdict = record["verdict"]
-            if verdict["outcome"] == "upheld":
-                outcome, reason = "broken", verdict["reason"]
-                break
-            if verdict["outcome"] == "error":
-                outcome, reason = "error", "adjudication failed: " + verdict["reason"]
+            until = fuzz_view.shrink_deadline(config, deadline)
+            record = _judge(config, state, servers, request, until)
+            ended = fuzz_view.round_end(record)
+            if ended is not None:
+                outcome, reason = ended
                 break
         else:
             if state.iterations == 0:
                 raise HarnessFault("no request was sent within the budget")
-            reason = f"no upheld candidate in {state.iterations} requests" + (
-                f" ({state.differences} differences, none upheld)" if state.differences else ""
-            )
+            reason = fuzz_view.survived_reason(state, "requests")
         corpus_size = len(corpus)
     except HarnessFault as exc:
         outcome, reason = "error", str(exc)
@@ -438,26 +306,10 @@ def run_round(config: HttpConfig) -> dict[str, Any]:
     finally:
         if servers is not None:
             servers.stop()
-    if outcome == "survived" and not reason:
-        reason = f"stopped after {len(state.candidates)} candidates, none upheld"
-    return {
-        "adversary": config.adversary,
-        "driver": "fuzz",
-        "domain": "http",
-        "seed": config.seed,
-        "outcome": outcome,
-        "reason": reason,
-        "started_at": utc_iso(started_wall),
-        "duration_sec": round(time.monotonic() - started, 3),
-        "budget_sec": config.budget_sec,
-        "iterations": state.iterations,
-        "executions": state.executions,
-        "differences": state.differences,
-        "restarts": state.restarts,
-        "corpus_size": corpus_size,
-        "candidates": state.candidates,
-        "notes": state.notes,
-    }
+    return fuzz_view.result_doc(
+        config, outcome=outcome, reason=reason, started=(started_wall, started), state=state,
+        corpus_size=corpus_size, domain="http",
+    )  # fmt: skip
 
 
 def main_fuzz_http(config: HttpConfig, result: Path | None) -> dict[str, Any]:
@@ -466,14 +318,8 @@ def main_fuzz_http(config: HttpConfig, result: Path | None) -> dict[str, Any]:
     if sandbox.enabled():
         with contextlib.suppress(sandbox.SandboxError):
             sandbox.reset(config.spec.slot)
-    with contextlib.suppress(OSError):
-        shutil.rmtree(config.work / "runner", ignore_errors=True)
-        if config.stage_base is not None:
-            shutil.rmtree(config.stage_base, ignore_errors=True)
-    if result is not None:
-        atomic_write_json(result, doc)
-    return doc
+    return fuzz_view.finish(config, doc, result)
 
 
-__all__ = ["DEFAULT_HEADERS", "HttpConfig", "Response", "candidate_script", "exchange",
+__all__ = ["DEFAULT_HEADERS", "HttpConfig", "Response", "exchange",
            "main_fuzz_http", "run_round"]

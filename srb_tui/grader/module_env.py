@@ -11,12 +11,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from . import sandbox
-
-if TYPE_CHECKING:
-    from .suite import Module, Suite
+from .suite_manifest import SuiteManifest, SuiteModule
 
 CONTRACT_DEFAULTS = {"PYTHONHASHSEED": "0", "TZ": "UTC", "PYTHONDONTWRITEBYTECODE": "1"}
 LAUNCHER = "/opt/srb/bin/srb-submission"
@@ -44,7 +41,7 @@ def runtime_dir(published: Path = PUBLISHED_RUNTIME) -> Path:
     return SRB_RUNTIME
 
 
-def python_path(suite: Suite, inherited: str | None, runtime: Path | None = None) -> str:
+def python_path(suite: SuiteManifest, inherited: str | None, runtime: Path | None = None) -> str:
     """``PYTHONPATH`` for a module: the suite's ``lib_dir`` first (as the published runner
     puts it), then the ``swerefactor`` runtime, then whatever the image already had."""
     lib = (suite.root / suite.lib_dir).resolve()
@@ -54,8 +51,8 @@ def python_path(suite: Suite, inherited: str | None, runtime: Path | None = None
 
 
 def module_env(
-    suite: Suite,
-    module: Module,
+    suite: SuiteManifest,
+    module: SuiteModule,
     *,
     repo: Path,
     original: Path | None,

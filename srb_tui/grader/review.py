@@ -37,7 +37,7 @@ CitationChecker = Callable[[object, object, object], Mapping[str, Any]]
 
 
 @dataclass(frozen=True)
-class Gate:
+class AuditGate:
     """One audit gate (``[[stages.audit.gate]]``)."""
 
     id: str
@@ -46,17 +46,17 @@ class Gate:
     required: bool = True
 
 
-def gates_from(raw: Iterable[Gate | Mapping[str, Any] | str]) -> list[Gate]:
-    """Gates from Gate objects, gate tables or bare ids."""
-    gates: list[Gate] = []
+def gates_from(raw: Iterable[AuditGate | Mapping[str, Any] | str]) -> list[AuditGate]:
+    """Gates from AuditGate objects, gate tables or bare ids."""
+    gates: list[AuditGate] = []
     for item in raw:
-        if isinstance(item, Gate):
+        if isinstance(item, AuditGate):
             gates.append(item)
         elif isinstance(item, str):
-            gates.append(Gate(item))
+            gates.append(AuditGate(item))
         else:
             gates.append(
-                Gate(
+                AuditGate(
                     id=str(item["id"]),
                     title=str(item.get("title", "")),
                     question=str(item.get("question", "")),
@@ -79,7 +79,7 @@ def render_prompt(template: str, values: Mapping[str, str]) -> str:
     return _PLACEHOLDER.sub(substitute, template)
 
 
-def format_gates(gates: Sequence[Gate]) -> str:
+def format_gates(gates: Sequence[AuditGate]) -> str:
     """The gate list as the prompt shows it."""
     blocks = []
     for gate in gates:
@@ -109,7 +109,7 @@ def prompt_values(
     task: str,
     original: str,
     submission: str,
-    gates: Sequence[Gate],
+    gates: Sequence[AuditGate],
     commands: Sequence[str] = (),
     findings: str = "",
 ) -> dict[str, str]:
@@ -137,7 +137,7 @@ def _is_path_citation(item: object) -> bool:
     )
 
 
-def validate_review(review: object, gates: Sequence[Gate]) -> list[str]:
+def validate_review(review: object, gates: Sequence[AuditGate]) -> list[str]:
     """Every reason to reject `review` (empty list = acceptable)."""
     if not isinstance(review, dict):
         return ["the review must be a JSON object with 'summary' and 'gates'"]
@@ -188,7 +188,7 @@ def rejection_message(problems: Sequence[str]) -> str:
 class ReviewIntake:
     """Accepts a review, rejects it once with a message, then gives up."""
 
-    def __init__(self, gates: Sequence[Gate], max_rejections: int = 1) -> None:
+    def __init__(self, gates: Sequence[AuditGate], max_rejections: int = 1) -> None:
         self.gates = list(gates)
         self.max_rejections = max_rejections
         self.rejections = 0
@@ -239,7 +239,7 @@ def unusable_sample(index: int, reason: str) -> SampleGrade:
 
 
 def grade_sample(
-    review: object, gates: Sequence[Gate], check: CitationChecker, index: int = 0
+    review: object, gates: Sequence[AuditGate], check: CitationChecker, index: int = 0
 ) -> SampleGrade:
     """Grade one accepted review: re-check every fail's citations and downgrade ungrounded
     fails to pass. A review that does not validate is unusable."""
@@ -291,7 +291,7 @@ class GateOutcome:
     downgraded: int = 0
 
 
-def vote(samples: Sequence[SampleGrade], gates: Sequence[Gate]) -> list[GateOutcome]:
+def vote(samples: Sequence[SampleGrade], gates: Sequence[AuditGate]) -> list[GateOutcome]:
     """Majority per gate over usable samples; tie => pass (recorded); no vote => error."""
     outcomes: list[GateOutcome] = []
     for gate in gates:
@@ -324,7 +324,7 @@ def audit_outcome(outcomes: Sequence[GateOutcome]) -> str:
 
 
 def audit_envelope(
-    task: str, gates: Sequence[Gate], samples: Sequence[SampleGrade]
+    task: str, gates: Sequence[AuditGate], samples: Sequence[SampleGrade]
 ) -> StageEnvelope:
     """The Stage I result: units = gate outcomes, checks = per-sample gate verdicts.
 

@@ -50,7 +50,7 @@ class SandboxError(Exception):
 
 
 @dataclass(frozen=True)
-class Limits:
+class SlotLimits:
     """Per-slot limits applied to every process started as a slot uid, and the container's
     first slot uid (the host draws one per container: RLIMIT_NPROC counts a uid's processes
     across the whole machine, so two stage containers never share a submission uid)."""
@@ -67,13 +67,13 @@ def _positive(data: object, key: str, default: int) -> int:
 
 
 @functools.cache
-def load_limits(path: Path = CONFIG_PATH) -> Limits:
+def load_limits(path: Path = CONFIG_PATH) -> SlotLimits:
     """The limits the host wrote for this container (defaults when the file is absent)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         data = {}
-    return Limits(
+    return SlotLimits(
         fsize_bytes=_positive(data, "fsize_bytes", DEFAULT_FSIZE_BYTES),
         nproc=_positive(data, "nproc", DEFAULT_NPROC),
         uid_base=_positive(data, "uid_base", SLOT_UID_BASE),
@@ -118,7 +118,7 @@ def give_to_slot(path: Path, slot: int, mode: int = 0o750) -> None:
 
 
 def _drop(
-    slot: int, limits: Limits, cwd: str | None = None, make: Sequence[str] = ()
+    slot: int, limits: SlotLimits, cwd: str | None = None, make: Sequence[str] = ()
 ) -> Callable[[], None]:
     uid, gid = slot_ids(slot)
 
@@ -165,7 +165,7 @@ def spawn(
     stdin: int | IO[bytes] | None = subprocess.DEVNULL,
     stdout: int | IO[bytes] | None = None,
     stderr: int | IO[bytes] | None = None,
-    limits: Limits | None = None,
+    limits: SlotLimits | None = None,
     make: Sequence[str] = (),
 ) -> subprocess.Popen[bytes]:
     """Start ``argv`` as the slot's uid in a new session (as the caller when sandboxing is

@@ -12,16 +12,10 @@ module is ok with every scored check passed.
 
 from __future__ import annotations
 
-import json
-import math
 import os
-import re
 import shutil
 import sys
 import time
-import tomllib
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,297 +26,13 @@ from .module_env import (
     module_env,
 )
 from .procs import DEFAULT_GRACE_SEC, Completed, run_group
+from .suite_checks import module_rate, read_module_result, summarise, tally
+from .suite_manifest import SuiteManifest, SuiteModule
 
-SUITE_SCHEMA = "swerefactor.behavioural-suite/1"
-SCAN_SCHEMA = "swerefactor.scan-suite/1"
-VERDICTS = ("pass", "fail", "skip", "error")
-DEFAULT_TIMEOUT_SEC = 3600.0
-MAX_RESULT_BYTES = 128 * 1024 * 1024
 TAIL_BYTES = 4000
-_TOKEN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
-class SuiteError(Exception):
-    """A suite.toml the runner cannot use; carries every problem found."""
-
-    def __init__(self, path: Path, problems: list[str]) -> None:
-        self.path = path
-        self.problems = problems
-        super().__init__(f"{path}: " + "; ".join(problems))
-
-
-@dataclass(frozen=True)
-class Module:
-    """One `[[module]]` entry, resolved against the suite folder."""
-
-    id: str
-    title: str
-    weight: float
-    dir: Path
-    command: tuple[str, ...] | None
-    timeout_sec: float
-    env: dict[str, str]
-
-
-@dataclass(frozen=True)
-class Suite:
-    """A loaded suite.toml (light validation; the host validates fully)."""
-
-    path: Path
-    root: Path
-    task: str
-    env: dict[str, str]
-    modules: tuple[Module, ...]
-    metadata: dict[str, Any] = field(default_factory=dict)
-    lib_dir: str = "lib"
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _env_table(value: object, where: str, problems: list[str]) -> dict[str, str]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        problems.append(f"{where} must be a table of strings")
-        return {}
-    env: dict[str, str] = {}
-    for key, item in value.items():
-        if isinstance(item, str):
-            env[str(key)] = item
-        elif _is_number(item):
-            env[str(key)] = str(item)
-        else:
-            problems.append(f"{where}.{key} must be a string")
-    return env
-
-
-def load_suite(path: str | os.PathLike[str], *, scan: bool = False) -> Suite:
-    """Read and lightly validate a suite.toml (with ``scan``: an audit scan.toml, whose
-    modules also get ``SRB_SCAN=1``); raises SuiteError listing every problem."""
-    suite_path = Path(path)
-    if suite_path.is_dir():
-        suite_path = suite_path / "suite.toml"
-    try:
-        data = tomllib.loads(suite_path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SuiteError(suite_path, ["file not found"]) from None
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise SuiteError(suite_path, [f"cannot read: {exc}"]) from None
-    root = suite_path.resolve().parent
-    problems: list[str] = []
-    wanted = SCAN_SCHEMA if scan else SUITE_SCHEMA
-    if data.get("schema") != wanted:
-        problems.append(f"schema must be {wanted!r}, found {data.get('schema')!r}")
-    task = data.get("task", "")
-    if not isinstance(task, str):
-        problems.append("task must be a string")
-        task = ""
-    default_timeout = data.get("default_timeout_sec", DEFAULT_TIMEOUT_SEC)
-    if not _is_number(default_timeout) or default_timeout <= 0:
-        problems.append("default_timeout_sec must be a number > 0")
-        default_timeout = DEFAULT_TIMEOUT_SEC
-    env = _env_table(data.get("env"), "env", problems)
-    if scan:
-        env["SRB_SCAN"] = "1"
-    raw_modules = data.get("module")
-    if not isinstance(raw_modules, list) or not raw_modules:
-        problems.append("at least one [[module]] is required")
-        raw_modules = []
-    modules: list[Module] = []
-    seen: set[str] = set()
-    for index, raw in enumerate(raw_modules):
-        where = f"module[{index}]"
-        if not isinstance(raw, dict):
-            problems.append(f"{where} must be a table")
-            continue
-        module_id = raw.get("id")
-        if not isinstance(module_id, str) or not _TOKEN.match(module_id):
-            problems.append(f"{where}.id must be a token (letters, digits, . _ -)")
-            continue
-        where = f"module {module_id!r}"
-        if module_id in seen:
-            problems.append(f"{where}: duplicate id")
-            continue
-        seen.add(module_id)
-        title = raw.get("title", module_id)
-        weight = raw.get("weight", 1.0)
-        if not _is_number(weight) or not math.isfinite(weight) or weight < 0:
-            problems.append(f"{where}: weight must be a number >= 0")
-            weight = 0.0
-        command = raw.get("command")
-        if command is not None and (
-            not isinstance(command, list)
-            or not command
-            or not all(isinstance(part, str) and part for part in command)
-        ):
-            problems.append(f"{where}: command must be a non-empty list of strings")
-            command = None
-        rel_dir = raw.get("dir", f"modules/{module_id}")
-        if not isinstance(rel_dir, str) or not rel_dir:
-            problems.append(f"{where}: dir must be a string")
-            rel_dir = f"modules/{module_id}"
-        module_dir = (root / rel_dir).resolve()
-        if module_dir != root and root not in module_dir.parents:
-            problems.append(f"{where}: dir {rel_dir!r} leaves the suite folder")
-        timeout = raw.get("timeout_sec", default_timeout)
-        if not _is_number(timeout) or timeout <= 0:
-            problems.append(f"{where}: timeout_sec must be a number > 0")
-            timeout = default_timeout
-        modules.append(
-            Module(
-                id=module_id,
-                title=str(title),
-                weight=float(weight),
-                dir=module_dir,
-                command=tuple(command) if command else None,
-                timeout_sec=float(timeout),
-                env=_env_table(raw.get("env"), f"{where}.env", problems),
-            )
-        )
-    if problems:
-        raise SuiteError(suite_path, problems)
-    metadata = data.get("metadata")
-    lib_dir = data.get("lib_dir", "lib")
-    return Suite(
-        path=suite_path,
-        root=root,
-        task=task,
-        env=env,
-        modules=tuple(modules),
-        metadata=metadata if isinstance(metadata, dict) else {},
-        lib_dir=lib_dir if isinstance(lib_dir, str) and lib_dir else "lib",
-    )
-
-
-# --------------------------------------------------------------------------- checks
-
-
-def normalise_check(raw: object, index: int) -> dict[str, Any]:
-    """One reported check made safe: unknown verdict => error, weight <= 0 => unscored."""
-    if not isinstance(raw, dict):
-        return {
-            "id": f"#{index}",
-            "verdict": "error",
-            "weight": 1.0,
-            "scored": True,
-            "summary": f"check #{index} is not an object",
-        }
-    check: dict[str, Any] = {}
-    problems: list[str] = []
-    check_id = raw.get("id")
-    if isinstance(check_id, str) and check_id:
-        check["id"] = check_id
-    else:
-        check["id"] = f"#{index}"
-        problems.append("check has no id")
-    verdict = raw.get("verdict")
-    if verdict in VERDICTS:
-        check["verdict"] = verdict
-    else:
-        check["verdict"] = "error"
-        check["reported_verdict"] = verdict
-        problems.append(f"unknown verdict {verdict!r}")
-    weight = raw.get("weight", 1.0)
-    if not _is_number(weight) or not math.isfinite(weight):
-        problems.append(f"weight {weight!r} is not a number")
-        weight = 1.0
-    check["weight"] = float(weight)
-    check["scored"] = float(weight) > 0
-    for key in ("summary", "detail", "evidence"):
-        if key in raw:
-            check[key] = raw[key]
-    if problems:
-        check["verdict"] = "error"
-        reason = "; ".join(problems)
-        summary = check.get("summary")
-        check["summary"] = f"{reason}: {summary}" if isinstance(summary, str) else reason
-    return check
-
-
-def read_module_result(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any], list[Any], str]:
-    """Parse a module's result file: (checks, metadata, notes, problem); problem '' if fine."""
-    try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        return [], {}, [], "no result written to $SRB_RESULT"
-    except OSError as exc:
-        return [], {}, [], f"result unreadable: {exc}"
-    if size > MAX_RESULT_BYTES:
-        return [], {}, [], f"result is {size} bytes, over the {MAX_RESULT_BYTES}-byte cap"
-    try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        return [], {}, [], f"result is not valid JSON: {exc}"
-    metadata: dict[str, Any] = {}
-    notes: list[Any] = []
-    raw_checks: list[Any]
-    if isinstance(data, list):
-        raw_checks = data
-    elif isinstance(data, dict):
-        meta = data.get("metadata", {})
-        metadata = meta if isinstance(meta, dict) else {"value": meta}
-        raw_notes = data.get("notes", [])
-        notes = raw_notes if isinstance(raw_notes, list) else [raw_notes]
-        found = data.get("checks", [])
-        if not isinstance(found, list):
-            return [], metadata, notes, "result 'checks' is not a list"
-        raw_checks = found
-    else:
-        return [], {}, [], f"result is a JSON {type(data).__name__}, not an object or list"
-    checks = [normalise_check(raw, index) for index, raw in enumerate(raw_checks)]
-    return checks, metadata, notes, ""
-
-
-def tally(checks: list[dict[str, Any]]) -> dict[str, int]:
-    """Counts over scored checks (passed/failed/skipped/errored/scored) and observations."""
-    counts = {"passed": 0, "failed": 0, "skipped": 0, "errored": 0, "scored": 0, "observations": 0}
-    names = {"pass": "passed", "fail": "failed", "skip": "skipped", "error": "errored"}
-    for check in checks:
-        if not check.get("scored"):
-            counts["observations"] += 1
-            continue
-        counts["scored"] += 1
-        counts[names[check["verdict"]]] += 1
-    return counts
-
-
-def module_rate(status: str, counts: Mapping[str, int]) -> float:
-    """passed / scored for an ok module; 0 for an empty pool or any non-ok status."""
-    if status != "ok" or counts["scored"] == 0:
-        return 0.0
-    return counts["passed"] / counts["scored"]
-
-
-def summarise(units: list[dict[str, Any]]) -> dict[str, Any]:
-    """Stage-level numbers: weighted rate and completeness over the module units."""
-    weighted = [unit for unit in units if unit["weight"] > 0]
-    total_weight = sum(unit["weight"] for unit in weighted)
-    rate = (
-        sum(unit["weight"] * unit["rate"] for unit in weighted) / total_weight
-        if total_weight > 0
-        else 0.0
-    )
-    complete = bool(weighted) and all(
-        unit["status"] == "ok" and unit["scored"] > 0 and unit["passed"] == unit["scored"]
-        for unit in weighted
-    )
-    return {
-        "complete": complete,
-        "rate": round(rate, 6),
-        "modules_total": len(units),
-        "modules_ok": sum(1 for unit in units if unit["status"] == "ok"),
-        "modules_unreached": sum(1 for unit in units if unit["status"] == "unreached"),
-        "checks_scored": sum(unit["scored"] for unit in units),
-        "checks_passed": sum(unit["passed"] for unit in units),
-    }
-
-
-# --------------------------------------------------------------------------- running
-
-
-def _seed_unit(module: Module) -> dict[str, Any]:
+def _seed_unit(module: SuiteModule) -> dict[str, Any]:
     return {
         "id": module.id,
         "title": module.title,
@@ -340,7 +50,7 @@ def _seed_unit(module: Module) -> dict[str, Any]:
     }
 
 
-def _command_for(module: Module) -> tuple[list[str] | None, str]:
+def _command_for(module: SuiteModule) -> tuple[list[str] | None, str]:
     if module.command:
         return list(module.command), ""
     if (module.dir / "run.sh").is_file():
@@ -382,8 +92,8 @@ def _status_of(done: Completed, problem: str, check_count: int) -> tuple[str, st
 
 
 def run_module(
-    suite: Suite,
-    module: Module,
+    suite: SuiteManifest,
+    module: SuiteModule,
     *,
     repo: Path,
     original: Path | None,
@@ -499,7 +209,7 @@ def stage_submission(source: Path, repo: Path) -> None:
 
 
 def run_suite(
-    suite: Suite,
+    suite: SuiteManifest,
     *,
     repo: Path,
     original: Path | None,

@@ -7,7 +7,7 @@ and the leaderboard over many runs.
 
 from .aggregate import Funnel, LeaderboardRow, ScoredRun, funnel, funnel_by, leaderboard
 from .policy import PolicyError, ScoringPolicy
-from .score import ModuleScore, ScoreEnvelope, score_run, write_score_files
+from .score import ModuleScore, ScoreEnvelope, score_run
 
 __all__ = [
     "Funnel",
@@ -21,5 +21,4 @@ __all__ = [
     "funnel_by",
     "leaderboard",
     "score_run",
-    "write_score_files",
 ]

@@ -5,19 +5,15 @@ Status is not verdict: a stage that could not measure (status error) makes the r
 the submission zeroes it. Gating follows the paper: a Stage I fail scores 0 and Stage III does
 not run, but Stage II is still shown (uncredited) so blindness can be counted; an incomplete
 Stage II stops the run before Stage III. An errored adversary round makes the result invalid
-but keeps the points measured. `write_score_files` writes ``score.json`` and then, for a valid
-result only, the numbers-only ``reward.json`` (last, so its presence means "complete").
+but keeps the points measured. The run's files (``score.json``, ``reward.json`` …) are written
+from this envelope by :mod:`.result_files` through :func:`.published.verdict_document`.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
-
-from srb_tui.grader.envelope import atomic_write_json
 
 from .policy import ScoringPolicy
 
@@ -100,20 +96,6 @@ class ScoreEnvelope:
             "notes": self.notes,
         }
 
-    def reward_numbers(self) -> dict[str, float]:
-        """reward.json: numbers only (only meaningful for a valid result)."""
-        if self.score is None or self.reward is None:
-            raise ValueError("an invalid result has no reward")
-        return {
-            "reward": self.reward,
-            "score": self.score,
-            "max_score": self.max_score,
-            "audit_pass": 1.0 if self.audit_gate == "pass" else 0.0,
-            "behavioural_points": float(self.behavioural["points"]),
-            "behavioural_rate": float(self.behavioural["rate"]),
-            "verification_points": float(self.verification["points"]),
-            "models_survived": float(self.verification["models_survived"]),
-        }
 
 
 def _weighted_rate(modules: Sequence[ModuleScore]) -> float:
@@ -255,18 +237,3 @@ def score_run(
     elif broken:
         envelope.blocked_by = "verification"
     return envelope
-
-
-def write_score_files(directory: str | os.PathLike[str], envelope: ScoreEnvelope) -> list[Path]:
-    """Write score.json, then (valid results only) reward.json last. A stale reward.json is
-    removed first, so a reward file on disk always belongs to the score next to it."""
-    folder = Path(directory)
-    reward_path = folder / "reward.json"
-    reward_path.unlink(missing_ok=True)
-    score_path = folder / "score.json"
-    atomic_write_json(score_path, envelope.to_json())
-    written = [score_path]
-    if envelope.valid and envelope.score is not None:
-        atomic_write_json(reward_path, envelope.reward_numbers())
-        written.append(reward_path)
-    return written

@@ -15,7 +15,6 @@ import asyncio
 import contextlib
 import errno
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,17 +29,12 @@ from srb_tui.runner import (
     DockerEngine,
     ExtractLimits,
     GcReport,
-    ImageBuildError,
     RunnerError,
-    build_image,
-    gc,
     list_managed,
-    reap,
-    remove,
     store_tag,
 )
-from srb_tui.schema import Task, TaskLoad, load_task
-from srb_tui.scoring import ScoreEnvelope
+from srb_tui.schema import Task, TaskLoad
+from srb_tui.service import run_access, run_grading, run_prepare, run_upkeep
 from srb_tui.service.agent_phase import STORE_LABEL, AgentLimits, AgentPhase, PhaseContext
 from srb_tui.service.events import (
     Event,
@@ -50,7 +44,6 @@ from srb_tui.service.events import (
     RunFinished,
     StatusChanged,
 )
-from srb_tui.service.image_plan import ImageMapError, load_image_map, stage_buildargs
 from srb_tui.service.model_access import ModelAccess, NoModelAccess
 from srb_tui.service.run_faults import (
     LEASE,
@@ -66,32 +59,18 @@ from srb_tui.service.run_faults import (
     take_lease,
     this_process_lease,
 )
-from srb_tui.service.stages.common import StageFault, StageImages
-from srb_tui.sources import StateAError, prepare_state_a
-from srb_tui.store import FINAL_STATUSES, RunRecord, Store, StoreError, utc_now
+from srb_tui.service.run_grading import Graded
+from srb_tui.service.run_prepare import env_image_tag
+from srb_tui.sources import StateAError
+from srb_tui.store import FINAL_STATUSES, RunRecord, Store, utc_now
 
 if TYPE_CHECKING:
     from srb_tui.gateway import Gateway
-
-MIB = 1024**2
-
-
-@dataclass(frozen=True)
-class Graded:
-    """A graded run as stored, and the score envelope the ladder wrote for it."""
-
-    run: RunRecord
-    envelope: ScoreEnvelope
-
 
 def store_label(db_path: Path) -> str:
     """A short stable tag of the store a container belongs to, so one srb never reaps
     the containers of another store's runs on the same engine."""
     return store_tag(db_path)
-
-
-def env_image_tag(task_id: str) -> str:
-    return f"srb-task/{task_id.lower()}:env"
 
 
 class RunService:
@@ -142,16 +121,7 @@ class RunService:
     # -- creating ----------------------------------------------------------------------
 
     def _load(self, task_ref: str) -> TaskLoad:
-        from srb_tui.service.catalog import load_catalog
-
-        path = Path(task_ref)
-        if (path / "task.toml").is_file():
-            return load_task(path)
-        load = load_catalog(self.settings.task_roots).find(task_ref)
-        if load is None:
-            roots = ", ".join(str(r) for r in self.settings.task_roots)
-            raise LaunchError(f"no task {task_ref!r} under {roots}")
-        return load
+        return run_prepare.load_task_ref(self.settings, task_ref)
 
     async def launch(
         self,
@@ -305,7 +275,7 @@ class RunService:
         if run.status == "preparing":
             state_a, image = await self._prepare(run_id, task)
             if self._cancelled(run_id):
-                return await self._finish_cancelled(run_id)
+                return await run_upkeep.finish_cancelled(self, run_id)
             await self._to(run_id, "agent")
             handle = await self.agent_phase.start_agent(run, task, agent, state_a, image)
             faultpoint.reached("agent:started")
@@ -320,7 +290,7 @@ class RunService:
                         run_id, "the agent container is gone (removed while srb was down?)"
                     )
             await self.agent_phase.watch_agent(run, task, agent, handle)
-            await self._close_access(run_id, agent.kind)
+            await run_access.close_access(self, run_id, agent.kind)
             if await engine_went_away(self.engine, await self.store.require_run(run_id)):
                 return await self._fail_infra(
                     run_id, "the Docker engine stopped under the agent (its container was "
@@ -328,7 +298,7 @@ class RunService:
                     "(re-run it), not a zero")
             if self._cancelled(run_id):
                 await self._remove_quietly(handle)
-                return await self._finish_cancelled(run_id)
+                return await run_upkeep.finish_cancelled(self, run_id)
             run = await self.store.require_run(run_id)
             if agent.kind in CLIENT_KINDS and run.stop_reason == "infrastructure":
                 await self._remove_quietly(handle)
@@ -349,76 +319,17 @@ class RunService:
             faultpoint.reached("collect:done")
             await self._remove_quietly(handle)
             if aborted:
-                return await self._zero_for_collection(run_id, aborted)
+                return await run_grading.zero_for_collection(self, run_id, aborted)
             run = await self.store.require_run(run_id)
         if grade and run.status in ("audit", "behavioural", "verification") and \
                 await score_already_stored(self.store, self.run_dir(run.id), run):
-            return await self._finish_stored_score(run_id)
+            return await run_grading.finish_stored_score(self, run_id)
         if grade and run.status in ("collecting", "audit", "behavioural", "verification"):
-            return (await self._grade(run_id, task, state_a)).run
+            return (await run_grading.grade(self, run_id, task, state_a)).run
         return await self.store.require_run(run_id)
 
-    def _image_map(self) -> dict[str, str]:
-        """The operator's image map; an unusable one is a LadderError-free harness fault
-        reported by the first build that needs it, so grading goes on without it here."""
-        try:
-            return load_image_map(self.settings.state_dir)
-        except ImageMapError:
-            return {}
-
-    async def _finish_stored_score(self, run_id: str) -> RunRecord:
-        await self._to(run_id, "scored", "graded (the score was recorded before srb stopped)")
-        await self.store.update_run(run_id, finished_at=_now())
-        run = await self.store.require_run(run_id)
-        self.bus.publish(RunFinished(run_id, run.status, run.score, run.valid,
-                                     run.harness_error))
-        return run
-
     async def _prepare(self, run_id: str, task: Task) -> tuple[Path, str]:
-        self._say(run_id, "preparing State A")
-        prepared = await asyncio.to_thread(
-            prepare_state_a, task.dir, task.state_a, self.settings.state_a_cache,
-        )
-        self._say(run_id, f"State A: {prepared.file_count} files ({prepared.source})")
-        tag = env_image_tag(task.id)
-        self._say(run_id, f"building {tag}")
-
-        async def on_log(line: str) -> None:
-            self._say(run_id, f"build: {line}")
-
-        try:
-            image_map = load_image_map(self.settings.state_dir)
-        except ImageMapError as exc:
-            raise ImageBuildError(str(exc)) from exc
-        images = StageImages(self.engine, task, self.settings.base_image, self._publish_any,
-                             store=self.store, run_id=run_id, image_map=image_map)
-        try:
-            infra = await images.infra()
-        except StageFault as exc:
-            raise ImageBuildError(str(exc)) from exc
-        context = task.dir / "environment"
-        args = stage_buildargs(context, infra_tag=infra.tag if infra else None,
-                               behavioural_tag=None)
-        info = await build_image(
-            self.engine, context, tag, base_image=self.settings.base_image,
-            on_log=on_log, buildargs=args, image_map=image_map,
-        )
-        await self.store.record_image(run_id, "env", tag=tag, image_id=info.id,
-                                      digest=info.digest)
-        return prepared.tree, tag
-
-    async def _zero_for_collection(self, run_id: str, reason: str) -> RunRecord:
-        """The submission broke a collection cap: that is evidence about the submission."""
-        await self.store.update_run(
-            run_id, score=0.0, max_score=100.0, valid=True, blocked_by="collection",
-            finished_at=_now(),
-        )
-        await self.store.add_run_note(run_id, f"submission not graded: {reason}")
-        await self._to(run_id, "audit", "collection aborted")
-        await self._to(run_id, "scored", f"collection aborted: {reason}")
-        run = await self.store.require_run(run_id)
-        self.bus.publish(RunFinished(run_id, run.status, run.score, run.valid, reason))
-        return run
+        return await run_prepare.prepare(self, run_id, task)
 
     async def regrade(
         self,
@@ -431,57 +342,8 @@ class RunService:
         """Grade a collected run again (all stages, or ``stages``): the one way `srb eval`
         and the console re-grade. Raises LaunchError when the task no longer loads,
         LadderError or StateAError when the submission or State A is missing."""
-        run = await self.store.require_run(run_id)
-        load = self._load(run.task_path)
-        if load.task is None:
-            raise LaunchError(f"run {run_id}: task {run.task_id} no longer loads")
-        await self._take_lease(run_id)
-        self._adversary_budget[run_id] = adversary_budget_sec
-        try:
-            return await self._grade(run_id, load.task, None, stages=stages, force=force)
-        finally:
-            self._adversary_budget.pop(run_id, None)
-            with contextlib.suppress(Exception):
-                await self._release_lease(run_id)
-
-    async def _grade(
-        self,
-        run_id: str,
-        task: Task,
-        state_a: Path | None,
-        *,
-        stages: Sequence[str] | None = None,
-        force: bool = False,
-    ) -> Graded:
-        from srb_tui.service.ladder import LadderContext, grade_run
-
-        await self.ensure_gateway()
-        if state_a is None:
-            prepared = await asyncio.to_thread(
-                prepare_state_a, task.dir, task.state_a, self.settings.state_a_cache,
-            )
-            state_a = prepared.tree
-        run_dir = self.run_dir(run_id)
-        ctx = LadderContext(
-            store=self.store,
-            engine=self.engine,
-            task=task,
-            run_id=run_id,
-            submission_dir=self.submission_dir(run_id),
-            original_dir=state_a,
-            run_dir=run_dir,
-            base_image=self.settings.base_image,
-            publish=self._publish_any,
-            adversary_budget_sec=self._adversary_budget.get(run_id),
-            gateway=self.gateway,
-            image_map=self._image_map(),
-        )
-        envelope = await grade_run(ctx, stages=stages, force=force)
-        await self.store.update_run(run_id, finished_at=_now())
-        run = await self.store.require_run(run_id)
-        self.bus.publish(RunFinished(run_id, run.status, run.score, run.valid,
-                                     run.harness_error))
-        return Graded(run, envelope)
+        return await run_grading.regrade(
+            self, run_id, stages, force=force, adversary_budget_sec=adversary_budget_sec)
 
     # -- cancel, recover -------------------------------------------------------------------
 
@@ -493,90 +355,25 @@ class RunService:
         """Ask a driven run to stop; the agent container gets TERM, grace, KILL."""
         self._cancel.setdefault(run_id, asyncio.Event()).set()
 
-    async def _finish_cancelled(self, run_id: str) -> RunRecord:
-        await self.store.update_run(run_id, finished_at=_now())
-        await self._to(run_id, "cancelled", "cancelled by the operator")
-        run = await self.store.require_run(run_id)
-        self.bus.publish(RunFinished(run_id, run.status, None, None, "cancelled"))
-        return run
-
     async def cancel_stored(self, run_id: str) -> RunRecord:
         """Cancel a run that no process is driving: remove its containers, mark it."""
-        held = (await self.store.require_run(run_id)).extra.get(LEASE)
-        if lease_alive(held):
-            assert isinstance(held, dict)
-            raise LeaseHeld(run_id, held)
-        for c in await list_managed(self.engine, run_id, store_tag=self.store_tag):
-            await self._remove_quietly(c.handle)
-        run = await self.store.require_run(run_id)
-        if run.status in FINAL_STATUSES:
-            return run
-        return await self._finish_cancelled(run_id)
+        return await run_upkeep.cancel_stored(self, run_id)
 
     async def recover(self, *, grade: bool = True) -> list[RunRecord]:
         """Finish every run a previous srb left live; reap containers of finished runs."""
-        live = await self.store.live_runs()
-        live_ids = {r.id for r in live}
-        known = await self.store.known_run_ids(
-            [c.handle.run_id for c in await list_managed(self.engine)])
-        for c in await reap(self.engine, live_ids, store_tag=self.store_tag,
-                            known_run_ids=known):
-            await self._mark_removed(c.handle)
-            self._say(c.handle.run_id, f"reaped leftover container {c.handle.name}")
-        results = []
-        for run in live:
-            if self.driven_elsewhere(run):
-                self._say(run.id, "driven by another srb process; left alone")
-                results.append(run)
-                continue
-            try:
-                results.append(await self.drive(run.id, grade=grade))
-            except LeaseHeld as exc:  # another srb claimed it since we looked
-                self._say(run.id, str(exc))
-                results.append(await self.store.require_run(run.id))
-        return results
+        return await run_upkeep.recover(self, grade=grade)
 
     async def gc(self) -> tuple[GcReport, set[str]]:
-        """Remove this store's containers of runs that are over (never another store's,
-        never a live run's) and prune dangling srb images; returns the report and the
-        live run ids kept."""
-        live = {r.id for r in await self.store.live_runs()}
-        known = await self.store.known_run_ids(
-            [c.handle.run_id for c in await list_managed(self.engine)])
-        report = await gc(self.engine, live, store_tag=self.store_tag, known_run_ids=known)
-        for c in report.removed:
-            await self._mark_removed(c.handle)
-        return report, live
+        """Remove this store's containers of runs that are over and prune dangling srb
+        images (see :func:`.run_upkeep.collect_garbage`)."""
+        return await run_upkeep.collect_garbage(self)
 
     def _model_access(self) -> ModelAccess | None:
         """The explicit access given at construction, else one over ``self.gateway``."""
-        if self.model_access is not None:
-            return self.model_access
-        if self.gateway is None:
-            return None
-        from srb_tui.service.gateway_access import GatewayAccess
-
-        self.model_access = GatewayAccess(
-            self.gateway, self.store, self.engine,
-            socket_dir=self.gateway.socket_path.parent, base_image=self.settings.base_image,
-            labels={STORE_LABEL: self.store_tag})
-        return self.model_access
-
-    async def _close_access(self, run_id: str, kind: str) -> None:
-        access = self._model_access() if kind in CLIENT_KINDS else None
-        if access is not None:
-            with contextlib.suppress(Exception):
-                await access.close_run(run_id)
+        return run_access.access_for(self)
 
     async def _remove_quietly(self, handle: ContainerHandle) -> None:
-        with contextlib.suppress(RunnerError):
-            await remove(self.engine, handle)
-            await self._mark_removed(handle)
-
-    async def _mark_removed(self, handle: ContainerHandle) -> None:
-        """Record the container's removal (``removed_at``) when srb recorded it."""
-        with contextlib.suppress(StoreError):
-            await self.store.mark_container_removed(handle.id)
+        await run_upkeep.remove_quietly(self, handle)
 
     # -- paths -------------------------------------------------------------------------
 
@@ -594,4 +391,7 @@ def _now() -> str:
     return utc_now()
 
 
-__all__ = ["AgentLimits", "Graded", "LaunchError", "LeaseHeld", "RunService", "env_image_tag"]
+__all__ = [
+    "STORE_LABEL", "AgentLimits", "Graded", "LaunchError", "LeaseHeld", "RunService",
+    "env_image_tag",
+]  # fmt: skip

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from srb_tui.grader.module_env import SRB_RUNTIME, module_env, python_path
-from srb_tui.grader.suite import load_suite
+from srb_tui.grader.suite_manifest import load_suite
 
 from ..grader.helpers import read_json, run_grader, write_tree
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from srb_tui.grader.audit_tools import Limits, Toolbox, collapse, handle_request
+from srb_tui.grader.audit_tools import Toolbox, ToolLimits, collapse, handle_request
 
 from .helpers import REPO, grader_cmd, write_tree
 
@@ -83,7 +83,7 @@ def test_list_dir(roots: tuple[Path, Path, Path]) -> None:
     assert "submission:leakdir/secret.txt" not in kinds, "links are not followed"
     shallow = box(roots).list_dir("submission:", depth=1)
     assert "submission:lib/main.js" not in {e["path"] for e in shallow["entries"]}
-    capped = box(roots, limits=Limits(list_max_entries=2)).list_dir("submission:", depth=3)
+    capped = box(roots, limits=ToolLimits(list_max_entries=2)).list_dir("submission:", depth=3)
     assert len(capped["entries"]) == 2 and capped["truncated"] is True
 
 
@@ -92,7 +92,8 @@ def test_fetch_source_ranges_and_caps(roots: tuple[Path, Path, Path]) -> None:
     result = tools.fetch_source("submission:lib/main.js", start_line=2, end_line=3)
     assert result["text"] == "2: function main() {\n3:   return x;"
     assert (result["total_lines"], result["end_line"], result["truncated"]) == (5, 3, False)
-    capped = box(roots, limits=Limits(fetch_max_bytes=30)).fetch_source("submission:lib/main.js")
+    small = ToolLimits(fetch_max_bytes=30)
+    capped = box(roots, limits=small).fetch_source("submission:lib/main.js")
     assert capped["truncated"] is True and capped["end_line"] < 5
     assert "binary file" in tools.call("fetch_source", {"path": "submission:blob.bin"})["error"]
     assert "is not a file" in tools.call("fetch_source", {"path": "submission:lib"})["error"]
@@ -132,7 +133,7 @@ def test_diff(roots: tuple[Path, Path, Path]) -> None:
 def test_run_allowlist_no_shell_and_timeout(roots: tuple[Path, Path, Path]) -> None:
     closed = box(roots).call("run", {"argv": ["ls"]})
     assert closed == {"ok": False, "error": "no commands are allowed in this review"}
-    tools = box(roots, allow=["ls", "sleep", "cat"], limits=Limits(run_timeout_sec=0.5))
+    tools = box(roots, allow=["ls", "sleep", "cat"], limits=ToolLimits(run_timeout_sec=0.5))
     listing = tools.call("run", {"argv": ["ls"], "cwd": "lib"})
     assert listing["ok"] and listing["result"]["stdout"] == "main.js\n"
     assert listing["result"]["exit_code"] == 0

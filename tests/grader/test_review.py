@@ -9,7 +9,7 @@ import pytest
 
 from srb_tui.grader.audit_tools import Toolbox
 from srb_tui.grader.review import (
-    Gate,
+    AuditGate,
     ReviewIntake,
     SampleGrade,
     audit_envelope,
@@ -26,9 +26,9 @@ from srb_tui.grader.review import (
 from .helpers import write_tree
 
 GATES = [
-    Gate("no-python", "python is gone"),
-    Gate("node-here", "node exists"),
-    Gate("advice", "optional", required=False),
+    AuditGate("no-python", "python is gone"),
+    AuditGate("node-here", "node exists"),
+    AuditGate("advice", "optional", required=False),
 ]
 
 
@@ -142,7 +142,7 @@ def _sample(index: int, **verdicts: str) -> SampleGrade:
 
 
 def test_majority_tie_and_no_vote() -> None:
-    gates = [Gate("a"), Gate("b"), Gate("c")]
+    gates = [AuditGate("a"), AuditGate("b"), AuditGate("c")]
     samples = [
         _sample(0, a="fail", b="fail", c="pass"),
         _sample(1, a="fail", b="pass", c="pass"),
@@ -152,14 +152,15 @@ def test_majority_tie_and_no_vote() -> None:
     assert outcomes["a"].outcome == "fail" and outcomes["a"].votes == {"pass": 0, "fail": 2}
     assert outcomes["b"].outcome == "pass" and outcomes["b"].tie is True
     assert outcomes["c"].outcome == "pass" and outcomes["c"].tie is False
-    three = vote([_sample(0, a="fail"), _sample(1, a="pass"), _sample(2, a="fail")], [Gate("a")])
+    samples = [_sample(0, a="fail"), _sample(1, a="pass"), _sample(2, a="fail")]
+    three = vote(samples, [AuditGate("a")])
     assert three[0].outcome == "fail"
     none = vote([unusable_sample(0, "x")], gates)
     assert [o.outcome for o in none] == ["error", "error", "error"]
 
 
 def test_audit_outcome_rules() -> None:
-    gates = [Gate("req"), Gate("opt", required=False)]
+    gates = [AuditGate("req"), AuditGate("opt", required=False)]
     fail_opt = vote([_sample(0, req="pass", opt="fail")], gates)
     assert audit_outcome(fail_opt) == "pass", "an advisory gate does not veto"
     fail_req = vote([_sample(0, req="fail", opt="pass")], gates)
@@ -168,7 +169,7 @@ def test_audit_outcome_rules() -> None:
 
 
 def test_audit_envelope_records_downgrades_ties_and_unusable(toolbox: Toolbox) -> None:
-    gates = [Gate("no-python"), Gate("node-here")]
+    gates = [AuditGate("no-python"), AuditGate("node-here")]
     grounded = grade_sample(
         review(answer("no-python", "fail", CITE), answer("node-here", "pass")),
         gates,

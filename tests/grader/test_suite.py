@@ -11,14 +11,8 @@ from typing import Any
 
 import pytest
 
-from srb_tui.grader.suite import (
-    SuiteError,
-    load_suite,
-    module_rate,
-    normalise_check,
-    summarise,
-    tally,
-)
+from srb_tui.grader.suite_checks import module_rate, normalise_check, summarise, tally
+from srb_tui.grader.suite_manifest import SuiteError, load_suite
 
 from .helpers import (
     grader_cmd,

@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from srb_tui.grader.audit_tools import Limits, Toolbox
-from srb_tui.grader.suite import load_suite, run_suite
+from srb_tui.grader.audit_tools import Toolbox, ToolLimits
+from srb_tui.grader.suite import run_suite
+from srb_tui.grader.suite_manifest import load_suite
 from srb_tui.runner.containers import ExecResult, interpret_exit
 from srb_tui.schema import Module, Suite, load_task
 from srb_tui.service.stages.behavioural import outcome_of
@@ -156,7 +157,7 @@ def test_search_over_a_long_line_is_bounded(tmp_path: Path) -> None:
     sub.mkdir()
     (sub / "notes.txt").write_text("#!" * 950_000 + "\n")
     (sub / "x.js").write_text("const a = 1;\n" + " " * 500_000 + "spawn_python_here\n")
-    box = Toolbox(tmp_path / "a", sub, limits=Limits(call_timeout_sec=3.0))
+    box = Toolbox(tmp_path / "a", sub, limits=ToolLimits(call_timeout_sec=3.0))
     started = time.monotonic()
     out = box.call("search", {"pattern": r"#!.*python", "root": "submission"})
     assert time.monotonic() - started < 12.0
@@ -172,7 +173,7 @@ def test_a_pathological_pattern_is_stopped_by_the_wall_clock(tmp_path: Path) -> 
     sub = tmp_path / "b"
     sub.mkdir()
     (sub / "t.txt").write_text("a" * 1000 + "!\n")
-    box = Toolbox(tmp_path / "a", sub, limits=Limits(call_timeout_sec=1.0))
+    box = Toolbox(tmp_path / "a", sub, limits=ToolLimits(call_timeout_sec=1.0))
     started = time.monotonic()
     out = box.call("search", {"pattern": r"(a+)+$", "root": "submission"})
     assert time.monotonic() - started < 10.0
@@ -185,7 +186,7 @@ def test_big_files_are_skipped_and_said_so(tmp_path: Path) -> None:
     sub.mkdir()
     (sub / "big.txt").write_text("x\n" * 20_000)
     (sub / "big2.txt").write_text("x\n" * 20_000)
-    limits = Limits(search_max_file_bytes=1000, diff_max_file_bytes=1000)
+    limits = ToolLimits(search_max_file_bytes=1000, diff_max_file_bytes=1000)
     box = Toolbox(tmp_path / "a", sub, limits=limits)
     out = box.call("search", {"pattern": "x", "root": "submission"})
     assert out["result"]["skipped_large"] == ["submission:big.txt", "submission:big2.txt"]

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from srb_tui.scoring import ModuleScore, ScoreEnvelope, ScoringPolicy, score_run, write_score_files
+from srb_tui.scoring import ModuleScore, ScoreEnvelope, ScoringPolicy, score_run
+from srb_tui.scoring.published import verdict_document
+from srb_tui.scoring.result_files import write_result_files
 
 POLICY = ScoringPolicy()
 MODULES = [
@@ -145,13 +147,14 @@ def test_module_score_from_stage_unit() -> None:
     assert ModuleScore.from_unit(unit) == ModuleScore("m", 2.0, "timeout", 0.0, 5, 9)
 
 
+def _write(folder: Path, env: ScoreEnvelope) -> list[Path]:
+    """The run's files as the ladder writes them (result_files over the verdict document)."""
+    return write_result_files(folder, verdict_document(env, task="t", stages={}))
+
+
 def test_score_json_shape_and_reward_written_last(tmp_path: Path) -> None:
     env = score_run("pass", True, MODULES, adversaries("broken", *["survived"] * 5), POLICY)
-    written = write_score_files(tmp_path, env)
-    assert [p.name for p in written] == ["score.json", "reward.json"]
-    assert written[1].stat().st_mtime_ns >= written[0].stat().st_mtime_ns
-    score = json.loads((tmp_path / "score.json").read_text())
-    assert list(score) == [
+    assert list(env.to_json()) == [
         "reward",
         "score",
         "max_score",
@@ -163,32 +166,33 @@ def test_score_json_shape_and_reward_written_last(tmp_path: Path) -> None:
         "harness_error",
         "notes",
     ]
+    written = _write(tmp_path, env)
+    assert written[-1].name == "reward.json" and written[0].name == "score.json"
+    assert all(written[-1].stat().st_mtime_ns >= p.stat().st_mtime_ns for p in written)
+    score = json.loads((tmp_path / "score.json").read_text())
+    assert set(env.to_json()) <= set(score), "srb's envelope fields stand in score.json"
     assert {"points", "rate", "modules"} <= set(score["behavioural"])
     assert {"points", "models_total", "models_survived", "breaks"} <= set(score["verification"])
     assert score["reward"] == 0.9 and score["verification"]["models_total"] == 6
     reward = json.loads((tmp_path / "reward.json").read_text())
-    assert reward == {
-        "reward": 0.9,
-        "score": 90.0,
-        "max_score": 100.0,
-        "audit_pass": 1.0,
-        "behavioural_points": 40.0,
-        "behavioural_rate": 0.625,
-        "verification_points": 50.0,
-        "models_survived": 5.0,
-    }
+    assert (reward["reward"], reward["score"], reward["max_score"], reward["valid"]) == (
+        0.9, 90.0, 100.0, 1)  # fmt: skip
+    assert (reward["stage1_passed"], reward["stage2_points"], reward["stage2_rate"]) == (
+        1, 40.0, 0.625)  # fmt: skip
+    assert (reward["stage3_points"], reward["stage3_survived"], reward["stage3_broken"]) == (
+        50.0, 5, 1)  # fmt: skip
     assert all(isinstance(v, int | float) and not isinstance(v, bool) for v in reward.values())
 
 
-def test_invalid_result_writes_no_reward_and_removes_a_stale_one(tmp_path: Path) -> None:
+def test_invalid_result_replaces_a_stale_reward_with_valid_zero(tmp_path: Path) -> None:
     (tmp_path / "reward.json").write_text('{"reward": 1.0}')
     env = score_run("error", None, [], None, POLICY)
-    assert [p.name for p in write_score_files(tmp_path, env)] == ["score.json"]
-    assert not (tmp_path / "reward.json").exists()
+    assert env.valid is False and env.score is None and env.reward is None
+    _write(tmp_path, env)
     score = json.loads((tmp_path / "score.json").read_text())
-    assert score["valid"] is False and score["score"] is None and score["reward"] is None
-    with pytest.raises(ValueError):
-        env.reward_numbers()
+    assert score["valid"] is False and score["harness_error"] == env.harness_error
+    reward = json.loads((tmp_path / "reward.json").read_text())
+    assert (reward["valid"], reward["reward"], reward["score"]) == (0, 0.0, 0.0)
 
 
 def test_accepted_property() -> None:

@@ -21,7 +21,7 @@ from srb_tui.drivers.loop import deadline_in
 from srb_tui.gateway import Gateway, driver_endpoint
 from srb_tui.grader.envelope import atomic_write_json
 from srb_tui.grader.review import (
-    Gate,
+    AuditGate,
     SampleGrade,
     audit_envelope,
     prompt_values,
@@ -64,9 +64,9 @@ DEFAULT_PROMPT = (
 )
 
 
-def _gates(task: Task) -> list[Gate]:
+def _gates(task: Task) -> list[AuditGate]:
     assert task.evaluation is not None
-    return [Gate(g.id, g.title, g.question, g.required) for g in task.evaluation.gates]
+    return [AuditGate(g.id, g.title, g.question, g.required) for g in task.evaluation.gates]
 
 
 def _driver(
@@ -92,7 +92,7 @@ def _driver(
 
 
 def _prompt(
-    spec: StageSpec, task: Task, gates: list[Gate], allowed: list[str], findings: str
+    spec: StageSpec, task: Task, gates: list[AuditGate], allowed: list[str], findings: str
 ) -> str:
     rel = option_str(spec, "prompt", "")
     template = DEFAULT_PROMPT
@@ -126,7 +126,7 @@ def _grade_of(sample: ReviewSample) -> SampleGrade:
     return unusable_sample(sample.index, f"{sample.ending}: {sample.reason}".strip(": "))
 
 
-def vote_rows(grades: list[SampleGrade], gates: list[Gate]) -> list[dict[str, Any]]:
+def vote_rows(grades: list[SampleGrade], gates: list[AuditGate]) -> list[dict[str, Any]]:
     """One stored vote per (gate, sample): the recorded verdict with its checked evidence,
     or ``error`` for a sample that produced no usable review."""
     rows: list[dict[str, Any]] = []
@@ -159,7 +159,7 @@ def vote_rows(grades: list[SampleGrade], gates: list[Gate]) -> list[dict[str, An
     return rows
 
 
-def outcome_rows(grades: list[SampleGrade], gates: list[Gate]) -> list[dict[str, Any]]:
+def outcome_rows(grades: list[SampleGrade], gates: list[AuditGate]) -> list[dict[str, Any]]:
     unusable = sum(1 for grade in grades if not grade.usable)
     titles = {gate.id: gate.title for gate in gates}
     return [

@@ -17,7 +17,7 @@ import json
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from srb_tui.grader.suite import summarise
+from srb_tui.grader.suite_checks import summarise
 from srb_tui.runner import DockerEngine
 from srb_tui.runner.files import fetch_file
 from srb_tui.schema import StageSpec, Task

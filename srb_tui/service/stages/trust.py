@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from srb_tui.grader.suite import module_rate, summarise, tally
+from srb_tui.grader.suite_checks import module_rate, summarise, tally
 from srb_tui.schema import Suite
 
 COUNT_KEYS = ("passed", "failed", "skipped", "errored", "scored", "observations")

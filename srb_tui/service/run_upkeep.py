@@ -1,0 +1,88 @@
+"""Run upkeep: cancelling a run nobody drives, recovering the runs a stopped srb left live,
+and removing containers (recording their removal) — the run service's housekeeping, apart
+from driving a run (:mod:`.orchestrator`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING
+
+from srb_tui.runner import ContainerHandle, GcReport, RunnerError, gc, list_managed, reap, remove
+from srb_tui.service.events import RunFinished
+from srb_tui.service.run_faults import LEASE, LeaseHeld, lease_alive
+from srb_tui.store import FINAL_STATUSES, RunRecord, StoreError, utc_now
+
+if TYPE_CHECKING:
+    from srb_tui.service.orchestrator import RunService
+
+
+async def finish_cancelled(svc: RunService, run_id: str) -> RunRecord:
+    await svc.store.update_run(run_id, finished_at=utc_now())
+    await svc._to(run_id, "cancelled", "cancelled by the operator")
+    run = await svc.store.require_run(run_id)
+    svc.bus.publish(RunFinished(run_id, run.status, None, None, "cancelled"))
+    return run
+
+
+async def cancel_stored(svc: RunService, run_id: str) -> RunRecord:
+    """Cancel a run that no process is driving: remove its containers, mark it."""
+    held = (await svc.store.require_run(run_id)).extra.get(LEASE)
+    if lease_alive(held):
+        assert isinstance(held, dict)
+        raise LeaseHeld(run_id, held)
+    for c in await list_managed(svc.engine, run_id, store_tag=svc.store_tag):
+        await remove_quietly(svc, c.handle)
+    run = await svc.store.require_run(run_id)
+    if run.status in FINAL_STATUSES:
+        return run
+    return await finish_cancelled(svc, run_id)
+
+
+async def recover(svc: RunService, *, grade: bool = True) -> list[RunRecord]:
+    """Finish every run a previous srb left live; reap containers of finished runs."""
+    live = await svc.store.live_runs()
+    live_ids = {r.id for r in live}
+    known = await svc.store.known_run_ids(
+        [c.handle.run_id for c in await list_managed(svc.engine)])
+    for c in await reap(svc.engine, live_ids, store_tag=svc.store_tag,
+                        known_run_ids=known):
+        await mark_removed(svc, c.handle)
+        svc._say(c.handle.run_id, f"reaped leftover container {c.handle.name}")
+    results = []
+    for run in live:
+        if svc.driven_elsewhere(run):
+            svc._say(run.id, "driven by another srb process; left alone")
+            results.append(run)
+            continue
+        try:
+            results.append(await svc.drive(run.id, grade=grade))
+        except LeaseHeld as exc:  # another srb claimed it since we looked
+            svc._say(run.id, str(exc))
+            results.append(await svc.store.require_run(run.id))
+    return results
+
+
+async def collect_garbage(svc: RunService) -> tuple[GcReport, set[str]]:
+    """Remove this store's containers of runs that are over (never another store's,
+    never a live run's) and prune dangling srb images; returns the report and the
+    live run ids kept."""
+    live = {r.id for r in await svc.store.live_runs()}
+    known = await svc.store.known_run_ids(
+        [c.handle.run_id for c in await list_managed(svc.engine)])
+    report = await gc(svc.engine, live, store_tag=svc.store_tag, known_run_ids=known)
+    for c in report.removed:
+        await mark_removed(svc, c.handle)
+    return report, live
+
+
+async def remove_quietly(svc: RunService, handle: ContainerHandle) -> None:
+    with contextlib.suppress(RunnerError):
+        await remove(svc.engine, handle)
+        await mark_removed(svc, handle)
+
+
+async def mark_removed(svc: RunService, handle: ContainerHandle) -> None:
+    """Record the container's removal (``removed_at``) when srb recorded it."""
+    with contextlib.suppress(StoreError):
+        await svc.store.mark_container_removed(handle.id)
