@@ -19,6 +19,7 @@ console re-attaches to the runs left live (as at start). The console follows
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
@@ -97,6 +98,7 @@ class ConsoleService:
         self.engine_watch_sec = ENGINE_WATCH_SEC
         self.engine_state: EngineState | None = None
         self._watch: EngineWatch | None = None
+        self._follower: asyncio.Task[None] | None = None
         self._title = str(app.title)
         self._closed = False
         self._gateway_told = False
@@ -167,6 +169,11 @@ class ConsoleService:
         self._closed = True
         if self._watch is not None:
             await self._watch.stop()
+        if self._follower is not None:
+            self._follower.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._follower
+            self._follower = None
         await self.core.close()
 
     # -- the engine's state -------------------------------------------------------------
@@ -227,7 +234,11 @@ class ConsoleService:
         """At console start: drive on every run a previous srb left unfinished (pending,
         preparing, or with work under way) that no other live srb process drives; follow
         the engine's state from then on."""
-        self._spawn(self._follow_engine(), name="engine state", group="console-engine")
+        # A task of its own, not an app worker: it lasts as long as the console, and
+        # workers are what screens (and tests) wait to complete.
+        if self._follower is None:
+            self._follower = asyncio.get_running_loop().create_task(
+                self._follow_engine(), name="srb-engine-follower")
         if self.recover_on_start:
             self._spawn(self._recover(), name="re-attach", group="console-start")
 

@@ -116,3 +116,6 @@ async def test_a_flip_on_the_bus_is_shown_once_and_clears(builtin_settings: Sett
         bus.publish(EngineStateChanged("", EngineState("up", version="20.10")))
         await until(pilot, lambda: app.title == "srb", "the header cleared")
         assert driven == []  # the quiet app re-attaches nothing
+        # Following the engine is no app worker: screens (and tests) that wait for the
+        # workers to complete are not held up by it for as long as the console lives.
+        await asyncio.wait_for(app.workers.wait_for_complete(), 10)
