@@ -4,11 +4,14 @@ The candidate contract is the published one (:mod:`.candidate_env`): each run ge
 writable copy of the tree under test as its working folder and ``SRB_TARGET`` (the same
 path for both roles, restored from a pristine copy before every run), ``SRB_CANDIDATE`` (the
 candidate's file, :func:`.candidate_env.candidate_entry`), ``SRB_CANDIDATE_NAME``,
-``SRB_TARGET_TOKEN`` (salted per stage), ``SRB_WORK`` (kept across the round's runs) and
+``SRB_TARGET_TOKEN`` (salted per stage), ``SRB_WORK`` (kept across the round's runs of the
+same role: each role has its own, parked out of the other's reach between runs) and
 ``SRB_NETWORK=denied``; the role is the command's last argument only. Timestamps of the
 copies are normalised, so nothing but content differs. Submission code (the command and
 everything it starts) runs as the round's slot uid (:mod:`.sandbox`), in its own process
-group, under a timeout; the slot is ended whole afterwards.
+group, under a timeout; the slot is ended whole afterwards. Each run holds the container's
+run lease: a /tmp (and /dev/shm) of its own for its duration, empty when it starts and
+emptied when it ends, which no concurrent run sees (:mod:`.candidate_scratch`).
 
 Adjudication, in the published order: a fault exit code (64–78 by default) on either side ⇒
 invalid; the candidate must pass (exit 0) on State A ⇒ else invalid; it must fail on the
@@ -38,13 +41,14 @@ from .candidate_env import (
     contract_env,
     target_token,
 )
+from .candidate_scratch import VAULT, ScratchError, enter_work, leave_work, run_lease
 from .lockdown import tree_digest
 from .procs import run_group
 
 ROLES = ("original", "submission")
 DEFAULT_FAULT_CODES = frozenset(range(64, 79))
 FIXED_MTIME = 946684800  # 2000-01-01T00:00:00Z: staged trees carry no timestamp of their own
-KEEP_IN_SCRATCH = ("work",)
+KEEP_IN_SCRATCH = ("work", VAULT)
 TAIL_BYTES = 2000
 SCAN_MAX_FILE_BYTES = 1_000_000
 
@@ -191,25 +195,39 @@ def candidate_env(
     )
 
 
-def _run_area(spec: CandidateSpec, stage_root: Path, pristine: Path) -> dict[str, Path]:
+def _work_root(spec: CandidateSpec, stage_root: Path) -> Path:
+    """Where the round's kept SRB_WORK folders live (the slot's scratch in a container)."""
+    return sandbox.scratch_dir(spec.slot) if sandbox.enabled() else stage_root.parent
+
+
+def _run_area(
+    spec: CandidateSpec, stage_root: Path, pristine: Path, token: str
+) -> dict[str, Path]:
     """A fresh writable copy of ``pristine`` (the target) with a fresh HOME and TMPDIR and
-    the round's kept SRB_WORK. In a stage container all of it belongs to the slot uid."""
-    if sandbox.enabled():
-        sandbox.reset(spec.slot, remake=("home", "tmp", "work"), keep=KEEP_IN_SCRATCH)
-        scratch = sandbox.scratch_dir(spec.slot)
-        area = {name: scratch / name for name in ("target", "home", "tmp", "work")}
-        if sandbox.copy_as_slot(spec.slot, pristine, area["target"]) != 0:
-            raise StagingError(f"cannot copy the tree to {area['target']} as slot {spec.slot}")
+    the role's kept SRB_WORK (by its token). In a stage container all of it belongs to the
+    slot uid."""
+    try:
+        if sandbox.enabled():
+            sandbox.reset(spec.slot, remake=("home", "tmp"), keep=(VAULT,))
+            scratch = sandbox.scratch_dir(spec.slot)
+            area = {name: scratch / name for name in ("target", "home", "tmp")}
+            area["work"] = enter_work(spec.slot, scratch, token)
+            if sandbox.copy_as_slot(spec.slot, pristine, area["target"]) != 0:
+                raise StagingError(
+                    f"cannot copy the tree to {area['target']} as slot {spec.slot}"
+                )
+            return area
+        run = stage_root / "run"
+        shutil.rmtree(run, ignore_errors=True)
+        area = {name: run / name for name in ("home", "tmp")}
+        for folder in area.values():
+            folder.mkdir(parents=True, exist_ok=True)
+        area["work"] = enter_work(spec.slot, stage_root.parent, token)
+        area["target"] = run / "target"
+        stage_copy(pristine, area["target"])
         return area
-    run = stage_root / "run"
-    shutil.rmtree(run, ignore_errors=True)
-    area = {name: run / name for name in ("home", "tmp")}
-    area["work"] = stage_root.parent / "work"
-    for folder in area.values():
-        folder.mkdir(parents=True, exist_ok=True)
-    area["target"] = run / "target"
-    stage_copy(pristine, area["target"])
-    return area
+    except ScratchError as exc:
+        raise StagingError(str(exc)) from None
 
 
 def _check_working_copy(spec: CandidateSpec, target: Path) -> None:
@@ -251,25 +269,50 @@ def run_once(
         entry = candidate_entry(candidate)
     except FileNotFoundError as exc:
         raise StagingError(str(exc)) from None
-    area = _run_area(spec, stage_root, pristine)
-    if role == "original":
-        _check_working_copy(spec, area["target"])
+    token = target_token(spec.token_salt, role)
+    area = _run_area(spec, stage_root, pristine, token)
     logs = stage_root.parent / f".logs-{stage_root.name}"
-    logs.mkdir(mode=0o700, exist_ok=True)
+    try:
+        if role == "original":
+            _check_working_copy(spec, area["target"])
+        logs.mkdir(mode=0o700, exist_ok=True)
+        return _execute(spec, area, entry, logs, role, attempt, name, token)
+    finally:
+        shutil.rmtree(pristine, ignore_errors=True)
+        shutil.rmtree(logs, ignore_errors=True)
+        if not sandbox.enabled():
+            shutil.rmtree(stage_root / "run", ignore_errors=True)
+        try:
+            leave_work(spec.slot, _work_root(spec, stage_root), token)
+        except ScratchError as exc:
+            raise StagingError(str(exc)) from None
+
+
+def _execute(
+    spec: CandidateSpec,
+    area: Mapping[str, Path],
+    entry: Path,
+    logs: Path,
+    role: str,
+    attempt: int,
+    name: str,
+    token: str,
+) -> RunObservation:
+    """One run of the candidate command in a prepared area, holding the run lease."""
     out_path, err_path = logs / "stdout", logs / "stderr"
     argv = [*spec.command, role]
     env = candidate_env(
-        spec, area["target"], entry, area["work"],
-        token=target_token(spec.token_salt, role), name=name,
+        spec, area["target"], entry, area["work"], token=token, name=name,
         home=area["home"], tmpdir=area["tmp"],
     )  # fmt: skip
     cwd = str(area["target"])
     try:
-        with out_path.open("wb") as out, err_path.open("wb") as err:
+        with out_path.open("wb") as out, err_path.open("wb") as err, run_lease() as groups:
             if sandbox.enabled():
                 code, timed_out, duration, start_error, _ = sandbox.run_in_slot(
                     argv, slot=spec.slot, cwd=cwd, env=env, timeout_sec=spec.timeout_sec,
                     stdout=out, stderr=err, grace_sec=spec.grace_sec, keep=KEEP_IN_SCRATCH,
+                    groups=groups,
                 )
             else:
                 done = run_group(
@@ -288,11 +331,8 @@ def run_once(
             stdout_tail=_tail(out_path),
             stderr_tail=_tail(err_path),
         )
-    finally:
-        shutil.rmtree(pristine, ignore_errors=True)
-        shutil.rmtree(logs, ignore_errors=True)
-        if not sandbox.enabled():
-            shutil.rmtree(stage_root / "run", ignore_errors=True)
+    except ScratchError as exc:
+        raise StagingError(str(exc)) from None
 
 
 # --------------------------------------------------------------------------- scope

@@ -124,6 +124,8 @@ class CandidateOptions:
     deny_commands: tuple[str, ...]
     original_digest: str | None = None
     network_allowed: bool = False
+    lanes: int = 1
+    """rounds whose candidate runs take turns on the container's run lease"""
 
     def args(self) -> list[str]:
         out = [
@@ -148,8 +150,9 @@ class CandidateOptions:
         return out
 
     def exec_budget_sec(self) -> float:
-        """Host-side ceiling for one adjudication: every run at its timeout, plus slack."""
-        return 2 * max(1, self.reruns) * (self.timeout_sec + 10) + 60
+        """Host-side ceiling for one adjudication: every run at its timeout, plus slack, for
+        each lane whose runs may hold the run lease before this one's."""
+        return max(1, self.lanes) * 2 * max(1, self.reruns) * (self.timeout_sec + 10) + 60
 
 
 async def adjudicate_in(

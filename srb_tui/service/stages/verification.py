@@ -51,8 +51,8 @@ from .common import (
     StageContainer,
     StageFault,
     StageImages,
-    StageLayout,
     StageOutcome,
+    candidate_layout,
     container_path,
     option_str,
     tests_dir,
@@ -380,18 +380,16 @@ async def run_verification(
     image = await images.get("verification")
     envelope = StageEnvelope(stage="verification", task=task.id)
     results: list[RoundResult] = []
+    lanes = max(1, min(len(setup.probe.adversaries), max_parallel))
     setup = dataclasses.replace(
         setup,
         candidates=dataclasses.replace(
-            setup.candidates, original_digest=await asyncio.to_thread(tree_digest, original)
+            setup.candidates,
+            original_digest=await asyncio.to_thread(tree_digest, original),
+            lanes=lanes,  # candidate runs take turns on the run lease
         ),
     )
-    layout = StageLayout(
-        slots=max(1, len(setup.probe.adversaries)),
-        workspace=False,
-        shared_tmp=False,
-        private_tests=False,
-    )
+    layout = candidate_layout(len(setup.probe.adversaries))
     async with StageContainer(
         engine, run_id, "verification", image.tag, publish=publish, store=store,
         layout=layout, task=task,
