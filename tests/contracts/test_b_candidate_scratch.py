@@ -9,14 +9,19 @@ runs the candidate against the copy. It never removes the folder, so every later
 an empty /tmp only because srb emptied it. It caches the tool's answer per tree in
 ``$SRB_WORK/$SRB_TARGET_TOKEN`` the way the published scripts cache builds. Two rounds
 adjudicate at once on two slots; a hostile submission plants a wrong answer in every cache
-it can find.
+it can find; a scripted adversary (srb's real scripted driver running a small PROGRAM, a
+stand-in for a model) learns State A's SRB_TARGET_TOKEN from a try and reports a candidate
+that only compares the token.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
+import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,23 +30,25 @@ import pytest_asyncio
 from srb_tui.grader.sandbox import TMP_GROUP_OFFSET
 from srb_tui.runner import DockerEngine, RunnerPool
 from srb_tui.runner.files import put_files, put_readonly_tree
-from srb_tui.schema import load_task
-from srb_tui.service.stages.channels import CandidateOptions, adjudicate_in
+from srb_tui.schema import Adversary, Task, load_task
+from srb_tui.service.stages.channels import CandidateOptions
 from srb_tui.service.stages.common import (
     CANDIDATES,
     ORIGINAL_DIR,
     STAGE_BASE,
+    SUBMISSION_DIR,
     StageContainer,
     StageImages,
     candidate_layout,
     stage_mounts,
 )
+from srb_tui.service.stages.verification import _model_round
+from srb_tui.service.stages.verification_setup import probe_setup
 
 from ..conftest import DEMO_TASK
 
 BASE_IMAGE = "srb/base:bookworm"
 FIXTURE = "/tests/fixture"
-DOCKER = [pytest.mark.docker, pytest.mark.asyncio(loop_scope="module")]
 
 RUN_CANDIDATE = r"""#!/usr/bin/env bash
 set -uo pipefail
@@ -83,6 +90,26 @@ done
 echo 41
 """
 
+ORACLE = r"""import json, sys
+def read():
+    return json.loads(sys.stdin.readline())
+def send(message):
+    print(json.dumps(message), flush=True)
+assert read()["type"] == "start"
+show = 'echo "T=$SRB_TARGET_TOKEN"; exit 1\n'
+send({"tool": "try_test", "args": {"files": {"candidate.sh": show}}})
+runs = read()["result"]["runs"]
+token = [line[2:] for run in runs if run["role"] == "original"
+         for line in run["stdout_tail"].splitlines() if line.startswith("T=")][0]
+oracle = '[ "$SRB_TARGET_TOKEN" = "%s" ]\n' % token
+send({"tool": "try_test", "args": {"files": {"candidate.sh": oracle}}})
+tried = read()["result"]["outcome"]
+open(sys.argv[1], "w").write(tried)
+send({"report": {"found": True, "summary": "token", "claim": "the token differs",
+                 "files": {"candidate.sh": oracle}}})
+read()
+"""
+
 OPTIONS = CandidateOptions(
     command=("bash", f"{FIXTURE}/run-candidate.sh"),
     reruns=3,
@@ -93,19 +120,26 @@ OPTIONS = CandidateOptions(
 )
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def box(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[StageContainer]:
+@pytest.fixture(scope="module")
+def task() -> Task:
     load = load_task(DEMO_TASK)
     assert load.task is not None
+    return load.task
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def box(
+    tmp_path_factory: pytest.TempPathFactory, task: Task
+) -> AsyncIterator[StageContainer]:
     engine = DockerEngine(RunnerPool(2))
-    images = StageImages(engine, load.task, BASE_IMAGE, lambda event: None)
+    images = StageImages(engine, task, BASE_IMAGE, lambda event: None)
     info = await images.get("verification")
     root = tmp_path_factory.mktemp("scratch")
-    original, wrong, fixture = root / "original", root / "wrong", root / "fixture"
+    original, honest, fixture = root / "original", root / "honest", root / "fixture"
     for folder, tool in (
         (original, "echo 42\n"),
-        (wrong, "echo 41\n"),
-        (fixture / "same", "echo 42\n"),
+        (honest, "echo 42\n"),
+        (fixture / "wrong", "echo 41\n"),
         (fixture / "hostile", HOSTILE_TOOL),
     ):
         folder.mkdir(parents=True)
@@ -113,10 +147,10 @@ async def box(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[StageCo
     (fixture / "run-candidate.sh").write_text(RUN_CANDIDATE)
     container = StageContainer(
         engine, "contract-scratch", "verification", info.tag, publish=lambda e: None,
-        layout=candidate_layout(4), task=load.task,
+        layout=candidate_layout(5), task=task,
     )  # fmt: skip
     async with container:
-        await container.put_trees(original, wrong)
+        await container.put_trees(original, honest)
         await put_readonly_tree(engine, container.h, fixture, FIXTURE)
         yield container
     engine.close()
@@ -131,7 +165,9 @@ def facts(verdict: dict[str, Any]) -> list[dict[str, str]]:
     return found
 
 
-async def judge(box: StageContainer, submission: str, slot: int, name: str) -> dict[str, Any]:
+async def judge(
+    box: StageContainer, submission: str, slot: int, name: str
+) -> dict[str, Any]:
     """Adjudicate the candidate against State A and ``submission`` on ``slot``."""
     folder = f"{CANDIDATES}/tries/{name}"
     files = {key: text.encode() for key, text in CANDIDATE.items()}
@@ -165,8 +201,7 @@ async def test_fixed_tmp_path_candidates_of_two_rounds_are_upheld_side_by_side(
     box: StageContainer,
 ) -> None:
     verdicts = await asyncio.gather(
-        adjudicate_in(box, OPTIONS, CANDIDATE, f"{CANDIDATES}/tries/r0", slot=0),
-        adjudicate_in(box, OPTIONS, CANDIDATE, f"{CANDIDATES}/tries/r1", slot=1),
+        judge(box, f"{FIXTURE}/wrong", 0, "r0"), judge(box, f"{FIXTURE}/wrong", 1, "r1")
     )
     for verdict in verdicts:
         assert verdict["outcome"] == "upheld", verdict
@@ -183,7 +218,7 @@ async def test_fixed_tmp_path_candidates_of_two_rounds_are_upheld_side_by_side(
 async def test_an_untouched_submission_survives_the_fixed_tmp_candidate(
     box: StageContainer,
 ) -> None:
-    verdict = await judge(box, f"{FIXTURE}/same", 2, "same")
+    verdict = await judge(box, SUBMISSION_DIR, 2, "same")
     assert verdict["outcome"] == "invalid", verdict
     assert verdict["reason"] == "passes on the submission too: not a break"
     assert [f["answer"] for f in facts(verdict)] == ["42", "42"]
@@ -197,3 +232,28 @@ async def test_a_hostile_submission_cannot_poison_state_a_cache(box: StageContai
     assert verdict["outcome"] == "upheld", verdict
     assert [f["answer"] for f in seen if f["role"] == "original"] == ["42"] * 3
     assert [f["answer"] for f in seen if f["role"] == "submission"] == ["41"] * 3
+
+
+@pytest.mark.docker
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_reported_token_oracle_does_not_break_an_honest_submission(
+    box: StageContainer, task: Task, tmp_path: Path
+) -> None:
+    program, tried = tmp_path / "oracle.py", tmp_path / "tried"
+    program.write_text(ORACLE)
+    assert task.evaluation is not None and task.evaluation.verification is not None
+    spec = task.evaluation.verification
+    setup = dataclasses.replace(probe_setup(task, spec), candidates=OPTIONS)
+    adversary = Adversary(
+        id="oracle", model="scripted", driver="scripted", budget_sec=120,
+        metadata={"program": [sys.executable, str(program), str(tried)]},
+    )  # fmt: skip
+    result = await _model_round(
+        box, setup, adversary, task, spec, 120.0, tmp_path, {"PATH": "/usr/bin:/bin"}, None, 4
+    )
+    assert tried.read_text() == "upheld", "under the round's own tokens the oracle discriminates"
+    assert result.outcome == "survived", result.reason
+    verdict = result.candidates[0]["verdict"]
+    assert verdict["outcome"] == "invalid" and verdict["reason"].startswith(
+        "does not pass on State A"
+    ), verdict

@@ -126,6 +126,8 @@ class CandidateOptions:
     network_allowed: bool = False
     lanes: int = 1
     """rounds whose candidate runs take turns on the container's run lease"""
+    token_salt_file: str = TOKEN_SALT_FILE
+    """where the grader keeps the SRB_TARGET_TOKEN salt these adjudications use"""
 
     def args(self) -> list[str]:
         out = [
@@ -144,7 +146,7 @@ class CandidateOptions:
             out += ["--original-digest", self.original_digest]
         # One salt for the whole stage, in a file only the grader reads: every candidate
         # sees the same SRB_TARGET_TOKEN for the same tree, none can derive the other's.
-        out += ["--token-salt-file", TOKEN_SALT_FILE]
+        out += ["--token-salt-file", self.token_salt_file]
         if self.network_allowed:
             out.append("--network-allowed")
         return out

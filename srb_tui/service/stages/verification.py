@@ -264,10 +264,14 @@ async def _model_round(
         )
     elif transcript.status == "reported" and transcript.candidate:
         folder = f"{CANDIDATES}/reported/{adversary.id}"
+        # Judged under tokens the round never saw (a salt of its own, so fresh SRB_WORK
+        # too): a candidate that hard-codes State A's token, learnt from a try_test's
+        # output, cannot pass on State A.
+        reported = dataclasses.replace(
+            setup.candidates, token_salt_file=f"{SCRATCH}/reported-{adversary.id}.salt"
+        )
         try:
-            verdict = await adjudicate_in(
-                box, setup.candidates, transcript.candidate, folder, slot=index
-            )
+            verdict = await adjudicate_in(box, reported, transcript.candidate, folder, slot=index)
         except ChannelError as err:
             result.outcome, result.reason = "error", f"adjudicating the reported candidate: {err}"
         else:
