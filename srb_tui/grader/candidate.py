@@ -24,23 +24,22 @@ rejected. What survives is upheld (or goes to the model adjudicator when the sta
 from __future__ import annotations
 
 import os
-import re
 import secrets
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import sandbox
 from .candidate_env import (
-    CANDIDATE_ENV,
     allowed_names,
     candidate_entry,
     contract_env,
     target_token,
 )
+from .candidate_scope import ScopeFinding, scan_candidate
 from .candidate_scratch import VAULT, ScratchError, enter_work, leave_work, run_lease
 from .lockdown import tree_digest
 from .procs import run_group
@@ -50,7 +49,6 @@ DEFAULT_FAULT_CODES = frozenset(range(64, 79))
 FIXED_MTIME = 946684800  # 2000-01-01T00:00:00Z: staged trees carry no timestamp of their own
 KEEP_IN_SCRATCH = ("work", VAULT)
 TAIL_BYTES = 2000
-SCAN_MAX_FILE_BYTES = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -89,16 +87,6 @@ class RunObservation:
     @property
     def passed(self) -> bool:
         return not self.timed_out and self.start_error is None and self.exit_code == 0
-
-
-@dataclass(frozen=True)
-class ScopeFinding:
-    """One reason a candidate is out of scope: file, line, what was found."""
-
-    path: str
-    line: int
-    rule: str
-    text: str
 
 
 @dataclass
@@ -333,124 +321,6 @@ def _execute(
         )
     except ScratchError as exc:
         raise StagingError(str(exc)) from None
-
-
-# --------------------------------------------------------------------------- scope
-
-
-_IDENTITY_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("reads /proc to learn about its own process or parents", re.compile(r"/proc/(self|\d|\$)")),
-    ("reads its parent process", re.compile(r"\bgetppid\b|\$PPID\b|process\.ppid\b")),
-    (
-        "reads file identity or timestamps (inode, device, mtime, ctime)",
-        re.compile(
-            r"\bst_(ino|dev|mtime|ctime|atime|birthtime)\b|\bget[mca]time\b|\bmtimeMs\b|"
-            r"\bctimeMs\b|\bbirthtime(Ms)?\b|\bstat\s+(-[A-Za-z]*[cf]\b|--format|--printf)|"
-            r"\bls\s+-[A-Za-z]*i[A-Za-z]*\b|\bfind\b.*-(newer|inum|samefile)\b"
-        ),
-    ),
-    (
-        "dumps the whole environment",
-        re.compile(
-            r"\bprintenv\b|^\s*env\s*(\||$|>)|os\.environ\s*(\)|$|\.(items|keys|values|copy)\b)"
-            r"|\bdict\(\s*os\.environ\s*\)|\bin\s+os\.environ\b|process\.env\s*(\)|;|$)|"
-            r"Object\.(keys|entries|values)\(\s*process\.env\s*\)|\bcompgen\s+-e\b|\bexport\s+-p\b"
-        ),
-    ),
-)
-_ENV_NAME = re.compile(r"\bSRB_[A-Z0-9_]+")
-
-
-def _tree_files(root: Path) -> set[str]:
-    files: set[str] = set()
-    for current, dirs, names in os.walk(root):
-        dirs[:] = [d for d in dirs if d not in (".git", "node_modules")]
-        for name in names:
-            files.add((Path(current) / name).relative_to(root).as_posix())
-    return files
-
-
-def _one_tree_markers(original: Path | None, submission: Path | None) -> dict[str, str]:
-    """Distinctive names that only one tree has: marker -> which tree."""
-    if original is None or submission is None:
-        return {}
-    a, b = _tree_files(original), _tree_files(submission)
-    markers: dict[str, str] = {}
-    for paths, only in ((a - b, "original"), (b - a, "submission")):
-        for rel in sorted(paths)[:20000]:
-            if "/" in rel and len(rel) >= 6:
-                markers[rel] = only
-    a_names = {rel.rsplit("/", 1)[-1] for rel in a}
-    b_names = {rel.rsplit("/", 1)[-1] for rel in b}
-    for names, only in ((a_names - b_names, "original"), (b_names - a_names, "submission")):
-        for name in names:
-            if "." in name.strip(".") and len(name) >= 6:
-                markers[name] = only
-    return markers
-
-
-def _deny_pattern(command: str) -> re.Pattern[str]:
-    words = [re.escape(word) for word in command.split()]
-    return re.compile(r"(?<![\w./-])" + r"\s+".join(words) + r"(?![\w-])")
-
-
-def scan_candidate(
-    candidate_dir: Path,
-    *,
-    deny_commands: Iterable[str] = (),
-    original: Path | None = None,
-    submission: Path | None = None,
-    allowed_env: Iterable[str] = CANDIDATE_ENV,
-) -> list[ScopeFinding]:
-    """Static scope scan of every text file of a candidate: tree-identity tricks (process,
-    inode/timestamp, whole-environment and SRB_* reads, naming a path only one tree has) and
-    denied commands."""
-    allowed = set(allowed_env)
-    denies = [(command, _deny_pattern(command)) for command in deny_commands if command.strip()]
-    markers = _one_tree_markers(original, submission)
-    marker_res = [
-        (marker, only, re.compile(r"(?<![\w.-])" + re.escape(marker) + r"(?![\w-])"))
-        for marker, only in markers.items()
-    ]
-    findings: list[ScopeFinding] = []
-    for current, dirs, names in os.walk(candidate_dir):
-        dirs.sort()
-        for name in sorted(names):
-            path = Path(current) / name
-            rel = path.relative_to(candidate_dir).as_posix()
-            try:
-                if path.is_symlink() or path.stat().st_size > SCAN_MAX_FILE_BYTES:
-                    findings.append(ScopeFinding(rel, 0, "unscannable file (link or too big)", ""))
-                    continue
-                data = path.read_bytes()
-            except OSError as exc:
-                findings.append(ScopeFinding(rel, 0, f"unreadable: {exc}", ""))
-                continue
-            if b"\0" in data[:8192]:
-                continue
-            for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
-                text = line.strip()[:200]
-                for rule, pattern in _IDENTITY_RULES:
-                    if pattern.search(line):
-                        findings.append(ScopeFinding(rel, number, rule, text))
-                for env_name in _ENV_NAME.findall(line):
-                    if env_name not in allowed:
-                        findings.append(
-                            ScopeFinding(rel, number, f"reads harness variable {env_name}", text)
-                        )
-                for marker, only, marker_re in marker_res:
-                    if marker in line and marker_re.search(line):
-                        findings.append(
-                            ScopeFinding(
-                                rel, number, f"names {marker!r}, which only the {only} has", text
-                            )
-                        )
-                for command, deny_re in denies:
-                    if deny_re.search(line):
-                        findings.append(
-                            ScopeFinding(rel, number, f"uses denied command {command!r}", text)
-                        )
-    return findings
 
 
 # --------------------------------------------------------------------------- adjudication

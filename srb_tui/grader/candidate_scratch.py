@@ -60,9 +60,20 @@ def _entries(folder: str) -> list[tuple[str, int]]:
     return found
 
 
+def _open_up(root: str) -> None:
+    """Give the owner every right on the folders under ``root`` (so it can remove them)."""
+    with contextlib.suppress(OSError):
+        os.chmod(root, 0o700)
+    for current, dirs, _files in os.walk(root):
+        for name in dirs:
+            with contextlib.suppress(OSError):
+                os.chmod(os.path.join(current, name), 0o700, follow_symlinks=False)
+
+
 def _remove(paths: list[str]) -> None:
     for path in paths:
         if os.path.isdir(path) and not os.path.islink(path):
+            _open_up(path)
             shutil.rmtree(path, ignore_errors=True)
         else:
             with contextlib.suppress(OSError):
@@ -152,10 +163,7 @@ def _wipe(slot: int, path: Path) -> None:
         if path.is_symlink() or not path.is_dir():
             path.unlink()
             return
-        for current, dirs, _files in os.walk(path):
-            for name in dirs:
-                with contextlib.suppress(OSError):
-                    os.chmod(os.path.join(current, name), 0o700, follow_symlinks=False)
+        _open_up(str(path))
         shutil.rmtree(path)
 
     if sandbox.enabled():
