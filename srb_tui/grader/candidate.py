@@ -4,11 +4,14 @@ The candidate contract is the published one (:mod:`.candidate_env`): each run ge
 writable copy of the tree under test as its working folder and ``SRB_TARGET`` (the same
 path for both roles, restored from a pristine copy before every run), ``SRB_CANDIDATE`` (the
 candidate's file, :func:`.candidate_env.candidate_entry`), ``SRB_CANDIDATE_NAME``,
-``SRB_TARGET_TOKEN`` (salted per stage), ``SRB_WORK`` (kept across the round's runs) and
+``SRB_TARGET_TOKEN`` (salted per stage), ``SRB_WORK`` (kept across the round's runs of the
+same role: each role has its own, parked out of the other's reach between runs) and
 ``SRB_NETWORK=denied``; the role is the command's last argument only. Timestamps of the
 copies are normalised, so nothing but content differs. Submission code (the command and
 everything it starts) runs as the round's slot uid (:mod:`.sandbox`), in its own process
-group, under a timeout; the slot is ended whole afterwards.
+group, under a timeout; the slot is ended whole afterwards. Each run holds the container's
+run lease: a /tmp (and /dev/shm) of its own for its duration, empty when it starts and
+emptied when it ends, which no concurrent run sees (:mod:`.candidate_scratch`).
 
 Adjudication, in the published order: a fault exit code (64–78 by default) on either side ⇒
 invalid; the candidate must pass (exit 0) on State A ⇒ else invalid; it must fail on the
@@ -21,32 +24,31 @@ rejected. What survives is upheld (or goes to the model adjudicator when the sta
 from __future__ import annotations
 
 import os
-import re
 import secrets
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import sandbox
 from .candidate_env import (
-    CANDIDATE_ENV,
     allowed_names,
     candidate_entry,
     contract_env,
     target_token,
 )
+from .candidate_scope import ScopeFinding, scan_candidate
+from .candidate_scratch import VAULT, ScratchError, enter_work, leave_work, run_lease
 from .lockdown import tree_digest
 from .procs import run_group
 
 ROLES = ("original", "submission")
 DEFAULT_FAULT_CODES = frozenset(range(64, 79))
 FIXED_MTIME = 946684800  # 2000-01-01T00:00:00Z: staged trees carry no timestamp of their own
-KEEP_IN_SCRATCH = ("work",)
+KEEP_IN_SCRATCH = ("work", VAULT)
 TAIL_BYTES = 2000
-SCAN_MAX_FILE_BYTES = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -85,16 +87,6 @@ class RunObservation:
     @property
     def passed(self) -> bool:
         return not self.timed_out and self.start_error is None and self.exit_code == 0
-
-
-@dataclass(frozen=True)
-class ScopeFinding:
-    """One reason a candidate is out of scope: file, line, what was found."""
-
-    path: str
-    line: int
-    rule: str
-    text: str
 
 
 @dataclass
@@ -191,25 +183,39 @@ def candidate_env(
     )
 
 
-def _run_area(spec: CandidateSpec, stage_root: Path, pristine: Path) -> dict[str, Path]:
+def _work_root(spec: CandidateSpec, stage_root: Path) -> Path:
+    """Where the round's kept SRB_WORK folders live (the slot's scratch in a container)."""
+    return sandbox.scratch_dir(spec.slot) if sandbox.enabled() else stage_root.parent
+
+
+def _run_area(
+    spec: CandidateSpec, stage_root: Path, pristine: Path, token: str
+) -> dict[str, Path]:
     """A fresh writable copy of ``pristine`` (the target) with a fresh HOME and TMPDIR and
-    the round's kept SRB_WORK. In a stage container all of it belongs to the slot uid."""
-    if sandbox.enabled():
-        sandbox.reset(spec.slot, remake=("home", "tmp", "work"), keep=KEEP_IN_SCRATCH)
-        scratch = sandbox.scratch_dir(spec.slot)
-        area = {name: scratch / name for name in ("target", "home", "tmp", "work")}
-        if sandbox.copy_as_slot(spec.slot, pristine, area["target"]) != 0:
-            raise StagingError(f"cannot copy the tree to {area['target']} as slot {spec.slot}")
+    the role's kept SRB_WORK (by its token). In a stage container all of it belongs to the
+    slot uid."""
+    try:
+        if sandbox.enabled():
+            sandbox.reset(spec.slot, remake=("home", "tmp"), keep=(VAULT,))
+            scratch = sandbox.scratch_dir(spec.slot)
+            area = {name: scratch / name for name in ("target", "home", "tmp")}
+            area["work"] = enter_work(spec.slot, scratch, token)
+            if sandbox.copy_as_slot(spec.slot, pristine, area["target"]) != 0:
+                raise StagingError(
+                    f"cannot copy the tree to {area['target']} as slot {spec.slot}"
+                )
+            return area
+        run = stage_root / "run"
+        shutil.rmtree(run, ignore_errors=True)
+        area = {name: run / name for name in ("home", "tmp")}
+        for folder in area.values():
+            folder.mkdir(parents=True, exist_ok=True)
+        area["work"] = enter_work(spec.slot, stage_root.parent, token)
+        area["target"] = run / "target"
+        stage_copy(pristine, area["target"])
         return area
-    run = stage_root / "run"
-    shutil.rmtree(run, ignore_errors=True)
-    area = {name: run / name for name in ("home", "tmp")}
-    area["work"] = stage_root.parent / "work"
-    for folder in area.values():
-        folder.mkdir(parents=True, exist_ok=True)
-    area["target"] = run / "target"
-    stage_copy(pristine, area["target"])
-    return area
+    except ScratchError as exc:
+        raise StagingError(str(exc)) from None
 
 
 def _check_working_copy(spec: CandidateSpec, target: Path) -> None:
@@ -251,25 +257,50 @@ def run_once(
         entry = candidate_entry(candidate)
     except FileNotFoundError as exc:
         raise StagingError(str(exc)) from None
-    area = _run_area(spec, stage_root, pristine)
-    if role == "original":
-        _check_working_copy(spec, area["target"])
+    token = target_token(spec.token_salt, role)
+    area = _run_area(spec, stage_root, pristine, token)
     logs = stage_root.parent / f".logs-{stage_root.name}"
-    logs.mkdir(mode=0o700, exist_ok=True)
+    try:
+        if role == "original":
+            _check_working_copy(spec, area["target"])
+        logs.mkdir(mode=0o700, exist_ok=True)
+        return _execute(spec, area, entry, logs, role, attempt, name, token)
+    finally:
+        shutil.rmtree(pristine, ignore_errors=True)
+        shutil.rmtree(logs, ignore_errors=True)
+        if not sandbox.enabled():
+            shutil.rmtree(stage_root / "run", ignore_errors=True)
+        try:
+            leave_work(spec.slot, _work_root(spec, stage_root), token)
+        except ScratchError as exc:
+            raise StagingError(str(exc)) from None
+
+
+def _execute(
+    spec: CandidateSpec,
+    area: Mapping[str, Path],
+    entry: Path,
+    logs: Path,
+    role: str,
+    attempt: int,
+    name: str,
+    token: str,
+) -> RunObservation:
+    """One run of the candidate command in a prepared area, holding the run lease."""
     out_path, err_path = logs / "stdout", logs / "stderr"
     argv = [*spec.command, role]
     env = candidate_env(
-        spec, area["target"], entry, area["work"],
-        token=target_token(spec.token_salt, role), name=name,
+        spec, area["target"], entry, area["work"], token=token, name=name,
         home=area["home"], tmpdir=area["tmp"],
     )  # fmt: skip
     cwd = str(area["target"])
     try:
-        with out_path.open("wb") as out, err_path.open("wb") as err:
+        with out_path.open("wb") as out, err_path.open("wb") as err, run_lease() as groups:
             if sandbox.enabled():
                 code, timed_out, duration, start_error, _ = sandbox.run_in_slot(
                     argv, slot=spec.slot, cwd=cwd, env=env, timeout_sec=spec.timeout_sec,
                     stdout=out, stderr=err, grace_sec=spec.grace_sec, keep=KEEP_IN_SCRATCH,
+                    groups=groups,
                 )
             else:
                 done = run_group(
@@ -288,129 +319,8 @@ def run_once(
             stdout_tail=_tail(out_path),
             stderr_tail=_tail(err_path),
         )
-    finally:
-        shutil.rmtree(pristine, ignore_errors=True)
-        shutil.rmtree(logs, ignore_errors=True)
-        if not sandbox.enabled():
-            shutil.rmtree(stage_root / "run", ignore_errors=True)
-
-
-# --------------------------------------------------------------------------- scope
-
-
-_IDENTITY_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("reads /proc to learn about its own process or parents", re.compile(r"/proc/(self|\d|\$)")),
-    ("reads its parent process", re.compile(r"\bgetppid\b|\$PPID\b|process\.ppid\b")),
-    (
-        "reads file identity or timestamps (inode, device, mtime, ctime)",
-        re.compile(
-            r"\bst_(ino|dev|mtime|ctime|atime|birthtime)\b|\bget[mca]time\b|\bmtimeMs\b|"
-            r"\bctimeMs\b|\bbirthtime(Ms)?\b|\bstat\s+(-[A-Za-z]*[cf]\b|--format|--printf)|"
-            r"\bls\s+-[A-Za-z]*i[A-Za-z]*\b|\bfind\b.*-(newer|inum|samefile)\b"
-        ),
-    ),
-    (
-        "dumps the whole environment",
-        re.compile(
-            r"\bprintenv\b|^\s*env\s*(\||$|>)|os\.environ\s*(\)|$|\.(items|keys|values|copy)\b)"
-            r"|\bdict\(\s*os\.environ\s*\)|\bin\s+os\.environ\b|process\.env\s*(\)|;|$)|"
-            r"Object\.(keys|entries|values)\(\s*process\.env\s*\)|\bcompgen\s+-e\b|\bexport\s+-p\b"
-        ),
-    ),
-)
-_ENV_NAME = re.compile(r"\bSRB_[A-Z0-9_]+")
-
-
-def _tree_files(root: Path) -> set[str]:
-    files: set[str] = set()
-    for current, dirs, names in os.walk(root):
-        dirs[:] = [d for d in dirs if d not in (".git", "node_modules")]
-        for name in names:
-            files.add((Path(current) / name).relative_to(root).as_posix())
-    return files
-
-
-def _one_tree_markers(original: Path | None, submission: Path | None) -> dict[str, str]:
-    """Distinctive names that only one tree has: marker -> which tree."""
-    if original is None or submission is None:
-        return {}
-    a, b = _tree_files(original), _tree_files(submission)
-    markers: dict[str, str] = {}
-    for paths, only in ((a - b, "original"), (b - a, "submission")):
-        for rel in sorted(paths)[:20000]:
-            if "/" in rel and len(rel) >= 6:
-                markers[rel] = only
-    a_names = {rel.rsplit("/", 1)[-1] for rel in a}
-    b_names = {rel.rsplit("/", 1)[-1] for rel in b}
-    for names, only in ((a_names - b_names, "original"), (b_names - a_names, "submission")):
-        for name in names:
-            if "." in name.strip(".") and len(name) >= 6:
-                markers[name] = only
-    return markers
-
-
-def _deny_pattern(command: str) -> re.Pattern[str]:
-    words = [re.escape(word) for word in command.split()]
-    return re.compile(r"(?<![\w./-])" + r"\s+".join(words) + r"(?![\w-])")
-
-
-def scan_candidate(
-    candidate_dir: Path,
-    *,
-    deny_commands: Iterable[str] = (),
-    original: Path | None = None,
-    submission: Path | None = None,
-    allowed_env: Iterable[str] = CANDIDATE_ENV,
-) -> list[ScopeFinding]:
-    """Static scope scan of every text file of a candidate: tree-identity tricks (process,
-    inode/timestamp, whole-environment and SRB_* reads, naming a path only one tree has) and
-    denied commands."""
-    allowed = set(allowed_env)
-    denies = [(command, _deny_pattern(command)) for command in deny_commands if command.strip()]
-    markers = _one_tree_markers(original, submission)
-    marker_res = [
-        (marker, only, re.compile(r"(?<![\w.-])" + re.escape(marker) + r"(?![\w-])"))
-        for marker, only in markers.items()
-    ]
-    findings: list[ScopeFinding] = []
-    for current, dirs, names in os.walk(candidate_dir):
-        dirs.sort()
-        for name in sorted(names):
-            path = Path(current) / name
-            rel = path.relative_to(candidate_dir).as_posix()
-            try:
-                if path.is_symlink() or path.stat().st_size > SCAN_MAX_FILE_BYTES:
-                    findings.append(ScopeFinding(rel, 0, "unscannable file (link or too big)", ""))
-                    continue
-                data = path.read_bytes()
-            except OSError as exc:
-                findings.append(ScopeFinding(rel, 0, f"unreadable: {exc}", ""))
-                continue
-            if b"\0" in data[:8192]:
-                continue
-            for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
-                text = line.strip()[:200]
-                for rule, pattern in _IDENTITY_RULES:
-                    if pattern.search(line):
-                        findings.append(ScopeFinding(rel, number, rule, text))
-                for env_name in _ENV_NAME.findall(line):
-                    if env_name not in allowed:
-                        findings.append(
-                            ScopeFinding(rel, number, f"reads harness variable {env_name}", text)
-                        )
-                for marker, only, marker_re in marker_res:
-                    if marker in line and marker_re.search(line):
-                        findings.append(
-                            ScopeFinding(
-                                rel, number, f"names {marker!r}, which only the {only} has", text
-                            )
-                        )
-                for command, deny_re in denies:
-                    if deny_re.search(line):
-                        findings.append(
-                            ScopeFinding(rel, number, f"uses denied command {command!r}", text)
-                        )
-    return findings
+    except ScratchError as exc:
+        raise StagingError(str(exc)) from None
 
 
 # --------------------------------------------------------------------------- adjudication

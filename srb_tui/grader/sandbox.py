@@ -40,6 +40,9 @@ MAX_SLOTS = 64
 SCRATCH_ROOT = Path("/srb/run")
 CONFIG_PATH = Path("/opt/srb/sandbox.json")
 SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm")
+TMP_GROUP_OFFSET = MAX_SLOTS - 1
+"""Stage III: the gid (``uid_base`` + this) that owns /tmp and /dev/shm (mode 1770). Only a
+candidate run holding the container's run lease gets it (:mod:`.candidate_scratch`)."""
 DEFAULT_FSIZE_BYTES = 2 * 1024**3
 DEFAULT_NPROC = 512
 _POLL_SEC = 0.02
@@ -95,6 +98,11 @@ def enabled() -> bool:
     return os.environ.get("SRB_SANDBOX") == "on" and os.geteuid() == 0
 
 
+def tmp_gid() -> int:
+    """The group that may use the candidate /tmp and /dev/shm of a Stage III container."""
+    return load_limits().uid_base + TMP_GROUP_OFFSET
+
+
 def scratch_dir(slot: int) -> Path:
     """The slot's own writable folder (a size-limited tmpfs owned by the slot uid)."""
     return SCRATCH_ROOT / str(slot)
@@ -118,7 +126,11 @@ def give_to_slot(path: Path, slot: int, mode: int = 0o750) -> None:
 
 
 def _drop(
-    slot: int, limits: SlotLimits, cwd: str | None = None, make: Sequence[str] = ()
+    slot: int,
+    limits: SlotLimits,
+    cwd: str | None = None,
+    make: Sequence[str] = (),
+    groups: Sequence[int] = (),
 ) -> Callable[[], None]:
     uid, gid = slot_ids(slot)
 
@@ -130,7 +142,7 @@ def _drop(
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         resource.setrlimit(resource.RLIMIT_FSIZE, (limits.fsize_bytes, limits.fsize_bytes))
         resource.setrlimit(resource.RLIMIT_NPROC, (limits.nproc, limits.nproc))
-        os.setgroups([])
+        os.setgroups(list(groups))
         os.setgid(gid)
         os.setuid(uid)
         os.umask(0o022)
@@ -167,14 +179,15 @@ def spawn(
     stderr: int | IO[bytes] | None = None,
     limits: SlotLimits | None = None,
     make: Sequence[str] = (),
+    groups: Sequence[int] = (),
 ) -> subprocess.Popen[bytes]:
     """Start ``argv`` as the slot's uid in a new session (as the caller when sandboxing is
-    off), creating the ``make`` folders as that uid first. Raises OSError when it cannot
-    start."""
+    off), creating the ``make`` folders as that uid first; ``groups`` are its only
+    supplementary groups (none by default). Raises OSError when it cannot start."""
     if not enabled():
         for folder in make:
             os.makedirs(folder, exist_ok=True)
-    drop = _drop(slot, limits or load_limits(), cwd, make) if enabled() else None
+    drop = _drop(slot, limits or load_limits(), cwd, make, groups) if enabled() else None
     return subprocess.Popen(
         list(argv),
         cwd=None if drop is not None else cwd,
@@ -220,14 +233,14 @@ def uid_processes(uid: int) -> list[int]:
     return found
 
 
-def _as_slot(slot: int, body: Callable[[], None]) -> int:
+def _as_slot(slot: int, body: Callable[[], None], groups: Sequence[int] = ()) -> int:
     """Run ``body`` in a child process that has become the slot uid; its exit status."""
     uid, gid = slot_ids(slot)
     pid = os.fork()
     if pid == 0:  # child
         code = 0
         try:
-            os.setgroups([])
+            os.setgroups(list(groups))
             os.setgid(gid)
             os.setuid(uid)
             body()
@@ -238,10 +251,11 @@ def _as_slot(slot: int, body: Callable[[], None]) -> int:
     return os.waitstatus_to_exitcode(status)
 
 
-def run_as_slot(slot: int, body: Callable[[], None]) -> int:
-    """Run ``body`` as the slot uid in a child process; 0 when it returned, 1 when it raised
-    (for reading what only the slot may read, e.g. its own working copies)."""
-    return _as_slot(slot, body)
+def run_as_slot(slot: int, body: Callable[[], None], groups: Sequence[int] = ()) -> int:
+    """Run ``body`` as the slot uid (with only ``groups`` as supplementary groups) in a child
+    process; 0 when it returned, 1 when it raised (for reading what only the slot may read,
+    e.g. its own working copies)."""
+    return _as_slot(slot, body, groups)
 
 
 def kill_slot(slot: int, budget_sec: float = 10.0) -> bool:
@@ -366,6 +380,7 @@ def run_in_slot(
     stderr: int | IO[bytes] | None,
     grace_sec: float = 5.0,
     keep: Sequence[str] = (),
+    groups: Sequence[int] = (),
 ) -> tuple[int | None, bool, float, str | None, str]:
     """Run ``argv`` as the slot uid to its end or ``timeout_sec``, then end the slot whole.
 
@@ -373,7 +388,9 @@ def run_in_slot(
     the rest was cleaned up: "none", "term" or "kill"."""
     started = time.monotonic()
     try:
-        proc = spawn(argv, slot=slot, cwd=cwd, env=env, stdout=stdout, stderr=stderr)
+        proc = spawn(
+            argv, slot=slot, cwd=cwd, env=env, stdout=stdout, stderr=stderr, groups=groups
+        )
     except (OSError, ValueError, subprocess.SubprocessError) as exc:
         return None, False, time.monotonic() - started, str(exc), "none"
     timed_out = False

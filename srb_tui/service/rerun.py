@@ -40,7 +40,7 @@ from srb_tui.service.stages.common import (
     TESTS_DIR,
     StageContainer,
     StageFault,
-    StageLayout,
+    candidate_layout,
 )
 from srb_tui.store import CounterexampleRecord, ImageRecord, Store
 
@@ -236,7 +236,7 @@ async def rerun_counterexample(
     plan = plan_rerun(task, images, record, reruns)
     began = time.monotonic()
     role = f"rerun-{counterexample_id}-{secrets.token_hex(3)}"
-    layout = StageLayout(slots=1, workspace=False, shared_tmp=False, private_tests=False)
+    layout = candidate_layout(1)
     say(f"creating a container from {plan.image}")
     try:
         async with StageContainer(

@@ -31,7 +31,7 @@ from srb_tui.service.stages.common import (
     STAGE_BASE,
     StageContainer,
     StageImages,
-    StageLayout,
+    candidate_layout,
 )
 
 from ..conftest import DEMO_TASK
@@ -90,7 +90,7 @@ async def box(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[StageCo
     DIGEST["original"] = tree_digest(original)
     container = StageContainer(
         engine, "contract-b", "verification", info.tag, publish=lambda e: None,
-        layout=StageLayout(slots=2, workspace=False, shared_tmp=False, private_tests=False),
+        layout=candidate_layout(2),
         task=load.task,
     )  # fmt: skip
     async with container:

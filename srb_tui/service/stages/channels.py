@@ -124,6 +124,10 @@ class CandidateOptions:
     deny_commands: tuple[str, ...]
     original_digest: str | None = None
     network_allowed: bool = False
+    lanes: int = 1
+    """rounds whose candidate runs take turns on the container's run lease"""
+    token_salt_file: str = TOKEN_SALT_FILE
+    """where the grader keeps the SRB_TARGET_TOKEN salt these adjudications use"""
 
     def args(self) -> list[str]:
         out = [
@@ -142,14 +146,15 @@ class CandidateOptions:
             out += ["--original-digest", self.original_digest]
         # One salt for the whole stage, in a file only the grader reads: every candidate
         # sees the same SRB_TARGET_TOKEN for the same tree, none can derive the other's.
-        out += ["--token-salt-file", TOKEN_SALT_FILE]
+        out += ["--token-salt-file", self.token_salt_file]
         if self.network_allowed:
             out.append("--network-allowed")
         return out
 
     def exec_budget_sec(self) -> float:
-        """Host-side ceiling for one adjudication: every run at its timeout, plus slack."""
-        return 2 * max(1, self.reruns) * (self.timeout_sec + 10) + 60
+        """Host-side ceiling for one adjudication: every run at its timeout, plus slack, for
+        each lane whose runs may hold the run lease before this one's."""
+        return max(1, self.lanes) * 2 * max(1, self.reruns) * (self.timeout_sec + 10) + 60
 
 
 async def adjudicate_in(

@@ -1,22 +1,24 @@
 """What every stage shares: container paths, stage images, the stage container, outcomes.
 
-A stage container is started from the stage's image with a long ``sleep`` as its only
-process, as uid 0 with every capability dropped but SETUID, SETGID and KILL (so the grader
-can become the submission's uid and end its processes, and nothing more: no DAC_OVERRIDE,
-FOWNER, CHOWN or SYS_PTRACE), ``no-new-privileges``, no network. srb's grader package
-goes to ``/opt/srb/srb_grader`` (mode 0700), State A to ``/srb/original`` (0700, linked at
-``/opt/original`` where the published images read it, unless the image has that path), the stage's
-build context under ``/tests`` (0700 where it holds answers: audit and behavioural), the
-grader's results under ``/srb/grader`` (0700). Submission code runs as a slot uid
+A stage container is started from the stage's image with a long ``sleep`` as its only process,
+as uid 0 with every capability dropped but SETUID, SETGID and KILL (so the grader can become
+the submission's uid and end its processes, and nothing more: no DAC_OVERRIDE, FOWNER, CHOWN
+or SYS_PTRACE), ``no-new-privileges``, no network. srb's grader package goes to
+``/opt/srb/srb_grader`` (mode 0700), State A to ``/srb/original`` (0700, linked at
+``/opt/original`` where the published images read it, unless the image has that path), the
+stage's build context under ``/tests`` (0700 where it holds answers: audit and behavioural),
+the grader's results under ``/srb/grader`` (0700). Submission code runs as a slot uid
 (:mod:`srb_tui.grader.sandbox`), which can write only size-limited tmpfs mounts: its slot
-scratch ``/srb/run/<slot>``, ``/tmp`` (grader-only in Stage III) and, in Stage II, the
-``/workspace`` holding its private copy of the tree. The grader runs as
-``<interpreter> -I -c <boot> ...`` with its own folder as cwd; before anything else it runs
-``lockdown`` (grader folders private, the private interpreter hidden, world-writable paths of
-the image closed) and the host checks the capability set it reports. The interpreter is the
-image's private ``/opt/srb/python/bin/python3`` when present, else the first ``python3`` on
-the PATH. Memory and CPUs are the verifier's (``[verifier.environment]``, CPUs capped at the
-host's); a task that declares root grading has that recorded per stage in
+scratch ``/srb/run/<slot>``, ``/tmp`` and, in Stage II, the ``/workspace`` holding its private
+copy of the tree. In Stage III (:func:`candidate_layout`) /tmp and /dev/shm are 1770 root and
+the candidate-tmp group, which a candidate run has only while it holds the container's run
+lease (:mod:`srb_tui.grader.candidate_scratch`), so concurrent rounds never share them. The
+grader runs as ``<interpreter> -I -c <boot> ...`` with its own folder as cwd; before anything
+else it runs ``lockdown`` (grader folders private, the private interpreter hidden,
+world-writable paths of the image closed) and the host checks the capability set it reports.
+The interpreter is the image's private ``/opt/srb/python/bin/python3`` when present, else the
+first ``python3`` on the PATH. Memory and CPUs are the verifier's (``[verifier.environment]``,
+CPUs capped at the host's); a task that declares root grading has that recorded per stage in
 ``runs.extra.grading`` (:func:`grading_user`). The container is removed when the stage ends.
 """
 
@@ -35,7 +37,7 @@ from typing import Any
 from srb_tui import grader as grader_package
 from srb_tui.grader.envelope import StageEnvelope
 from srb_tui.grader.launch import script_text
-from srb_tui.grader.sandbox import MAX_SLOTS
+from srb_tui.grader.sandbox import MAX_SLOTS, TMP_GROUP_OFFSET
 from srb_tui.runner import (
     LABEL_STORE,
     ContainerError,
@@ -153,12 +155,24 @@ class StageLayout:
     ``slots``: concurrent submission identities (Stage III: one per adversary);
     ``workspace``: a writable /workspace for the submission's private copy (Stage II);
     ``shared_tmp``: /tmp writable by submission code (not in Stage III, where rounds share
-    the container); ``private_tests``: /tests unreadable by submission code."""
+    the container); ``private_tests``: /tests unreadable by submission code;
+    ``candidate_tmp``: Stage III's /tmp and /dev/shm, usable only by the candidate run that
+    holds the run lease (group :data:`TMP_GROUP_OFFSET` above the uid base), and slot
+    scratches the grader may rename in (it parks each role's SRB_WORK there)."""
 
     slots: int = 1
     workspace: bool = False
     shared_tmp: bool = True
     private_tests: bool = True
+    candidate_tmp: bool = False
+
+
+def candidate_layout(slots: int) -> StageLayout:
+    """The layout of a container that runs Stage III candidates (verification, reruns)."""
+    return StageLayout(
+        slots=max(1, slots), workspace=False, shared_tmp=False, private_tests=False,
+        candidate_tmp=True,
+    )  # fmt: skip
 
 
 def _number(table: object, key: str) -> float | None:
@@ -237,17 +251,31 @@ def stage_mounts(
     submission processes first, always frees enough."""
     budget = max(64, min(storage_mb, memory_mb // 2))
     mounts: dict[str, str] = {}
+    if layout.slots > TMP_GROUP_OFFSET:
+        raise ValueError(f"{layout.slots} submission slots: at most {TMP_GROUP_OFFSET}")
     if layout.workspace:
         workspace = budget // 2
         uid = uid_base
         mounts["/workspace"] = f"size={workspace}m,mode=0755,uid={uid},gid={uid},exec"
         budget -= workspace
-    shares = layout.slots + (1 if layout.shared_tmp else 0)
+    if layout.candidate_tmp:
+        shm = min(64, budget // 8)
+        budget -= shm
+        tmp_group = uid_base + TMP_GROUP_OFFSET
+        mounts["/dev/shm"] = f"size={shm}m,mode=1770,uid=0,gid={tmp_group}"
+    shares = layout.slots + (1 if layout.shared_tmp or layout.candidate_tmp else 0)
     each = max(16, budget // max(1, shares))
+    scratch_mode = "0770" if layout.candidate_tmp else "0700"  # group: the slot's own gid
     for slot in range(layout.slots):
         uid = uid_base + slot
-        mounts[f"/srb/run/{slot}"] = f"size={each}m,mode=0700,uid={uid},gid={uid},exec"
-    mounts["/tmp"] = f"size={each}m,mode=1777,exec" if layout.shared_tmp else "size=64m,mode=0755"
+        mounts[f"/srb/run/{slot}"] = f"size={each}m,mode={scratch_mode},uid={uid},gid={uid},exec"
+    if layout.candidate_tmp:
+        # (the engine copies the image's /tmp mode in; the grader sets 1770 after start)
+        mounts["/tmp"] = f"size={each}m,mode=1770,uid=0,gid={tmp_group},exec"
+    elif layout.shared_tmp:
+        mounts["/tmp"] = f"size={each}m,mode=1777,exec"
+    else:
+        mounts["/tmp"] = "size=64m,mode=0755"
     largest = max(int(opt.split(",")[0].removeprefix("size=").removesuffix("m"))
                   for opt in mounts.values())
     return mounts, largest * MIB
@@ -359,6 +387,8 @@ class StageContainer:
                 {"srb-submission": script_text(self.python).encode()}, uid=0, gid=0, mode=0o700,
             )
             await self._lockdown()
+            if self.layout.candidate_tmp:
+                await self._candidate_tmp()
         except BaseException:
             await self._remove()
             raise
@@ -426,6 +456,18 @@ class StageContainer:
             )
         if caps.get("NoNewPrivs") != "1":
             raise StageFault(f"{self.role}: the grader runs without no-new-privileges")
+
+    async def _candidate_tmp(self) -> None:
+        """/tmp and /dev/shm 1770, root and the candidate-tmp group (checked)."""
+        group = self.uid_base + TMP_GROUP_OFFSET
+        script = "chmod 1770 /tmp /dev/shm && stat -c '%a %u %g' /tmp /dev/shm"
+        res = await exec_run(self.engine, self.h, ["sh", "-c", script], timeout_sec=30)
+        seen = res.stdout.decode("utf-8", "replace").split("\n")[:2]
+        if res.exit_code != 0 or seen != [f"1770 0 {group}"] * 2:
+            raise StageFault(
+                f"{self.role}: cannot make /tmp and /dev/shm private to candidate runs "
+                f"({res.describe()}): {' / '.join(seen)}"
+            )
 
     async def put_trees(
         self, original: Path | None, submission: Path, *, workspace: bool = False

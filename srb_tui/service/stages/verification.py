@@ -51,8 +51,8 @@ from .common import (
     StageContainer,
     StageFault,
     StageImages,
-    StageLayout,
     StageOutcome,
+    candidate_layout,
     container_path,
     option_str,
     tests_dir,
@@ -264,10 +264,14 @@ async def _model_round(
         )
     elif transcript.status == "reported" and transcript.candidate:
         folder = f"{CANDIDATES}/reported/{adversary.id}"
+        # Judged under tokens the round never saw (a salt of its own, so fresh SRB_WORK
+        # too): a candidate that hard-codes State A's token, learnt from a try_test's
+        # output, cannot pass on State A.
+        reported = dataclasses.replace(
+            setup.candidates, token_salt_file=f"{SCRATCH}/reported-{adversary.id}.salt"
+        )
         try:
-            verdict = await adjudicate_in(
-                box, setup.candidates, transcript.candidate, folder, slot=index
-            )
+            verdict = await adjudicate_in(box, reported, transcript.candidate, folder, slot=index)
         except ChannelError as err:
             result.outcome, result.reason = "error", f"adjudicating the reported candidate: {err}"
         else:
@@ -380,18 +384,16 @@ async def run_verification(
     image = await images.get("verification")
     envelope = StageEnvelope(stage="verification", task=task.id)
     results: list[RoundResult] = []
+    lanes = max(1, min(len(setup.probe.adversaries), max_parallel))
     setup = dataclasses.replace(
         setup,
         candidates=dataclasses.replace(
-            setup.candidates, original_digest=await asyncio.to_thread(tree_digest, original)
+            setup.candidates,
+            original_digest=await asyncio.to_thread(tree_digest, original),
+            lanes=lanes,  # candidate runs take turns on the run lease
         ),
     )
-    layout = StageLayout(
-        slots=max(1, len(setup.probe.adversaries)),
-        workspace=False,
-        shared_tmp=False,
-        private_tests=False,
-    )
+    layout = candidate_layout(len(setup.probe.adversaries))
     async with StageContainer(
         engine, run_id, "verification", image.tag, publish=publish, store=store,
         layout=layout, task=task,

@@ -1,0 +1,209 @@
+"""Stage III: the writable places a candidate run has besides its tree, and who may reach them.
+
+**The shared /tmp.** Published ``run-candidate.sh`` scripts write fixed paths under /tmp
+(lang03 rebuilds ``/tmp/srb-candidate-view`` on every run). The published harness runs
+every candidate run one after another as root, so a fixed path there is never seen by two
+runs at once. srb runs Stage III rounds concurrently, each as its own slot uid, so a fixed
+path would be fought over (the second uid cannot remove the first one's folder in a sticky
+/tmp: the run fails with a fault code and the candidate is invalid) and one round's State A
+files would sit where another round's submission can read or pre-empt them. So in a Stage
+III container /tmp and /dev/shm are mode 1770, owned by root and the group
+:func:`.sandbox.tmp_gid`; a candidate run gets that group only while it holds the
+container's *run lease* (:func:`run_lease`, an exclusive lock on a grader-only file), and
+the lease empties both folders when it is taken and again before it is given back. Two
+candidate runs therefore never share /tmp, never see each other's files there, and no
+other submission code of the stage (fuzz executions, reviewer tools: no group) reaches it.
+
+**SRB_WORK, one per role.** The contract keeps ``SRB_WORK`` through a round, and task
+scripts cache per-tree builds in it (``$SRB_WORK/$SRB_TARGET_TOKEN``). Both roles' runs
+are the same slot uid, so a single kept folder would let the submission's program write
+what State A's later runs read. Each role keeps its own: between runs the folder is
+*parked* (renamed) into a vault in the slot's scratch that only the grader may enter
+(root, 0700), under the role's token, and put back at ``SRB_WORK`` only for that role's
+next run. The path is the same for both roles; while one role runs, the other's folder is
+out of its reach. A folder the grader cannot park (the run made it unmovable, or replaced
+the vault) is wiped instead: the cache is lost, never shared.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import functools
+import os
+import shutil
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+from . import sandbox
+
+LEASE_FILE = Path("/srb/grader/candidate-runs.lock")
+CANDIDATE_TMP = ("/tmp", "/dev/shm")
+VAULT = ".srb-kept"
+WORK = "work"
+
+
+class ScratchError(Exception):
+    """The harness could not prepare a candidate run's scratch (a harness fault)."""
+
+
+# --------------------------------------------------------------------------- the run lease
+
+
+def _entries(folder: str) -> list[tuple[str, int]]:
+    found: list[tuple[str, int]] = []
+    with contextlib.suppress(OSError), os.scandir(folder) as listing:
+        for entry in listing:
+            with contextlib.suppress(OSError):
+                found.append((entry.path, entry.stat(follow_symlinks=False).st_uid))
+    return found
+
+
+def _open_up(root: str) -> None:
+    """Give the owner every right on the folders under ``root`` (so it can remove them)."""
+    with contextlib.suppress(OSError):
+        os.chmod(root, 0o700)
+    for current, dirs, _files in os.walk(root):
+        for name in dirs:
+            with contextlib.suppress(OSError):
+                os.chmod(os.path.join(current, name), 0o700, follow_symlinks=False)
+
+
+def _remove(paths: list[str]) -> None:
+    for path in paths:
+        if os.path.isdir(path) and not os.path.islink(path):
+            _open_up(path)
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+
+
+def clear_candidate_tmp(folders: tuple[str, ...] = CANDIDATE_TMP) -> None:
+    """Remove every entry a slot uid left in the candidate /tmp and /dev/shm (as that uid:
+    the grader may not enter another uid's folders). Raises ScratchError when something
+    of a slot is still there afterwards."""
+    base = sandbox.load_limits().uid_base
+    groups = (sandbox.tmp_gid(),)
+    by_slot: dict[int, list[str]] = {}
+    for folder in folders:
+        for path, uid in _entries(folder):
+            if base <= uid < base + sandbox.TMP_GROUP_OFFSET:
+                by_slot.setdefault(uid - base, []).append(path)
+    for slot, paths in sorted(by_slot.items()):
+        sandbox.run_as_slot(slot, functools.partial(_remove, paths), groups)
+    left = [
+        path
+        for folder in folders
+        for path, uid in _entries(folder)
+        if base <= uid < base + sandbox.TMP_GROUP_OFFSET
+    ]
+    if left:
+        shown = ", ".join(sorted(left)[:5])
+        raise ScratchError(f"cannot empty the candidate /tmp before a run: {shown} is left")
+
+
+@contextlib.contextmanager
+def run_lease(lock_file: Path = LEASE_FILE) -> Iterator[tuple[int, ...]]:
+    """Hold the container's run lease for one candidate run: the groups the run gets (the
+    candidate /tmp group), with /tmp and /dev/shm emptied before and after. Outside a stage
+    container there is nothing shared to guard and no group to give."""
+    if not sandbox.enabled():
+        yield ()
+        return
+    lock_file.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        clear_candidate_tmp()
+        try:
+            yield (sandbox.tmp_gid(),)
+        finally:
+            clear_candidate_tmp()
+    finally:
+        os.close(fd)  # closing the descriptor gives the lock back
+
+
+# --------------------------------------------------------------------------- SRB_WORK per role
+
+
+def _vault(scratch: Path) -> Path | None:
+    """The grader's own folder in ``scratch`` (made if absent); None when the name is taken
+    by something that is not the grader's private folder."""
+    vault = scratch / VAULT
+    try:
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(vault, 0o700)
+        info = os.lstat(vault)
+    except OSError:
+        return None
+    mine = info.st_uid == os.geteuid() and stat.S_ISDIR(info.st_mode)
+    if not mine or stat.S_IMODE(info.st_mode) != 0o700:
+        return None
+    return vault
+
+
+def _make_work(slot: int, work: Path) -> None:
+    """A fresh SRB_WORK, the slot's own, group-writable so the grader may move it."""
+
+    def make() -> None:
+        work.mkdir()
+        os.chmod(work, 0o770)
+
+    if sandbox.enabled():
+        if sandbox.run_as_slot(slot, make) != 0:
+            raise ScratchError(f"cannot create {work} as the uid of slot {slot}")
+    else:
+        make()
+
+
+def _wipe(slot: int, path: Path) -> None:
+    def wipe() -> None:
+        if path.is_symlink() or not path.is_dir():
+            path.unlink()
+            return
+        _open_up(str(path))
+        shutil.rmtree(path)
+
+    if sandbox.enabled():
+        sandbox.run_as_slot(slot, wipe)
+    else:
+        with contextlib.suppress(OSError):
+            wipe()
+    if os.path.lexists(path):
+        raise ScratchError(f"cannot clear {path}")
+
+
+def enter_work(slot: int, scratch: Path, token: str) -> Path:
+    """Put the role's kept SRB_WORK (by its token) at ``scratch/work``, or a fresh one."""
+    work = scratch / WORK
+    if os.path.lexists(work):
+        _wipe(slot, work)  # left by an interrupted run: nobody's kept work
+    vault = _vault(scratch)
+    parked = vault / token if vault is not None else None
+    if parked is not None and os.path.isdir(parked) and not os.path.islink(parked):
+        with contextlib.suppress(OSError):
+            os.rename(parked, work)
+            return work
+    _make_work(slot, work)  # (a folder that would not move stays parked, out of reach)
+    return work
+
+
+def leave_work(slot: int, scratch: Path, token: str) -> None:
+    """Park ``scratch/work`` in the vault under ``token`` (out of reach of the other role's
+    runs); wipe it when it cannot be parked."""
+    work = scratch / WORK
+    if not os.path.lexists(work):
+        return
+    vault = _vault(scratch)
+    if vault is not None and work.is_dir() and not work.is_symlink():
+        parked = vault / token
+        with contextlib.suppress(OSError):
+            if os.path.lexists(parked):  # a stale copy: take it out of the vault to wipe it
+                stale = scratch / f"{VAULT}-stale"
+                os.rename(parked, stale)
+                _wipe(slot, stale)
+            os.rename(work, parked)
+            return
+    _wipe(slot, work)
