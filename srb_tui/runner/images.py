@@ -65,6 +65,13 @@ def _inspect(engine: DockerEngine, api: Any, ref: str) -> dict[str, Any] | None:
     return data
 
 
+async def inspect_image(engine: DockerEngine, ref: str) -> dict[str, Any] | None:
+    """The engine's inspect of image ``ref`` (tag or id), or None when it has none; over
+    the wire when the engine has one (docker-py is not loaded for it)."""
+    api = None if engine.wire is not None else await engine.api()
+    return await engine.call(_inspect, engine, api, ref)
+
+
 def _info(data: dict[str, Any], tag: str, built: bool) -> ImageInfo:
     config = data.get("Config") or {}
     labels = config.get("Labels") or {}
@@ -136,9 +143,6 @@ async def build_image(
     source = context / (dockerfile or "Dockerfile")
     if not source.is_file():
         raise ImageBuildError(f"build context {context} has no {dockerfile or 'Dockerfile'}")
-    # An unchanged image needs only inspects (over the wire when the engine has one);
-    # docker-py is loaded for a build.
-    api = None if engine.wire is not None else await engine.api()
     text = source.read_text(encoding="utf-8", errors="replace")
     offered = {"BASE_IMAGE": base_image, **(buildargs or {})}
     facts = read_dockerfile(text, offered)
@@ -146,7 +150,7 @@ async def build_image(
     facts = read_dockerfile(text, args)
     rewritten, done = rewrite_refs(text, dict(image_map or {}), args)
     refs = [dict(done).get(ref, ref) for ref in facts.refs]
-    found = [await engine.call(_inspect, engine, api, ref) for ref in refs]
+    found = [await inspect_image(engine, ref) for ref in refs]
     missing = [ref for ref, data in zip(refs, found, strict=True) if data is None]
     base_id = ",".join(str(data["Id"]) if data else f"?{ref}"
                        for ref, data in zip(refs, found, strict=True))
@@ -155,7 +159,7 @@ async def build_image(
         hashed["srb.dockerfile"] = hashlib.sha256(rewritten.encode()).hexdigest()
     sha = await engine.call(context_hash, context, buildargs=hashed, base_id=base_id)
     if not force:
-        existing = await engine.call(_inspect, engine, api, tag)
+        existing = await inspect_image(engine, tag)
         if existing is not None and _info(existing, tag, False).context_sha == sha:
             return _stamped(_info(existing, tag, built=False), done, args)
     temp: str | None = None
@@ -188,7 +192,7 @@ async def build_image(
     finally:
         if temp is not None:
             Path(temp).unlink(missing_ok=True)
-    data = await engine.call(_inspect, engine, api, tag)
+    data = await inspect_image(engine, tag)
     if data is None:
         raise ImageBuildError(f"building {tag} from {context} produced no image")
     return _stamped(_info(data, tag, built=True), done, args)

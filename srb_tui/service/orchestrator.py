@@ -142,12 +142,12 @@ class RunService:
     # -- creating ----------------------------------------------------------------------
 
     def _load(self, task_ref: str) -> TaskLoad:
-        from srb_tui.service.catalog import load_catalog
+        from srb_tui.service.catalog import find_task
 
         path = Path(task_ref)
         if (path / "task.toml").is_file():
             return load_task(path)
-        load = load_catalog(self.settings.task_roots).find(task_ref)
+        load = find_task(self.settings.task_roots, task_ref)
         if load is None:
             roots = ", ".join(str(r) for r in self.settings.task_roots)
             raise LaunchError(f"no task {task_ref!r} under {roots}")
