@@ -33,6 +33,7 @@ from srb_tui.runner.logs import LogCursor, LogFollower, cursors_after
 from srb_tui.runner.pool import RunnerPool
 from srb_tui.runner.reaper import GcReport, ManagedContainer, gc, list_managed, reap, reattach
 from srb_tui.runner.spec import LABEL_STORE, Bind, ContainerSpec, LogLine, Stream, store_tag
+from srb_tui.runner.workspace import WorkspaceImage, workspace_image
 
 __all__ = [
     "LABEL_STORE",
@@ -61,6 +62,7 @@ __all__ = [
     "RunnerError",
     "RunnerPool",
     "Stream",
+    "WorkspaceImage",
     "build_image",
     "collect_submission",
     "create",
@@ -79,4 +81,5 @@ __all__ = [
     "start",
     "store_tag",
     "wait_with_budget",
+    "workspace_image",
 ]
