@@ -102,7 +102,10 @@ class DockerEngine:
         """Check the engine answers; never raises, the error is in the result."""
         try:
             if self.wire is not None:
-                data: dict[str, Any] = await self.call(self.wire.version)
+                try:
+                    data: dict[str, Any] = await self.call(self.wire.version)
+                except EngineUnavailable as err:  # the wire's: say how to start one
+                    raise OSError(str(err.__cause__ or err)) from err
             else:
                 client = await self.client()
                 data = await self.call(client.version)

@@ -9,7 +9,10 @@ and collection. Engines this cannot reach — TLS (``DOCKER_TLS_VERIFY``), ``ssh
 have no wire: every call then goes through docker-py as before.
 
 One connection per call (a Unix socket connect is cheap), so the pool's threads never
-share one. A status of 400 or more is :class:`WireError` with the engine's message.
+share one. A status of 400 or more is :class:`WireError` with the engine's message; an
+engine that does not answer (socket refused, gone, timed out) is
+:class:`~srb_tui.runner.errors.EngineUnavailable`, as docker-py's connection errors are
+reported elsewhere in the runner.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ import os
 import socket
 from typing import IO, Any
 from urllib.parse import quote, urlencode, urlsplit
+
+from srb_tui.runner.errors import EngineUnavailable
 
 
 class WireError(Exception):
@@ -71,6 +76,11 @@ class Wire:
             return cls(host=parts.hostname, port=parts.port or 2375, timeout=timeout)
         return None
 
+    @property
+    def where(self) -> str:
+        return (f"unix://{self.socket_path}" if self.socket_path is not None
+                else f"tcp://{self.host}:{self.port}")
+
     def _connection(self) -> http.client.HTTPConnection:
         if self.socket_path is not None:
             return _UnixConnection(self.socket_path, self.timeout)
@@ -92,6 +102,9 @@ class Wire:
             conn.request(method, url, body=body, headers=headers)
             response = conn.getresponse()
             data = response.read()
+        except (OSError, http.client.HTTPException) as err:
+            raise EngineUnavailable(
+                f"lost the Docker engine at {self.where}: {err} ({method} {path})") from err
         finally:
             conn.close()
         if response.status >= 400:
