@@ -129,9 +129,9 @@ class AgentPhase:
 
     async def workspace(self, run: RunRecord, image: str, state_a: Path,
                         spec: ContainerSpec) -> str | None:
-        """The image with State A already in it (recorded as the run's ``workspace``
-        image), for a tree the State A cache has sealed; None for any other tree, which
-        is then copied into the container."""
+        """The id of the image with State A already in it (recorded as the run's
+        ``workspace`` image), for a tree the State A cache has sealed; None for any other
+        tree, which is then copied into the container."""
         record = read_record(state_a.parent) if state_a.name == "tree" else None
         if record is None or not record.content_digest:
             return None
@@ -141,7 +141,8 @@ class AgentPhase:
                                       digest=made.id)
         if made.made:
             self.ctx.say(run.id, f"State A put in {made.tag} (later runs start from it)")
-        return made.tag
+        # By id: a run making the same image meanwhile may move the tag to its own copy.
+        return made.id
 
     def container_spec(self, run: RunRecord, task: Task, image: str,
                        command: tuple[str, ...], env: dict[str, str], **extra: object
