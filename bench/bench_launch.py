@@ -1,10 +1,11 @@
 """Benchmark: launch to agent start, ``srb run`` vs a bare ``docker run`` of the same image.
 
-The demo task's images and State A are cached first (one warm-up run). Then, alternating:
+The demo task's images and State A are cached first (one warm-up run, which also makes
+the workspace image: the environment image with State A in it). Then, alternating:
 
 * srb: ``srb run demo01 --agent "command:echo started" --no-grade`` as a fresh process
-  (interpreter start, task load, State A check, image check, container create, workspace
-  copy, start);
+  (interpreter start, store open, task load, State A check, image checks, run record,
+  lease, container create from the workspace image, start);
 * raw: ``docker run -d --network none <agent image> sh -c 'echo started'``;
 * docker-py: a fresh Python process that imports docker-py and creates and starts the same
   container (the floor for any Python launcher: interpreter start, docker-py and requests
@@ -108,9 +109,10 @@ def main() -> None:
         srb_once(state)  # builds/checks the agent image, caches State A
         raw_once(image)
         docker_py_once(image)
-        load = os.getloadavg()[0]
+        loads = [os.getloadavg()[0]]
         srb, raw, dpy = [], [], []
         for i in range(args.n):
+            loads.append(os.getloadavg()[0])
             if i % 2:
                 srb.append(srb_once(state))
                 raw.append(raw_once(image))
@@ -119,10 +121,11 @@ def main() -> None:
                 dpy.append(docker_py_once(image))
                 raw.append(raw_once(image))
                 srb.append(srb_once(state))
-        load = max(load, os.getloadavg()[0])
+        loads.append(os.getloadavg()[0])
     ms, mr, md = statistics.median(srb), statistics.median(raw), statistics.median(dpy)
-    print(f"launch → agent's first line, {args.n} runs each, image {image} (cached), "
-          f"load average up to {load:.2f} on {os.cpu_count()} CPUs")
+    print(f"launch → agent's first line, {args.n} runs each, image {image} (cached); "
+          f"1-min load average {min(loads):.2f}..{max(loads):.2f} (median "
+          f"{statistics.median(loads):.2f}) on {os.cpu_count()} CPUs")
     print(f"  srb run    : median {ms * 1000:7.0f} ms  (min {min(srb) * 1000:.0f})")
     print(f"  docker run : median {mr * 1000:7.0f} ms  (min {min(raw) * 1000:.0f})")
     print(f"  docker-py  : median {md * 1000:7.0f} ms  (min {min(dpy) * 1000:.0f})"

@@ -1,24 +1,45 @@
-"""Output for headless commands: Rich for people, exactly one JSON document for ``--json``."""
+"""Output for headless commands: Rich for people, exactly one JSON document for ``--json``.
+
+Rich loads with the first console a command writes to, so a ``--json`` command that
+prints nothing for people (``srb run --json``) never imports it.
+"""
 
 from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
-@dataclass
+def _console(*, stderr: bool) -> Console:
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
 class Output:
     """Where a command writes. Errors always go to stderr."""
 
-    json_mode: bool = False
-    console: Console = field(default_factory=lambda: Console(highlight=False, soft_wrap=True))
-    err: Console = field(
-        default_factory=lambda: Console(stderr=True, highlight=False, soft_wrap=True)
-    )
+    def __init__(self, json_mode: bool = False, console: Console | None = None,
+                 err: Console | None = None) -> None:
+        self.json_mode = json_mode
+        self._console = console
+        self._err = err
+
+    @property
+    def console(self) -> Console:
+        if self._console is None:
+            self._console = _console(stderr=False)
+        return self._console
+
+    @property
+    def err(self) -> Console:
+        if self._err is None:
+            self._err = _console(stderr=True)
+        return self._err
 
     def emit_json(self, document: Any) -> None:
         sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False, default=str))

@@ -16,12 +16,7 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any
-
-from rich.console import Group
-from rich.live import Live
-from rich.markup import escape
-from rich.text import Text
+from typing import TYPE_CHECKING, Any
 
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
@@ -38,6 +33,17 @@ from srb_tui.service.events import (
 )
 from srb_tui.service.orchestrator import LaunchError, RunService
 from srb_tui.store import RunNotFound, Store, StoreError
+
+if TYPE_CHECKING:
+    from rich.console import Group
+    from rich.live import Live
+
+
+def escape(text: str) -> str:
+    """Rich markup escaped (Rich loads only when something is printed for people)."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
 
 
 def add_parsers(sub: Any) -> None:
@@ -132,6 +138,9 @@ class Display:
                 self.ledger_cost = event.ledger_cost_usd
 
     def render(self) -> Group:
+        from rich.console import Group
+        from rich.text import Text
+
         elapsed = time.monotonic() - self.started
         budget = f" / {self.budget:.0f}s budget" if self.budget else ""
         head = Text.assemble(
@@ -234,8 +243,12 @@ async def _run(args: argparse.Namespace, settings: Settings, out: Output) -> int
                                    max_cost_usd=args.max_cost, max_tokens=args.max_tokens)
         display = Display(run_id=run.id, task=run.task_id, agent=run.agent,
                           budget=run.budget_sec)
-        live = None if out.json_mode else Live(display.render(), console=out.err,
-                                               refresh_per_second=8, transient=False)
+        live = None
+        if not out.json_mode:
+            from rich.live import Live
+
+            live = Live(display.render(), console=out.err, refresh_per_second=8,
+                        transient=False)
         ready = asyncio.Event()
         with live if live is not None else contextlib.nullcontext():
             follower = asyncio.create_task(_follow(service, display, live, ready))

@@ -40,6 +40,7 @@ from srb_tui.runner.spec import (
     Stream,
     store_tag,
 )
+from srb_tui.runner.workspace import WorkspaceImage, workspace_image
 
 __all__ = [
     "LABEL_STORE",
@@ -68,6 +69,7 @@ __all__ = [
     "RunnerError",
     "RunnerPool",
     "Stream",
+    "WorkspaceImage",
     "build_image",
     "collect_submission",
     "create",
@@ -86,4 +88,5 @@ __all__ = [
     "start",
     "store_tag",
     "wait_with_budget",
+    "workspace_image",
 ]

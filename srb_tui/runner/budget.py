@@ -21,10 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-import requests
-import urllib3
-from docker.errors import NotFound  # type: ignore[import-untyped]
-
+from srb_tui.runner import sdk
 from srb_tui.runner.containers import ContainerHandle, inspect_state, kill
 from srb_tui.runner.engine import DockerEngine
 from srb_tui.runner.errors import ContainerError, EngineUnavailable
@@ -61,11 +58,11 @@ def _wait_once(api: Any, cid: str, timeout: float) -> bool:
     """True if the container exited within ``timeout``; False if it is still running."""
     try:
         api.wait(cid, timeout=timeout)
-    except requests.exceptions.ReadTimeout:
+    except sdk.ReadTimeout:
         return False
-    except requests.exceptions.ConnectionError as err:
+    except sdk.RequestsConnectionError as err:
         # docker-py over a unix socket reports its read timeout as a ConnectionError
-        if any(isinstance(arg, urllib3.exceptions.ReadTimeoutError) for arg in err.args):
+        if any(isinstance(arg, sdk.ReadTimeoutError) for arg in err.args):
             return False
         raise EngineUnavailable(f"lost the Docker engine while waiting: {err}") from err
     return True
@@ -156,7 +153,7 @@ async def wait_with_budget(
                 escalated = True
                 await kill(engine, handle, "SIGKILL")
                 await _wait_for_exit(engine, api, handle.id, AFTER_KILL_WAIT_SEC)
-    except NotFound as err:
+    except sdk.NotFound as err:
         raise ContainerError(f"run {handle.run_id}: container {handle.name} vanished") from err
     state = await inspect_state(engine, handle)
     if reason is None:

@@ -16,9 +16,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-import requests
-from docker.errors import APIError, NotFound  # type: ignore[import-untyped]
-
+from srb_tui.runner import sdk
 from srb_tui.runner.containers import ContainerHandle
 from srb_tui.runner.engine import DockerEngine
 from srb_tui.runner.errors import CollectError, EngineUnavailable
@@ -114,18 +112,18 @@ async def collect_submission(
         return await engine.call(
             _collect, api, handle.id, source, dest, excludes, limits, keep_archive
         )
-    except NotFound as err:
+    except sdk.NotFound as err:
         raise CollectError(
             f"run {handle.run_id}: {source} not found in container {handle.name} "
             f"({err.explanation})"
         ) from err
-    except APIError as err:
+    except sdk.APIError as err:
         if err.is_server_error():  # the engine failed, not the submission: infra, no zero
             raise EngineUnavailable(
                 f"run {handle.run_id}: the engine failed while {source} was fetched: {err}"
             ) from err
         raise CollectError(f"run {handle.run_id}: cannot fetch {source}: {err}") from err
-    except requests.exceptions.ConnectionError as err:
+    except sdk.RequestsConnectionError as err:
         raise EngineUnavailable(
             f"run {handle.run_id}: lost the Docker engine while {source} was fetched: {err}"
         ) from err

@@ -1,6 +1,8 @@
 """Container operations: create, start, copy a tree in, exec, inspect, kill, remove.
 
-Each function is async and runs its docker-py call on srb's pool. Containers are
+Each function is async and runs its engine call on srb's pool (create, archive upload and
+start over :mod:`srb_tui.runner.wire` when the engine has one, the rest through
+docker-py). Containers are
 created locked down: no network unless the spec says otherwise, a non-root user,
 memory/pids/CPU limits, no-new-privileges, every capability dropped, bounded
 json-file logs, an init process, and no mounts at all (so no Docker socket).
@@ -17,13 +19,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from docker.errors import APIError, ImageNotFound, NotFound  # type: ignore[import-untyped]
-from docker.types import LogConfig, Ulimit  # type: ignore[import-untyped]
-
+from srb_tui.runner import sdk
 from srb_tui.runner.engine import DockerEngine
 from srb_tui.runner.errors import ContainerError
-from srb_tui.runner.spec import LABEL_ROLE, LABEL_RUN, REPO_DIR, WORKSPACE, ContainerSpec
+from srb_tui.runner.spec import LABEL_ROLE, LABEL_RUN, REPO_DIR, ContainerSpec
 from srb_tui.runner.tarpack import PackResult, pack_tree
+from srb_tui.runner.wire import WireError
 from srb_tui.timestamps import parse_ts
 
 EXEC_KILL_AFTER_SEC = 5
@@ -82,84 +83,61 @@ class ExecResult:
         return f"exit {self.exit_code}"
 
 
-def _host_config(api: Any, spec: ContainerSpec) -> Any:
-    ulimits = []
-    if spec.max_file_bytes is not None:
-        ulimits.append(Ulimit(name="fsize", soft=spec.max_file_bytes, hard=spec.max_file_bytes))
-    return api.create_host_config(
-        network_mode=spec.network_mode,
-        mem_limit=spec.mem_limit,
-        memswap_limit=spec.mem_limit,
-        pids_limit=spec.pids_limit,
-        nano_cpus=spec.nano_cpus,
-        cap_drop=["ALL"],
-        cap_add=list(spec.cap_add) or None,
-        security_opt=["no-new-privileges:true"],
-        init=spec.init,
-        log_config=LogConfig(
-            type="json-file",
-            config={"max-size": spec.log_max_size, "max-file": str(spec.log_max_files)},
-        ),
-        ulimits=ulimits or None,
-        binds={b.host: {"bind": b.target, "mode": "ro" if b.read_only else "rw"}
-               for b in spec.binds} or None,
-        tmpfs=dict(spec.tmpfs) or None,
-        privileged=False,
-    )
-
-
-def _create(api: Any, spec: ContainerSpec) -> str:
-    env = {"HOME": WORKSPACE}
-    env.update(spec.env)
+def _create(engine: DockerEngine, api: Any, spec: ContainerSpec) -> str:
+    config = spec.engine_config()
     try:
-        made = api.create_container(
-            image=spec.image,
-            command=list(spec.command) if spec.command is not None else None,
-            name=spec.name,
-            user=spec.user,
-            environment=env,
-            working_dir=spec.workdir,
-            labels=spec.all_labels(),
-            host_config=_host_config(api, spec),
-            detach=True,
-            network_disabled=spec.network_mode == "none",
-        )
-    except ImageNotFound as err:
-        raise ContainerError(
-            f"run {spec.run_id}: image {spec.image!r} not found; build it first ({err.explanation})"
-        ) from err
-    except APIError as err:
+        if engine.wire is not None:
+            return engine.wire.create_container(config, spec.name)
+        return str(api.create_container_from_config(config, spec.name)["Id"])
+    except (WireError, sdk.APIError) as err:
+        explanation = getattr(err, "explanation", None) or str(err)
+        if err.status_code == 404:
+            raise ContainerError(
+                f"run {spec.run_id}: image {spec.image!r} not found; build it first "
+                f"({explanation})") from err
         if err.status_code == 409:
             raise ContainerError(
                 f"run {spec.run_id}: a container named {spec.name} already exists; "
                 "reap the run's old containers first"
             ) from err
         raise ContainerError(f"run {spec.run_id}: cannot create {spec.name}: {err}") from err
-    return str(made["Id"])
+
+
+async def _launch_api(engine: DockerEngine) -> Any:
+    """docker-py's API client, or None when the call goes over the wire."""
+    return None if engine.wire is not None else await engine.api()
 
 
 async def create(engine: DockerEngine, spec: ContainerSpec) -> ContainerHandle:
     """Create (not start) a locked-down container for ``spec``."""
-    api = await engine.api()
-    cid = await engine.call(_create, api, spec)
+    api = await _launch_api(engine)
+    cid = await engine.call(_create, engine, api, spec)
     return ContainerHandle(id=cid, name=spec.name, run_id=spec.run_id, role=spec.role)
 
 
 async def start(engine: DockerEngine, handle: ContainerHandle) -> None:
-    api = await engine.api()
+    api = await _launch_api(engine)
     try:
-        await engine.call(api.start, handle.id)
-    except APIError as err:
+        if engine.wire is not None:
+            await engine.call(engine.wire.start, handle.id)
+        else:
+            await engine.call(api.start, handle.id)
+    except (WireError, sdk.APIError) as err:
         raise ContainerError(f"run {handle.run_id}: cannot start {handle.name}: {err}") from err
 
 
 def _put_tree(
-    api: Any, cid: str, source: Path, dest: str, uid: int, gid: int, strip: int
+    engine: DockerEngine, api: Any, cid: str, source: Path, dest: str, uid: int, gid: int,
+    strip: int,
 ) -> PackResult:
     with tempfile.TemporaryFile(prefix="srb-put-") as fh:
         result = pack_tree(source, dest, fh, uid=uid, gid=gid, strip_components=strip)
+        length = fh.tell()
         fh.seek(0)
-        api.put_archive(cid, "/", fh)
+        if engine.wire is not None:
+            engine.wire.put_archive(cid, "/", fh, length)
+        else:
+            api.put_archive(cid, "/", fh)
     return result
 
 
@@ -180,12 +158,12 @@ async def put_tree(
     """
     if not source.exists():
         raise ContainerError(f"run {handle.run_id}: {source} does not exist (State A missing?)")
-    api = await engine.api()
+    api = await _launch_api(engine)
     try:
         return await engine.call(
-            _put_tree, api, handle.id, source, dest, uid, gid, strip_components
+            _put_tree, engine, api, handle.id, source, dest, uid, gid, strip_components
         )
-    except (APIError, ValueError, OSError) as err:
+    except (WireError, ValueError, OSError, sdk.APIError) as err:
         raise ContainerError(
             f"run {handle.run_id}: cannot copy {source} into {handle.name}:{dest}: {err}"
         ) from err
@@ -233,7 +211,7 @@ async def exec_run(
     started = time.monotonic()
     try:
         result = await engine.call(_exec, api, handle.id, argv, user, workdir, env)
-    except APIError as err:
+    except sdk.APIError as err:
         raise ContainerError(f"run {handle.run_id}: exec in {handle.name} failed: {err}") from err
     return interpret_exit(result, timeout_sec, time.monotonic() - started)
 
@@ -266,7 +244,7 @@ async def inspect_state(engine: DockerEngine, handle: ContainerHandle) -> Contai
     api = await engine.api()
     try:
         data = await engine.call(api.inspect_container, handle.id)
-    except NotFound as err:
+    except sdk.NotFound as err:
         raise ContainerError(f"run {handle.run_id}: container {handle.name} is gone") from err
     return state_from_inspect(data)
 
@@ -284,9 +262,9 @@ def handle_from_inspect(data: dict[str, Any]) -> ContainerHandle:
 def _kill(api: Any, cid: str, signal: str) -> bool:
     try:
         api.kill(cid, signal=signal)
-    except NotFound:
+    except sdk.NotFound:
         return False
-    except APIError as err:
+    except sdk.APIError as err:
         if err.status_code == 409:  # not running
             return False
         raise
@@ -302,9 +280,9 @@ async def kill(engine: DockerEngine, handle: ContainerHandle, signal: str = "SIG
 def _remove(api: Any, cid: str) -> None:
     try:
         api.remove_container(cid, force=True, v=True)
-    except NotFound:
+    except sdk.NotFound:
         return
-    except APIError as err:
+    except sdk.APIError as err:
         if err.status_code == 409 and "already in progress" in str(err):
             return
         raise
@@ -315,5 +293,5 @@ async def remove(engine: DockerEngine, handle: ContainerHandle) -> None:
     api = await engine.api()
     try:
         await engine.call(_remove, api, handle.id)
-    except APIError as err:
+    except sdk.APIError as err:
         raise ContainerError(f"run {handle.run_id}: cannot remove {handle.name}: {err}") from err

@@ -2,7 +2,10 @@
 
 ``DockerEngine`` is what every other runner module takes. Creating it never touches
 the engine; the client is made on first use (on the pool), and :meth:`ping` turns an
-unreachable engine into a message that says how to start it.
+unreachable engine into a message that says how to start it. docker-py itself is
+imported with the client: the calls of a launch (ping, image inspect, create, archive,
+start) go through :attr:`DockerEngine.wire` (:mod:`srb_tui.runner.wire`) when the engine
+is reachable that way, so ``srb run`` starts its agent before docker-py has loaded.
 """
 
 from __future__ import annotations
@@ -13,11 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar
 
-import docker  # type: ignore[import-untyped]
-from docker.errors import DockerException  # type: ignore[import-untyped]
-
+from srb_tui.runner import sdk
 from srb_tui.runner.errors import EngineUnavailable
 from srb_tui.runner.pool import RunnerPool
+from srb_tui.runner.wire import Wire, WireError
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -62,6 +64,8 @@ class DockerEngine:
         self._timeout_sec = timeout_sec
         self._client: Any = None
         self._lock = asyncio.Lock()
+        #: The standard-library path to the engine (None: TLS or ssh, docker-py only).
+        self.wire = Wire.for_url(self.base_url, timeout_sec)
 
     async def call(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Run a blocking function on srb's pool."""
@@ -69,6 +73,7 @@ class DockerEngine:
 
     def _make_client(self) -> Any:
         pool_size = self.pool.max_workers + 2
+        docker = sdk.docker()
         try:
             if self._explicit_url is not None:
                 return docker.DockerClient(
@@ -78,7 +83,7 @@ class DockerEngine:
                     max_pool_size=pool_size,
                 )
             return docker.from_env(timeout=self._timeout_sec, max_pool_size=pool_size)
-        except DockerException as err:
+        except sdk.DockerException as err:
             raise EngineUnavailable(unreachable_message(self.base_url, err)) from err
 
     async def client(self) -> Any:
@@ -96,11 +101,19 @@ class DockerEngine:
     async def ping(self) -> EngineInfo:
         """Check the engine answers; never raises, the error is in the result."""
         try:
-            client = await self.client()
-            data: dict[str, Any] = await self.call(client.version)
+            if self.wire is not None:
+                try:
+                    data: dict[str, Any] = await self.call(self.wire.version)
+                except EngineUnavailable as err:  # the wire's: say how to start one
+                    raise OSError(str(err.__cause__ or err)) from err
+            else:
+                client = await self.client()
+                data = await self.call(client.version)
         except EngineUnavailable as err:
             return EngineInfo(ok=False, error=str(err))
-        except (DockerException, OSError) as err:
+        except (WireError, OSError, ValueError) as err:
+            return EngineInfo(ok=False, error=unreachable_message(self.base_url, err))
+        except sdk.DockerException as err:
             return EngineInfo(ok=False, error=unreachable_message(self.base_url, err))
         return EngineInfo(
             ok=True,

@@ -26,8 +26,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
-from docker.errors import APIError, NotFound  # type: ignore[import-untyped]
-
+from srb_tui.runner import sdk
 from srb_tui.runner.containers import ContainerHandle
 from srb_tui.runner.engine import DockerEngine
 from srb_tui.runner.errors import ContainerError
@@ -168,7 +167,7 @@ async def put_readonly_tree(
             handle.id,
             lambda fh: pack_readonly(source, dest, fh, skip=skip_names, private=private),
         )
-    except (APIError, ValueError, OSError) as err:
+    except (sdk.APIError, ValueError, OSError) as err:
         raise ContainerError(
             f"run {handle.run_id}: cannot copy {source} into {handle.name}:{dest}: {err}"
         ) from err
@@ -194,7 +193,7 @@ async def put_files(
             handle.id,
             lambda fh: pack_files(files, dest, fh, uid=uid, gid=gid, mode=mode),
         )
-    except (APIError, ValueError, OSError) as err:
+    except (sdk.APIError, ValueError, OSError) as err:
         raise ContainerError(
             f"run {handle.run_id}: cannot write files to {handle.name}:{dest}: {err}"
         ) from err
@@ -216,7 +215,7 @@ async def put_symlink(
     api = await engine.api()
     try:
         await engine.call(_put, api, handle.id, lambda fh: _pack_link(path, target, fh))
-    except (APIError, ValueError, OSError) as err:
+    except (sdk.APIError, ValueError, OSError) as err:
         raise ContainerError(
             f"run {handle.run_id}: cannot link {handle.name}:{path} -> {target}: {err}"
         ) from err
@@ -228,7 +227,7 @@ async def put_symlink(
 def _fetch(api: Any, cid: str, path: str, max_bytes: int) -> bytes | None:
     try:
         chunks, _stat = api.get_archive(cid, path)
-    except NotFound:
+    except sdk.NotFound:
         return None
     with tempfile.TemporaryFile(prefix="srb-get-") as fh:
         size = 0
@@ -265,7 +264,7 @@ async def fetch_file(
     api = await engine.api()
     try:
         return await engine.call(_fetch, api, handle.id, path, max_bytes)
-    except (APIError, ValueError, OSError, tarfile.TarError) as err:
+    except (sdk.APIError, ValueError, OSError, tarfile.TarError) as err:
         raise ContainerError(
             f"run {handle.run_id}: cannot fetch {handle.name}:{path}: {err}"
         ) from err
@@ -433,7 +432,7 @@ async def open_exec_session(
     api = await engine.api()
     try:
         exec_id, sock = await engine.call(_open, api, handle.id, argv, user, workdir, env)
-    except APIError as err:
+    except sdk.APIError as err:
         raise ContainerError(
             f"run {handle.run_id}: cannot start {argv[0]!r} in {handle.name}: {err}"
         ) from err

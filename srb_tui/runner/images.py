@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from docker.errors import APIError, ImageNotFound  # type: ignore[import-untyped]
-
+from srb_tui.runner import sdk
 from srb_tui.runner.contexthash import context_hash
 from srb_tui.runner.dockerfile import read_dockerfile, rewrite_refs
 from srb_tui.runner.engine import DockerEngine
@@ -56,12 +55,21 @@ class ImageInfo:
         return self.repo_digests[0] if self.repo_digests else self.id
 
 
-def _inspect(api: Any, ref: str) -> dict[str, Any] | None:
+def _inspect(engine: DockerEngine, api: Any, ref: str) -> dict[str, Any] | None:
+    if engine.wire is not None:
+        return engine.wire.inspect_image(ref)
     try:
         data: dict[str, Any] = api.inspect_image(ref)
-    except ImageNotFound:
+    except sdk.ImageNotFound:
         return None
     return data
+
+
+async def inspect_image(engine: DockerEngine, ref: str) -> dict[str, Any] | None:
+    """The engine's inspect of image ``ref`` (tag or id), or None when it has none; over
+    the wire when the engine has one (docker-py is not loaded for it)."""
+    api = None if engine.wire is not None else await engine.api()
+    return await engine.call(_inspect, engine, api, ref)
 
 
 def _info(data: dict[str, Any], tag: str, built: bool) -> ImageInfo:
@@ -135,7 +143,6 @@ async def build_image(
     source = context / (dockerfile or "Dockerfile")
     if not source.is_file():
         raise ImageBuildError(f"build context {context} has no {dockerfile or 'Dockerfile'}")
-    api = await engine.api()
     text = source.read_text(encoding="utf-8", errors="replace")
     offered = {"BASE_IMAGE": base_image, **(buildargs or {})}
     facts = read_dockerfile(text, offered)
@@ -143,7 +150,7 @@ async def build_image(
     facts = read_dockerfile(text, args)
     rewritten, done = rewrite_refs(text, dict(image_map or {}), args)
     refs = [dict(done).get(ref, ref) for ref in facts.refs]
-    found = [await engine.call(_inspect, api, ref) for ref in refs]
+    found = [await inspect_image(engine, ref) for ref in refs]
     missing = [ref for ref, data in zip(refs, found, strict=True) if data is None]
     base_id = ",".join(str(data["Id"]) if data else f"?{ref}"
                        for ref, data in zip(refs, found, strict=True))
@@ -152,7 +159,7 @@ async def build_image(
         hashed["srb.dockerfile"] = hashlib.sha256(rewritten.encode()).hexdigest()
     sha = await engine.call(context_hash, context, buildargs=hashed, base_id=base_id)
     if not force:
-        existing = await engine.call(_inspect, api, tag)
+        existing = await inspect_image(engine, tag)
         if existing is not None and _info(existing, tag, False).context_sha == sha:
             return _stamped(_info(existing, tag, built=False), done, args)
     temp: str | None = None
@@ -172,19 +179,20 @@ async def build_image(
         "timeout": None,
     }
     loop = asyncio.get_running_loop()
+    api = await engine.api()
     try:
         await engine.call(_run_build, api, loop, on_log, kwargs)
     except ImageBuildError as err:
         if missing:
             raise ImageBuildError(f"{err}; {missing_hint(missing)}", err.log_tail) from err
         raise
-    except APIError as err:
+    except sdk.APIError as err:
         hint = f"; {missing_hint(missing)}" if missing else ""
         raise ImageBuildError(f"building {tag} from {context} failed: {err}{hint}") from err
     finally:
         if temp is not None:
             Path(temp).unlink(missing_ok=True)
-    data = await engine.call(_inspect, api, tag)
+    data = await inspect_image(engine, tag)
     if data is None:
         raise ImageBuildError(f"building {tag} from {context} produced no image")
     return _stamped(_info(data, tag, built=True), done, args)

@@ -19,8 +19,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from docker.errors import NotFound  # type: ignore[import-untyped]
-
+from srb_tui.runner import sdk
 from srb_tui.runner.containers import ContainerHandle
 from srb_tui.runner.engine import DockerEngine
 from srb_tui.runner.spec import ContainerLogLine, Stream
@@ -132,7 +131,7 @@ class LogFollower:
         runs (a follower opened before ``start``, or a dropped connection)."""
         try:
             status = api.inspect_container(self.handle.id)["State"]["Status"]
-        except NotFound:
+        except sdk.NotFound:
             return False
         if status in ("created", "paused"):
             with self._cond:
@@ -147,7 +146,7 @@ class LogFollower:
         while not self._closed:
             try:
                 it = self._open(api, stream, cursor)
-            except NotFound:
+            except sdk.NotFound:
                 return
             skip = cursor.seen_at_ts if cursor else 0
             for frame in it:

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from srb_tui.runner.engine import DockerEngine
-from srb_tui.runner.images import _inspect
+from srb_tui.runner.images import inspect_image
 
 
 async def image_exists(engine: DockerEngine, ref: str) -> bool:
     """Whether an image ``ref`` (tag or id) is present locally."""
-    api = await engine.api()
-    return await engine.call(_inspect, api, ref) is not None
+    return await inspect_image(engine, ref) is not None

@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from docker.errors import NotFound  # type: ignore[import-untyped]
-
+from srb_tui.runner import sdk
 from srb_tui.runner.containers import (
     ContainerHandle,
     handle_from_inspect,
@@ -60,7 +59,7 @@ def _list(api: Any, run_id: str | None) -> list[ManagedContainer]:
     for row in api.containers(all=True, filters={"label": wanted}):
         try:
             data = api.inspect_container(row["Id"])
-        except NotFound:
+        except sdk.NotFound:
             continue  # removed meanwhile
         state = state_from_inspect(data)
         out.append(

@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from docker.errors import APIError, NotFound  # type: ignore[import-untyped]
-
+from srb_tui.runner import sdk
 from srb_tui.runner.containers import ContainerHandle
 from srb_tui.runner.engine import DockerEngine
 from srb_tui.runner.errors import ContainerError
@@ -42,7 +41,7 @@ async def exec_detached(
     api = await engine.api()
     try:
         return await engine.call(_exec_detached, api, handle.id, argv, user, workdir, env)
-    except (APIError, NotFound) as err:
+    except (sdk.APIError, sdk.NotFound) as err:
         raise ContainerError(f"run {handle.run_id}: cannot start a round in {handle.name}: "
                              f"{err}") from err
 
@@ -50,7 +49,7 @@ async def exec_detached(
 def _running(api: Any, cid: str) -> bool:
     try:
         return bool(api.inspect_container(cid)["State"]["Running"])
-    except NotFound:
+    except sdk.NotFound:
         return False
 
 

@@ -134,3 +134,44 @@ class ContainerSpec:
         labels = dict(self.labels)
         labels.update({LABEL_MANAGED: "1", LABEL_RUN: self.run_id, LABEL_ROLE: self.role})
         return labels
+
+    def engine_config(self) -> dict[str, object]:
+        """The body of the engine's ``POST /containers/create`` for this spec: detached, no
+        TTY or stdin, ``HOME`` = the workspace, locked down (see
+        :mod:`srb_tui.runner.containers`)."""
+        env = {"HOME": WORKSPACE, **self.env}
+        host: dict[str, object] = {
+            "NetworkMode": self.network_mode,
+            "Memory": self.mem_limit,
+            "MemorySwap": self.mem_limit,
+            "PidsLimit": self.pids_limit,
+            "NanoCpus": self.nano_cpus,
+            "CapDrop": ["ALL"],
+            "SecurityOpt": ["no-new-privileges:true"],
+            "Init": self.init,
+            "LogConfig": {"Type": "json-file", "Config": {
+                "max-size": self.log_max_size, "max-file": str(self.log_max_files)}},
+            "Privileged": False,
+        }
+        if self.cap_add:
+            host["CapAdd"] = list(self.cap_add)
+        if self.max_file_bytes is not None:
+            host["Ulimits"] = [{"Name": "fsize", "Soft": self.max_file_bytes,
+                                "Hard": self.max_file_bytes}]
+        if self.binds:
+            host["Binds"] = [f"{b.host}:{b.target}:{'ro' if b.read_only else 'rw'}"
+                             for b in self.binds]
+        if self.tmpfs:
+            host["Tmpfs"] = dict(self.tmpfs)
+        return {
+            "Image": self.image,
+            "Cmd": list(self.command) if self.command is not None else None,
+            "User": self.user,
+            "Env": [f"{k}={v}" for k, v in env.items()],
+            "WorkingDir": self.workdir,
+            "Labels": self.all_labels(),
+            "NetworkDisabled": self.network_mode == "none",
+            "Tty": False, "OpenStdin": False, "StdinOnce": False,
+            "AttachStdin": False, "AttachStdout": False, "AttachStderr": False,
+            "HostConfig": host,
+        }

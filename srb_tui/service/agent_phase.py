@@ -44,10 +44,12 @@ from srb_tui.runner import (
     put_tree,
     start,
     wait_with_budget,
+    workspace_image,
 )
 from srb_tui.schema import Task
 from srb_tui.service.events import EventBus, LogLines
 from srb_tui.service.model_access import ModelAccess
+from srb_tui.sources.cache import read_record
 from srb_tui.store import RunRecord, Store, utc_now
 
 AGENT_ROLE = "agent"
@@ -109,10 +111,14 @@ class AgentPhase:
             return await start_client_container(self, run, task, agent, state_a, image)
         plan = plan_agent(agent)
         spec = self.container_spec(run, task, image, plan.command, dict(plan.env))
+        start_image = await self.workspace(run, image, state_a, spec)
+        if start_image is not None:
+            spec = self.container_spec(run, task, start_image, plan.command, dict(plan.env))
         handle = await create(self.engine, spec)
         await self.store.record_container(run.id, AGENT_ROLE, container_id=handle.id,
                                           name=handle.name, created_at=utc_now())
-        await put_tree(self.engine, handle, state_a, uid=spec.uid, gid=spec.gid)
+        if start_image is None:
+            await put_tree(self.engine, handle, state_a, uid=spec.uid, gid=spec.gid)
         for upload in plan.uploads:
             await put_tree(self.engine, handle, upload.source, dest=upload.dest,
                            uid=spec.uid, gid=spec.gid)
@@ -120,6 +126,23 @@ class AgentPhase:
         await self.store.update_run(run.id, started_at=utc_now())
         self.ctx.say(run.id, f"agent {agent.text} started in {handle.name}")
         return handle
+
+    async def workspace(self, run: RunRecord, image: str, state_a: Path,
+                        spec: ContainerSpec) -> str | None:
+        """The id of the image with State A already in it (recorded as the run's
+        ``workspace`` image), for a tree the State A cache has sealed; None for any other
+        tree, which is then copied into the container."""
+        record = read_record(state_a.parent) if state_a.name == "tree" else None
+        if record is None or not record.content_digest:
+            return None
+        made = await workspace_image(self.engine, image, state_a, record.content_digest,
+                                     uid=spec.uid, gid=spec.gid)
+        await self.store.record_image(run.id, "workspace", tag=made.tag, image_id=made.id,
+                                      digest=made.id)
+        if made.made:
+            self.ctx.say(run.id, f"State A put in {made.tag} (later runs start from it)")
+        # By id: a run making the same image meanwhile may move the tag to its own copy.
+        return made.id
 
     def container_spec(self, run: RunRecord, task: Task, image: str,
                        command: tuple[str, ...], env: dict[str, str], **extra: object

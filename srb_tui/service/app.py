@@ -121,9 +121,18 @@ class Services:
         """The run service over the store and a connected engine (made once)."""
         if self._runs is not None:
             return self._runs
-        store = await self.store()
-        if not self._engine_ok:
-            await self.connect()
+        # The store (its migrations check) and the engine's first answer wait on different
+        # threads: open one while the other is asked.
+        if self._engine_ok:
+            store = await self.store()
+        else:
+            opened, answered = await asyncio.gather(self.store(), self.connect(),
+                                                    return_exceptions=True)
+            for outcome in (opened, answered):  # the store's fault first, as before
+                if isinstance(outcome, BaseException):
+                    raise outcome
+            assert isinstance(opened, Store)
+            store = opened
         async with self._lock:
             if self._runs is None:
                 from srb_tui.service.orchestrator import RunService

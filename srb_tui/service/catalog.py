@@ -6,11 +6,13 @@ Tasks screen shows and what ``srb tasks list`` prints come from the same place.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from srb_tui.schema import TaskLoad, discover_tasks, load_task
+from srb_tui.schema.loader import TASK_FILE
 
 
 @dataclass(frozen=True)
@@ -113,6 +115,27 @@ class Catalog:
 
     def ids(self) -> list[str]:
         return [load.task_id for load in self.loads]
+
+
+def find_task(roots: Sequence[Path], task_id: str) -> TaskLoad | None:
+    """What ``load_catalog(roots).find(task_id)`` returns, loading only that task.
+
+    A task's id is its directory's name, so the task is the first (in discovery order)
+    of the directories of that name that discovery would find: a root that is that task,
+    or that subdirectory of a root that is not a task itself."""
+    if not task_id or "/" in task_id or task_id in (".", ".."):
+        return load_catalog(roots).find(task_id)
+    found: dict[str, Path] = {}
+    for root in roots:
+        if (root / TASK_FILE).is_file():
+            candidates = [root] if Path(os.path.abspath(root)).name == task_id else []
+        else:
+            candidates = [root / task_id] if (root / task_id / TASK_FILE).is_file() else []
+        for candidate in candidates:
+            found.setdefault(os.path.realpath(candidate), candidate)
+    if not found:
+        return load_catalog(roots).find(task_id)
+    return load_task(sorted(found.values())[0])
 
 
 def load_catalog(roots: Sequence[Path], *, schema_only: bool = False) -> Catalog:

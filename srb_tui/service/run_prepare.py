@@ -25,12 +25,12 @@ if TYPE_CHECKING:
 
 def load_task_ref(settings: Settings, task_ref: str) -> TaskLoad:
     """A task by folder (one holding task.toml) or by id under the configured task roots."""
-    from srb_tui.service.catalog import load_catalog
+    from srb_tui.service.catalog import find_task
 
     path = Path(task_ref)
     if (path / "task.toml").is_file():
         return load_task(path)
-    load = load_catalog(settings.task_roots).find(task_ref)
+    load = find_task(settings.task_roots, task_ref)
     if load is None:
         roots = ", ".join(str(r) for r in settings.task_roots)
         raise LaunchError(f"no task {task_ref!r} under {roots}")

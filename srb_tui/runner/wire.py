@@ -1,0 +1,160 @@
+"""The engine's HTTP API through the standard library, for the calls of a launch.
+
+A launch asks the engine for little before the agent starts: its version, an image's
+inspect, a container's create, an archive upload and the start. docker-py costs a
+Python process more to import (requests, urllib3, charset detection …) than all of those
+calls take, so they go through :mod:`http.client` (the standard library's HTTP client and
+parser) over the engine's socket instead; docker-py loads later for logs, waits, execs
+and collection. Engines this cannot reach — TLS (``DOCKER_TLS_VERIFY``), ``ssh://`` —
+have no wire: every call then goes through docker-py as before.
+
+One connection per call (a Unix socket connect is cheap), so the pool's threads never
+share one. A status of 400 or more is :class:`WireError` with the engine's message; an
+engine that does not answer (socket refused, gone, timed out) is
+:class:`~srb_tui.runner.errors.EngineUnavailable`, as docker-py's connection errors are
+reported elsewhere in the runner.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import socket
+from typing import IO, Any
+from urllib.parse import quote, urlencode, urlsplit
+
+from srb_tui.runner.errors import EngineUnavailable
+
+
+class WireError(Exception):
+    """The engine answered a call with an error status."""
+
+    def __init__(self, status: int, explanation: str, what: str) -> None:
+        super().__init__(f"{status} {explanation} ({what})")
+        self.status_code = status
+        self.explanation = explanation
+
+
+class _UnixConnection(http.client.HTTPConnection):
+    def __init__(self, path: str, timeout: float) -> None:
+        super().__init__("localhost", timeout=timeout)
+        self._path = path
+
+    def connect(self) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
+        try:
+            sock.connect(self._path)
+        except OSError:
+            sock.close()
+            raise
+        self.sock = sock
+
+
+class Wire:
+    """Blocking calls to one engine (run them on srb's pool)."""
+
+    def __init__(self, *, socket_path: str | None = None, host: str | None = None,
+                 port: int | None = None, timeout: float = 120.0) -> None:
+        self.socket_path = socket_path
+        self.host = host
+        self.port = port
+        self.timeout = timeout
+        self.prefix = ""  # "/v1.41" once the engine's API version is known
+
+    @classmethod
+    def for_url(cls, base_url: str, timeout: float = 120.0) -> Wire | None:
+        """A wire to ``base_url`` (``unix://``, or plain ``tcp://`` / ``http://``), or None
+        for an engine reached another way (TLS, ssh)."""
+        if os.environ.get("DOCKER_TLS_VERIFY"):
+            return None
+        parts = urlsplit(base_url)
+        if parts.scheme in ("unix", "http+unix"):
+            return cls(socket_path=parts.path or parts.netloc, timeout=timeout)
+        if parts.scheme in ("tcp", "http") and parts.hostname:
+            return cls(host=parts.hostname, port=parts.port or 2375, timeout=timeout)
+        return None
+
+    @property
+    def where(self) -> str:
+        return (f"unix://{self.socket_path}" if self.socket_path is not None
+                else f"tcp://{self.host}:{self.port}")
+
+    def _connection(self) -> http.client.HTTPConnection:
+        if self.socket_path is not None:
+            return _UnixConnection(self.socket_path, self.timeout)
+        return http.client.HTTPConnection(self.host or "localhost", self.port,
+                                          timeout=self.timeout)
+
+    def call(self, method: str, path: str, *, query: dict[str, str] | None = None,
+             body: bytes | IO[bytes] | None = None, content_type: str | None = None,
+             length: int | None = None) -> bytes:
+        """One request; the response body. WireError for a status of 400 or more."""
+        url = self.prefix + path + (f"?{urlencode(query)}" if query else "")
+        headers = {"Connection": "close"}
+        if content_type:
+            headers["Content-Type"] = content_type
+        if body is not None:
+            headers["Content-Length"] = str(len(body) if isinstance(body, bytes) else length)
+        conn = self._connection()
+        try:
+            conn.request(method, url, body=body, headers=headers)
+            response = conn.getresponse()
+            data = response.read()
+        except (OSError, http.client.HTTPException) as err:
+            raise EngineUnavailable(
+                f"lost the Docker engine at {self.where}: {err} ({method} {path})") from err
+        finally:
+            conn.close()
+        if response.status >= 400:
+            raise WireError(response.status, _message(data), f"{method} {path}")
+        return data
+
+    def json(self, method: str, path: str, *, query: dict[str, str] | None = None,
+             payload: object = None) -> Any:
+        body = None if payload is None else json.dumps(payload).encode()
+        data = self.call(method, path, query=query, body=body,
+                         content_type="application/json" if body is not None else None)
+        return json.loads(data) if data.strip() else None
+
+    # -- what a launch asks -----------------------------------------------------------
+
+    def version(self) -> dict[str, Any]:
+        """``GET /version``; later calls use the engine's own API version."""
+        self.prefix = ""
+        data: dict[str, Any] = self.json("GET", "/version")
+        if data.get("ApiVersion"):
+            self.prefix = f"/v{data['ApiVersion']}"
+        return data
+
+    def inspect_image(self, ref: str) -> dict[str, Any] | None:
+        """The image's inspect, or None when the engine has no such image."""
+        try:
+            data: dict[str, Any] = self.json("GET", f"/images/{quote(ref, safe='')}/json")
+        except WireError as err:
+            if err.status_code == 404:
+                return None
+            raise
+        return data
+
+    def create_container(self, config: dict[str, Any], name: str) -> str:
+        made = self.json("POST", "/containers/create", query={"name": name}, payload=config)
+        return str(made["Id"])
+
+    def put_archive(self, cid: str, path: str, fh: IO[bytes], length: int) -> None:
+        self.call("PUT", f"/containers/{cid}/archive", query={"path": path}, body=fh,
+                  content_type="application/x-tar", length=length)
+
+    def start(self, cid: str) -> None:
+        self.call("POST", f"/containers/{cid}/start")
+
+
+def _message(data: bytes) -> str:
+    try:
+        decoded = json.loads(data)
+    except ValueError:
+        return data.decode("utf-8", "replace").strip()
+    if isinstance(decoded, dict) and "message" in decoded:
+        return str(decoded["message"])
+    return str(decoded)
