@@ -74,8 +74,11 @@ def _judge_infra(state: Path, run_id: str, point: str, expected_lines: list[str]
     row = run_row(state, run_id)
     lost, dup = line_damage(stdout_lines(state, run_id), expected_lines)
     invalid = row["status"] == "infra_error" or (row["status"] == "scored" and not row["valid"])
-    reward = (state / "runs" / run_id / "reward.json").exists()
-    result = "invalid" if invalid and not reward else "wrong"
+    # reward.json is always written (the published contract): an invalid run publishes
+    # valid 0; a wrong score is one published as valid.
+    reward_file = state / "runs" / run_id / "reward.json"
+    published = json.loads(reward_file.read_text()) if reward_file.exists() else {}
+    result = "invalid" if invalid and not published.get("valid") else "wrong"
     return Outcome("dockerd-stop", point, result, lost, dup,
                    "" if result != "wrong" else f"{row['status']} valid={row['valid']}"
                    ).record()
