@@ -18,6 +18,7 @@ import json
 from dataclasses import dataclass
 
 from srb_tui.agents.clients import ClientPin
+from srb_tui.agents.errors import AdapterError
 
 AGENT_DIR = "/workspace/.srb-agent"
 HOME_DIR = f"{AGENT_DIR}/home"
@@ -35,10 +36,6 @@ class Endpoint:
     anthropic_base: str
     openai_base: str
     token: str
-
-
-class AdapterError(ValueError):
-    """A client configuration srb refuses (bad effort level, unsupported option)."""
 
 
 def _toml_str(value: str) -> str:

@@ -24,6 +24,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from srb_tui.agents.errors import ClientError
+
 MOUNT_ROOT = "/opt/srb/clients"
 
 
@@ -51,10 +53,6 @@ CLIENTS: dict[str, ClientKind] = {
         "mini-swe-agent", "mini-swe-agent", "pypi", "2.4.6", ("mini-swe-agent", "mini"),
         "bin/mini", r"{v}"),
 }
-
-
-class ClientError(Exception):
-    """A client that cannot be installed, verified or used, with the reason."""
 
 
 @dataclass(frozen=True)

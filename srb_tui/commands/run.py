@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
-from srb_tui.service.agent_events import AgentRoundFinished
 from srb_tui.service.app import EngineUnavailable, GatewayConfigError
 from srb_tui.service.app import open_service as open_core
 from srb_tui.service.events import (
@@ -130,7 +129,14 @@ class Display:
             self.progress = event.message
         elif isinstance(event, StageFinished):
             self.stages.append(stage_line(event))
-        elif isinstance(event, AgentRoundFinished):
+        else:
+            self._apply_round(event)
+
+    def _apply_round(self, event: Event) -> None:
+        # A real client's rounds; the module loads with the first such event, not at launch.
+        from srb_tui.service.agent_events import AgentRoundFinished
+
+        if isinstance(event, AgentRoundFinished):
             self.rounds = max(self.rounds, event.round)
             self.tokens += sum(event.tokens.values())
             self.client_cost += event.client_cost_usd or 0.0

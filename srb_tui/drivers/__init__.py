@@ -7,24 +7,35 @@ JSON-lines protocol), `registry.make_driver`, `channel` (where tool calls execut
 not import any SDK.
 """
 
-from .base import (
-    AssistantMessage,
-    DriverConfigError,
-    DriverError,
-    Message,
-    ModelDriver,
-    ModelTurn,
-    RetryPolicy,
-    ToolCall,
-    ToolResult,
-    ToolResults,
-    ToolSchema,
-    Usage,
-    UserText,
-)
-from .channel import ChannelError, SubprocessToolChannel, ToolChannel
-from .loop import AdversaryTranscript, ReviewSample, deadline_in, run_adversary_round, run_review
-from .registry import make_driver
+from typing import TYPE_CHECKING
+
+from srb_tui.lazy import exports_on_first_use
+
+if TYPE_CHECKING:
+    from .base import (
+        AssistantMessage,
+        DriverConfigError,
+        DriverError,
+        Message,
+        ModelDriver,
+        ModelTurn,
+        RetryPolicy,
+        ToolCall,
+        ToolResult,
+        ToolResults,
+        ToolSchema,
+        Usage,
+        UserText,
+    )
+    from .channel import ChannelError, SubprocessToolChannel, ToolChannel
+    from .loop import (
+        AdversaryTranscript,
+        ReviewSample,
+        deadline_in,
+        run_adversary_round,
+        run_review,
+    )
+    from .registry import make_driver
 
 __all__ = [
     "AdversaryTranscript",
@@ -50,3 +61,5 @@ __all__ = [
     "run_adversary_round",
     "run_review",
 ]
+
+__getattr__ = exports_on_first_use(__name__)

@@ -12,33 +12,27 @@ answered locally and counted, never forwarded.
     token = await gateway.issue_token(run_id, "agent", round=1)
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from srb_tui.gateway.config import (
-    CONFIG_FILE,
-    GatewayConfig,
-    GatewayConfigError,
-    Price,
-    UpstreamConfig,
-    default_config,
-    load_gateway_config,
-)
-from srb_tui.gateway.endpoint import DriverEndpoint, driver_endpoint, gateway_base_url
-from srb_tui.gateway.listen import SOCKET_NAME, GatewayError
-from srb_tui.gateway.vendor import ROUTES
+from srb_tui.lazy import exports_on_first_use
 
+# ``Gateway`` (and with it aiohttp, ~0.5 s to import) loads on first use like every name
+# here, so a process that never serves model traffic (``srb run`` of a command agent) does
+# not pay for it.
 if TYPE_CHECKING:
+    from srb_tui.gateway.config import (
+        CONFIG_FILE,
+        GatewayConfig,
+        GatewayConfigError,
+        Price,
+        UpstreamConfig,
+        default_config,
+        load_gateway_config,
+    )
+    from srb_tui.gateway.endpoint import DriverEndpoint, driver_endpoint, gateway_base_url
+    from srb_tui.gateway.listen import SOCKET_NAME, GatewayError
     from srb_tui.gateway.server import Gateway
-
-
-def __getattr__(name: str) -> Any:
-    # ``Gateway`` (and with it aiohttp, ~0.5 s to import) loads on first use, so a process
-    # that never serves model traffic (``srb run`` of a command agent) does not pay for it.
-    if name == "Gateway":
-        from srb_tui.gateway.server import Gateway
-
-        return Gateway
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from srb_tui.gateway.vendor import ROUTES
 
 __all__ = [
     "CONFIG_FILE",
@@ -56,3 +50,5 @@ __all__ = [
     "gateway_base_url",
     "load_gateway_config",
 ]
+
+__getattr__ = exports_on_first_use(__name__)

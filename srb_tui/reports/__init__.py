@@ -6,10 +6,15 @@ it as Markdown, CSV, JSON or LaTeX. ``cost.run_costs`` is where per-run agent sp
 from (the gateway's ledger).
 """
 
-from srb_tui.reports.build import TABLE_IDS, build_report, load_runs
-from srb_tui.reports.export import FORMATS, render
-from srb_tui.reports.model import Column, Report, Table
-from srb_tui.reports.records import OUTCOMES, GateSummary, ReportRun, Round
+from typing import TYPE_CHECKING
+
+from srb_tui.lazy import exports_on_first_use
+
+if TYPE_CHECKING:
+    from srb_tui.reports.build import TABLE_IDS, build_report, load_runs
+    from srb_tui.reports.export import FORMATS, render
+    from srb_tui.reports.model import Column, Report, Table
+    from srb_tui.reports.records import OUTCOMES, GateSummary, ReportRun, Round
 
 __all__ = [
     "FORMATS",
@@ -25,3 +30,5 @@ __all__ = [
     "load_runs",
     "render",
 ]
+
+__getattr__ = exports_on_first_use(__name__)

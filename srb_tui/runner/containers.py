@@ -17,15 +17,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from srb_tui.runner import sdk
 from srb_tui.runner.engine import DockerEngine
 from srb_tui.runner.errors import ContainerError
 from srb_tui.runner.spec import LABEL_ROLE, LABEL_RUN, REPO_DIR, ContainerSpec
-from srb_tui.runner.tarpack import PackResult, pack_tree
 from srb_tui.runner.wire import WireError
 from srb_tui.timestamps import parse_ts
+
+if TYPE_CHECKING:
+    from srb_tui.runner.tarpack import PackResult
 
 EXEC_KILL_AFTER_SEC = 5
 
@@ -130,6 +132,8 @@ def _put_tree(
     engine: DockerEngine, api: Any, cid: str, source: Path, dest: str, uid: int, gid: int,
     strip: int,
 ) -> PackResult:
+    from srb_tui.runner.tarpack import pack_tree  # tarfile: only when a tree is uploaded
+
     with tempfile.TemporaryFile(prefix="srb-put-") as fh:
         result = pack_tree(source, dest, fh, uid=uid, gid=gid, strip_components=strip)
         length = fh.tell()

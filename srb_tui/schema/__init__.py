@@ -5,29 +5,34 @@
 ``srb validate`` calls.
 """
 
-from srb_tui.schema.excludes import ExcludePattern, excluded_files, is_excluded
-from srb_tui.schema.loader import TaskLoad, discover_tasks, load_task, validate_paths
-from srb_tui.schema.locator import KeyLocator
-from srb_tui.schema.models import (
-    STAGE_NAMES,
-    Adversary,
-    AgentSpec,
-    Artifact,
-    Evaluation,
-    Gate,
-    Module,
-    Probe,
-    Scan,
-    Scope,
-    StageSpec,
-    Suite,
-    Task,
-    TaskManifest,
-)
-from srb_tui.schema.problems import Problem, ProblemKind
-from srb_tui.schema.scoring_policy import ScoringPolicy
-from srb_tui.schema.state_a import StateASource, parse_state_a
-from srb_tui.schema.suggest import did_you_mean, suggest
+from typing import TYPE_CHECKING
+
+from srb_tui.lazy import exports_on_first_use
+
+if TYPE_CHECKING:
+    from srb_tui.schema.excludes import ExcludePattern, excluded_files, is_excluded
+    from srb_tui.schema.loader import TaskLoad, discover_tasks, load_task, validate_paths
+    from srb_tui.schema.locator import KeyLocator
+    from srb_tui.schema.models import (
+        STAGE_NAMES,
+        Adversary,
+        AgentSpec,
+        Artifact,
+        Evaluation,
+        Gate,
+        Module,
+        Probe,
+        Scan,
+        Scope,
+        StageSpec,
+        Suite,
+        Task,
+        TaskManifest,
+    )
+    from srb_tui.schema.problems import Problem, ProblemKind
+    from srb_tui.schema.scoring_policy import ScoringPolicy
+    from srb_tui.schema.state_a import StateASource, parse_state_a
+    from srb_tui.schema.suggest import did_you_mean
 
 __all__ = [
     "STAGE_NAMES",
@@ -57,6 +62,7 @@ __all__ = [
     "is_excluded",
     "load_task",
     "parse_state_a",
-    "suggest",
     "validate_paths",
 ]
+
+__getattr__ = exports_on_first_use(__name__)

@@ -5,9 +5,14 @@ Host side. `policy` holds the [scoring] numbers and refuses arithmetic that does
 and the leaderboard over many runs.
 """
 
-from .aggregate import Funnel, LeaderboardRow, ScoredRun, funnel, funnel_by, leaderboard
-from .policy import PolicyError, ScoringPolicy
-from .score import ModuleScore, ScoreEnvelope, score_run
+from typing import TYPE_CHECKING
+
+from srb_tui.lazy import exports_on_first_use
+
+if TYPE_CHECKING:
+    from .aggregate import Funnel, LeaderboardRow, ScoredRun, funnel, funnel_by, leaderboard
+    from .policy import PolicyError, ScoringPolicy
+    from .score import ModuleScore, ScoreEnvelope, score_run
 
 __all__ = [
     "Funnel",
@@ -22,3 +27,5 @@ __all__ = [
     "leaderboard",
     "score_run",
 ]
+
+__getattr__ = exports_on_first_use(__name__)

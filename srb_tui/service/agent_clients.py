@@ -27,7 +27,8 @@ from srb_tui.agents.adapters import (
     make_adapter,
     python_problem,
 )
-from srb_tui.agents.clients import ClientError, ClientPin, ensure_installed, resolve_pin
+from srb_tui.agents.clients import ClientPin, ensure_installed, resolve_pin
+from srb_tui.agents.errors import ClientError
 from srb_tui.agents.plan import HOLDER
 from srb_tui.agents.rounds import COMPLETION_TOKEN, LoopOutcome, run_rounds
 from srb_tui.agents.spec import AgentSpec

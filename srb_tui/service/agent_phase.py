@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from srb_tui.agents import AgentSpec, plan_agent
 from srb_tui.agents.spec import CLIENT_KINDS
@@ -29,28 +30,27 @@ from srb_tui.runner import (
     ContainerHandle,
     ContainerLogLine,
     ContainerSpec,
-    DiskCap,
     DockerEngine,
-    ExitInfo,
-    ExtractLimits,
-    LogCursor,
-    LogFollower,
     Stream,
-    collect_submission,
     create,
-    cursors_after,
     inspect_state,
     list_managed,
     put_tree,
     start,
-    wait_with_budget,
     workspace_image,
 )
 from srb_tui.schema import Task
 from srb_tui.service.events import EventBus, LogLines
-from srb_tui.service.model_access import ModelAccess
 from srb_tui.sources.cache import read_record
 from srb_tui.store import RunRecord, Store, utc_now
+
+if TYPE_CHECKING:
+    from srb_tui.runner import ExitInfo, ExtractLimits, LogCursor, LogFollower
+    from srb_tui.service.model_access import ModelAccess
+
+# What runs after the agent's container has started (following its log, the budget
+# watch, collection) imports its runner parts where it starts: a launch never waits
+# for them (bench/bench_launch.py).
 
 AGENT_ROLE = "agent"
 STORE_LABEL = LABEL_STORE
@@ -77,7 +77,7 @@ class PhaseContext:
     engine: DockerEngine
     bus: EventBus
     limits: AgentLimits
-    extract_limits: ExtractLimits
+    extract_limits: ExtractLimits | None
     store_tag: str
     cancel: dict[str, asyncio.Event]
     say: Callable[[str, str], None]
@@ -163,6 +163,8 @@ class AgentPhase:
         return None
 
     async def _resume_cursors(self, run_id: str) -> dict[Stream, LogCursor]:
+        from srb_tui.runner.logs import cursors_after
+
         cursors: dict[Stream, LogCursor] = {}
         for stream in ("stdout", "stderr"):
             count = await self.store.count_log_lines(run_id, stream=stream)
@@ -189,6 +191,8 @@ class AgentPhase:
                 if asyncio.iscoroutine(result):
                     await result
 
+        from srb_tui.runner.logs import LogFollower
+
         resume = await self._resume_cursors(run_id)
         follower = LogFollower(self.engine, handle, sink, resume=resume)
         return follower, asyncio.create_task(follower.run())
@@ -209,6 +213,8 @@ class AgentPhase:
     async def wait_container(self, run: RunRecord, handle: ContainerHandle,
                              follower: LogFollower, follow_task: asyncio.Task[int],
                              stop: asyncio.Event) -> ExitInfo:
+        from srb_tui.runner.budget import DiskCap, wait_with_budget
+
         budget = run.budget_sec or 3600.0
         lim = self.ctx.limits
         try:
@@ -261,6 +267,8 @@ class AgentPhase:
         source = task.manifest.artifacts[0].source if task.manifest.artifacts else None
         excludes = task.manifest.artifacts[0].exclude if task.manifest.artifacts else ()
         self.ctx.say(run.id, "collecting the submission")
+        from srb_tui.runner.collect import collect_submission
+
         began = time.monotonic()
         try:
             result = await collect_submission(

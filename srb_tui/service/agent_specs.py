@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from srb_tui.agents import AgentSpecError, parse_agent_spec, plan_agent
-from srb_tui.agents.adapters import AdapterError, make_adapter
+from srb_tui.agents.adapters import make_adapter
 from srb_tui.agents.clients import resolve_pin
+from srb_tui.agents.errors import AdapterError
 from srb_tui.agents.spec import CLIENT_KINDS
 
 

@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING
 
 from srb_tui.config import Settings
 from srb_tui.gateway import GatewayConfig, GatewayConfigError
-from srb_tui.grader.envelope import atomic_write_json
 from srb_tui.runner import DockerEngine, EngineInfo, RunnerError, RunnerPool
 from srb_tui.schema import Task
 from srb_tui.service.catalog import Catalog, load_catalog
@@ -205,6 +204,7 @@ class Services:
     ) -> tuple[IdentityResult, Path]:
         """The identity run (State A graded against itself) and where its record was
         written; IdentityFailed when it could not measure."""
+        from srb_tui.grader.envelope import atomic_write_json
         from srb_tui.service.image_plan import ImageMapError, load_image_map
         from srb_tui.service.ladder_identity import record_identity
         from srb_tui.service.stages.common import StageFault

@@ -10,9 +10,10 @@ gateway and relay; a run of a real client without one is refused.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from srb_tui.agents.adapters import Endpoint
+if TYPE_CHECKING:
+    from srb_tui.agents.adapters import Endpoint
 
 
 @dataclass(frozen=True)

@@ -20,21 +20,12 @@ from typing import TYPE_CHECKING
 
 from srb_tui import faultpoint
 from srb_tui.agents import AgentSpecError, parse_agent_spec, plan_agent
-from srb_tui.agents.adapters import AdapterError, make_adapter
-from srb_tui.agents.clients import ClientError, resolve_pin
+from srb_tui.agents.errors import AdapterError, ClientError
 from srb_tui.agents.spec import CLIENT_KINDS
 from srb_tui.config import Settings
-from srb_tui.runner import (
-    ContainerHandle,
-    DockerEngine,
-    ExtractLimits,
-    GcReport,
-    RunnerError,
-    list_managed,
-    store_tag,
-)
+from srb_tui.runner import ContainerHandle, DockerEngine, RunnerError, store_tag
 from srb_tui.schema import Task, TaskLoad
-from srb_tui.service import run_access, run_grading, run_prepare, run_upkeep
+from srb_tui.service import run_access, run_prepare, run_upkeep
 from srb_tui.service.agent_phase import STORE_LABEL, AgentLimits, AgentPhase, PhaseContext
 from srb_tui.service.events import (
     Event,
@@ -59,13 +50,18 @@ from srb_tui.service.run_faults import (
     take_lease,
     this_process_lease,
 )
-from srb_tui.service.run_grading import Graded
 from srb_tui.service.run_prepare import env_image_tag
 from srb_tui.sources import StateAError
 from srb_tui.store import FINAL_STATUSES, RunRecord, Store, utc_now
 
 if TYPE_CHECKING:
     from srb_tui.gateway import Gateway
+    from srb_tui.runner import ExtractLimits, GcReport
+    from srb_tui.service.run_grading import Graded
+
+# Grading (:mod:`.run_grading`, and with it scoring and the stages) and the real clients'
+# code are imported where they are first used, not here: ``srb run`` of a built-in agent
+# starts its container before either is needed (bench/bench_launch.py).
 
 def store_label(db_path: Path) -> str:
     """A short stable tag of the store a container belongs to, so one srb never reaps
@@ -92,7 +88,7 @@ class RunService:
         self.engine = engine
         self.bus = bus or EventBus()
         self.limits = limits or AgentLimits()
-        self.extract_limits = extract_limits or ExtractLimits()
+        self.extract_limits = extract_limits  # None: the runner's defaults
         self._cancel: dict[str, asyncio.Event] = {}
         self._adversary_budget: dict[str, float | None] = {}
         self.store_tag = store_label(settings.db_path)
@@ -147,6 +143,9 @@ class RunService:
             spec = parse_agent_spec(agent, load.path)
             extra: dict[str, object] = {}
             if spec.kind in CLIENT_KINDS:
+                from srb_tui.agents.adapters import make_adapter
+                from srb_tui.agents.clients import resolve_pin
+
                 pin = resolve_pin(spec.kind, load.task.manifest.agent.harness, client_version)
                 make_adapter(pin, spec.model or "", effort)
                 if client_version:
@@ -222,6 +221,8 @@ class RunService:
             return await self._drive(run_id, grade=grade)
         except (ClientError, AdapterError, NoModelAccess) as exc:
             # Refused before the agent did anything: nothing of the run is worth keeping.
+            from srb_tui.runner.reaper import list_managed
+
             for c in await list_managed(self.engine, run_id, store_tag=self.store_tag):
                 await self._remove_quietly(c.handle)
             return await self._fail_infra(run_id, str(exc))
@@ -319,14 +320,19 @@ class RunService:
             faultpoint.reached("collect:done")
             await self._remove_quietly(handle)
             if aborted:
+                from srb_tui.service import run_grading
+
                 return await run_grading.zero_for_collection(self, run_id, aborted)
             run = await self.store.require_run(run_id)
-        if grade and run.status in ("audit", "behavioural", "verification") and \
+        if not grade or run.status not in ("collecting", "audit", "behavioural",
+                                           "verification"):
+            return await self.store.require_run(run_id)
+        from srb_tui.service import run_grading
+
+        if run.status != "collecting" and \
                 await score_already_stored(self.store, self.run_dir(run.id), run):
             return await run_grading.finish_stored_score(self, run_id)
-        if grade and run.status in ("collecting", "audit", "behavioural", "verification"):
-            return (await run_grading.grade(self, run_id, task, state_a)).run
-        return await self.store.require_run(run_id)
+        return (await run_grading.grade(self, run_id, task, state_a)).run
 
     async def _prepare(self, run_id: str, task: Task) -> tuple[Path, str]:
         return await run_prepare.prepare(self, run_id, task)
@@ -342,6 +348,8 @@ class RunService:
         """Grade a collected run again (all stages, or ``stages``): the one way `srb eval`
         and the console re-grade. Raises LaunchError when the task no longer loads,
         LadderError or StateAError when the submission or State A is missing."""
+        from srb_tui.service import run_grading
+
         return await run_grading.regrade(
             self, run_id, stages, force=force, adversary_budget_sec=adversary_budget_sec)
 

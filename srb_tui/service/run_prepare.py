@@ -16,7 +16,8 @@ from srb_tui.runner import ImageBuildError, build_image
 from srb_tui.schema import Task, TaskLoad, load_task
 from srb_tui.service.image_plan import ImageMapError, load_image_map, stage_buildargs
 from srb_tui.service.run_faults import LaunchError
-from srb_tui.service.stages.common import StageFault, StageImages
+from srb_tui.service.stages.base import StageFault
+from srb_tui.service.stages.stage_images import StageImages
 from srb_tui.sources import prepare_state_a
 
 if TYPE_CHECKING:

@@ -3,17 +3,22 @@
 Stdlib only (urllib, hashlib, tarfile, zipfile, git through subprocess).
 """
 
-from srb_tui.sources.errors import StateAError, UnsafeArchiveError
-from srb_tui.sources.extract import safe_extract
-from srb_tui.sources.manifest import (
-    ManifestEntry,
-    TreeDiff,
-    compare_manifests,
-    compare_trees,
-    content_digest,
-    tree_manifest,
-)
-from srb_tui.sources.prepare import PreparedStateA, prepare_state_a
+from typing import TYPE_CHECKING
+
+from srb_tui.lazy import exports_on_first_use
+
+if TYPE_CHECKING:
+    from srb_tui.sources.errors import StateAError, UnsafeArchiveError
+    from srb_tui.sources.extract import safe_extract
+    from srb_tui.sources.manifest import (
+        ManifestEntry,
+        TreeDiff,
+        compare_manifests,
+        compare_trees,
+        content_digest,
+        tree_manifest,
+    )
+    from srb_tui.sources.prepare import PreparedStateA, prepare_state_a
 
 __all__ = [
     "ManifestEntry",
@@ -28,3 +33,5 @@ __all__ = [
     "safe_extract",
     "tree_manifest",
 ]
+
+__getattr__ = exports_on_first_use(__name__)

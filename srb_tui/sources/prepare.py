@@ -15,15 +15,18 @@ import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from srb_tui.schema.state_a import StateASource
 from srb_tui.sources import cache
-from srb_tui.sources.download import download
 from srb_tui.sources.errors import StateAError
-from srb_tui.sources.extract import make_read_only, safe_extract
-from srb_tui.sources.git import checkout_commit
 from srb_tui.sources.manifest import content_digest, file_sha256, tree_manifest
-from srb_tui.sources.registries import ResolvedArchive, resolve_npm, resolve_pypi
+
+if TYPE_CHECKING:
+    from srb_tui.schema.state_a import StateASource
+    from srb_tui.sources.registries import ResolvedArchive
+
+# Fetching (HTTP, registries, git) and extracting load only when State A is not in the
+# cache: a launch from the cache never needs them (bench/bench_launch.py).
 
 Progress = Callable[[str], None]
 
@@ -110,6 +113,8 @@ def _finish_tree(
     scratch: Path, sha256: str, source: str, archive_name: str | None, strip: int
 ) -> cache.CacheRecord:
     """Manifest the extracted ``scratch/strip-N/tree``, write its record, seal it."""
+    from srb_tui.sources.extract import make_read_only
+
     variant = cache.variant_dir(scratch, strip)
     manifest = tuple(tree_manifest(variant / "tree"))
     record = cache.CacheRecord(
@@ -168,6 +173,8 @@ def _prepare_shipped(
         tree = cache.variant_dir(scratch, strip) / "tree"
         tree.mkdir(parents=True)
         _say(progress, f"extracting {SHIPPED_ARCHIVE}")
+        from srb_tui.sources.extract import safe_extract
+
         safe_extract(archive, tree, strip)
         record = _finish_tree(scratch, expected, f"{task}/{SHIPPED_ARCHIVE}", archive.name, strip)
         variant = _install_variant(cache_dir, scratch, expected, strip)
@@ -191,6 +198,8 @@ def _resolve(
     package = source.package
     assert package is not None and source.spec is not None
     name, version = package
+    from srb_tui.sources.registries import resolve_npm, resolve_pypi
+
     resolved: ResolvedArchive
     if source.kind == "pypi":
         _say(progress, f"resolving {source.spec} on PyPI")
@@ -232,6 +241,9 @@ def _prepare_download(
             f"{task}: offline, and State A ({source.kind} "
             f"{source.spec or source.url}, sha256 {sha}) is not in the cache {cache_dir}"
         )
+    from srb_tui.sources.download import download
+    from srb_tui.sources.extract import safe_extract
+
     scratch = cache.new_scratch(cache_dir)
     try:
         if cached_archive is not None:
@@ -284,6 +296,8 @@ def _prepare_git(
             f"{source.commit}, content sha256 {sha}) is not in the cache "
             f"{cache_dir}"
         )
+    from srb_tui.sources.git import checkout_commit
+
     scratch = cache.new_scratch(cache_dir)
     try:
         work = scratch / "work"

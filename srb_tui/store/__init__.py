@@ -4,39 +4,44 @@ Open it with ``store = await Store.open(path)`` (or ``async with await Store.ope
 every record comes back as a frozen dataclass with ``to_json()``.
 """
 
-from srb_tui.store.clock import docker_ts_ns, new_run_id, utc_now
-from srb_tui.store.errors import IllegalTransition, RunNotFound, StoreError
-from srb_tui.store.ledger import LedgerRow, LedgerTotals, Totals
-from srb_tui.store.lifecycle import (
-    FINAL_STATUSES,
-    RUN_STATUSES,
-    RunStatus,
-    is_final,
-    is_legal,
-    next_statuses,
-)
-from srb_tui.store.logs import LogDeduper
-from srb_tui.store.migrations import MIGRATIONS, SCHEMA_VERSION, Migration
-from srb_tui.store.records import (
-    AdversaryRoundRecord,
-    CheckRecord,
-    ContainerRecord,
-    CounterexampleRecord,
-    EventRecord,
-    GateOutcomeRecord,
-    GateVoteRecord,
-    ImageRecord,
-    LogEntry,
-    LogLine,
-    LogResumePoint,
-    ModuleResultRecord,
-    RunDetail,
-    RunRecord,
-    StageResultRecord,
-    TransitionRecord,
-)
-from srb_tui.store.runs import RUN_SORT_KEYS, UPDATABLE_RUN_FIELDS
-from srb_tui.store.store import Store
+from typing import TYPE_CHECKING
+
+from srb_tui.lazy import exports_on_first_use
+
+if TYPE_CHECKING:
+    from srb_tui.store.clock import docker_ts_ns, new_run_id, utc_now
+    from srb_tui.store.errors import IllegalTransition, RunNotFound, StoreError
+    from srb_tui.store.ledger import LedgerRow, LedgerTotals, Totals
+    from srb_tui.store.lifecycle import (
+        FINAL_STATUSES,
+        RUN_STATUSES,
+        RunStatus,
+        is_final,
+        is_legal,
+        next_statuses,
+    )
+    from srb_tui.store.logs import LogDeduper
+    from srb_tui.store.migrations import MIGRATIONS, SCHEMA_VERSION, Migration
+    from srb_tui.store.records import (
+        AdversaryRoundRecord,
+        CheckRecord,
+        ContainerRecord,
+        CounterexampleRecord,
+        EventRecord,
+        GateOutcomeRecord,
+        GateVoteRecord,
+        ImageRecord,
+        LogEntry,
+        LogLine,
+        LogResumePoint,
+        ModuleResultRecord,
+        RunDetail,
+        RunRecord,
+        StageResultRecord,
+        TransitionRecord,
+    )
+    from srb_tui.store.runs import RUN_SORT_KEYS, UPDATABLE_RUN_FIELDS
+    from srb_tui.store.store import Store
 
 __all__ = [
     "FINAL_STATUSES",
@@ -78,3 +83,5 @@ __all__ = [
     "next_statuses",
     "utc_now",
 ]
+
+__getattr__ = exports_on_first_use(__name__)

@@ -6,8 +6,9 @@ import tomllib
 
 import pytest
 
-from srb_tui.agents.adapters import AdapterError, Endpoint, make_adapter
-from srb_tui.agents.clients import ClientError, ClientPin, cached_clients, resolve_pin
+from srb_tui.agents.adapters import Endpoint, make_adapter
+from srb_tui.agents.clients import ClientPin, cached_clients, resolve_pin
+from srb_tui.agents.errors import AdapterError, ClientError
 
 EP = Endpoint("http://127.0.0.1:8642", "http://127.0.0.1:8642/v1", "srb-gw-TOKEN")
 

@@ -1,0 +1,70 @@
+"""Every package that exports on first use (srb_tui.lazy) hands out exactly what it lists.
+
+The names live only in each ``__init__``'s ``TYPE_CHECKING`` block, so a typo, a name
+dropped from a submodule, or a submodule that shadows an exported name (importing
+``pkg.name`` sets the package attribute ``name`` to the module) would only show at the
+first caller; this test asks for every name in a fresh interpreter after every submodule
+of the room has been imported.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import srb_tui
+
+ROOT = Path(srb_tui.__file__).parent
+
+PROBE = r"""
+import importlib, json, pkgutil, sys, types
+from srb_tui.lazy import _table
+package = importlib.import_module(sys.argv[1])
+for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+    importlib.import_module(info.name)  # every submodule loaded: shadowing shows now
+table = _table(package.__name__)
+bad = []
+for name in package.__all__:
+    value = getattr(package, name)
+    module, attr = table[name]
+    if isinstance(value, types.ModuleType) or value is not getattr(sys.modules[module], attr):
+        bad.append(name)
+print(json.dumps({"all": sorted(package.__all__), "table": sorted(table), "bad": bad}))
+"""
+
+
+def _lazy_packages() -> list[str]:
+    found = []
+    for init in sorted(ROOT.rglob("__init__.py")):
+        if "exports_on_first_use(__name__)" in init.read_text(encoding="utf-8"):
+            rel = init.parent.relative_to(ROOT.parent)
+            found.append(".".join(rel.parts))
+    return found
+
+
+def test_the_rooms_export_on_first_use() -> None:
+    # The launch path depends on these being lazy (bench/bench_launch.py).
+    assert {"srb_tui.runner", "srb_tui.store", "srb_tui.schema"} <= set(_lazy_packages())
+
+
+def test_every_listed_name_resolves_to_its_submodule_object() -> None:
+    for package in _lazy_packages():
+        done = subprocess.run([sys.executable, "-c", PROBE, package], capture_output=True,
+                              text=True, check=False)
+        assert done.returncode == 0, f"{package}: {done.stderr[-1500:]}"
+        found = json.loads(done.stdout)
+        assert found["all"] == found["table"], f"{package}: __all__ and TYPE_CHECKING differ"
+        assert found["bad"] == [], f"{package}: shadowed or wrong: {found['bad']}"
+
+
+def test_an_unknown_name_is_an_attribute_error_naming_the_package() -> None:
+    import srb_tui.store as store
+
+    try:
+        store.NoSuchThing  # noqa: B018
+    except AttributeError as exc:
+        assert "srb_tui.store" in str(exc) and "NoSuchThing" in str(exc)
+    else:
+        raise AssertionError("an unknown name resolved")
