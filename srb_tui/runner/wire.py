@@ -3,10 +3,11 @@
 A launch asks the engine for little before the agent starts: its version, an image's
 inspect, a container's create, an archive upload and the start. docker-py costs a
 Python process more to import (requests, urllib3, charset detection …) than all of those
-calls take, so they go through :mod:`http.client` (the standard library's HTTP client and
-parser) over the engine's socket instead; docker-py loads later for logs, waits, execs
-and collection. Engines this cannot reach — TLS (``DOCKER_TLS_VERIFY``), ``ssh://`` —
-have no wire: every call then goes through docker-py as before.
+calls take, so they go over the engine's socket through :mod:`.http1` (the little of
+HTTP/1.1 they need; even :mod:`http.client` costs more to import than the calls take)
+instead; docker-py loads later for logs, waits, execs and collection. Engines this
+cannot reach — TLS (``DOCKER_TLS_VERIFY``), ``ssh://`` — have no wire: every call then
+goes through docker-py as before.
 
 One connection per call (a Unix socket connect is cheap), so the pool's threads never
 share one. A status of 400 or more is :class:`WireError` with the engine's message; an
@@ -17,7 +18,6 @@ reported elsewhere in the runner.
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import socket
@@ -25,6 +25,7 @@ from typing import IO, Any
 from urllib.parse import quote, urlencode, urlsplit
 
 from srb_tui.runner.errors import EngineUnavailable
+from srb_tui.runner.http1 import exchange
 
 
 class WireError(Exception):
@@ -34,22 +35,6 @@ class WireError(Exception):
         super().__init__(f"{status} {explanation} ({what})")
         self.status_code = status
         self.explanation = explanation
-
-
-class _UnixConnection(http.client.HTTPConnection):
-    def __init__(self, path: str, timeout: float) -> None:
-        super().__init__("localhost", timeout=timeout)
-        self._path = path
-
-    def connect(self) -> None:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(self.timeout)
-        try:
-            sock.connect(self._path)
-        except OSError:
-            sock.close()
-            raise
-        self.sock = sock
 
 
 class Wire:
@@ -81,11 +66,18 @@ class Wire:
         return (f"unix://{self.socket_path}" if self.socket_path is not None
                 else f"tcp://{self.host}:{self.port}")
 
-    def _connection(self) -> http.client.HTTPConnection:
-        if self.socket_path is not None:
-            return _UnixConnection(self.socket_path, self.timeout)
-        return http.client.HTTPConnection(self.host or "localhost", self.port,
-                                          timeout=self.timeout)
+    def _connect(self) -> socket.socket:
+        if self.socket_path is None:
+            return socket.create_connection((self.host or "localhost", self.port or 2375),
+                                            timeout=self.timeout)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
+        try:
+            sock.connect(self.socket_path)
+        except OSError:
+            sock.close()
+            raise
+        return sock
 
     def call(self, method: str, path: str, *, query: dict[str, str] | None = None,
              body: bytes | IO[bytes] | None = None, content_type: str | None = None,
@@ -97,18 +89,17 @@ class Wire:
             headers["Content-Type"] = content_type
         if body is not None:
             headers["Content-Length"] = str(len(body) if isinstance(body, bytes) else length)
-        conn = self._connection()
         try:
-            conn.request(method, url, body=body, headers=headers)
-            response = conn.getresponse()
-            data = response.read()
-        except (OSError, http.client.HTTPException) as err:
+            sock = self._connect()
+            try:
+                status, data = exchange(sock, method, url, headers, body)
+            finally:
+                sock.close()
+        except OSError as err:  # refused, gone, timed out, or an answer that is not HTTP
             raise EngineUnavailable(
                 f"lost the Docker engine at {self.where}: {err} ({method} {path})") from err
-        finally:
-            conn.close()
-        if response.status >= 400:
-            raise WireError(response.status, _message(data), f"{method} {path}")
+        if status >= 400:
+            raise WireError(status, _message(data), f"{method} {path}")
         return data
 
     def json(self, method: str, path: str, *, query: dict[str, str] | None = None,

@@ -14,7 +14,7 @@ used only when the label agrees.
 from __future__ import annotations
 
 import hashlib
-import uuid
+import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -70,7 +70,7 @@ async def workspace_image(
         return WorkspaceImage(tag=tag, id=str(found["Id"]), key=key, made=False)
     # The image's own command, entrypoint and environment are kept (no command given);
     # the run, role and managed labels are overwritten by every container made from it.
-    spec = ContainerSpec(image=str(base["Id"]), run_id=f"workspace-{uuid.uuid4().hex[:12]}",
+    spec = ContainerSpec(image=str(base["Id"]), run_id=f"workspace-{secrets.token_hex(6)}",
                          role="workspace", user=f"{uid}:{gid}", workdir=dest,
                          labels={LABEL_WORKSPACE: key})
     handle = await create(engine, spec)

@@ -91,6 +91,9 @@ class RunService:
         self.extract_limits = extract_limits  # None: the runner's defaults
         self._cancel: dict[str, asyncio.Event] = {}
         self._adversary_budget: dict[str, float | None] = {}
+        # The task as :meth:`launch` loaded it, for the drive that follows in this process
+        # (loading validates the whole task directory; once per launch is enough).
+        self._launched: dict[str, TaskLoad] = {}
         self.store_tag = store_label(settings.db_path)
         self.model_access = access
         self.agent_phase = AgentPhase(PhaseContext(
@@ -175,6 +178,7 @@ class RunService:
         extra[LEASE] = this_process_lease()
         await self.store.update_run(run.id, extra={**run.extra, **extra})
         run = await self.store.require_run(run.id)
+        self._launched[run.id] = load
         self.bus.publish(RunCreated(run.id, load.task_id, spec.text))
         return run
 
@@ -262,7 +266,7 @@ class RunService:
 
     async def _drive(self, run_id: str, *, grade: bool) -> RunRecord:
         run = await self.store.require_run(run_id)
-        load = self._load(run.task_path)
+        load = self._launched.pop(run_id, None) or self._load(run.task_path)
         if load.task is None:
             return await self._fail_infra(run_id, f"task {run.task_id} no longer loads")
         task = load.task
