@@ -51,6 +51,8 @@ class CapExceeded(Exception):
 
 @dataclass(frozen=True)
 class Caps:
+    """How many members and bytes an archive may hold before extraction is refused."""
+
     max_members: int = 200_000
     max_total_bytes: int = 2 * GIB
     max_file_bytes: int = 512 * MIB

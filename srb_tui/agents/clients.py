@@ -31,6 +31,8 @@ MOUNT_ROOT = "/opt/srb/clients"
 
 @dataclass(frozen=True)
 class ClientKind:
+    """One real agent client srb can install: its package, registry, default version and binary."""
+
     name: str
     package: str
     registry: str  # "npm" | "pypi"
@@ -57,6 +59,8 @@ CLIENTS: dict[str, ClientKind] = {
 
 @dataclass(frozen=True)
 class ClientPin:
+    """The client version a run uses, and where the pin came from (task, override, srb)."""
+
     name: str
     version: str
     source: str  # "task" | "override" | "srb"
@@ -174,6 +178,8 @@ def _install_into(pin: ClientPin, tmp: Path) -> None:
 
 @dataclass(frozen=True)
 class InstalledClient:
+    """A client installed in srb's client cache, checked by digest and its version output."""
+
     pin: ClientPin
     path: Path
     sha256: str

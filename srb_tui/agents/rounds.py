@@ -136,6 +136,8 @@ class NextRound:
 
 @dataclass(frozen=True)
 class LoopOutcome:
+    """How the round loop ended: why, after how many rounds, with what detail."""
+
     stop_reason: StopReason
     rounds: int
     detail: str

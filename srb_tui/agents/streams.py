@@ -24,6 +24,8 @@ MARKER = "@@srb "
 
 @dataclass(frozen=True)
 class AgentEvent:
+    """One event parsed from a client's JSON stream (its kind and raw payload)."""
+
     kind: str
     data: dict[str, Any]
 

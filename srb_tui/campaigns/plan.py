@@ -28,6 +28,8 @@ class TaskInfo:
 
 @dataclass(frozen=True)
 class Machine:
+    """The CPUs and memory a campaign may schedule runs on."""
+
     cpus: float
     memory_mb: int
 

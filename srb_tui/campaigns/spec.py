@@ -40,6 +40,8 @@ CONFIG_KEYS = ("label", "agent", "model", "effort", "max_cost")
 
 @dataclass(frozen=True)
 class ConfigSpec:
+    """One agent configuration of a campaign matrix (a column of its tables)."""
+
     label: str
     agent: str
     model: str | None = None

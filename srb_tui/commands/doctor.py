@@ -21,6 +21,8 @@ from srb_tui.config import Settings
 
 @dataclass(frozen=True)
 class Check:
+    """One line of `srb doctor`: what was checked, whether it passed, and the fix."""
+
     name: str
     ok: bool
     detail: str

@@ -50,6 +50,8 @@ OPTIONS = {"timeout_sec": positive_float, "max_bad_lines": positive_int}
 
 @dataclass
 class _Program:
+    """The running script of one session and how many model calls it has answered."""
+
     proc: JsonLinesProcess
     calls: int = 0
 

@@ -85,6 +85,8 @@ class UpstreamConfig:
 
 @dataclass(frozen=True)
 class GatewayConfig:
+    """The gateway's upstreams, prices and the environment its keys are read from."""
+
     anthropic: UpstreamConfig
     openai: UpstreamConfig
     prices: Mapping[str, Price] = field(default_factory=lambda: MappingProxyType({}))

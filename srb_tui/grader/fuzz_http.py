@@ -56,6 +56,8 @@ DEFAULT_HEADERS = ("content-type", "location", "allow", "content-length")
 
 @dataclass
 class HttpConfig:
+    """What one HTTP fuzz adversary runs: both trees, the seeds, the server command, headers."""
+
     adversary: str
     original: Path
     submission: Path

@@ -36,6 +36,8 @@ MAX_BODY_BYTES = 96 * 1024
 
 @dataclass(frozen=True)
 class Request:
+    """One HTTP request the fuzzer sends to both servers (method, path, query, headers, body)."""
+
     method: str
     path: str
     query: tuple[tuple[str, str], ...] = ()

@@ -42,6 +42,8 @@ def cohen_kappa(pairs: Sequence[tuple[bool, bool]]) -> float | None:
 
 @dataclass(frozen=True)
 class _Counts:
+    """The tallies of one human/judge agreement table row."""
+
     runs: int
     human: int
     judge: int

@@ -30,6 +30,8 @@ OUTCOME_ORDER = ("accepted", "counterexample", "fixed checks fail", "blindness",
 
 @dataclass(frozen=True)
 class MatrixCell:
+    """One (task, repeat, config) cell of a campaign matrix and its outcome."""
+
     task: str
     config: str
     repeat: int
@@ -41,6 +43,8 @@ class MatrixCell:
 
 @dataclass
 class Matrix:
+    """A campaign's cells laid out by task and repeat (rows) and config (columns)."""
+
     campaign: CampaignRecord
     configs: list[str]
     rows: list[tuple[str, int]]

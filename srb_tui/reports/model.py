@@ -17,6 +17,8 @@ DASH = "—"
 
 @dataclass(frozen=True)
 class Column:
+    """One column of a report table: its key, heading and kind of value."""
+
     key: str
     title: str
     kind: str = "int"

@@ -30,6 +30,8 @@ from srb_tui.runner.spec import LABEL_MANAGED, LABEL_RUN, LABEL_STORE
 
 @dataclass(frozen=True)
 class ManagedContainer:
+    """A container srb manages, as the engine lists it (run, role, store, state)."""
+
     handle: ContainerHandle
     status: str
     running: bool
@@ -45,6 +47,8 @@ class ManagedContainer:
 
 @dataclass(frozen=True)
 class GcReport:
+    """What one garbage collection removed, reclaimed and left to other stores."""
+
     containers_removed: int
     image_bytes_reclaimed: int
     foreign_kept: int = 0  # containers of other stores on the engine, left alone

@@ -21,6 +21,8 @@ DEFAULT_MODULE_TIMEOUT_SEC = 900.0
 
 @dataclass(frozen=True)
 class _ModuleSet:
+    """A suite manifest's modules and defaults as read from its TOML."""
+
     schema: str
     task: str
     modules: tuple[Module, ...]

@@ -14,6 +14,8 @@ from srb_tui.service.events import Event
 
 @dataclass(frozen=True)
 class AgentRoundStarted(Event):
+    """A real client's round began (its prompt kind: first, continue …)."""
+
     round: int
     prompt_kind: str
 
@@ -28,6 +30,8 @@ class AgentTranscript(Event):
 
 @dataclass(frozen=True)
 class AgentRoundFinished(Event):
+    """A real client's round ended: its verdict, exit code, tokens and cost."""
+
     round: int
     verdict: str
     exit_code: int | None

@@ -50,6 +50,8 @@ DOCKER_PARTIAL = 16 * 1024
 
 @dataclass
 class _Live:
+    """The round being streamed: its parser, partial line and exit."""
+
     number: int
     parser: StreamParser
     done: asyncio.Event

@@ -17,6 +17,8 @@ from srb_tui.store import RunDetail
 
 @dataclass(frozen=True)
 class CompareRow:
+    """One line of the two-run comparison (section, label, left and right values)."""
+
     section: str
     label: str
     left: str

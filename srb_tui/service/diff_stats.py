@@ -74,6 +74,8 @@ class SearchHit:
 
 @dataclass(frozen=True)
 class SearchResult:
+    """The hits of a search over both trees of a diff, and whether it was cut short."""
+
     needle: str
     hits: tuple[SearchHit, ...]
     paths: frozenset[str]

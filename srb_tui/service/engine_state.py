@@ -22,6 +22,8 @@ DEFAULT_TIMEOUT_SEC = 5.0
 
 @dataclass(frozen=True)
 class EngineState:
+    """Whether the Docker engine answered the last probe, and when."""
+
     status: str  # "up" | "down"
     version: str = ""
     detail: str = ""

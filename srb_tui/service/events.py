@@ -16,23 +16,31 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Event:
+    """Something that happened to a run (every event names its run)."""
+
     run_id: str
 
 
 @dataclass(frozen=True)
 class RunCreated(Event):
+    """A run was created (pending) for a task and an agent."""
+
     task_id: str
     agent: str
 
 
 @dataclass(frozen=True)
 class StatusChanged(Event):
+    """A run moved to another lifecycle status (after the store recorded it)."""
+
     status: str
     reason: str | None = None
 
 
 @dataclass(frozen=True)
 class LogLines(Event):
+    """New lines of a container's log (stored up to ``last_seq``)."""
+
     role: str
     lines: tuple[tuple[str, str, str], ...]  # (ts, stream, text)
     last_seq: int = 0
@@ -47,6 +55,8 @@ class Progress(Event):
 
 @dataclass(frozen=True)
 class StageFinished(Event):
+    """A grading stage ended, with its status and summary."""
+
     stage: str
     status: str
     summary: dict[str, Any] = field(default_factory=dict)
@@ -54,6 +64,8 @@ class StageFinished(Event):
 
 @dataclass(frozen=True)
 class RunFinished(Event):
+    """A run reached a final status, with its score and validity."""
+
     status: str
     score: float | None
     valid: bool | None

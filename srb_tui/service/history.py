@@ -52,6 +52,8 @@ class RunRow:
 
 @dataclass(frozen=True)
 class RunRows:
+    """The rows of the runs table, or the problem that kept them from loading."""
+
     rows: list[RunRow]
     problem: str | None = None
 

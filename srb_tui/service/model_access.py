@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class AgentAccess:
+    """What an agent container gets to reach the model gateway: endpoint and network."""
+
     endpoint: Endpoint
     network_mode: str
 

@@ -36,6 +36,8 @@ class UnsafeRead(OSError):
 
 @dataclass(frozen=True)
 class ReadResult:
+    """Bytes read from a tree without following links, with the file's real size."""
+
     data: bytes
     size: int  # the file's size on disk (``data`` may be shorter: see ``truncated``)
     truncated: bool

@@ -13,6 +13,8 @@ from srb_tui.sources.prepare import SHIPPED_ARCHIVE, shipped_digest
 
 @dataclass(frozen=True)
 class StateAStatus:
+    """Whether a task's State A is in the cache, in words for the console."""
+
     prepared: bool
     detail: str
 

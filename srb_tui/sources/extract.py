@@ -49,6 +49,8 @@ CAPS = Caps(max_members=MAX_MEMBERS, max_total_bytes=MAX_TOTAL_BYTES,
 
 @dataclass(frozen=True)
 class _Member:
+    """One archive member as the extraction policy sees it."""
+
     name: str
     type: MemberKind
     size: int

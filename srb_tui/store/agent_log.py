@@ -30,6 +30,8 @@ ROUND_FIELDS = (
 
 @dataclass(frozen=True)
 class AgentRound:
+    """One round of a real client's agent phase as stored."""
+
     run_id: str
     round: int
     prompt_kind: str
@@ -64,6 +66,8 @@ class AgentRound:
 
 @dataclass(frozen=True)
 class AgentEventRecord:
+    """One stored transcript event of an agent round."""
+
     run_id: str
     round: int
     seq: int

@@ -20,6 +20,8 @@ from srb_tui.store.errors import StoreError
 
 @dataclass(frozen=True)
 class HumanLabel:
+    """A human's verdict on whether a run's migration is genuine."""
+
     run_id: str
     annotator: str
     genuine: bool

@@ -47,6 +47,8 @@ class TokenRecord:
 
 @dataclass(frozen=True)
 class BudgetRecord:
+    """A run's model budget as set at launch (cost and/or tokens)."""
+
     run_id: str
     max_cost_usd: float | None
     max_tokens: int | None

@@ -29,12 +29,16 @@ _INSERT_LOG = "INSERT INTO log_lines (run_id, seq, ts, stream, text) VALUES (?, 
 
 @dataclass
 class _FnJob:
+    """A write function queued for the writer task, and the future of its result."""
+
     fn: WriteFn[Any]
     future: asyncio.Future[Any]
 
 
 @dataclass
 class _LogJob:
+    """Log lines queued for the writer task (batched with their neighbours)."""
+
     run_id: str
     entries: Sequence[LogEntry | tuple[str, str, str]]
     future: asyncio.Future[Any]

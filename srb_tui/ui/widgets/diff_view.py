@@ -97,6 +97,8 @@ def prepare_diff(diff: FileDiff, dark: bool) -> PreparedDiff:
 
 @dataclass(frozen=True, slots=True)
 class ViewRow:
+    """One rendered row of the side-by-side diff (a line pair or a hunk header)."""
+
     kind: RowKind
     hunk: int
     left: DiffLine | None = None
