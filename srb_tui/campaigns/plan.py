@@ -10,7 +10,7 @@ from pathlib import Path
 
 from srb_tui.campaigns.spec import CampaignSpec, select_tasks
 from srb_tui.schema import Problem, TaskLoad, discover_tasks, load_task
-from srb_tui.store.campaigns import CampaignConfigRecord, PlannedCell
+from srb_tui.store.campaign_records import CampaignConfigRecord, PlannedCell
 
 DEFAULT_CPUS = 1.0
 DEFAULT_MEMORY_MB = 1024

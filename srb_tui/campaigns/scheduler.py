@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from srb_tui.campaigns.calls import RunCalls
 from srb_tui.campaigns.plan import Machine, TaskInfo
 from srb_tui.store import FINAL_STATUSES, RunRecord, StoreError
-from srb_tui.store.campaigns import CampaignRecord, CellRecord
+from srb_tui.store.campaign_records import CampaignRecord, CellRecord
 
 POLL_SEC = 2.0
 

@@ -34,7 +34,8 @@ from srb_tui.gateway.listen import SOCKET_NAME, GatewayError, tcp_socket, unix_s
 from srb_tui.gateway.usage import UsageMeter
 from srb_tui.gateway.vendor import ROUTES, Route, error_body, vendor_of_path
 from srb_tui.store import Store, StoreError
-from srb_tui.store.ledger import GATEWAY_ROLES, LedgerRow
+from srb_tui.store.ledger import GATEWAY_ROLES
+from srb_tui.store.ledger_records import LedgerRow
 
 LOG = logging.getLogger("srb.gateway")
 TOKEN_PREFIX = "srb-gw-"

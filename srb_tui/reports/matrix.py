@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from srb_tui.reports.records import ReportRun, runs_from_source
 from srb_tui.store import Store
-from srb_tui.store.campaigns import CampaignRecord
+from srb_tui.store.campaign_records import CampaignRecord
 
 LABELS = {
     "audit_fail": "not migrated",

@@ -11,7 +11,7 @@ from srb_tui.lazy import exports_on_first_use
 if TYPE_CHECKING:
     from srb_tui.store.clock import docker_ts_ns, new_run_id, utc_now
     from srb_tui.store.errors import IllegalTransition, RunNotFound, StoreError
-    from srb_tui.store.ledger import LedgerRow, LedgerTotals, Totals
+    from srb_tui.store.ledger_records import LedgerRow, LedgerTotals, Totals
     from srb_tui.store.lifecycle import (
         FINAL_STATUSES,
         RUN_STATUSES,

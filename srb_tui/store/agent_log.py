@@ -10,10 +10,8 @@ a round's events can be rebuilt from its stored log lines, so a resumed srb repl
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiosqlite
 
@@ -21,66 +19,17 @@ from srb_tui.store.base import StoreBase
 from srb_tui.store.clock import utc_now
 from srb_tui.store.convert import dump_json, load_json
 
+if TYPE_CHECKING:
+    from srb_tui.store.agent_log_records import AgentEventRecord, AgentRound
+
+# The record types live in :mod:`.agent_log_records` and load with the first read of a
+# round or an event: opening a store for a launch does not build them.
+
 ROUND_FIELDS = (
     "ended_at", "exit_code", "session_id", "final_message", "tree_before", "tree_after",
     "acted", "failed", "error", "input_tokens", "output_tokens", "cache_read_tokens",
     "cache_write_tokens", "reasoning_tokens", "client_cost_usd", "verdict",
 )
-
-
-@dataclass(frozen=True)
-class AgentRound:
-    """One round of a real client's agent phase as stored."""
-
-    run_id: str
-    round: int
-    prompt_kind: str
-    started_at: str
-    ended_at: str | None
-    exit_code: int | None
-    first_log_seq: int
-    session_id: str | None
-    final_message: str | None
-    tree_before: str | None
-    tree_after: str | None
-    acted: bool | None
-    failed: bool | None
-    error: str | None
-    input_tokens: int
-    output_tokens: int
-    cache_read_tokens: int
-    cache_write_tokens: int
-    reasoning_tokens: int
-    client_cost_usd: float | None
-    verdict: str | None
-
-    @property
-    def finished(self) -> bool:
-        return self.ended_at is not None
-
-    @property
-    def tokens(self) -> int:
-        return self.input_tokens + self.output_tokens + self.cache_read_tokens \
-            + self.cache_write_tokens
-
-
-@dataclass(frozen=True)
-class AgentEventRecord:
-    """One stored transcript event of an agent round."""
-
-    run_id: str
-    round: int
-    seq: int
-    ts: str
-    kind: str
-    data: dict[str, Any]
-
-
-def _round(row: sqlite3.Row) -> AgentRound:
-    d = dict(row)
-    for key in ("acted", "failed"):
-        d[key] = None if d[key] is None else bool(d[key])
-    return AgentRound(**d)
 
 
 class AgentLogMixin(StoreBase):
@@ -113,9 +62,11 @@ class AgentLogMixin(StoreBase):
         await self._write(job)
 
     async def agent_rounds(self, run_id: str) -> list[AgentRound]:
+        from srb_tui.store import agent_log_records as rec
+
         rows = await self._rows(
             "SELECT * FROM agent_rounds WHERE run_id = ? ORDER BY round", (run_id,))
-        return [_round(r) for r in rows]
+        return [rec.round_from_row(r) for r in rows]
 
     async def replace_agent_events(
         self, run_id: str, number: int, events: Sequence[tuple[str, str, dict[str, Any]]]
@@ -162,6 +113,8 @@ class AgentLogMixin(StoreBase):
         limit: int = 5000,
     ) -> list[AgentEventRecord]:
         """Events in (round, seq) order after ``after``; one round's with ``round_no``."""
+        from srb_tui.store import agent_log_records as rec
+
         if round_no is not None:
             rows = await self._rows(
                 "SELECT * FROM agent_events WHERE run_id = ? AND round = ? ORDER BY seq"
@@ -171,7 +124,7 @@ class AgentLogMixin(StoreBase):
                 "SELECT * FROM agent_events WHERE run_id = ? AND (round > ? OR (round = ?"
                 " AND seq > ?)) ORDER BY round, seq LIMIT ?",
                 (run_id, after[0], after[0], after[1], limit))
-        return [AgentEventRecord(r["run_id"], r["round"], r["seq"], r["ts"], r["kind"],
+        return [rec.AgentEventRecord(r["run_id"], r["round"], r["seq"], r["ts"], r["kind"],
                                  load_json(r["data"], "agent event") or {}) for r in rows]
 
     async def stdout_lines_after(self, run_id: str, seq: int) -> list[tuple[int, str, str]]:

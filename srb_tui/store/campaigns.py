@@ -10,10 +10,8 @@ The tables are created by the V6 step (``schema_v6.py``).
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import aiosqlite
 
@@ -21,109 +19,20 @@ from srb_tui.store.base import StoreBase, query
 from srb_tui.store.clock import utc_now
 from srb_tui.store.errors import StoreError
 
-CAMPAIGN_STATUSES = ("planned", "running", "stopped", "done", "cancelled")
-CELL_STATES = ("planned", "running", "done", "failed", "cancelled")
-
-
-@dataclass(frozen=True)
-class CampaignConfigRecord:
-    """One configuration of a campaign (a column of its matrix)."""
-
-    label: str
-    agent: str
-    model: str | None = None
-    effort: str | None = None
-    max_cost: float | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class CampaignRecord:
-    """A stored campaign: its plan's source text and run settings."""
-
-    id: str
-    file: str | None
-    source: str
-    status: str
-    max_parallel: int
-    retry_limit: int
-    max_cost: float | None
-    created_at: str
-    updated_at: str
-    configs: tuple[CampaignConfigRecord, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        out = asdict(self)
-        out.pop("source")
-        return out
-
-
-@dataclass(frozen=True)
-class CellRecord:
-    """One (task, configuration, repeat) cell and its current run."""
-
-    campaign_id: str
-    task_id: str
-    config: str
-    repeat: int
-    position: int
-    task_path: str
-    state: str
-    run_id: str | None
-    attempts: int
-    updated_at: str
-
-    @property
-    def key(self) -> tuple[str, str, int]:
-        return (self.task_id, self.config, self.repeat)
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class AttemptRecord:
-    """One attempt of a cell: the run it started and how that run ended."""
-
-    id: int
-    campaign_id: str
-    task_id: str
-    config: str
-    repeat: int
-    attempt: int
-    run_id: str | None
-    outcome: str | None
-    reason: str | None
-    started_at: str
-    ended_at: str | None
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class PlannedCell:
-    """What the planner hands the store for one cell."""
-
-    task_id: str
-    task_path: str
-    config: str
-    repeat: int
-
-
-def _cell(row: sqlite3.Row) -> CellRecord:
-    return CellRecord(
-        campaign_id=row["campaign_id"], task_id=row["task_id"], config=row["config"],
-        repeat=int(row["repeat"]), position=int(row["position"]), task_path=row["task_path"],
-        state=row["state"], run_id=row["run_id"], attempts=int(row["attempts"]),
-        updated_at=row["updated_at"],
+if TYPE_CHECKING:
+    from srb_tui.store.campaign_records import (
+        AttemptRecord,
+        CampaignConfigRecord,
+        CampaignRecord,
+        CellRecord,
+        PlannedCell,
     )
 
+# The record types live in :mod:`.campaign_records` and load with the first campaign read
+# (each method imports them): opening a store for a launch does not build them.
 
-def _attempt(row: sqlite3.Row) -> AttemptRecord:
-    return AttemptRecord(**{k: row[k] for k in row.keys()})  # noqa: SIM118
+CAMPAIGN_STATUSES = ("planned", "running", "stopped", "done", "cancelled")
+CELL_STATES = ("planned", "running", "done", "failed", "cancelled")
 
 
 class CampaignsMixin(StoreBase):
@@ -195,6 +104,8 @@ class CampaignsMixin(StoreBase):
 
     async def campaign(self, campaign_id: str) -> CampaignRecord | None:
         """The campaign ``campaign_id``, or None."""
+        from srb_tui.store import campaign_records as rec
+
         rows = await self._rows("SELECT * FROM campaigns WHERE id = ?", (campaign_id,))
         if not rows:
             return None
@@ -203,11 +114,11 @@ class CampaignsMixin(StoreBase):
             " WHERE campaign_id = ? ORDER BY position", (campaign_id,),
         )
         row = rows[0]
-        return CampaignRecord(
+        return rec.CampaignRecord(
             id=row["id"], file=row["file"], source=row["source"], status=row["status"],
             max_parallel=int(row["max_parallel"]), retry_limit=int(row["retry_limit"]),
             max_cost=row["max_cost"], created_at=row["created_at"], updated_at=row["updated_at"],
-            configs=tuple(CampaignConfigRecord(**dict(c)) for c in configs),
+            configs=tuple(rec.CampaignConfigRecord(**dict(c)) for c in configs),
         )
 
     async def campaigns(self) -> list[CampaignRecord]:
@@ -230,11 +141,13 @@ class CampaignsMixin(StoreBase):
 
     async def cells(self, campaign_id: str) -> list[CellRecord]:
         """Every cell of the campaign in plan order."""
+        from srb_tui.store import campaign_records as rec
+
         rows = await self._rows(
             "SELECT * FROM campaign_cells WHERE campaign_id = ? ORDER BY position",
             (campaign_id,),
         )
-        return [_cell(r) for r in rows]
+        return [rec.cell_from_row(r) for r in rows]
 
     async def start_attempt(self, cell: CellRecord, run_id: str) -> CellRecord:
         """Point the cell at a new run and record the attempt (one transaction)."""
@@ -295,20 +208,24 @@ class CampaignsMixin(StoreBase):
 
     async def _one_cell(self, campaign_id: str, task_id: str, config: str, repeat: int
                         ) -> CellRecord:
+        from srb_tui.store import campaign_records as rec
+
         rows = await self._rows(
             "SELECT * FROM campaign_cells WHERE campaign_id = ? AND task_id = ? AND config = ?"
             " AND repeat = ?", (campaign_id, task_id, config, repeat),
         )
         if not rows:
             raise StoreError(f"campaign {campaign_id}: no cell {task_id} × {config} #{repeat}")
-        return _cell(rows[0])
+        return rec.cell_from_row(rows[0])
 
     async def attempts(self, campaign_id: str) -> list[AttemptRecord]:
         """Every attempt of every cell of the campaign, oldest first."""
+        from srb_tui.store import campaign_records as rec
+
         rows = await self._rows(
             "SELECT * FROM cell_attempts WHERE campaign_id = ? ORDER BY id", (campaign_id,)
         )
-        return [_attempt(r) for r in rows]
+        return [rec.attempt_from_row(r) for r in rows]
 
 
 def chunks(items: Sequence[str], size: int = 500) -> Iterable[Sequence[str]]:

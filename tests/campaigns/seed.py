@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from srb_tui.store import Store
-from srb_tui.store.campaigns import CampaignConfigRecord, PlannedCell
+from srb_tui.store.campaign_records import CampaignConfigRecord, PlannedCell
 
 from ..reports.synth import Spec, add_run
 

@@ -15,7 +15,7 @@ from srb_tui.campaigns.plan import Machine, TaskInfo
 from srb_tui.campaigns.scheduler import Scheduler
 from srb_tui.campaigns.spec import parse_campaign, select_tasks
 from srb_tui.store import RunRecord, Store
-from srb_tui.store.campaigns import CampaignConfigRecord, PlannedCell
+from srb_tui.store.campaign_records import CampaignConfigRecord, PlannedCell
 
 Script = Callable[[str, int], str]  # (config label, attempt number) -> outcome
 

@@ -16,7 +16,7 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from srb_tui.store import Store
-from srb_tui.store.agent_log import AgentRound
+from srb_tui.store.agent_log_records import AgentRound
 
 LABEL_MAX = 160
 

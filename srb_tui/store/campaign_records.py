@@ -1,0 +1,118 @@
+"""The campaign record types and how a row of the campaign tables becomes one.
+
+Kept apart from the store's methods (:mod:`.campaigns`) so that opening a store does not
+build them: only the campaign scheduler, its screen and the reports read campaigns.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class CampaignConfigRecord:
+    """One configuration of a campaign (a column of its matrix)."""
+
+    label: str
+    agent: str
+    model: str | None = None
+    effort: str | None = None
+    max_cost: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class CampaignRecord:
+    """A stored campaign: its plan's source text and run settings."""
+
+    id: str
+    file: str | None
+    source: str
+    status: str
+    max_parallel: int
+    retry_limit: int
+    max_cost: float | None
+    created_at: str
+    updated_at: str
+    configs: tuple[CampaignConfigRecord, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out.pop("source")
+        return out
+
+
+@dataclass(frozen=True)
+class CellRecord:
+    """One (task, configuration, repeat) cell and its current run."""
+
+    campaign_id: str
+    task_id: str
+    config: str
+    repeat: int
+    position: int
+    task_path: str
+    state: str
+    run_id: str | None
+    attempts: int
+    updated_at: str
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.task_id, self.config, self.repeat)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class AttemptRecord:
+    """One attempt of a cell: the run it started and how that run ended."""
+
+    id: int
+    campaign_id: str
+    task_id: str
+    config: str
+    repeat: int
+    attempt: int
+    run_id: str | None
+    outcome: str | None
+    reason: str | None
+    started_at: str
+    ended_at: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class PlannedCell:
+    """What the planner hands the store for one cell."""
+
+    task_id: str
+    task_path: str
+    config: str
+    repeat: int
+
+
+def cell_from_row(row: sqlite3.Row) -> CellRecord:
+    return CellRecord(
+        campaign_id=row["campaign_id"], task_id=row["task_id"], config=row["config"],
+        repeat=int(row["repeat"]), position=int(row["position"]), task_path=row["task_path"],
+        state=row["state"], run_id=row["run_id"], attempts=int(row["attempts"]),
+        updated_at=row["updated_at"],
+    )
+
+
+def attempt_from_row(row: sqlite3.Row) -> AttemptRecord:
+    return AttemptRecord(**{k: row[k] for k in row.keys()})  # noqa: SIM118
+
+
+__all__ = [
+    "AttemptRecord", "CampaignConfigRecord", "CampaignRecord", "CellRecord", "PlannedCell",
+    "attempt_from_row", "cell_from_row",
+]  # fmt: skip
