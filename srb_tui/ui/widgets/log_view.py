@@ -12,13 +12,8 @@ error" are methods the screen binds to keys; results and notices go up as messag
 
 from __future__ import annotations
 
-import re
 from collections import OrderedDict
-from collections.abc import Sequence
-from typing import Protocol
 
-from rich.ansi import AnsiDecoder
-from rich.segment import Segment
 from rich.text import Text
 from textual import events
 from textual.geometry import Size
@@ -27,43 +22,14 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from srb_tui.store import LogLine
-from srb_tui.store.logs import plain_text
 from srb_tui.ui.palette import tone
 from srb_tui.ui.widgets.log_buffer import STREAM_FILTERS, LogBuffer
+from srb_tui.ui.widgets.log_read import ERROR_PATTERN, LogReader, first_error, next_match
+from srb_tui.ui.widgets.log_render import no_newlines, render_body
 
 PAGE = 256
 INDEX_PAGE = 2000
 DRAIN_EVERY_SEC = 0.05
-ERROR_WORDS = ("error", "Traceback", "FAIL")
-ERROR_PATTERN = re.compile(r"error|Traceback|FAIL", re.IGNORECASE)
-# Control characters a terminal would act on; shown as U+FFFD so a line cannot move the
-# cursor or clear the screen. ESC is kept for Rich's ANSI decoder (colours, bold, links):
-# whatever escape the decoder does not understand is replaced after decoding.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1a\x1c-\x1f\x7f]")
-_ANSI = AnsiDecoder()
-
-
-class LogReader(Protocol):
-    """The part of the store the view reads (``srb_tui.store.Store`` satisfies it)."""
-
-    async def read_log_lines(
-        self, run_id: str, offset: int = 0, limit: int = 500, stream: str | None = None
-    ) -> list[LogLine]: ...
-
-    async def read_log_after(
-        self, run_id: str, after_seq: int, limit: int = 500, stream: str | None = None
-    ) -> list[LogLine]: ...
-
-    async def count_log_lines(self, run_id: str, stream: str | None = None) -> int: ...
-
-    async def search_log(
-        self, run_id: str, text: str, after_seq: int = 0, limit: int = 100
-    ) -> list[LogLine]: ...
-
-    async def search_log_backwards(
-        self, run_id: str, text: str, before_seq: int, limit: int = 100
-    ) -> list[LogLine]: ...
 
 
 class LogView(ScrollView, can_focus=True):
@@ -222,7 +188,7 @@ class LogView(ScrollView, can_focus=True):
         if seq == self.cursor_seq:
             out.stylize("reverse", 0, len(out))
         segments = list(out.render(self.app.console))
-        return Strip(_no_newlines(segments))
+        return Strip(no_newlines(segments))
 
     # -- reading the store -------------------------------------------------------------
 
@@ -416,56 +382,29 @@ class LogView(ScrollView, can_focus=True):
                         group="log-search", exclusive=True)
 
     async def _find(self, text: str, start: int, forward: bool) -> None:
-        reader = self.reader
-        if reader is None:
+        if self.reader is None:
             return
-        stream = self.buffer.stream
-        cursor = start
-        while True:
-            if forward:
-                hits = await reader.search_log(self.run_id, text, after_seq=cursor, limit=200)
-            else:
-                hits = await reader.search_log_backwards(self.run_id, text, before_seq=cursor,
-                                                         limit=200)
-            for hit in hits:
-                if stream == "all" or hit.stream == stream:
-                    self.buffer.add_stored([(hit.seq, hit.stream, hit.text)])
-                    self.go_to(hit.seq)
-                    self.post_message(self.Notice(f"“{text}”: line {hit.seq}"))
-                    return
-            if len(hits) < 200:
-                where = "below" if forward else "above"
-                self.post_message(self.Notice(f"“{text}”: no more matches {where}", bad=True))
-                return
-            cursor = hits[-1].seq
+        hit = await next_match(self.reader, self.run_id, text, start, forward=forward,
+                               stream=self.buffer.stream)
+        if hit is None:
+            where = "below" if forward else "above"
+            self.post_message(self.Notice(f"“{text}”: no more matches {where}", bad=True))
+            return
+        self.buffer.add_stored([(hit.seq, hit.stream, hit.text)])
+        self.go_to(hit.seq)
+        self.post_message(self.Notice(f"“{text}”: line {hit.seq}"))
 
     def jump_to_error(self) -> None:
         """Go to the first stderr line or line that says error / Traceback / FAIL."""
         self.run_worker(self._first_error(), group="log-search", exclusive=True)
 
     async def _first_error(self) -> None:
-        reader = self.reader
-        if reader is None:
+        if self.reader is None:
             return
-        found: list[LogLine] = list(
-            await reader.read_log_after(self.run_id, 0, limit=1, stream="stderr")
-        )
-        for word in ERROR_WORDS:
-            after = 0
-            while True:
-                hits = await reader.search_log(self.run_id, word, after_seq=after, limit=50)
-                match = next((h for h in hits if ERROR_PATTERN.search(plain_text(h.text))),
-                             None)
-                if match is not None:
-                    found.append(match)
-                    break
-                if len(hits) < 50:
-                    break
-                after = hits[-1].seq
-        if not found:
+        first = await first_error(self.reader, self.run_id)
+        if first is None:
             self.post_message(self.Notice("no stderr line and no error, Traceback or FAIL"))
             return
-        first = min(found, key=lambda line: line.seq)
         self.buffer.add_stored([(first.seq, first.stream, first.text)])
         self.go_to(first.seq)
         self.post_message(self.Notice(f"first error: line {first.seq} ({first.stream})"))
@@ -478,25 +417,6 @@ class LogView(ScrollView, can_focus=True):
         if not self.buffer.filter_ready:
             rows += " (indexing…)"
         return f"{mode} · {stream} · {rows}"
-
-
-def render_body(raw: str, style: str = "") -> Text:
-    """One stored line as the operator should see it: SGR colours and styles rendered
-    (npm, pytest and cargo colour their output), control characters and unknown escapes
-    shown as U+FFFD. The result's ``plain`` is the text without escapes, which is what
-    the view highlights search hits in."""
-    text = _CONTROL.sub("\ufffd", raw.expandtabs())
-    if "\x1b" not in text:
-        return Text(text, style=style)
-    body = _ANSI.decode_line(text)
-    if "\x1b" in body.plain:
-        body = Text(body.plain.replace("\x1b", "\ufffd"), spans=body.spans)
-    body.stylize_before(style)
-    return body
-
-
-def _no_newlines(segments: Sequence[Segment]) -> list[Segment]:
-    return [s for s in segments if s.text != "\n"]
 
 
 __all__ = ["ERROR_PATTERN", "LogReader", "LogView", "render_body"]
