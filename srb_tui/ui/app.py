@@ -64,10 +64,10 @@ class SrbApp(App[None]):
 
     @property
     def catalog(self) -> Catalog:
-        return self.run_host.core.catalog
+        return self.run_host.catalog
 
     def reload_catalog(self) -> Catalog:
-        return self.run_host.core.reload_catalog()
+        return self.run_host.reload_catalog()
 
     def on_mount(self) -> None:
         self.theme = "textual-dark"

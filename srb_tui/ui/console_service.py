@@ -107,6 +107,15 @@ class ConsoleService:
     def engine_problem(self) -> str | None:
         return self.core.engine_problem
 
+    @property
+    def catalog(self) -> Catalog:
+        """The tasks under the task roots (loaded on first use)."""
+        return self.core.catalog
+
+    def reload_catalog(self) -> Catalog:
+        """The tasks read again from disk (after an edit, or a new task directory)."""
+        return self.core.reload_catalog()
+
     # -- opening ------------------------------------------------------------------------
 
     async def store(self) -> Store:

@@ -97,7 +97,7 @@ class ReportsScreen(Screen[None]):
 
     def _categories(self) -> dict[str, str]:
         found: dict[str, str] = {}
-        for load in self.run_host.core.catalog.loads:
+        for load in self.run_host.catalog.loads:
             if load.task is not None and load.task.category:
                 found[load.task_id] = load.task.category
         return found

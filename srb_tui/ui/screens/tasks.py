@@ -107,7 +107,7 @@ class TasksScreen(Screen[None]):
         self._fill(self.query_one("#task-filter", Input).value)
 
     def _load(self) -> None:
-        self._summaries = self.run_host.core.catalog.summaries()
+        self._summaries = self.run_host.catalog.summaries()
         self._fill(self.query_one("#task-filter", Input).value)
 
     def _fill(self, text: str) -> None:
@@ -169,7 +169,7 @@ class TasksScreen(Screen[None]):
         self._show(task_id)
 
     def _show(self, task_id: str) -> None:
-        load = self.run_host.core.catalog.find(task_id)
+        load = self.run_host.catalog.find(task_id)
         if load is None:
             return
         self._selected = task_id
@@ -190,12 +190,12 @@ class TasksScreen(Screen[None]):
         self.query_one("#task-table", DataTable).focus()
 
     def action_reload(self) -> None:
-        self.run_host.core.reload_catalog()
+        self.run_host.reload_catalog()
         self._load()
         self.notify(f"{len(self._summaries)} task(s) loaded")
 
     def _selected_task(self) -> Task | None:
-        load = self.run_host.core.catalog.find(self._selected) if self._selected else None
+        load = self.run_host.catalog.find(self._selected) if self._selected else None
         if load is None or load.task is None:
             self.notify("Select a task that loads first.", severity="warning")
             return None
@@ -245,7 +245,7 @@ class TasksScreen(Screen[None]):
         """Open the launch dialog for the selected task (runs go through the console)."""
         from srb_tui.ui.screens.launch import LaunchDialog, LaunchTarget
 
-        load = self.run_host.core.catalog.find(self._selected) if self._selected else None
+        load = self.run_host.catalog.find(self._selected) if self._selected else None
         if load is None:
             self.notify("Select a task first.", title="launch", severity="warning")
             return
