@@ -11,6 +11,16 @@ from srb_tui.lazy import exports_on_first_use
 if TYPE_CHECKING:
     from srb_tui.store.clock import docker_ts_ns, new_run_id, utc_now
     from srb_tui.store.errors import IllegalTransition, RunNotFound, StoreError
+    from srb_tui.store.grading_records import (
+        AdversaryRoundRecord,
+        CheckRecord,
+        CounterexampleRecord,
+        GateOutcomeRecord,
+        GateVoteRecord,
+        ModuleResultRecord,
+        RunDetail,
+        StageResultRecord,
+    )
     from srb_tui.store.ledger_records import LedgerRow, LedgerTotals, Totals
     from srb_tui.store.lifecycle import (
         FINAL_STATUSES,
@@ -23,21 +33,13 @@ if TYPE_CHECKING:
     from srb_tui.store.logs import LogDeduper
     from srb_tui.store.migrations import MIGRATIONS, SCHEMA_VERSION, Migration
     from srb_tui.store.records import (
-        AdversaryRoundRecord,
-        CheckRecord,
         ContainerRecord,
-        CounterexampleRecord,
         EventRecord,
-        GateOutcomeRecord,
-        GateVoteRecord,
         ImageRecord,
         LogEntry,
         LogLine,
         LogResumePoint,
-        ModuleResultRecord,
-        RunDetail,
         RunRecord,
-        StageResultRecord,
         TransitionRecord,
     )
     from srb_tui.store.runs import RUN_SORT_KEYS, UPDATABLE_RUN_FIELDS

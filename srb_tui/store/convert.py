@@ -15,18 +15,11 @@ from typing import Any, Final
 
 from srb_tui.store.errors import StoreError
 from srb_tui.store.records import (
-    AdversaryRoundRecord,
-    CheckRecord,
     ContainerRecord,
-    CounterexampleRecord,
     EventRecord,
-    GateOutcomeRecord,
-    GateVoteRecord,
     ImageRecord,
     LogLine,
-    ModuleResultRecord,
     RunRecord,
-    StageResultRecord,
     TransitionRecord,
 )
 
@@ -330,131 +323,6 @@ def transition_from_row(row: sqlite3.Row) -> TransitionRecord:
         to_status=row["to_status"],
         at=row["at"],
         reason=row["reason"],
-    )
-
-
-def stage_from_row(row: sqlite3.Row) -> StageResultRecord:
-    """A ``stage_results`` row as a StageResultRecord."""
-    return StageResultRecord(
-        run_id=row["run_id"],
-        stage=row["stage"],
-        status=row["status"],
-        started_at=row["started_at"],
-        duration_sec=row["duration_sec"],
-        fingerprint=row["fingerprint"],
-        result=load_json(row["result"], f"run {row['run_id']} {row['stage']} result"),
-        recorded_at=row["recorded_at"],
-    )
-
-
-def module_from_row(row: sqlite3.Row) -> ModuleResultRecord:
-    """A ``module_results`` row as a ModuleResultRecord."""
-    return ModuleResultRecord(
-        run_id=row["run_id"],
-        stage=row["stage"],
-        module_id=row["module_id"],
-        position=row["position"],
-        title=row["title"],
-        weight=row["weight"],
-        status=row["status"],
-        rate=row["rate"],
-        passed=row["passed"],
-        failed=row["failed"],
-        skipped=row["skipped"],
-        errors=row["errors"],
-        scored=row["scored"],
-        duration_sec=row["duration_sec"],
-        detail=load_json(row["detail"], f"run {row['run_id']} module {row['module_id']}"),
-    )
-
-
-def check_from_row(row: sqlite3.Row) -> CheckRecord:
-    """A ``checks`` row as a CheckRecord."""
-    what = f"run {row['run_id']} check {row['check_id']}"
-    return CheckRecord(
-        run_id=row["run_id"],
-        stage=row["stage"],
-        module_id=row["module_id"],
-        position=row["position"],
-        check_id=row["check_id"],
-        verdict=row["verdict"],
-        weight=row["weight"],
-        summary=row["summary"],
-        detail=load_json(row["detail"], f"{what} detail"),
-        evidence=load_json(row["evidence"], f"{what} evidence"),
-    )
-
-
-def vote_from_row(row: sqlite3.Row) -> GateVoteRecord:
-    """A ``gate_votes`` row as a GateVoteRecord."""
-    what = f"run {row['run_id']} gate {row['gate_id']} sample {row['sample']}"
-    return GateVoteRecord(
-        run_id=row["run_id"],
-        gate_id=row["gate_id"],
-        sample=row["sample"],
-        verdict=row["verdict"],
-        confidence=row["confidence"],
-        reasoning=row["reasoning"],
-        evidence=load_json(row["evidence"], f"{what} evidence"),
-        downgraded=bool(row["downgraded"]),
-        extra=need_object(load_json(row["extra"], f"{what} extra"), f"{what} extra"),
-    )
-
-
-def outcome_from_row(row: sqlite3.Row) -> GateOutcomeRecord:
-    """A ``gate_outcomes`` row as a GateOutcomeRecord."""
-    what = f"run {row['run_id']} gate {row['gate_id']}"
-    return GateOutcomeRecord(
-        run_id=row["run_id"],
-        gate_id=row["gate_id"],
-        title=row["title"],
-        required=bool(row["required"]),
-        verdict=row["verdict"],
-        votes_pass=row["votes_pass"],
-        votes_fail=row["votes_fail"],
-        votes_error=row["votes_error"],
-        tie=bool(row["tie"]),
-        extra=need_object(load_json(row["extra"], f"{what} extra"), f"{what} extra"),
-    )
-
-
-def adversary_from_row(row: sqlite3.Row) -> AdversaryRoundRecord:
-    """An ``adversary_rounds`` row as an AdversaryRoundRecord."""
-    what = f"run {row['run_id']} adversary {row['adversary_id']}"
-    notes = load_json(row["notes"], f"{what} notes")
-    return AdversaryRoundRecord(
-        run_id=row["run_id"],
-        adversary_id=row["adversary_id"],
-        model=row["model"],
-        driver=row["driver"],
-        focus=row["focus"],
-        status=row["status"],
-        started_at=row["started_at"],
-        duration_sec=row["duration_sec"],
-        candidates=row["candidates"],
-        notes=tuple(notes) if isinstance(notes, list) else (),
-        extra=need_object(load_json(row["extra"], f"{what} extra"), f"{what} extra"),
-    )
-
-
-def counterexample_from_row(row: sqlite3.Row) -> CounterexampleRecord:
-    """A ``counterexamples`` row as a CounterexampleRecord."""
-    what = f"run {row['run_id']} counterexample {row['id']}"
-    return CounterexampleRecord(
-        id=row["id"],
-        run_id=row["run_id"],
-        adversary_id=row["adversary_id"],
-        created_at=row["created_at"],
-        code=row["code"],
-        verdict=row["verdict"],
-        reason=row["reason"],
-        output_a=load_json(row["output_a"], f"{what} output_a"),
-        output_b=load_json(row["output_b"], f"{what} output_b"),
-        exit_a=row["exit_a"],
-        exit_b=row["exit_b"],
-        duration_a=row["duration_a"],
-        duration_b=row["duration_b"],
-        extra=need_object(load_json(row["extra"], f"{what} extra"), f"{what} extra"),
     )
 
 

@@ -4,7 +4,7 @@ outcomes, Stage III adversary rounds and counterexamples."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import aiosqlite
 
@@ -13,13 +13,9 @@ from srb_tui.store.clock import utc_now
 from srb_tui.store.convert import (
     ADVERSARY_STATUSES,
     COUNTEREXAMPLE_VERDICTS,
-    adversary_from_row,
-    check_from_row,
     check_params,
-    counterexample_from_row,
     dump_json,
     maybe_str,
-    module_from_row,
     module_params,
     need_choice,
     need_int,
@@ -27,22 +23,24 @@ from srb_tui.store.convert import (
     need_object,
     need_text,
     need_text_list,
-    outcome_from_row,
     outcome_params,
-    stage_from_row,
-    vote_from_row,
     vote_params,
 )
 from srb_tui.store.errors import StoreError
-from srb_tui.store.records import (
-    AdversaryRoundRecord,
-    CheckRecord,
-    CounterexampleRecord,
-    GateOutcomeRecord,
-    GateVoteRecord,
-    ModuleResultRecord,
-    StageResultRecord,
-)
+
+if TYPE_CHECKING:
+    from srb_tui.store.grading_records import (
+        AdversaryRoundRecord,
+        CheckRecord,
+        CounterexampleRecord,
+        GateOutcomeRecord,
+        GateVoteRecord,
+        ModuleResultRecord,
+        StageResultRecord,
+    )
+
+# The record types live in :mod:`.grading_records` and load with the first grading read or
+# write (each method imports them): opening a store for a launch does not build them.
 
 STAGE_ORDER_SQL: Final = (
     "CASE stage WHEN 'audit' THEN 0 WHEN 'behavioural' THEN 1 WHEN 'verification' THEN 2"
@@ -67,6 +65,8 @@ class GradingMixin(StoreBase):
         result: Any = None,
     ) -> StageResultRecord:
         """Store (or replace) the result of one stage; ``result`` is the envelope JSON."""
+        from srb_tui.store import grading_records as rec
+
         what = f"run {run_id} stage {stage!r}"
         params = (
             run_id,
@@ -88,16 +88,18 @@ class GradingMixin(StoreBase):
             rows = await query(
                 conn, "SELECT * FROM stage_results WHERE run_id = ? AND stage = ?", (run_id, stage)
             )
-            return stage_from_row(rows[0])
+            return rec.stage_from_row(rows[0])
 
         return await self._write(job)
 
     async def stage_results(self, run_id: str) -> list[StageResultRecord]:
         """A run's stage results in ladder order (audit, behavioural, verification, others)."""
+        from srb_tui.store import grading_records as rec
+
         rows = await self._rows(
             f"SELECT * FROM stage_results WHERE run_id = ? ORDER BY {STAGE_ORDER_SQL}", (run_id,)
         )
-        return [stage_from_row(row) for row in rows]
+        return [rec.stage_from_row(row) for row in rows]
 
     async def clear_stage(self, run_id: str, stage: str) -> None:
         """Forget everything recorded for one stage of a run (before re-grading it)."""
@@ -128,6 +130,8 @@ class GradingMixin(StoreBase):
         Each module: ``{id, status: ok|timeout|error|unreached, title?, weight?, rate?,
         passed?, failed?, skipped?, errors?, scored?, duration_sec?, detail?}``.
         """
+        from srb_tui.store import grading_records as rec
+
         need_text(stage, f"run {run_id} stage")
         rows = module_params(run_id, stage, modules)
 
@@ -147,7 +151,7 @@ class GradingMixin(StoreBase):
                 "SELECT * FROM module_results WHERE run_id = ? AND stage = ? ORDER BY position",
                 (run_id, stage),
             )
-            return [module_from_row(row) for row in found]
+            return [rec.module_from_row(row) for row in found]
 
         return await self._write(job)
 
@@ -155,12 +159,14 @@ class GradingMixin(StoreBase):
         self, run_id: str, stage: str | None = None
     ) -> list[ModuleResultRecord]:
         """Module results of a run (one stage or all), in suite order."""
+        from srb_tui.store import grading_records as rec
+
         rows = await self._rows(
             "SELECT * FROM module_results WHERE run_id = ? AND (? IS NULL OR stage = ?)"
             f" ORDER BY {STAGE_ORDER_SQL}, position",
             (run_id, stage, stage),
         )
-        return [module_from_row(row) for row in rows]
+        return [rec.module_from_row(row) for row in rows]
 
     async def record_checks(
         self,
@@ -175,6 +181,8 @@ class GradingMixin(StoreBase):
         Each check has the envelope shape ``{id, verdict: pass|fail|skip|error, weight?,
         summary?, detail?, evidence?}``; unknown keys are refused.
         """
+        from srb_tui.store import grading_records as rec
+
         need_text(stage, f"run {run_id} stage")
         if not isinstance(module_id, str):
             raise StoreError(f"run {run_id} {stage}: module_id must be text")
@@ -197,7 +205,7 @@ class GradingMixin(StoreBase):
                 " ORDER BY position",
                 (run_id, stage, module_id),
             )
-            return [check_from_row(row) for row in found]
+            return [rec.check_from_row(row) for row in found]
 
         return await self._write(job)
 
@@ -205,13 +213,15 @@ class GradingMixin(StoreBase):
         self, run_id: str, stage: str | None = None, module_id: str | None = None
     ) -> list[CheckRecord]:
         """Checks of a run, optionally of one stage and/or one module, in recorded order."""
+        from srb_tui.store import grading_records as rec
+
         rows = await self._rows(
             "SELECT * FROM checks WHERE run_id = ? AND (? IS NULL OR stage = ?)"
             " AND (? IS NULL OR module_id = ?)"
             f" ORDER BY {STAGE_ORDER_SQL}, module_id, position",
             (run_id, stage, stage, module_id, module_id),
         )
-        return [check_from_row(row) for row in rows]
+        return [rec.check_from_row(row) for row in rows]
 
     # --- Stage I ------------------------------------------------------------------------------
 
@@ -220,6 +230,8 @@ class GradingMixin(StoreBase):
     ) -> list[GateVoteRecord]:
         """Insert or replace votes ``{gate_id, sample, verdict: pass|fail|error, confidence?,
         reasoning?, evidence?, downgraded?, extra?}``; return the stored votes given."""
+        from srb_tui.store import grading_records as rec
+
         rows = vote_params(run_id, votes)
         keys = {(row[1], row[2]) for row in rows}
 
@@ -235,22 +247,26 @@ class GradingMixin(StoreBase):
                 "SELECT * FROM gate_votes WHERE run_id = ? ORDER BY gate_id, sample",
                 (run_id,),
             )
-            return [vote_from_row(r) for r in found if (r["gate_id"], r["sample"]) in keys]
+            return [rec.vote_from_row(r) for r in found if (r["gate_id"], r["sample"]) in keys]
 
         return await self._write(job)
 
     async def gate_votes(self, run_id: str) -> list[GateVoteRecord]:
         """Every gate vote of a run, by gate then sample."""
+        from srb_tui.store import grading_records as rec
+
         rows = await self._rows(
             "SELECT * FROM gate_votes WHERE run_id = ? ORDER BY gate_id, sample", (run_id,)
         )
-        return [vote_from_row(row) for row in rows]
+        return [rec.vote_from_row(row) for row in rows]
 
     async def record_gate_outcomes(
         self, run_id: str, outcomes: Sequence[Mapping[str, Any]]
     ) -> list[GateOutcomeRecord]:
         """Insert or replace gate outcomes ``{gate_id, verdict: pass|fail|error, title?,
         required?, votes_pass?, votes_fail?, votes_error?, tie?, extra?}``."""
+        from srb_tui.store import grading_records as rec
+
         rows = outcome_params(run_id, outcomes)
         keys = {row[1] for row in rows}
 
@@ -265,16 +281,18 @@ class GradingMixin(StoreBase):
             found = await query(
                 conn, "SELECT * FROM gate_outcomes WHERE run_id = ? ORDER BY gate_id", (run_id,)
             )
-            return [outcome_from_row(r) for r in found if r["gate_id"] in keys]
+            return [rec.outcome_from_row(r) for r in found if r["gate_id"] in keys]
 
         return await self._write(job)
 
     async def gate_outcomes(self, run_id: str) -> list[GateOutcomeRecord]:
         """Every gate outcome of a run, by gate id."""
+        from srb_tui.store import grading_records as rec
+
         rows = await self._rows(
             "SELECT * FROM gate_outcomes WHERE run_id = ? ORDER BY gate_id", (run_id,)
         )
-        return [outcome_from_row(row) for row in rows]
+        return [rec.outcome_from_row(row) for row in rows]
 
     # --- Stage III ----------------------------------------------------------------------------
 
@@ -294,6 +312,8 @@ class GradingMixin(StoreBase):
         extra: Mapping[str, Any] | None = None,
     ) -> AdversaryRoundRecord:
         """Insert or replace one adversary lane (status pending|running|broken|survived|error)."""
+        from srb_tui.store import grading_records as rec
+
         what = f"run {run_id} adversary {adversary_id!r}"
         params = (
             run_id,
@@ -322,16 +342,18 @@ class GradingMixin(StoreBase):
                 "SELECT * FROM adversary_rounds WHERE run_id = ? AND adversary_id = ?",
                 (run_id, adversary_id),
             )
-            return adversary_from_row(rows[0])
+            return rec.adversary_from_row(rows[0])
 
         return await self._write(job)
 
     async def adversary_rounds(self, run_id: str) -> list[AdversaryRoundRecord]:
         """Every adversary lane of a run, by adversary id."""
+        from srb_tui.store import grading_records as rec
+
         rows = await self._rows(
             "SELECT * FROM adversary_rounds WHERE run_id = ? ORDER BY adversary_id", (run_id,)
         )
-        return [adversary_from_row(row) for row in rows]
+        return [rec.adversary_from_row(row) for row in rows]
 
     async def record_counterexample(
         self,
@@ -350,6 +372,8 @@ class GradingMixin(StoreBase):
         extra: Mapping[str, Any] | None = None,
     ) -> CounterexampleRecord:
         """Add one adjudicated candidate (verdict upheld|invalid|rejected); return it."""
+        from srb_tui.store import grading_records as rec
+
         what = f"run {run_id} counterexample of {adversary_id!r}"
         if not isinstance(code, str):
             raise StoreError(f"{what}: code must be text")
@@ -380,7 +404,7 @@ class GradingMixin(StoreBase):
             rows = await query(
                 conn, "SELECT * FROM counterexamples WHERE id = ?", (int(inserted[0]),)
             )
-            return counterexample_from_row(rows[0])
+            return rec.counterexample_from_row(rows[0])
 
         return await self._write(job)
 
@@ -388,14 +412,18 @@ class GradingMixin(StoreBase):
         self, run_id: str, adversary_id: str | None = None
     ) -> list[CounterexampleRecord]:
         """Counterexamples of a run (optionally one adversary's), in the order handed in."""
+        from srb_tui.store import grading_records as rec
+
         rows = await self._rows(
             "SELECT * FROM counterexamples WHERE run_id = ? AND (? IS NULL OR adversary_id = ?)"
             " ORDER BY id",
             (run_id, adversary_id, adversary_id),
         )
-        return [counterexample_from_row(row) for row in rows]
+        return [rec.counterexample_from_row(row) for row in rows]
 
     async def get_counterexample(self, counterexample_id: int) -> CounterexampleRecord | None:
         """One counterexample by its id, or None."""
+        from srb_tui.store import grading_records as rec
+
         rows = await self._rows("SELECT * FROM counterexamples WHERE id = ?", (counterexample_id,))
-        return counterexample_from_row(rows[0]) if rows else None
+        return rec.counterexample_from_row(rows[0]) if rows else None

@@ -11,7 +11,7 @@ import os
 import sqlite3
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import TYPE_CHECKING, Self
 
 import aiosqlite
 
@@ -28,17 +28,10 @@ from srb_tui.store.connection import (
     sniff,
 )
 from srb_tui.store.convert import (
-    adversary_from_row,
-    check_from_row,
     container_from_row,
-    counterexample_from_row,
     event_from_row,
     image_from_row,
-    module_from_row,
-    outcome_from_row,
-    stage_from_row,
     transition_from_row,
-    vote_from_row,
 )
 from srb_tui.store.errors import StoreError
 from srb_tui.store.grading import STAGE_ORDER_SQL, GradingMixin
@@ -48,10 +41,12 @@ from srb_tui.store.labels import LabelsMixin
 from srb_tui.store.ledger import LedgerMixin
 from srb_tui.store.logstore import LogsMixin
 from srb_tui.store.migrations import SCHEMA_VERSION, apply_migrations
-from srb_tui.store.records import RunDetail
 from srb_tui.store.report_rows import ReportRowsMixin
 from srb_tui.store.runs import RunsMixin
 from srb_tui.store.writer import Writer
+
+if TYPE_CHECKING:
+    from srb_tui.store.grading_records import RunDetail
 
 DEFAULT_BUSY_TIMEOUT_MS = 10_000
 
@@ -152,6 +147,8 @@ class Store(RunsMixin, GradingMixin, InfraMixin, LogsMixin, LedgerMixin, AgentLo
 
         Raises RunNotFound for an unknown id. Log lines are counted, not included.
         """
+        from srb_tui.store import grading_records as rec
+
         async with self._readers.snapshot() as conn:
             run = await self._run_in(conn, run_id)
             by_run = (run_id,)
@@ -159,7 +156,7 @@ class Store(RunsMixin, GradingMixin, InfraMixin, LogsMixin, LedgerMixin, AgentLo
             async def rows(sql: str) -> list[sqlite3.Row]:
                 return await query(conn, sql, by_run)
 
-            detail = RunDetail(
+            detail = rec.RunDetail(
                 run=run,
                 transitions=tuple(
                     transition_from_row(r)
@@ -168,45 +165,45 @@ class Store(RunsMixin, GradingMixin, InfraMixin, LogsMixin, LedgerMixin, AgentLo
                     )
                 ),
                 stage_results=tuple(
-                    stage_from_row(r)
+                    rec.stage_from_row(r)
                     for r in await rows(
                         f"SELECT * FROM stage_results WHERE run_id = ? ORDER BY {STAGE_ORDER_SQL}"
                     )
                 ),
                 module_results=tuple(
-                    module_from_row(r)
+                    rec.module_from_row(r)
                     for r in await rows(
                         "SELECT * FROM module_results WHERE run_id = ?"
                         f" ORDER BY {STAGE_ORDER_SQL}, position"
                     )
                 ),
                 checks=tuple(
-                    check_from_row(r)
+                    rec.check_from_row(r)
                     for r in await rows(
                         "SELECT * FROM checks WHERE run_id = ?"
                         f" ORDER BY {STAGE_ORDER_SQL}, module_id, position"
                     )
                 ),
                 gate_votes=tuple(
-                    vote_from_row(r)
+                    rec.vote_from_row(r)
                     for r in await rows(
                         "SELECT * FROM gate_votes WHERE run_id = ? ORDER BY gate_id, sample"
                     )
                 ),
                 gate_outcomes=tuple(
-                    outcome_from_row(r)
+                    rec.outcome_from_row(r)
                     for r in await rows(
                         "SELECT * FROM gate_outcomes WHERE run_id = ? ORDER BY gate_id"
                     )
                 ),
                 adversary_rounds=tuple(
-                    adversary_from_row(r)
+                    rec.adversary_from_row(r)
                     for r in await rows(
                         "SELECT * FROM adversary_rounds WHERE run_id = ? ORDER BY adversary_id"
                     )
                 ),
                 counterexamples=tuple(
-                    counterexample_from_row(r)
+                    rec.counterexample_from_row(r)
                     for r in await rows(
                         "SELECT * FROM counterexamples WHERE run_id = ? ORDER BY id"
                     )

@@ -1,0 +1,334 @@
+"""The grading stages' record types, a run's whole detail, and the row conversions.
+
+Kept apart from :mod:`.records` (a run, its transitions, images, containers and log) so
+that opening a store to launch a run does not build them: they load with the first
+grading read or write, or the first ``run_detail``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, Self, cast
+
+from srb_tui.store.convert import load_json, need_object
+from srb_tui.store.errors import StoreError
+from srb_tui.store.records import (
+    ContainerRecord,
+    EventRecord,
+    ImageRecord,
+    JSONObject,
+    JsonRecord,
+    RunRecord,
+    TransitionRecord,
+)
+
+
+@dataclass(frozen=True)
+class StageResultRecord(JsonRecord):
+    """The envelope of one grading stage (``result`` is the full stage-result JSON)."""
+
+    run_id: str
+    stage: str
+    status: str
+    started_at: str | None
+    duration_sec: float | None
+    fingerprint: str | None
+    result: Any
+    recorded_at: str
+
+
+@dataclass(frozen=True)
+class ModuleResultRecord(JsonRecord):
+    """One Stage II module: status, pass rate and check counts."""
+
+    run_id: str
+    stage: str
+    module_id: str
+    position: int
+    title: str | None
+    weight: float | None
+    status: str
+    rate: float | None
+    passed: int
+    failed: int
+    skipped: int
+    errors: int
+    scored: int
+    duration_sec: float | None
+    detail: Any = None
+
+
+@dataclass(frozen=True)
+class CheckRecord(JsonRecord):
+    """One check of a stage (``module_id`` is ``""`` for checks outside a module)."""
+
+    run_id: str
+    stage: str
+    module_id: str
+    position: int
+    check_id: str
+    verdict: str
+    weight: float | None
+    summary: str | None
+    detail: Any = None
+    evidence: Any = None
+
+
+@dataclass(frozen=True)
+class GateVoteRecord(JsonRecord):
+    """One reviewer sample's vote on one Stage I gate."""
+
+    run_id: str
+    gate_id: str
+    sample: int
+    verdict: str
+    confidence: float | None
+    reasoning: str | None
+    evidence: Any
+    downgraded: bool
+    extra: JSONObject = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class GateOutcomeRecord(JsonRecord):
+    """The decided verdict of one Stage I gate after the vote."""
+
+    run_id: str
+    gate_id: str
+    title: str | None
+    required: bool
+    verdict: str
+    votes_pass: int
+    votes_fail: int
+    votes_error: int
+    tie: bool
+    extra: JSONObject = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AdversaryRoundRecord(JsonRecord):
+    """One Stage III adversary lane: ``pending``/``running`` live, then its result."""
+
+    run_id: str
+    adversary_id: str
+    model: str | None
+    driver: str | None
+    focus: str | None
+    status: str
+    started_at: str | None
+    duration_sec: float | None
+    candidates: int | None
+    notes: tuple[str, ...]
+    extra: JSONObject = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CounterexampleRecord(JsonRecord):
+    """One candidate an adversary handed in, with its adjudication on both trees."""
+
+    id: int
+    run_id: str
+    adversary_id: str
+    created_at: str
+    code: str
+    verdict: str
+    reason: str | None
+    output_a: Any
+    output_b: Any
+    exit_a: int | None
+    exit_b: int | None
+    duration_a: float | None
+    duration_b: float | None
+    extra: JSONObject = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RunDetail(JsonRecord):
+    """Everything about one run, for ``srb runs show ID --json`` and the run screen."""
+
+    run: RunRecord
+    transitions: tuple[TransitionRecord, ...]
+    stage_results: tuple[StageResultRecord, ...]
+    module_results: tuple[ModuleResultRecord, ...]
+    checks: tuple[CheckRecord, ...]
+    gate_votes: tuple[GateVoteRecord, ...]
+    gate_outcomes: tuple[GateOutcomeRecord, ...]
+    adversary_rounds: tuple[AdversaryRoundRecord, ...]
+    counterexamples: tuple[CounterexampleRecord, ...]
+    images: tuple[ImageRecord, ...]
+    containers: tuple[ContainerRecord, ...]
+    events: tuple[EventRecord, ...]
+    log_lines: int
+    last_log_ts: str | None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Self:
+        """Rebuild a detail (with its nested records) from ``to_json()`` output."""
+        if not isinstance(data, Mapping):
+            raise StoreError("RunDetail: expected a JSON object")
+        nested: dict[str, type[JsonRecord]] = {
+            "transitions": TransitionRecord,
+            "stage_results": StageResultRecord,
+            "module_results": ModuleResultRecord,
+            "checks": CheckRecord,
+            "gate_votes": GateVoteRecord,
+            "gate_outcomes": GateOutcomeRecord,
+            "adversary_rounds": AdversaryRoundRecord,
+            "counterexamples": CounterexampleRecord,
+            "images": ImageRecord,
+            "containers": ContainerRecord,
+            "events": EventRecord,
+        }
+        expected = {f.name for f in fields(cast(Any, cls))}
+        unknown = sorted(set(data) - expected)
+        missing = sorted(expected - set(data))
+        if unknown or missing:
+            raise StoreError(
+                f"RunDetail: unknown keys {unknown or '-'}; missing keys {missing or '-'}"
+            )
+        kwargs: dict[str, Any] = {
+            "run": RunRecord.from_json(data["run"]),
+            "log_lines": data["log_lines"],
+            "last_log_ts": data["last_log_ts"],
+        }
+        for name, record_cls in nested.items():
+            items = data[name]
+            if not isinstance(items, list):
+                raise StoreError(f"RunDetail: {name} must be a list")
+            kwargs[name] = tuple(record_cls.from_json(item) for item in items)
+        return cls(**kwargs)
+
+
+def stage_from_row(row: sqlite3.Row) -> StageResultRecord:
+    """A ``stage_results`` row as a StageResultRecord."""
+    return StageResultRecord(
+        run_id=row["run_id"],
+        stage=row["stage"],
+        status=row["status"],
+        started_at=row["started_at"],
+        duration_sec=row["duration_sec"],
+        fingerprint=row["fingerprint"],
+        result=load_json(row["result"], f"run {row['run_id']} {row['stage']} result"),
+        recorded_at=row["recorded_at"],
+    )
+
+
+def module_from_row(row: sqlite3.Row) -> ModuleResultRecord:
+    """A ``module_results`` row as a ModuleResultRecord."""
+    return ModuleResultRecord(
+        run_id=row["run_id"],
+        stage=row["stage"],
+        module_id=row["module_id"],
+        position=row["position"],
+        title=row["title"],
+        weight=row["weight"],
+        status=row["status"],
+        rate=row["rate"],
+        passed=row["passed"],
+        failed=row["failed"],
+        skipped=row["skipped"],
+        errors=row["errors"],
+        scored=row["scored"],
+        duration_sec=row["duration_sec"],
+        detail=load_json(row["detail"], f"run {row['run_id']} module {row['module_id']}"),
+    )
+
+
+def check_from_row(row: sqlite3.Row) -> CheckRecord:
+    """A ``checks`` row as a CheckRecord."""
+    what = f"run {row['run_id']} check {row['check_id']}"
+    return CheckRecord(
+        run_id=row["run_id"],
+        stage=row["stage"],
+        module_id=row["module_id"],
+        position=row["position"],
+        check_id=row["check_id"],
+        verdict=row["verdict"],
+        weight=row["weight"],
+        summary=row["summary"],
+        detail=load_json(row["detail"], f"{what} detail"),
+        evidence=load_json(row["evidence"], f"{what} evidence"),
+    )
+
+
+def vote_from_row(row: sqlite3.Row) -> GateVoteRecord:
+    """A ``gate_votes`` row as a GateVoteRecord."""
+    what = f"run {row['run_id']} gate {row['gate_id']} sample {row['sample']}"
+    return GateVoteRecord(
+        run_id=row["run_id"],
+        gate_id=row["gate_id"],
+        sample=row["sample"],
+        verdict=row["verdict"],
+        confidence=row["confidence"],
+        reasoning=row["reasoning"],
+        evidence=load_json(row["evidence"], f"{what} evidence"),
+        downgraded=bool(row["downgraded"]),
+        extra=need_object(load_json(row["extra"], f"{what} extra"), f"{what} extra"),
+    )
+
+
+def outcome_from_row(row: sqlite3.Row) -> GateOutcomeRecord:
+    """A ``gate_outcomes`` row as a GateOutcomeRecord."""
+    what = f"run {row['run_id']} gate {row['gate_id']}"
+    return GateOutcomeRecord(
+        run_id=row["run_id"],
+        gate_id=row["gate_id"],
+        title=row["title"],
+        required=bool(row["required"]),
+        verdict=row["verdict"],
+        votes_pass=row["votes_pass"],
+        votes_fail=row["votes_fail"],
+        votes_error=row["votes_error"],
+        tie=bool(row["tie"]),
+        extra=need_object(load_json(row["extra"], f"{what} extra"), f"{what} extra"),
+    )
+
+
+def adversary_from_row(row: sqlite3.Row) -> AdversaryRoundRecord:
+    """An ``adversary_rounds`` row as an AdversaryRoundRecord."""
+    what = f"run {row['run_id']} adversary {row['adversary_id']}"
+    notes = load_json(row["notes"], f"{what} notes")
+    return AdversaryRoundRecord(
+        run_id=row["run_id"],
+        adversary_id=row["adversary_id"],
+        model=row["model"],
+        driver=row["driver"],
+        focus=row["focus"],
+        status=row["status"],
+        started_at=row["started_at"],
+        duration_sec=row["duration_sec"],
+        candidates=row["candidates"],
+        notes=tuple(notes) if isinstance(notes, list) else (),
+        extra=need_object(load_json(row["extra"], f"{what} extra"), f"{what} extra"),
+    )
+
+
+def counterexample_from_row(row: sqlite3.Row) -> CounterexampleRecord:
+    """A ``counterexamples`` row as a CounterexampleRecord."""
+    what = f"run {row['run_id']} counterexample {row['id']}"
+    return CounterexampleRecord(
+        id=row["id"],
+        run_id=row["run_id"],
+        adversary_id=row["adversary_id"],
+        created_at=row["created_at"],
+        code=row["code"],
+        verdict=row["verdict"],
+        reason=row["reason"],
+        output_a=load_json(row["output_a"], f"{what} output_a"),
+        output_b=load_json(row["output_b"], f"{what} output_b"),
+        exit_a=row["exit_a"],
+        exit_b=row["exit_b"],
+        duration_a=row["duration_a"],
+        duration_b=row["duration_b"],
+        extra=need_object(load_json(row["extra"], f"{what} extra"), f"{what} extra"),
+    )
+
+
+__all__ = [
+    "AdversaryRoundRecord", "CheckRecord", "CounterexampleRecord", "GateOutcomeRecord",
+    "GateVoteRecord", "ModuleResultRecord", "RunDetail", "StageResultRecord",
+    "adversary_from_row", "check_from_row", "counterexample_from_row", "module_from_row",
+    "outcome_from_row", "stage_from_row", "vote_from_row",
+]  # fmt: skip
