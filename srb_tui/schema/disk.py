@@ -8,13 +8,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 import tarfile
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
-from srb_tui.schema.excludes import archive_root, excluded_files, relative_name
+from srb_tui.schema.archive_facts import archive_files, file_sha256
+from srb_tui.schema.excludes import excluded_files
 from srb_tui.schema.models import (
     STAGE_NAMES,
     Evaluation,
@@ -170,11 +170,8 @@ def check_referenced_files(
 
 
 def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    """The file's SHA-256 (remembered per version of the file: see archive_facts)."""
+    return file_sha256(path)
 
 
 def _read_sha_file(task_dir: Path, name: str, problems: list[Problem]) -> str | None:
@@ -235,12 +232,9 @@ def check_state_a(
 
 
 def state_a_files(archive: Path) -> list[str]:
-    """The files (regular files and links) State A's archive ships, relative to its root."""
-    with tarfile.open(archive, "r:*") as tar:
-        members = tar.getmembers()
-    root = archive_root(m.name for m in members)
-    names = (relative_name(m.name, root) for m in members if not m.isdir())
-    return sorted(n for n in names if n)
+    """The files (regular files and links) State A's archive ships, relative to its root
+    (remembered per version of the archive: see archive_facts)."""
+    return archive_files(archive)
 
 
 def check_excludes(

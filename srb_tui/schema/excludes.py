@@ -10,9 +10,11 @@ everything below it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
+from fnmatch import translate
+from functools import cached_property
 
 
 def _segments(path: str) -> list[str]:
@@ -25,26 +27,35 @@ class ExcludePattern:
 
     text: str
 
-    @property
+    @cached_property
     def parts(self) -> tuple[str, ...]:
         return tuple(_segments(self.text))
 
-    @property
+    @cached_property
+    def _matchers(self) -> tuple[Callable[[str], object], ...]:
+        # fnmatch's own translation, compiled once per part (fnmatchcase would look its
+        # cache up on every call: thousands of files times every pattern).
+        return tuple(re.compile(translate(part)).match for part in self.parts)
+
+    @cached_property
     def anchored(self) -> bool:
         return "/" in self.text.strip("/") or self.text.startswith(("/", "./"))
 
     def matches(self, path: str) -> bool:
         """Whether ``path`` (relative to the artifact root) is dropped by this pattern."""
-        parts = self.parts
-        segments = _segments(path)
-        if not parts or not segments:
+        return self.matches_segments(_segments(path))
+
+    def matches_segments(self, segments: Sequence[str]) -> bool:
+        """:meth:`matches` for a path already split into its segments."""
+        matchers = self._matchers
+        if not matchers or not segments:
             return False
         if self.anchored:
-            if len(segments) < len(parts):
+            if len(segments) < len(matchers):
                 return False
-            return all(fnmatchcase(s, p) for s, p in zip(segments, parts, strict=False))
-        pattern = parts[0]
-        return any(fnmatchcase(segment, pattern) for segment in segments)
+            return all(m(s) is not None for s, m in zip(segments, matchers, strict=False))
+        first = matchers[0]
+        return any(first(segment) is not None for segment in segments)
 
 
 def is_excluded(path: str, patterns: Iterable[str]) -> bool:
@@ -57,8 +68,9 @@ def excluded_files(patterns: Sequence[str], files: Iterable[str]) -> dict[str, l
     compiled = [ExcludePattern(p) for p in patterns]
     hits: dict[str, list[str]] = {}
     for path in files:
+        segments = _segments(path)  # once per path, not once per pattern
         for pattern in compiled:
-            if pattern.matches(path):
+            if pattern.matches_segments(segments):
                 hits.setdefault(pattern.text, []).append(path)
     return {k: sorted(v) for k, v in hits.items()}
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from srb_tui.schema.archive_facts import file_sha256 as archive_sha256
 from srb_tui.sources import cache
 from srb_tui.sources.errors import StateAError
 from srb_tui.sources.manifest import content_digest, file_sha256, tree_manifest
@@ -160,7 +161,7 @@ def _prepare_shipped(
 ) -> PreparedStateA:
     task = task_dir.name
     _say(progress, f"verifying {SHIPPED_ARCHIVE}")
-    actual = file_sha256(archive)
+    actual = archive_sha256(archive)  # read once per version of the file in this process
     if actual != expected:
         raise _mismatch(task, SHIPPED_ARCHIVE, expected, actual, pinned_in)
     variant = cache.variant_dir(cache.entry_dir(cache_dir, expected), strip)
