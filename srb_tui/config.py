@@ -45,6 +45,12 @@ class Settings:
         return self.cache_dir / "state-a"
 
     @property
+    def archive_facts_dir(self) -> Path:
+        """State A archives' digests and file lists, kept per file version
+        (``schema.archive_facts``)."""
+        return self.cache_dir / "archive-facts"
+
+    @property
     def identity_dir(self) -> Path:
         """Identity-run records, one ``<task-id>.json`` each."""
         return self.state_dir / "identity"

@@ -8,11 +8,19 @@ second each time. A version of the file is its device, inode, size, and modifica
 change times in nanoseconds: any write to the archive, or a new file in its place,
 changes one of them and the archive is read again. The memory holds the last
 :data:`KEEP` archives.
+
+A process may also keep what it read on disk (:func:`keep_on_disk`, which srb's
+composition root points at ``state/cache/archive-facts``), so that the next ``srb run``
+of the same task does not read the archive again either: one small JSON file per version
+of an archive, written atomically, read only when its recorded version is the file's
+version now. Nothing is ever written outside an existing cache directory.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import os
 import tarfile
 import threading
@@ -27,6 +35,7 @@ _Version = tuple[str, int, int, int, int, int]
 V = TypeVar("V")
 
 _lock = threading.Lock()
+_disk: list[Path] = []  # where facts are kept on disk (empty: memory only)
 _digests: OrderedDict[_Version, str] = OrderedDict()
 _listings: OrderedDict[_Version, tuple[str, ...]] = OrderedDict()
 
@@ -53,12 +62,61 @@ def _recall(table: OrderedDict[_Version, V], key: _Version) -> V | None:
         return value
 
 
+def keep_on_disk(directory: Path | None) -> None:
+    """Keep facts in ``directory`` too (None: memory only). Its parent must exist."""
+    with _lock:
+        _disk[:] = [] if directory is None else [directory]
+
+
+def _disk_file(key: _Version) -> Path | None:
+    if not _disk:
+        return None
+    name = hashlib.sha256(json.dumps(key).encode()).hexdigest()[:32]
+    return _disk[0] / f"{name}.json"
+
+
+def _disk_get(key: _Version, what: str) -> object | None:
+    path = _disk_file(key)
+    if path is None:
+        return None
+    try:
+        facts = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(facts, dict) or facts.get("version") != list(key):
+        return None
+    return facts.get(what)
+
+
+def _disk_put(key: _Version, what: str, value: object) -> None:
+    path = _disk_file(key)
+    if path is None or not path.parent.parent.is_dir():
+        return
+    try:
+        path.parent.mkdir(exist_ok=True)
+        facts: dict[str, object] = {"version": list(key)}
+        with contextlib.suppress(OSError, ValueError):
+            old = json.loads(path.read_text(encoding="utf-8"))
+            if isinstance(old, dict) and old.get("version") == list(key):
+                facts.update(old)
+        facts[what] = value
+        scratch = path.with_name(f".{path.name}.{os.getpid()}")
+        scratch.write_text(json.dumps(facts), encoding="utf-8")
+        os.replace(scratch, path)
+    except OSError:
+        return  # a cache: a fact not kept is read again next time
+
+
 def file_sha256(path: Path) -> str:
     """The hex SHA-256 of the file at ``path`` (read once per version of it)."""
     key = _version(path)
     known = _recall(_digests, key)
     if known is not None:
         return known
+    kept = _disk_get(key, "sha256")
+    if isinstance(kept, str):
+        _remember(_digests, key, kept)
+        return kept
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -66,6 +124,7 @@ def file_sha256(path: Path) -> str:
     value = digest.hexdigest()
     if _version(path) == key:  # not changed while it was read
         _remember(_digests, key, value)
+        _disk_put(key, "sha256", value)
     return value
 
 
@@ -76,6 +135,10 @@ def archive_files(archive: Path) -> list[str]:
     known = _recall(_listings, key)
     if known is not None:
         return list(known)
+    kept = _disk_get(key, "files")
+    if isinstance(kept, list) and all(isinstance(n, str) for n in kept):
+        _remember(_listings, key, tuple(kept))
+        return list(kept)
     with tarfile.open(archive, "r:*") as tar:
         members = tar.getmembers()
     root = archive_root(m.name for m in members)
@@ -83,6 +146,7 @@ def archive_files(archive: Path) -> list[str]:
     files = tuple(sorted(n for n in names if n))
     if _version(archive) == key:
         _remember(_listings, key, files)
+        _disk_put(key, "files", list(files))
     return list(files)
 
 
@@ -93,4 +157,4 @@ def forget() -> None:
         _listings.clear()
 
 
-__all__ = ["KEEP", "archive_files", "file_sha256", "forget"]
+__all__ = ["KEEP", "archive_files", "file_sha256", "forget", "keep_on_disk"]

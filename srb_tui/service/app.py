@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from srb_tui.config import Settings
 from srb_tui.gateway import GatewayConfig, GatewayConfigError
 from srb_tui.runner import DockerEngine, EngineInfo, RunnerError, RunnerPool
-from srb_tui.schema import Task
+from srb_tui.schema import Task, archive_facts
 from srb_tui.service.catalog import Catalog, load_catalog
 from srb_tui.service.events import EventBus
 from srb_tui.sources import PreparedStateA, StateAError, TreeDiff, compare_trees, prepare_state_a
@@ -66,6 +66,8 @@ class Services:
         concurrent_runs: int = CONCURRENT_RUNS,
     ) -> None:
         self.settings = settings
+        # Loading a task reads its State A archive: keep what was read for the next process.
+        archive_facts.keep_on_disk(settings.archive_facts_dir)
         self.bus = bus or EventBus()
         self._catalog = catalog
         self._concurrent_runs = concurrent_runs

@@ -62,3 +62,47 @@ def test_the_memory_is_bounded(tmp_path: Path) -> None:
         _archive(path, [f"f{i}.py"])
         archive_facts.archive_files(path)
     assert len(archive_facts._listings) == archive_facts.KEEP
+
+
+def test_kept_on_disk_for_the_next_process_and_only_for_that_version(
+        tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    archive = tmp_path / "original.tar.gz"
+    _archive(archive, ["a.py"])
+    (tmp_path / "cache").mkdir()
+    facts = tmp_path / "cache" / "archive-facts"
+    archive_facts.forget()
+    archive_facts.keep_on_disk(facts)
+    try:
+        digest = archive_facts.file_sha256(archive)
+        assert archive_facts.archive_files(archive) == ["a.py"]
+        assert len(list(facts.glob("*.json"))) == 1  # both facts of one version, one file
+
+        archive_facts.forget()  # what a new process starts with
+
+        def no_reading(*_args, **_kwargs):  # type: ignore[no-untyped-def]
+            raise AssertionError("the archive was read again")
+
+        real_path_open = Path.open
+
+        def open_but_not_the_archive(self: Path, *args, **kwargs):  # type: ignore[no-untyped-def]
+            if self == archive:
+                raise AssertionError("the archive was read again")
+            return real_path_open(self, *args, **kwargs)
+
+        monkeypatch.setattr(archive_facts.tarfile, "open", no_reading)
+        monkeypatch.setattr(Path, "open", open_but_not_the_archive)
+        assert archive_facts.archive_files(archive) == ["a.py"]
+        assert archive_facts.file_sha256(archive) == digest
+        monkeypatch.undo()
+
+        _archive(archive, ["b.py"])  # a new version: the kept facts do not apply
+        archive_facts.forget()
+        assert archive_facts.archive_files(archive) == ["b.py"]
+
+        archive_facts.keep_on_disk(tmp_path / "gone" / "archive-facts")  # no parent
+        archive_facts.forget()
+        archive_facts.archive_files(archive)
+        assert not (tmp_path / "gone").exists()  # nothing created outside a cache dir
+    finally:
+        archive_facts.keep_on_disk(None)
+        archive_facts.forget()
