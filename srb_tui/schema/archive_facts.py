@@ -68,6 +68,12 @@ def keep_on_disk(directory: Path | None) -> None:
         _disk[:] = [] if directory is None else [directory]
 
 
+def kept_in() -> Path | None:
+    """The directory facts are kept in, if any."""
+    with _lock:
+        return _disk[0] if _disk else None
+
+
 def _disk_file(key: _Version) -> Path | None:
     if not _disk:
         return None
@@ -157,4 +163,4 @@ def forget() -> None:
         _listings.clear()
 
 
-__all__ = ["KEEP", "archive_files", "file_sha256", "forget", "keep_on_disk"]
+__all__ = ["KEEP", "archive_files", "file_sha256", "forget", "keep_on_disk", "kept_in"]

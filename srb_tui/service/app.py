@@ -169,6 +169,8 @@ class Services:
     async def close(self) -> None:
         """Close the gateway, the store and the engine (live runs stay live for the next
         start)."""
+        if archive_facts.kept_in() == self.settings.archive_facts_dir:
+            archive_facts.keep_on_disk(None)
         if self._gateway is not None:
             with contextlib.suppress(Exception):
                 await self._gateway.close()
