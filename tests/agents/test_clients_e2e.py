@@ -38,16 +38,21 @@ async def _assert_clean(h: Harness, run_id: str) -> None:
     assert await list_managed(h.service.engine, run_id) == []
 
 
-@pytest.mark.parametrize("client", ["claude-code", "codex"])
+# Both clients perform the migration; one of them is graded through the whole ladder (the
+# grading reads only the collected tree, which the diff shows is the same for both).
+@pytest.mark.parametrize("client, graded", [("claude-code", True), ("codex", False)])
 async def test_standin_migration_reaches_100_through_the_ladder(
-        harness: Harness, client: str) -> None:
+        harness: Harness, client: str, graded: bool) -> None:
     h = harness
     run = await h.service.launch(TASK, f"{client}:standin-migrate", budget_sec=600,
                                  effort="high", max_cost_usd=50)
-    done = await h.service.drive(run.id, adversary_budget_sec=ADVERSARY_BUDGET)
+    done = await h.service.drive(run.id, grade=graded, adversary_budget_sec=ADVERSARY_BUDGET)
     assert done.stop_reason == "completed", done.harness_error
-    assert done.status == "scored" and done.valid is True
-    assert done.score == 100.0
+    if graded:
+        assert done.status == "scored" and done.valid is True
+        assert done.score == 100.0
+    else:
+        assert done.status == "collecting" and done.score is None
     diff = compare_trees(REFERENCE, h.service.submission_dir(run.id))
     assert diff.identical, diff
     rounds = await h.service.store.agent_rounds(run.id)
