@@ -35,21 +35,13 @@ from srb_tui.service.stages.common import (
 )
 
 from ..conftest import DEMO_TASK
+from .candidate_contract import CONTRACT_PREAMBLE
 
 pytestmark = [pytest.mark.docker, pytest.mark.asyncio(loop_scope="module")]
 BASE_IMAGE = "srb/base:bookworm"
 FIXTURE = "/tests/fixture"
 
-RUN_CANDIDATE = r"""#!/usr/bin/env bash
-set -uo pipefail
-TARGET="${SRB_TARGET:?SRB_TARGET is not set}"
-ROLE="${1:?the target role was not passed as an argument}"
-TOKEN="${SRB_TARGET_TOKEN:?SRB_TARGET_TOKEN is not set}"
-CANDIDATE="${SRB_CANDIDATE:?SRB_CANDIDATE is not set}"
-WORK="${SRB_WORK:?SRB_WORK is not set}"
-case "$ROLE" in original|submission) ;; *) exit 64 ;; esac
-STATE="$WORK/$TOKEN"
-mkdir -p "$STATE"
+RUN_CANDIDATE = CONTRACT_PREAMBLE + r"""mkdir -p "$STATE"
 echo x >> "$STATE/runs"
 leaked=$(env | grep -c -E '^SRB_(ORIGINAL|REPO|SANDBOX|RESULT|SUITE_DIR|VIEW)=' || true)
 if cat /srb/original/tool.sh >/dev/null 2>&1; then original=readable; else original=private; fi
