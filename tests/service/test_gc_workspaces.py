@@ -43,7 +43,8 @@ def size(ref: str) -> int:
 async def make_images(state: Path, tmp: Path) -> dict[str, tuple[str, str]]:
     """Three workspace images (tag, id): this store's unused and live-recorded ones, and
     another store's; the live run's record is written to the store as a launch writes it."""
-    mine = store_tag(Settings(task_roots=(BUILTIN_TASKS,), state_dir=state).db_path)
+    db_path = Settings(task_roots=(BUILTIN_TASKS,), state_dir=state).db_path
+    mine = store_tag(db_path)
     engine = DockerEngine(RunnerPool(2))
     made: dict[str, tuple[str, str]] = {}
     try:
@@ -56,7 +57,7 @@ async def make_images(state: Path, tmp: Path) -> dict[str, tuple[str, str]]:
             made[name] = (image.tag, image.id)
     finally:
         engine.close()
-    async with await Store.open(Settings(task_roots=(BUILTIN_TASKS,), state_dir=state).db_path) as store:
+    async with await Store.open(db_path) as store:
         run = await store.create_run(task_id="demo01-csvtab-python-to-node",
                                      task_path="tasks/demo01", agent="replay")
         await store.transition(run.id, "preparing")
