@@ -25,12 +25,12 @@ from srb_tui.runner import DockerEngine, RunnerPool
 from srb_tui.runner.files import put_readonly_tree
 from srb_tui.schema import load_task
 from srb_tui.service.stages.channels import CandidateOptions, adjudicate_in
-from srb_tui.service.stages.common import (
+from srb_tui.service.stages.common import StageImages
+from srb_tui.service.stages.stage_container import StageContainer
+from srb_tui.service.stages.stage_layout import (
     CANDIDATES,
     ORIGINAL_DIR,
     STAGE_BASE,
-    StageContainer,
-    StageImages,
     candidate_layout,
 )
 

@@ -32,13 +32,13 @@ from srb_tui.runner import DockerEngine, RunnerPool
 from srb_tui.runner.files import put_files, put_readonly_tree
 from srb_tui.schema import Adversary, Task, load_task
 from srb_tui.service.stages.channels import CandidateOptions
-from srb_tui.service.stages.common import (
+from srb_tui.service.stages.common import StageImages
+from srb_tui.service.stages.stage_container import StageContainer
+from srb_tui.service.stages.stage_layout import (
     CANDIDATES,
     ORIGINAL_DIR,
     STAGE_BASE,
     SUBMISSION_DIR,
-    StageContainer,
-    StageImages,
     candidate_layout,
     stage_mounts,
 )

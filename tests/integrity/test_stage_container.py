@@ -12,12 +12,9 @@ import pytest_asyncio
 from srb_tui.runner import DockerEngine, RunnerPool, exec_run
 from srb_tui.schema import load_task
 from srb_tui.service.stages.behavioural import LAYOUT
-from srb_tui.service.stages.common import (
-    GRADER_CAP_MASK,
-    LAUNCHER,
-    StageContainer,
-    StageImages,
-)
+from srb_tui.service.stages.common import StageImages
+from srb_tui.service.stages.stage_container import GRADER_CAP_MASK, StageContainer
+from srb_tui.service.stages.stage_layout import LAUNCHER
 
 from ..conftest import DEMO_TASK
 
