@@ -31,13 +31,9 @@ from srb_tui.grader.suite_manifest import load_suite
 from srb_tui.runner import exec_run
 from srb_tui.runner.files import fetch_file
 from srb_tui.service.app import open_service
-from srb_tui.service.stages.common import (
-    ORIGINAL_DIR,
-    SUBMISSION_DIR,
-    TESTS_DIR,
-    StageContainer,
-    StageImages,
-)
+from srb_tui.service.stages.common import StageImages
+from srb_tui.service.stages.stage_container import StageContainer
+from srb_tui.service.stages.stage_layout import ORIGINAL_DIR, SUBMISSION_DIR, TESTS_DIR
 
 REPO = Path(__file__).resolve().parents[1]
 TASK = REPO / "tasks" / "demo01-csvtab-python-to-node"

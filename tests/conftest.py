@@ -94,3 +94,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if left:
         print(f"\nsrb-managed containers/volumes left by the test session: {', '.join(left)}")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+# The demo01 ladder shared by tests/ladder and tests/integrity, one per session (registered
+# here so both folders see the same fixture; imported last: it reads DEMO_TASK above).
+from tests.ladder.harness import ladder  # noqa: E402, F401

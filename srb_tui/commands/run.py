@@ -75,7 +75,8 @@ def add_parsers(sub: Any) -> None:
     resume.add_argument("--json", action="store_true")
     resume.set_defaults(handler=cmd_resume)
 
-    gcp = sub.add_parser("gc", help="remove containers of finished runs and dangling images")
+    gcp = sub.add_parser(
+        "gc", help="remove containers of finished runs, unused workspace images, dangling images")
     gcp.add_argument("--json", action="store_true")
     gcp.set_defaults(handler=cmd_gc)
 
@@ -349,11 +350,18 @@ def cmd_gc(args: argparse.Namespace, settings: Settings, out: Output) -> int:
             if out.json_mode:
                 out.emit_json({"containers_removed": report.containers_removed,
                                "image_bytes_reclaimed": report.image_bytes_reclaimed,
+                               "workspace_images_removed": len(report.workspace_images_removed),
+                               "workspace_image_bytes_reclaimed":
+                                   report.workspace_bytes_reclaimed,
+                               "workspace_images_kept": report.workspace_images_kept,
                                "live_runs_kept": sorted(live),
                                "other_stores_containers_kept": report.foreign_kept})
             else:
                 out.print(f"removed {report.containers_removed} container(s), reclaimed "
-                          f"{report.image_bytes_reclaimed} bytes of images; "
+                          f"{report.image_bytes_reclaimed} bytes of images; removed "
+                          f"{len(report.workspace_images_removed)} workspace image(s), "
+                          f"{report.workspace_bytes_reclaimed} bytes "
+                          f"({report.workspace_images_kept} in use or another store's kept); "
                           f"{len(live)} live run(s) untouched, {report.foreign_kept} "
                           "container(s) of other stores left alone")
             return 0

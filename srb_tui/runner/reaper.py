@@ -1,4 +1,5 @@
-"""Find srb's containers by label after a restart: reap the dead runs', re-attach the live.
+"""Find srb's containers by label after a restart: reap the dead runs', re-attach the live;
+``gc`` also removes the workspace images nothing uses any more.
 
 A run is *live* when the store says it is still in progress; the service passes those
 run ids in. Several stores may share one engine, so a caller only ever reaps the
@@ -26,6 +27,7 @@ from srb_tui.runner.containers import (
 from srb_tui.runner.engine import DockerEngine
 from srb_tui.runner.images import prune_images
 from srb_tui.runner.spec import LABEL_MANAGED, LABEL_RUN, LABEL_STORE
+from srb_tui.runner.workspace import prune_workspaces
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,9 @@ class GcReport:
     image_bytes_reclaimed: int
     foreign_kept: int = 0  # containers of other stores on the engine, left alone
     removed: tuple[ManagedContainer, ...] = ()
+    workspace_images_removed: tuple[str, ...] = ()  # srb-workspace images (tags) removed
+    workspace_bytes_reclaimed: int = 0  # their own layers' bytes
+    workspace_images_kept: int = 0  # in use by a container or a live run, or another store's
 
 
 def _list(api: Any, run_id: str | None) -> list[ManagedContainer]:
@@ -122,11 +127,18 @@ async def gc(
     *,
     store_tag: str,
     known_run_ids: Collection[str] = (),
+    keep_image_ids: Collection[str] = (),
 ) -> GcReport:
-    """Reap this store's dead runs' containers and prune dangling srb images."""
+    """Reap this store's dead runs' containers, then remove the workspace images nothing
+    uses any more (see :func:`.workspace.prune_workspaces`; ``keep_image_ids`` are the live
+    runs' recorded images) and prune dangling srb images."""
     before = await list_managed(engine)
     removed = await reap(engine, live_run_ids, store_tag=store_tag, known_run_ids=known_run_ids)
     foreign = sum(1 for c in before if not c.owned_by(store_tag, known_run_ids))
+    workspaces = await prune_workspaces(engine, store_tag=store_tag, keep_ids=keep_image_ids)
     reclaimed = await prune_images(engine)
     return GcReport(containers_removed=len(removed), image_bytes_reclaimed=reclaimed,
-                    foreign_kept=foreign, removed=tuple(removed))
+                    foreign_kept=foreign, removed=tuple(removed),
+                    workspace_images_removed=workspaces.removed,
+                    workspace_bytes_reclaimed=workspaces.bytes_reclaimed,
+                    workspace_images_kept=workspaces.in_use_kept + workspaces.foreign_kept)

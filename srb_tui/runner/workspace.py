@@ -9,21 +9,30 @@ the copy would have given it. The key hashes the environment image's id, the tre
 content digest, the destination and the uid/gid, so a rebuilt environment or another
 State A is another image; the image carries the key as label ``srb.workspace`` and is
 used only when the label agrees.
+
+The image also carries ``srb.store`` of the store whose launch made it (any store may start
+from it: the key says nothing about stores). ``srb gc`` (:func:`prune_workspaces`) removes
+the workspace images of its own store, and unlabelled ones made before images carried the
+label, that no container on the engine uses (of any store, running or not) and that no
+live run of its store recorded; another store's images are left alone, as its containers
+are. The engine itself refuses to remove an image a container made meanwhile uses.
 """
 
 from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from srb_tui.runner import sdk
 from srb_tui.runner.containers import create, put_tree, remove
 from srb_tui.runner.engine import DockerEngine
 from srb_tui.runner.errors import ContainerError
 from srb_tui.runner.images import inspect_image
-from srb_tui.runner.spec import REPO_DIR, ContainerSpec
+from srb_tui.runner.spec import LABEL_STORE, REPO_DIR, ContainerSpec
 
 WORKSPACE_REPO = "srb-workspace"
 LABEL_WORKSPACE = "srb.workspace"
@@ -56,9 +65,10 @@ def _commit(engine: DockerEngine, api: Any, cid: str, tag: str) -> str:
 
 async def workspace_image(
     engine: DockerEngine, base_image: str, tree: Path, tree_digest: str, *,
-    dest: str = REPO_DIR, uid: int, gid: int,
+    dest: str = REPO_DIR, uid: int, gid: int, store_tag: str | None = None,
 ) -> WorkspaceImage:
-    """``base_image`` with ``tree`` at ``dest`` owned by ``uid:gid`` (made on first need)."""
+    """``base_image`` with ``tree`` at ``dest`` owned by ``uid:gid`` (made on first need,
+    labelled ``srb.store=<store_tag>`` when given)."""
     base = await inspect_image(engine, base_image)
     if base is None:
         raise ContainerError(f"image {base_image!r} not found; build it first")
@@ -72,7 +82,8 @@ async def workspace_image(
     # the run, role and managed labels are overwritten by every container made from it.
     spec = ContainerSpec(image=str(base["Id"]), run_id=f"workspace-{secrets.token_hex(6)}",
                          role="workspace", user=f"{uid}:{gid}", workdir=dest,
-                         labels={LABEL_WORKSPACE: key})
+                         labels={LABEL_WORKSPACE: key,
+                                 **({LABEL_STORE: store_tag} if store_tag else {})})
     handle = await create(engine, spec)
     try:
         await put_tree(engine, handle, tree, dest=dest, uid=uid, gid=gid)
@@ -81,3 +92,61 @@ async def workspace_image(
     finally:
         await remove(engine, handle)
     return WorkspaceImage(tag=tag, id=image_id, key=key, made=True)
+
+
+@dataclass(frozen=True)
+class WorkspacePrune:
+    """What :func:`prune_workspaces` did: the images removed (tags, else ids), the bytes
+    of their own layers, and how many it kept because a container or a live run uses them
+    or another store made them."""
+
+    removed: tuple[str, ...] = ()
+    bytes_reclaimed: int = 0
+    in_use_kept: int = 0
+    foreign_kept: int = 0
+
+
+def _own_layer_bytes(api: Any, image_id: str) -> int:
+    """The size of the layer the commit added (the newest history entry): what removing
+    the image frees; the environment image's layers stay."""
+    try:
+        history = api.history(image_id)
+    except sdk.NotFound:
+        return 0
+    return int((history[0] if history else {}).get("Size") or 0)
+
+
+def _prune(api: Any, store_tag: str, keep_ids: Collection[str]) -> WorkspacePrune:
+    used = {str(c.get("ImageID")) for c in api.containers(all=True)}
+    removed: list[str] = []
+    reclaimed = in_use = foreign = 0
+    for row in api.images(filters={"label": LABEL_WORKSPACE}):
+        image_id = str(row["Id"])
+        owner = (row.get("Labels") or {}).get(LABEL_STORE)
+        if owner is not None and owner != store_tag:
+            foreign += 1
+            continue
+        if image_id in used or image_id in keep_ids:
+            in_use += 1
+            continue
+        size = _own_layer_bytes(api, image_id)
+        tags = [t for t in row.get("RepoTags") or [] if t != "<none>:<none>"]
+        try:
+            api.remove_image(image_id)
+        except sdk.NotFound:
+            continue  # removed meanwhile
+        except sdk.APIError:
+            in_use += 1  # a container made meanwhile uses it (the engine refuses)
+            continue
+        removed.append(tags[0] if tags else image_id)
+        reclaimed += size
+    return WorkspacePrune(tuple(removed), reclaimed, in_use, foreign)
+
+
+async def prune_workspaces(
+    engine: DockerEngine, *, store_tag: str, keep_ids: Collection[str] = ()
+) -> WorkspacePrune:
+    """Remove this store's (and unlabelled) ``srb-workspace`` images that no container on
+    the engine uses and whose id is not in ``keep_ids`` (the live runs' recorded images)."""
+    api = await engine.api()
+    return await engine.call(_prune, api, store_tag, set(keep_ids))

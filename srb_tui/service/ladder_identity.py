@@ -26,7 +26,8 @@ from srb_tui.config import DEFAULT_BASE_IMAGE
 from srb_tui.runner import DockerEngine
 from srb_tui.schema import Task
 from srb_tui.service.stages.behavioural import LAYOUT, module_rows, run_suite_in, wants_original
-from srb_tui.service.stages.common import Publish, StageContainer, StageImages
+from srb_tui.service.stages.common import Publish, StageImages
+from srb_tui.service.stages.stage_container import StageContainer
 
 
 def _no_publish(event: object) -> None:

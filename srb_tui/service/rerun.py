@@ -32,14 +32,14 @@ from srb_tui.runner import DockerEngine, ExecResult, RunnerError
 from srb_tui.runner.files import fetch_file, put_files
 from srb_tui.schema import Task, load_task
 from srb_tui.service.diff import DiffSourceError, state_a_tree, submission_tree, task_dir_of
-from srb_tui.service.stages.common import (
+from srb_tui.service.stages.common import StageFault
+from srb_tui.service.stages.stage_container import StageContainer
+from srb_tui.service.stages.stage_layout import (
     ORIGINAL_DIR,
     SCRATCH,
     STAGE_BASE,
     SUBMISSION_DIR,
     TESTS_DIR,
-    StageContainer,
-    StageFault,
     candidate_layout,
 )
 from srb_tui.store import CounterexampleRecord, ImageRecord, Store

@@ -65,12 +65,15 @@ async def recover(svc: RunService, *, grade: bool = True) -> list[RunRecord]:
 
 async def collect_garbage(svc: RunService) -> tuple[GcReport, set[str]]:
     """Remove this store's containers of runs that are over (never another store's,
-    never a live run's) and prune dangling srb images; returns the report and the
-    live run ids kept."""
+    never a live run's), the workspace images no container and no live run uses, and
+    dangling srb images; returns the report and the live run ids kept."""
     live = {r.id for r in await svc.store.live_runs()}
     known = await svc.store.known_run_ids(
         [c.handle.run_id for c in await list_managed(svc.engine)])
-    report = await gc(svc.engine, live, store_tag=svc.store_tag, known_run_ids=known)
+    keep = {i.image_id for run_id in live for i in await svc.store.images(run_id)
+            if i.role == "workspace" and i.image_id}  # a launch between image and container
+    report = await gc(svc.engine, live, store_tag=svc.store_tag, known_run_ids=known,
+                      keep_image_ids=keep)
     for c in report.removed:
         await mark_removed(svc, c.handle)
     return report, live

@@ -25,31 +25,23 @@ from srb_tui.runner import DockerEngine, RunnerPool
 from srb_tui.runner.files import put_readonly_tree
 from srb_tui.schema import load_task
 from srb_tui.service.stages.channels import CandidateOptions, adjudicate_in
-from srb_tui.service.stages.common import (
+from srb_tui.service.stages.common import StageImages
+from srb_tui.service.stages.stage_container import StageContainer
+from srb_tui.service.stages.stage_layout import (
     CANDIDATES,
     ORIGINAL_DIR,
     STAGE_BASE,
-    StageContainer,
-    StageImages,
     candidate_layout,
 )
 
 from ..conftest import DEMO_TASK
+from .candidate_contract import CONTRACT_PREAMBLE
 
 pytestmark = [pytest.mark.docker, pytest.mark.asyncio(loop_scope="module")]
 BASE_IMAGE = "srb/base:bookworm"
 FIXTURE = "/tests/fixture"
 
-RUN_CANDIDATE = r"""#!/usr/bin/env bash
-set -uo pipefail
-TARGET="${SRB_TARGET:?SRB_TARGET is not set}"
-ROLE="${1:?the target role was not passed as an argument}"
-TOKEN="${SRB_TARGET_TOKEN:?SRB_TARGET_TOKEN is not set}"
-CANDIDATE="${SRB_CANDIDATE:?SRB_CANDIDATE is not set}"
-WORK="${SRB_WORK:?SRB_WORK is not set}"
-case "$ROLE" in original|submission) ;; *) exit 64 ;; esac
-STATE="$WORK/$TOKEN"
-mkdir -p "$STATE"
+RUN_CANDIDATE = CONTRACT_PREAMBLE + r"""mkdir -p "$STATE"
 echo x >> "$STATE/runs"
 leaked=$(env | grep -c -E '^SRB_(ORIGINAL|REPO|SANDBOX|RESULT|SUITE_DIR|VIEW)=' || true)
 if cat /srb/original/tool.sh >/dev/null 2>&1; then original=readable; else original=private; fi

@@ -32,13 +32,13 @@ from srb_tui.runner import DockerEngine, RunnerPool
 from srb_tui.runner.files import put_files, put_readonly_tree
 from srb_tui.schema import Adversary, Task, load_task
 from srb_tui.service.stages.channels import CandidateOptions
-from srb_tui.service.stages.common import (
+from srb_tui.service.stages.common import StageImages
+from srb_tui.service.stages.stage_container import StageContainer
+from srb_tui.service.stages.stage_layout import (
     CANDIDATES,
     ORIGINAL_DIR,
     STAGE_BASE,
     SUBMISSION_DIR,
-    StageContainer,
-    StageImages,
     candidate_layout,
     stage_mounts,
 )
@@ -46,20 +46,12 @@ from srb_tui.service.stages.verification import _model_round
 from srb_tui.service.stages.verification_setup import probe_setup
 
 from ..conftest import DEMO_TASK
+from .candidate_contract import CONTRACT_PREAMBLE
 
 BASE_IMAGE = "srb/base:bookworm"
 FIXTURE = "/tests/fixture"
 
-RUN_CANDIDATE = r"""#!/usr/bin/env bash
-set -uo pipefail
-TARGET="${SRB_TARGET:?SRB_TARGET is not set}"
-ROLE="${1:?the target role was not passed as an argument}"
-TOKEN="${SRB_TARGET_TOKEN:?SRB_TARGET_TOKEN is not set}"
-CANDIDATE="${SRB_CANDIDATE:?SRB_CANDIDATE is not set}"
-WORK="${SRB_WORK:?SRB_WORK is not set}"
-case "$ROLE" in original|submission) ;; *) exit 64 ;; esac
-STATE="$WORK/$TOKEN"
-mkdir -p "$STATE" || exit 70
+RUN_CANDIDATE = CONTRACT_PREAMBLE + r"""mkdir -p "$STATE" || exit 70
 echo "FACT role=$ROLE" >&2
 echo "FACT tmp_seen=$(ls -A /tmp | wc -l)" >&2
 echo "FACT work_entries=$(ls -A "$WORK" | wc -l)" >&2

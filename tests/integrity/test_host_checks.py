@@ -15,7 +15,7 @@ from srb_tui.grader.suite_manifest import load_suite
 from srb_tui.runner.containers import ExecResult, interpret_exit
 from srb_tui.schema import Module, Suite, load_task
 from srb_tui.service.stages.behavioural import outcome_of
-from srb_tui.service.stages.common import StageLayout, stage_mounts
+from srb_tui.service.stages.stage_layout import StageLayout, stage_mounts
 from srb_tui.service.stages.trust import UntrustedResult, verify_behavioural
 from srb_tui.service.stages.verification import RoundResult, flag_early_survival
 

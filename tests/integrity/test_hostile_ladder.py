@@ -1,11 +1,23 @@
-"""Hostile submissions through the whole ladder against a real engine (issue 9).
+"""Hostile submissions on the ladder against a real engine (issue 9).
 
 Each is the demo's honest `wrong` port (Stage I pass, Stage II incomplete: score 0, valid,
-blocked at Stage II) plus one attack from the issue, then all of them at once; each must end
-exactly where `wrong` ends, and the stage results must show what it tried (the stderr of
-its failing cases keeps the ``srb-attack`` lines, every one of them refused). The Stage III
-attacks ride on `subtle` (complete Stage II, broken in Stage III) and must end where the
-honest `subtle` ends: valid, at least one upheld break, the same score band.
+blocked at Stage II) plus one attack from the issue, then all of them at once. The Stage II
+attacks are graded through Stage II only (``stages=["behavioural"]``, the re-grade knob):
+that is where they run and where they are refused, so each single case asserts on its
+Stage II result (status ok, no harness error, not complete, the honest rates) and on the
+``srb-attack`` lines its failing cases kept, every one of them refused. The all-at-once
+tree holds every attack's code and the long line, so it goes through the whole ladder and
+must end exactly where `wrong` ends: its score shows that none of them moves the verdict,
+and its Stage I pass that no attack's code trips the reviewer. Every single-attack tree lies
+between `wrong` (which passes Stage I in tests/ladder) and this one, and the demo reviewer's
+gates either look for something (a tree holding less of the same code shows less) or count
+JavaScript lines (more than in `wrong`), so a single tree passes where both ends do. The long-line
+case attacks Stage I, so it is graded through Stage I only. The Stage III attacks ride on
+`subtle` (complete Stage II, broken in Stage III) through the whole ladder and must end
+where the honest `subtle` ends: valid, at least one upheld break, the same score band.
+
+The honest `wrong` and `subtle` are the session's shared gradings (tests/ladder/harness.py),
+the same runs tests/ladder/test_ladder.py asserts on.
 """
 
 from __future__ import annotations
@@ -14,14 +26,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.ladder.conftest import SUBMISSIONS, Graded, Ladder, ladder  # noqa: F401
+from srb_tui.service.events import StageFinished
+from srb_tui.store import StageResultRecord
+from tests.ladder.harness import SUBMISSIONS, Graded, Ladder
 
 from .hostile import ATTACKS, make_hostile
 
-pytestmark = [pytest.mark.docker, pytest.mark.asyncio(loop_scope="module")]
+pytestmark = [pytest.mark.docker, pytest.mark.asyncio(loop_scope="session")]
 
 
-async def attack_lines(ladder: Ladder, got: Graded) -> list[str]:  # noqa: F811
+async def attack_lines(ladder: Ladder, got: Graded) -> list[str]:
     """Every ``srb-attack`` line the run's stored check details carry."""
     lines: list[str] = []
     for check in await ladder.store.checks(got.run_id, "behavioural"):
@@ -63,14 +77,34 @@ def assert_like_wrong(got: Graded, honest: Graded, *, same_rates: bool = True) -
         assert all(rates(got)[k] <= rates(honest)[k] for k in rates(honest))
 
 
+async def assert_stage_two_like_wrong(
+    ladder: Ladder, got: Graded, honest: Graded, *, same_rates: bool = True
+) -> None:
+    """A tree graded through Stage II only: that stage ran cleanly (status ok, no harness
+    error: the attack neither crashed nor stopped the grader) and found what it finds in
+    the honest `wrong`; nothing else ran."""
+    finished = [e for e in got.events if isinstance(e, StageFinished)]
+    assert [(e.stage, e.status) for e in finished] == [("behavioural", "ok")], finished
+    assert "harness_error" not in finished[0].summary, finished[0].summary
+    stored = await ladder.store.stage_results(got.run_id)
+    assert [(s.stage, s.status) for s in stored] == [("behavioural", "ok")]
+    env = got.envelope
+    assert env.behavioural["complete"] is False, env.to_json()
+    assert env.verification["ran"] is False
+    if same_rates:
+        assert rates(got) == rates(honest)
+    else:
+        assert all(rates(got)[k] <= rates(honest)[k] for k in rates(honest))
+
+
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
 async def test_each_attack_ends_where_wrong_ends(
-    ladder: Ladder, tmp_path: Path, attack: str  # noqa: F811
+    ladder: Ladder, tmp_path: Path, attack: str
 ) -> None:
     honest = await ladder.submission("wrong")
     tree = make_hostile(SUBMISSIONS / "wrong", tmp_path / attack, [attack])
-    got = await ladder.grade(tree)
-    assert_like_wrong(got, honest, same_rates=attack != "fill")
+    got = await ladder.grade(tree, stages=["behavioural"])
+    await assert_stage_two_like_wrong(ladder, got, honest, same_rates=attack != "fill")
     lines = await attack_lines(ladder, got)
     assert lines, "the attack left no trace in the stage results"
     assert any(f"srb-attack {attack}:" in line for line in lines)
@@ -93,21 +127,28 @@ async def test_each_attack_ends_where_wrong_ends(
         assert any("refused ENOSPC" in line or "refused EFBIG" in line for line in lines)
 
 
-async def test_long_line_does_not_stall_the_reviewer(ladder: Ladder, tmp_path: Path) -> None:  # noqa: F811
-    honest = await ladder.submission("wrong")
+async def test_long_line_does_not_stall_the_reviewer(ladder: Ladder, tmp_path: Path) -> None:
     tree = make_hostile(SUBMISSIONS / "wrong", tmp_path / "long", [], long_line=True)
-    got = await ladder.grade(tree)
-    assert_like_wrong(got, honest)
-    audit = {s.stage: s for s in (await ladder.store.run_detail(got.run_id)).stage_results}
-    duration = audit["audit"].duration_sec
-    assert duration is not None and duration < 240, duration
+    got = await ladder.grade(tree, stages=["audit"])  # the stage the long line is aimed at
+    assert got.envelope.audit_gate == "pass", got.envelope.to_json()
+    finished = [(e.stage, e.status) for e in got.events if isinstance(e, StageFinished)]
+    assert finished == [("audit", "ok")]
+    assert_reviewer_kept_pace(await ladder.store.stage_results(got.run_id))
 
 
-async def test_all_attacks_at_once(ladder: Ladder, tmp_path: Path) -> None:  # noqa: F811
+def assert_reviewer_kept_pace(stored: list[StageResultRecord]) -> None:
+    """Stage I read the 1.9 MB one-line file and still finished well inside its timeout."""
+    audit = {s.stage: s for s in stored}["audit"]
+    assert audit.status == "ok"
+    assert audit.duration_sec is not None and audit.duration_sec < 240, audit.duration_sec
+
+
+async def test_all_attacks_at_once(ladder: Ladder, tmp_path: Path) -> None:
     honest = await ladder.submission("wrong")
     tree = make_hostile(SUBMISSIONS / "wrong", tmp_path / "all", sorted(ATTACKS), long_line=True)
-    got = await ladder.grade(tree)
+    got = await ladder.grade(tree)  # the whole ladder
     assert_like_wrong(got, honest, same_rates=False)
+    assert_reviewer_kept_pace(await ladder.store.stage_results(got.run_id))
     lines = await attack_lines(ladder, got)
     # A check keeps the first 1,500 bytes of stderr, so the attacks that run first show.
     seen = {line.split(":")[0] for line in lines}
@@ -117,7 +158,7 @@ async def test_all_attacks_at_once(ladder: Ladder, tmp_path: Path) -> None:  # n
 
 
 async def test_stage_three_tampering_ends_where_subtle_ends(
-    ladder: Ladder, tmp_path: Path  # noqa: F811
+    ladder: Ladder, tmp_path: Path
 ) -> None:
     honest = await ladder.submission("subtle")
     tree = make_hostile(

@@ -12,12 +12,9 @@ import pytest_asyncio
 from srb_tui.runner import DockerEngine, RunnerPool, exec_run
 from srb_tui.schema import load_task
 from srb_tui.service.stages.behavioural import LAYOUT
-from srb_tui.service.stages.common import (
-    GRADER_CAP_MASK,
-    LAUNCHER,
-    StageContainer,
-    StageImages,
-)
+from srb_tui.service.stages.common import StageImages
+from srb_tui.service.stages.stage_container import GRADER_CAP_MASK, StageContainer
+from srb_tui.service.stages.stage_layout import LAUNCHER
 
 from ..conftest import DEMO_TASK
 
@@ -137,6 +134,35 @@ async def test_setsid_escapes_are_ended_whole(box: StageContainer) -> None:
         "gone = sandbox.reset(0)\n"
         "print(json.dumps([gone, len(sandbox.uid_processes(sandbox.slot_ids(0)[0]))]))")))
     assert after == [True, 0]
+
+
+async def test_what_the_program_leaves_in_its_group_is_ended_by_the_launcher(
+    box: StageContainer,
+) -> None:
+    """Background children of the program's own session outlive it only until the launcher
+    returns: SIGTERM, then SIGKILL for one that ignores SIGTERM (no slot reset needed)."""
+    count = (  # the slot's sleeps, polled for up to 5 s (a SIGKILLed one takes a moment)
+        "import json, time; from srb_grader import sandbox\n"
+        "uid = sandbox.slot_ids(0)[0]\n"
+        "def cmd(p):\n"
+        "    try:\n"
+        "        return open(f'/proc/{p}/cmdline', 'rb').read()\n"
+        "    except OSError:\n"
+        "        return b''\n"
+        "end = time.monotonic() + 5\n"
+        "while True:\n"
+        "    left = [p for p in sandbox.uid_processes(uid) if b'sleep' in cmd(p)]\n"
+        "    if not left or time.monotonic() > end:\n"
+        "        break\n"
+        "    time.sleep(0.05)\n"
+        "print(json.dumps(len(left)))"
+    )
+    assert json.loads(await as_grader(box, count)) == 0
+    code, out = await as_submission(
+        box, "sleep 302 & (trap '' TERM; exec sleep 303) & echo started"
+    )
+    assert code == 0 and "started" in out
+    assert json.loads(await as_grader(box, count)) == 0
 
 
 async def test_filling_the_disk_is_the_submissions_own_failure(box: StageContainer) -> None:

@@ -28,7 +28,7 @@ from srb_tui.sources import prepare_state_a
 from srb_tui.store import Store
 
 from ..conftest import BUILTIN_TASKS
-from .conftest import BASE_IMAGE, Graded, Ladder
+from .harness import BASE_IMAGE, Graded, Ladder
 
 pytestmark = [pytest.mark.docker, pytest.mark.asyncio(loop_scope="module")]
 

@@ -19,9 +19,9 @@ import pytest
 from srb_tui.schema import load_task
 from srb_tui.service.events import StageFinished, StatusChanged
 
-from .conftest import SUBMISSIONS, Ladder, copy_task
+from .harness import SUBMISSIONS, Ladder, copy_task
 
-pytestmark = [pytest.mark.docker, pytest.mark.asyncio(loop_scope="module")]
+pytestmark = [pytest.mark.docker, pytest.mark.asyncio(loop_scope="session")]
 
 STAGES_WHEN_GATED = ["audit", "behavioural", "scored"]
 STAGES_ALL = ["audit", "behavioural", "verification", "scored"]

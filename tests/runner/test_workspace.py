@@ -79,3 +79,67 @@ async def test_an_image_the_engine_lacks_is_named(engine: DockerEngine, tmp_path
     with pytest.raises(ContainerError, match="no-such/image:x"):
         await workspace_image(engine, "no-such/image:x", _tree(tmp_path / "t"), "d",
                               uid=1000, gid=1000)
+
+
+def _image_size(ref: str) -> int:
+    return int(subprocess.run(["docker", "image", "inspect", "-f", "{{.Size}}", ref],
+                              check=True, capture_output=True, text=True).stdout)
+
+
+def _image_exists(ref: str) -> bool:
+    return subprocess.run(["docker", "image", "inspect", ref],
+                          capture_output=True).returncode == 0
+
+
+async def test_gc_removes_the_workspace_images_nothing_uses(
+    engine: DockerEngine, tmp_path: Path
+) -> None:
+    """``gc`` of store ``mine`` removes its unused workspace images and unlabelled ones;
+    it keeps one a live run's container uses, one a live run recorded (``keep_image_ids``)
+    and another store's; once the run is over, its container and image go too."""
+    from srb_tui.runner import gc
+
+    mine, other = f"test-{uuid.uuid4().hex[:10]}", f"test-{uuid.uuid4().hex[:10]}"
+    digest = f"test-{uuid.uuid4().hex}"
+    made = {}
+    for name, store in (("unused", mine), ("unlabelled", None), ("used", mine),
+                        ("recorded", mine), ("foreign", other)):
+        tree = _tree(tmp_path / name)  # a State A of its own: a layer of its own
+        (tree / "which").write_text(f"{name} {digest}\n" * 2000)
+        made[name] = await workspace_image(engine, BASE_IMAGE, tree, f"{digest}-{name}",
+                                           uid=1000, gid=1000, store_tag=store)
+    tags = [m.tag for m in made.values()]
+    # a live run's agent container (a container inherits the image's labels; its own win)
+    live = f"rt-live-{uuid.uuid4().hex[:8]}"
+    user = subprocess.run(["docker", "create", "--label", f"srb.run={live}", "--label",
+                           "srb.role=agent", made["used"].tag, "true"], check=True,
+                          capture_output=True, text=True).stdout.strip()
+    try:
+        labels = subprocess.run(
+            ["docker", "image", "inspect", "-f", '{{index .Config.Labels "srb.store"}}',
+             made["foreign"].tag, made["unlabelled"].tag],
+            check=True, capture_output=True, text=True).stdout.split("\n")
+        assert labels[:2] == [other, ""]
+        base = _image_size(BASE_IMAGE)
+        expected = sum(_image_size(made[n].tag) - base for n in ("unused", "unlabelled"))
+        assert expected > 0
+
+        report = await gc(engine, {live}, store_tag=mine, keep_image_ids={made["recorded"].id})
+        assert report.containers_removed == 0  # the live run's container stays
+        removed = set(report.workspace_images_removed)
+        assert {made["unused"].tag, made["unlabelled"].tag} <= removed
+        assert not removed & {made[n].tag for n in ("used", "recorded", "foreign")}
+        assert report.workspace_bytes_reclaimed >= expected
+        assert report.workspace_images_kept >= 3
+        assert not _image_exists(made["unused"].tag) and not _image_exists(made["unlabelled"].tag)
+        assert all(_image_exists(made[n].tag) for n in ("used", "recorded", "foreign"))
+
+        # the run is over: gc reaps its container, then nothing uses the image
+        again = await gc(engine, (), store_tag=mine)
+        assert again.containers_removed == 1
+        assert {made["used"].tag, made["recorded"].tag} <= set(again.workspace_images_removed)
+        assert made["foreign"].tag not in again.workspace_images_removed
+        assert _image_exists(made["foreign"].tag)
+    finally:
+        subprocess.run(["docker", "rm", "-f", user], check=False, capture_output=True)
+        subprocess.run(["docker", "rmi", "-f", *tags], check=False, capture_output=True)

@@ -1,6 +1,7 @@
 """The one grading path end to end on a real Docker engine: the composition root builds
 the service, ``drive(grade=True)`` takes the demo's faithful rewrite from launch to a
-score, and ``regrade`` grades one stage of the stored run again."""
+score, and ``regrade`` grades one stage of the stored run again (Stage I; the others are
+read back from their stored results)."""
 
 from __future__ import annotations
 
@@ -45,9 +46,16 @@ async def test_drive_grades_the_reference_to_100_and_regrade_keeps_it(tmp_path: 
             "audit": "ok", "behavioural": "ok", "verification": "ok"}
         assert (settings.run_dir(run.id) / "score.json").is_file()
 
-        graded = await service.regrade(run.id, ["behavioural"])
+        # Stage I again (the quick stage: Stage II again would add its two minutes and no
+        # other path); Stages II and III are read back from their stored results
+        first = {s.stage: s.started_at for s in detail.stage_results}
+        graded = await service.regrade(run.id, ["audit"])
         assert graded.run.status == "scored" and graded.run.score == 100.0
         assert graded.envelope.score == 100.0
+        again = {s.stage: s.started_at for s in (await store.run_detail(run.id)).stage_results}
+        assert again["audit"] != first["audit"]  # re-run, not re-read
+        assert again["behavioural"] == first["behavioural"]
+        assert again["verification"] == first["verification"]
         # the Runs screen's marks and funnel come from the store, not from score.json
         (settings.run_dir(run.id) / "score.json").unlink()
         marks = await stage_marks(store, [graded.run])

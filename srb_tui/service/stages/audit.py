@@ -37,10 +37,7 @@ from srb_tui.store import Store
 from .audit_scan import ScanReport, run_scan
 from .channels import ContainerToolChannel
 from .common import (
-    ORIGINAL_DIR,
-    SUBMISSION_DIR,
     Publish,
-    StageContainer,
     StageFault,
     StageImages,
     StageOutcome,
@@ -49,6 +46,8 @@ from .common import (
     option_strings,
     tests_dir,
 )
+from .stage_container import StageContainer
+from .stage_layout import ORIGINAL_DIR, SUBMISSION_DIR
 from .transcripts import review_path, write_jsonl
 
 REVIEWER_SYSTEM = (

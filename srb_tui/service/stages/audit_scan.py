@@ -22,16 +22,9 @@ from srb_tui.runner import RunnerError
 from srb_tui.runner.files import fetch_file
 from srb_tui.schema import Task
 
-from .common import (
-    ORIGINAL_DIR,
-    SCRATCH,
-    SHARED_WORK,
-    SUBMISSION_DIR,
-    StageContainer,
-    StageFault,
-    container_path,
-    option_str,
-)
+from .common import StageFault, option_str
+from .stage_container import StageContainer
+from .stage_layout import ORIGINAL_DIR, SCRATCH, SHARED_WORK, SUBMISSION_DIR, container_path
 
 MAX_FINDINGS = 60
 SCAN_RESULT = f"{SCRATCH}/scan.json"

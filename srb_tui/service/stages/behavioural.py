@@ -24,20 +24,16 @@ from srb_tui.schema import StageSpec, Task
 from srb_tui.service.events import Progress
 from srb_tui.store import Store
 
-from .common import (
+from .common import Publish, StageFault, StageImages, StageOutcome, option_str
+from .stage_container import StageContainer
+from .stage_layout import (
     ORIGINAL_DIR,
     SCRATCH,
     SHARED_WORK,
     SUBMISSION_DIR,
     SUBMISSION_SOURCE,
-    Publish,
-    StageContainer,
-    StageFault,
-    StageImages,
     StageLayout,
-    StageOutcome,
     container_path,
-    option_str,
 )
 from .trust import UntrustedResult, verify_behavioural
 

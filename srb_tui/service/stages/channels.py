@@ -19,16 +19,9 @@ from srb_tui.drivers import ChannelError
 from srb_tui.runner import RunnerError
 from srb_tui.runner.files import ExecSession, open_exec_session, put_files
 
-from .common import (
-    CANDIDATES,
-    GRADER_HOME,
-    ORIGINAL_DIR,
-    SCRATCH,
-    STAGE_BASE,
-    SUBMISSION_DIR,
-    StageContainer,
-    StageFault,
-)
+from .common import StageFault
+from .stage_container import StageContainer
+from .stage_layout import CANDIDATES, GRADER_HOME, ORIGINAL_DIR, SCRATCH, STAGE_BASE, SUBMISSION_DIR
 
 TOOL_TIMEOUT_SEC = 300.0
 TOKEN_SALT_FILE = f"{SCRATCH}/target-token.salt"

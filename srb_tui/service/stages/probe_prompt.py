@@ -17,7 +17,8 @@ from pathlib import Path
 from srb_tui.grader.review import render_prompt
 from srb_tui.schema import Adversary, Probe, Task
 
-from .common import ORIGINAL_DIR, SUBMISSION_DIR, tests_dir
+from .common import tests_dir
+from .stage_layout import ORIGINAL_DIR, SUBMISSION_DIR
 
 
 class PromptMissing(Exception):

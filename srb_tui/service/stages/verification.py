@@ -41,25 +41,20 @@ from srb_tui.store import Store
 from . import fuzz_domains
 from .adjudicator import adjudicator_options, rule_on_breaks
 from .channels import AdversaryChannel, adjudicate_in
-from .common import (
+from .common import Publish, StageFault, StageImages, StageOutcome, option_str, tests_dir
+from .counterexamples import counterexample_fields
+from .probe_prompt import PromptMissing, opening, read_probe_prompt
+from .round_rules import not_attacked
+from .stage_container import StageContainer
+from .stage_layout import (
     CANDIDATES,
     ORIGINAL_DIR,
     SCRATCH,
     STAGE_BASE,
     SUBMISSION_DIR,
-    Publish,
-    StageContainer,
-    StageFault,
-    StageImages,
-    StageOutcome,
     candidate_layout,
     container_path,
-    option_str,
-    tests_dir,
 )
-from .counterexamples import counterexample_fields
-from .probe_prompt import PromptMissing, opening, read_probe_prompt
-from .round_rules import not_attacked
 from .transcripts import round_path, write_jsonl
 from .verification_setup import (
     ProbeSetup,

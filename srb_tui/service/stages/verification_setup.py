@@ -9,7 +9,8 @@ from typing import Any
 from srb_tui.schema import Probe, StageSpec, Task
 
 from .channels import CandidateOptions
-from .common import StageFault, container_path, option_str, tests_dir
+from .common import StageFault, option_str, tests_dir
+from .stage_layout import container_path
 
 DEFAULT_CANDIDATE_TIMEOUT_SEC = 300.0
 

@@ -1,5 +1,14 @@
-"""Fixtures for the ladder tests: a real engine, the demo's stage images built once, State A,
-a private store, and a helper that grades a run of one submission (each only once)."""
+"""The demo01 ladder the ladder and integrity tests share: a real engine, the demo's stage
+images built once, State A, a private store, and a helper that grades a run of one
+submission (each only once).
+
+The ``ladder`` fixture is session-scoped and registered in tests/conftest.py (not in a
+conftest of this folder, which would make a second instance for tests/ladder): the honest
+`wrong` and `subtle` gradings that tests/integrity compares its hostile trees with are the
+same runs tests/ladder/test_ladder.py asserts on, graded once per session, not once per
+module. Every test that grades something of its own (``Ladder.grade``) still gets a run of
+its own.
+"""
 
 from __future__ import annotations
 
@@ -86,7 +95,7 @@ class Ladder:
         return self.cache[name]
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
 async def ladder(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Ladder]:
     root = tmp_path_factory.mktemp("ladder")
     load = load_task(DEMO_TASK)
