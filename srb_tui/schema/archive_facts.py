@@ -22,7 +22,6 @@ import contextlib
 import hashlib
 import json
 import os
-import tarfile
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -33,6 +32,12 @@ from srb_tui.schema.excludes import archive_root, relative_name
 KEEP = 64
 _Version = tuple[str, int, int, int, int, int]
 V = TypeVar("V")
+
+
+
+class ArchiveUnreadable(OSError):
+    """The archive cannot be listed (not a tar, truncated, compressed wrongly)."""
+
 
 _lock = threading.Lock()
 _disk: list[Path] = []  # where facts are kept on disk (empty: memory only)
@@ -136,7 +141,8 @@ def file_sha256(path: Path) -> str:
 
 def archive_files(archive: Path) -> list[str]:
     """The files (regular files and links) the archive ships, relative to its root, sorted
-    (read once per version of it). Raises tarfile.TarError / OSError / EOFError."""
+    (read once per version of it). Raises OSError (ArchiveUnreadable for an archive
+    that is there but cannot be listed)."""
     key = _version(archive)
     known = _recall(_listings, key)
     if known is not None:
@@ -145,8 +151,13 @@ def archive_files(archive: Path) -> list[str]:
     if isinstance(kept, list) and all(isinstance(n, str) for n in kept):
         _remember(_listings, key, tuple(kept))
         return list(kept)
-    with tarfile.open(archive, "r:*") as tar:
-        members = tar.getmembers()
+    import tarfile  # only when the archive is read: a launch from the kept facts does not
+
+    try:
+        with tarfile.open(archive, "r:*") as tar:
+            members = tar.getmembers()
+    except (tarfile.TarError, EOFError) as exc:
+        raise ArchiveUnreadable(f"{archive}: {exc}") from exc
     root = archive_root(m.name for m in members)
     names = (relative_name(m.name, root) for m in members if not m.isdir())
     files = tuple(sorted(n for n in names if n))
@@ -163,4 +174,7 @@ def forget() -> None:
         _listings.clear()
 
 
-__all__ = ["KEEP", "archive_files", "file_sha256", "forget", "keep_on_disk", "kept_in"]
+__all__ = [
+    "KEEP", "ArchiveUnreadable", "archive_files", "file_sha256", "forget", "keep_on_disk",
+    "kept_in",
+]  # fmt: skip

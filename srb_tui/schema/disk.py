@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import re
-import tarfile
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
@@ -246,7 +245,7 @@ def check_excludes(
         return
     try:
         files = state_a_files(task_dir / ARCHIVE)
-    except (tarfile.TarError, OSError, EOFError) as exc:
+    except OSError as exc:
         problems.append(Problem(ARCHIVE, "", f"cannot list the archive: {exc}"))
         return
     for index, artifact in enumerate(manifest.artifacts):

@@ -17,7 +17,6 @@ files and State A's file list). Each finding names the file and the key:
 from __future__ import annotations
 
 import dataclasses
-import tarfile
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
@@ -201,7 +200,7 @@ def _probe(task: Task, problems: list[Problem]) -> None:
         return
     try:
         files = state_a_files(archive)
-    except (tarfile.TarError, OSError, EOFError):
+    except OSError:
         return  # the loader reports an unreadable archive
     if path.as_posix() not in files:
         problems.append(Problem(

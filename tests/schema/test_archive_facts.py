@@ -34,7 +34,7 @@ def test_read_once_per_version_and_again_after_any_change(tmp_path: Path,
             opened.append(str(args[0]))
         return real_open(*args, **kwargs)
 
-    monkeypatch.setattr(archive_facts.tarfile, "open", counting_open)
+    monkeypatch.setattr(tarfile, "open", counting_open)
     assert archive_facts.archive_files(archive) == ["a.py", "src/b.py"]
     assert archive_facts.archive_files(archive) == ["a.py", "src/b.py"]
     assert len(opened) == 1  # the second answer came from memory
@@ -89,7 +89,7 @@ def test_kept_on_disk_for_the_next_process_and_only_for_that_version(
                 raise AssertionError("the archive was read again")
             return real_path_open(self, *args, **kwargs)
 
-        monkeypatch.setattr(archive_facts.tarfile, "open", no_reading)
+        monkeypatch.setattr(tarfile, "open", no_reading)
         monkeypatch.setattr(Path, "open", open_but_not_the_archive)
         assert archive_facts.archive_files(archive) == ["a.py"]
         assert archive_facts.file_sha256(archive) == digest
