@@ -93,7 +93,9 @@ async def main() -> None:
         run_id = f"bench-{uuid.uuid4().hex[:8]}"
         images = StageImages(core.engine, task.task, settings.base_image, _quiet, run_id=run_id)
         image = await images.get("behavioural")
-        spec = next(st for st in task.task.evaluation.stages if st.name == "behavioural")
+        the_task = task.task
+        assert the_task.evaluation is not None
+        spec = next(st for st in the_task.evaluation.stages if st.name == "behavioural")
         async with StageContainer(core.engine, run_id, "behavioural", image.tag,
                                   publish=_quiet, layout=LAYOUT, task=task.task,
                                   image_env=image.env) as box:
@@ -107,7 +109,7 @@ async def main() -> None:
                 # under its slot uid), timed from the host: one docker exec more than the
                 # bare side, a few ms against a suite of a minute.
                 began = time.perf_counter()
-                doc = await run_suite_in(box, task.task, spec, publish=_quiet, run_id=run_id,
+                doc = await run_suite_in(box, the_task, spec, publish=_quiet, run_id=run_id,
                                          with_original=True)
                 total = time.perf_counter() - began
                 assert doc.get("status") == "ok", doc.get("notes")
@@ -127,7 +129,8 @@ async def main() -> None:
 
             await harness()  # warm the page cache and the interpreter for both sides
             await bare()
-            h_tot, b_tot = [], []
+            h_tot: list[float] = []
+            b_tot: list[float] = []
             h_mod: dict[str, list[float]] = {i: [] for i in ids}
             b_mod: dict[str, list[float]] = {i: [] for i in ids}
             for i in range(args.n):
