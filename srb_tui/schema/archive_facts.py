@@ -34,13 +34,12 @@ _Version = tuple[str, int, int, int, int, int]
 V = TypeVar("V")
 
 
-
 class ArchiveUnreadable(OSError):
     """The archive cannot be listed (not a tar, truncated, compressed wrongly)."""
 
 
 _lock = threading.Lock()
-_disk: list[Path] = []  # where facts are kept on disk (empty: memory only)
+_disk: Path | None = None  # where facts are kept on disk (None: memory only)
 _digests: OrderedDict[_Version, str] = OrderedDict()
 _listings: OrderedDict[_Version, tuple[str, ...]] = OrderedDict()
 
@@ -69,21 +68,23 @@ def _recall(table: OrderedDict[_Version, V], key: _Version) -> V | None:
 
 def keep_on_disk(directory: Path | None) -> None:
     """Keep facts in ``directory`` too (None: memory only). Its parent must exist."""
+    global _disk
     with _lock:
-        _disk[:] = [] if directory is None else [directory]
+        _disk = directory
 
 
 def kept_in() -> Path | None:
     """The directory facts are kept in, if any."""
     with _lock:
-        return _disk[0] if _disk else None
+        return _disk
 
 
 def _disk_file(key: _Version) -> Path | None:
-    if not _disk:
+    directory = kept_in()
+    if directory is None:
         return None
     name = hashlib.sha256(json.dumps(key).encode()).hexdigest()[:32]
-    return _disk[0] / f"{name}.json"
+    return directory / f"{name}.json"
 
 
 def _disk_get(key: _Version, what: str) -> object | None:

@@ -168,11 +168,6 @@ def check_referenced_files(
         )
 
 
-def sha256_of(path: Path) -> str:
-    """The file's SHA-256 (remembered per version of the file: see archive_facts)."""
-    return file_sha256(path)
-
-
 def _read_sha_file(task_dir: Path, name: str, problems: list[Problem]) -> str | None:
     try:
         text = (task_dir / name).read_text(encoding="utf-8")
@@ -210,7 +205,7 @@ def check_state_a(
             target = beside if beside.is_file() else archive
             expected = _read_sha_file(task_dir, sha_name, problems)
             if expected is not None and target.is_file():
-                actual = sha256_of(target)
+                actual = file_sha256(target)
                 if actual != expected:
                     problems.append(
                         Problem(
@@ -221,19 +216,13 @@ def check_state_a(
                         )
                     )
     elif state_a.kind == "archive" and archive.is_file():
-        actual = sha256_of(archive)
+        actual = file_sha256(archive)
         if actual != state_a.sha256:
             task_source.report(
                 "srb.state_a.sha256", f"{ARCHIVE} has sha256 {actual}, not {state_a.sha256}"
             )
     if archive.is_file():
         check_excludes(task_dir, manifest, task_source, problems)
-
-
-def state_a_files(archive: Path) -> list[str]:
-    """The files (regular files and links) State A's archive ships, relative to its root
-    (remembered per version of the archive: see archive_facts)."""
-    return archive_files(archive)
 
 
 def check_excludes(
@@ -244,7 +233,7 @@ def check_excludes(
     if not patterns:
         return
     try:
-        files = state_a_files(task_dir / ARCHIVE)
+        files = archive_files(task_dir / ARCHIVE)
     except OSError as exc:
         problems.append(Problem(ARCHIVE, "", f"cannot list the archive: {exc}"))
         return

@@ -20,7 +20,8 @@ import dataclasses
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
-from srb_tui.schema.disk import ARCHIVE, rel, state_a_files
+from srb_tui.schema.archive_facts import archive_files
+from srb_tui.schema.disk import ARCHIVE, rel
 from srb_tui.schema.loader import TaskLoad, load_task
 from srb_tui.schema.models import StageSpec, Task
 from srb_tui.schema.problems import Problem
@@ -199,7 +200,7 @@ def _probe(task: Task, problems: list[Problem]) -> None:
     if not archive.is_file():
         return
     try:
-        files = state_a_files(archive)
+        files = archive_files(archive)
     except OSError:
         return  # the loader reports an unreadable archive
     if path.as_posix() not in files:
