@@ -24,31 +24,75 @@ SIGTERM or SIGINT to the launcher kill the program's whole session, then the lau
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import os
-import runpy
 import signal
 import sys
 import time
-import traceback
 from collections.abc import Sequence
 
 from . import sandbox
+from .session_end import end_session
 
 TIMEOUT_EXIT = 124
 GRACE_SEC = 2.0
-GROUP_GRACE_SEC = 0.05  # what a leftover of the program's group gets between TERM and KILL
+USAGE = ("usage: srb-submission [--cwd DIR] [--timeout SEC] [--env NAME=VALUE]... [--python]"
+         " -- ARGV...")
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="srb-submission", description=__doc__.splitlines()[0])
-    parser.add_argument("--cwd", help="working folder (default: the slot scratch's work/)")
-    parser.add_argument("--timeout", type=float, help="wall-clock limit in seconds")
-    parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE")
-    parser.add_argument("--python", action="store_true", help="run ARGV[0] as a Python script")
-    parser.add_argument("argv", nargs=argparse.REMAINDER)
-    return parser
+class _Args:
+    """The launcher's options (parsed by hand: the launcher starts once per case, and
+    argparse alone costs more than the rest of its imports)."""
+
+    def __init__(self) -> None:
+        self.cwd: str | None = None
+        self.timeout: float | None = None
+        self.env: list[str] = []
+        self.python = False
+        self.argv: list[str] = []
+
+
+def _parse(argv: Sequence[str]) -> _Args:
+    """Options up to ``--`` or the first word that is not one; raises ValueError naming
+    what is wrong."""
+    args = _Args()
+    items = list(argv)
+    i = 0
+    while i < len(items):
+        word = items[i]
+        if word == "--":
+            i += 1
+            break
+        if not word.startswith("-") or word == "-":
+            break
+        name, eq, inline = word.partition("=")
+        if name == "--python" and not eq:
+            args.python = True
+            i += 1
+            continue
+        if name in ("-h", "--help") and not eq:
+            raise ValueError("")
+        if name not in ("--cwd", "--timeout", "--env"):
+            raise ValueError(f"unknown option {word!r}")
+        if eq:
+            value = inline
+        elif i + 1 < len(items):
+            i += 1
+            value = items[i]
+        else:
+            raise ValueError(f"{name} needs a value")
+        if name == "--cwd":
+            args.cwd = value
+        elif name == "--env":
+            args.env.append(value)
+        else:
+            try:
+                args.timeout = float(value)
+            except ValueError:
+                raise ValueError(f"--timeout {value!r} is not a number of seconds") from None
+        i += 1
+    args.argv = items[i:]
+    return args
 
 
 def _slot() -> int:
@@ -60,6 +104,9 @@ def _python_child(
     argv: list[str], slot: int, cwd: str, env: dict[str, str], make: list[str]
 ) -> None:
     """In a forked child: drop to the slot, then run the script as ``__main__``. Never returns."""
+    import runpy
+    import traceback
+
     code = 1
     try:
         if sandbox.enabled():
@@ -113,41 +160,12 @@ def _wait(pid: int, timeout: float | None) -> int | None:
         pause = min(pause * 2, 0.005)  # a case's end is seen within 5 ms
 
 
-def _group_alive(pid: int) -> bool:
-    try:
-        os.killpg(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _end_session(pid: int) -> None:
-    """SIGTERM to what is left of the program's process group, up to GROUP_GRACE_SEC for it
-    to go, then SIGKILL. A group already empty (the usual end: nothing was left behind)
-    costs one signal, not the grace: every case of a suite passes through here."""
-    try:
-        os.killpg(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    except PermissionError:
-        pass
-    deadline = time.monotonic() + GROUP_GRACE_SEC
-    pause = 0.001
-    while _group_alive(pid) and time.monotonic() < deadline:
-        time.sleep(pause)  # a grace period, not a synchronisation: SIGKILL follows
-        pause = min(pause * 2, 0.01)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
-
-
 def _end_on_term(pid: int) -> None:
     """SIGTERM/SIGINT to the launcher end the program's whole session first (a module that
     started a server stops it by signalling the launcher), then the launcher exits 128+N."""
 
     def stop(signum: int, _frame: object) -> None:
-        _end_session(pid)
+        end_session(pid)
         with contextlib.suppress(ChildProcessError):
             _wait(pid, GRACE_SEC)
         os._exit(128 + signum)
@@ -157,10 +175,12 @@ def _end_on_term(pid: int) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    command = list(args.argv)
-    if command and command[0] == "--":
-        command = command[1:]
+    try:
+        args = _parse(sys.argv[1:] if argv is None else argv)
+    except ValueError as exc:
+        print(f"srb-submission: {exc}\n{USAGE}" if str(exc) else USAGE, file=sys.stderr)
+        return 2 if str(exc) else 0
+    command = args.argv
     if not command:
         print("srb-submission: no command given (srb-submission [options] -- ARGV...)",
               file=sys.stderr)
@@ -203,12 +223,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     _end_on_term(pid)
     status = _wait(pid, args.timeout)
     if status is None:
-        _end_session(pid)
+        end_session(pid)
         _wait(pid, None)
         print(f"srb-submission: {command[0]} ran past {args.timeout:g} s; killed",
               file=sys.stderr)
         return TIMEOUT_EXIT
-    _end_session(pid)
+    end_session(pid)
     code = os.waitstatus_to_exitcode(status)
     if code < 0:
         signal.signal(-code, signal.SIG_DFL)

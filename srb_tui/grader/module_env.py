@@ -13,10 +13,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from . import sandbox
+from .submission import LAUNCHER, LIBRARY_DIR
 from .suite_manifest import SuiteManifest, SuiteModule
 
 CONTRACT_DEFAULTS = {"PYTHONHASHSEED": "0", "TZ": "UTC", "PYTHONDONTWRITEBYTECODE": "1"}
-LAUNCHER = "/opt/srb/bin/srb-submission"
 SUITE_SLOT = 0
 PUBLISHED_RUNTIME = Path("/opt/swerefactor")
 """Where the published harness's images carry their runtime (``swerefactor`` package)."""
@@ -73,8 +73,9 @@ def module_env(
     are the task's and stay. ``SRB_ORIGINAL`` is set only when State A is there, as the
     published runner does. ``PYTHONPATH`` is prepended to, never replaced
     (:func:`python_path`). In a stage container the contract also names the launcher
-    modules start submission code with (``SRB_SUBMISSION_RUN``), and a module gets a
-    private HOME and no user site-packages."""
+    modules start submission code with (``SRB_SUBMISSION_RUN``) and puts its in-process
+    form (``import srb_submission``, :mod:`.submission`) last on ``PYTHONPATH``; a module
+    gets a private HOME and no user site-packages."""
     inherited = os.environ if base is None else base
     env = {
         k: v
@@ -110,4 +111,5 @@ def module_env(
         env["SRB_SANDBOX"] = "on"
         env["SRB_SUBMISSION_RUN"] = LAUNCHER
         env["SRB_SANDBOX_SLOT"] = str(SUITE_SLOT)
+        env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], LIBRARY_DIR]).lstrip(os.pathsep)
     return env

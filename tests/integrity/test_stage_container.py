@@ -4,11 +4,12 @@ behavioural image): capabilities, private paths, signals, /proc, cleanup, storag
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 import pytest_asyncio
 
+from srb_tui.grader.submission import LIBRARY_DIR
 from srb_tui.runner import DockerEngine, RunnerPool, exec_run
 from srb_tui.schema import load_task
 from srb_tui.service.stages.behavioural import LAYOUT
@@ -55,6 +56,36 @@ async def as_submission(box: StageContainer, script: str, timeout: float = 60) -
     return res.exit_code, (res.stdout + res.stderr).decode("utf-8", "replace")
 
 
+LIBRARY_CALL = (
+    f"import sys; sys.path.insert(0, {LIBRARY_DIR!r}); import srb_submission\n"
+    "done = srb_submission.run(['bash', '-c', sys.argv[1]], timeout=float(sys.argv[2]))\n"
+    "sys.stdout.buffer.write(done.stdout + done.stderr)\n"
+    "sys.exit(done.returncode if done.returncode >= 0 else 128 - done.returncode)\n"
+)
+
+
+async def as_submission_in_process(
+    box: StageContainer, script: str, timeout: float = 60
+) -> tuple[int, str]:
+    """The same script started as a Python module starts it in-process (``import
+    srb_submission``: a fork of the module, no second interpreter)."""
+    res = await exec_run(
+        box.engine, box.h, [box.python, "-I", "-c", LIBRARY_CALL, script, str(timeout - 5)],
+        timeout_sec=timeout, env={"SRB_SANDBOX": "on"},
+    )
+    return res.exit_code, (res.stdout + res.stderr).decode("utf-8", "replace")
+
+
+Submit = Callable[..., Awaitable[tuple[int, str]]]
+
+
+@pytest.fixture(params=["launcher", "in-process"])
+def submit(request: pytest.FixtureRequest) -> Submit:
+    """Both ways a module starts submission code: the srb-submission executable and
+    ``srb_submission.run`` in the module's own process."""
+    return as_submission if request.param == "launcher" else as_submission_in_process
+
+
 async def as_grader(box: StageContainer, code: str) -> str:
     argv = [box.python, "-I", "-c",
             "import sys; sys.path.insert(0, '/opt/srb')\n" + code]
@@ -63,11 +94,11 @@ async def as_grader(box: StageContainer, code: str) -> str:
     return res.stdout.decode()
 
 
-async def test_capabilities_seen_from_inside(box: StageContainer) -> None:
+async def test_capabilities_seen_from_inside(box: StageContainer, submit: Submit) -> None:
     caps = box.lockdown_report["capabilities"]
     assert int(caps["CapEff"], 16) == GRADER_CAP_MASK  # SETUID, SETGID, KILL only
     assert int(caps["CapBnd"], 16) == GRADER_CAP_MASK and caps["NoNewPrivs"] == "1"
-    code, out = await as_submission(
+    code, out = await submit(
         box, "id -u; id -G; grep -E 'Cap(Eff|Prm|Bnd)|NoNewPrivs' /proc/self/status"
     )
     assert code == 0, out
@@ -79,7 +110,7 @@ async def test_capabilities_seen_from_inside(box: StageContainer) -> None:
     assert status["NoNewPrivs:"] == "1"
 
 
-async def test_grader_paths_are_out_of_reach(box: StageContainer) -> None:
+async def test_grader_paths_are_out_of_reach(box: StageContainer, submit: Submit) -> None:
     script = """
     for p in /opt/srb /opt/srb/srb_grader/cli.py /tests/behavioural/data/expected \
              /srb/original/state-a.txt /srb/grader /usr/libexec/srb/python3.11; do
@@ -95,7 +126,7 @@ async def test_grader_paths_are_out_of_reach(box: StageContainer) -> None:
     env | grep -c '^SRB_' || true
     echo "HOME=$HOME NOUSERSITE=$PYTHONNOUSERSITE"
     """
-    code, out = await as_submission(box, script)
+    code, out = await submit(box, script)
     assert code == 0, out
     assert "READ" not in out and "RAN" not in out and "WROTE" not in out, out
     assert out.count("refused") == 14 and "wrote own" in out
@@ -103,8 +134,8 @@ async def test_grader_paths_are_out_of_reach(box: StageContainer) -> None:
     assert "HOME=/srb/run/0/home NOUSERSITE=1" in out
 
 
-async def test_the_grader_cannot_be_signalled_or_read(box: StageContainer) -> None:
-    code, out = await as_submission(box, """
+async def test_the_grader_cannot_be_signalled_or_read(box: StageContainer, submit: Submit) -> None:
+    code, out = await submit(box, """
     for pid in $(ls /proc | grep -E '^[0-9]+$'); do
       owner=$(stat -c %u /proc/$pid 2>/dev/null) || continue
       [ "$owner" = 0 ] || continue
@@ -120,8 +151,8 @@ async def test_the_grader_cannot_be_signalled_or_read(box: StageContainer) -> No
     assert alive.exit_code == 0  # the container (its init, its sleep) is untouched
 
 
-async def test_setsid_escapes_are_ended_whole(box: StageContainer) -> None:
-    code, out = await as_submission(
+async def test_setsid_escapes_are_ended_whole(box: StageContainer, submit: Submit) -> None:
+    code, out = await submit(
         box, "setsid sleep 300 & setsid bash -c 'sleep 301' & sleep 1; echo started"
     )
     assert code == 0 and "started" in out
@@ -137,7 +168,7 @@ async def test_setsid_escapes_are_ended_whole(box: StageContainer) -> None:
 
 
 async def test_what_the_program_leaves_in_its_group_is_ended_by_the_launcher(
-    box: StageContainer,
+    box: StageContainer, submit: Submit
 ) -> None:
     """Background children of the program's own session outlive it only until the launcher
     returns: SIGTERM, then SIGKILL for one that ignores SIGTERM (no slot reset needed)."""
@@ -158,7 +189,7 @@ async def test_what_the_program_leaves_in_its_group_is_ended_by_the_launcher(
         "print(json.dumps(len(left)))"
     )
     assert json.loads(await as_grader(box, count)) == 0
-    code, out = await as_submission(
+    code, out = await submit(
         box, "sleep 302 & (trap '' TERM; exec sleep 303) & echo started"
     )
     assert code == 0 and "started" in out
@@ -224,3 +255,61 @@ async def test_python_mode_hands_over_no_interpreter(box: StageContainer) -> Non
     )
     out = res.stdout.decode() + res.stderr.decode()
     assert str(box.uid_base) in out and "again refused" in out, out
+
+
+async def test_the_in_process_launcher_end_to_end(box: StageContainer) -> None:
+    """``srb_submission.run`` from a module: input, output, statuses, timeouts and the
+    Python mode, which must start a fresh interpreter (not a fork of the module's memory)."""
+    made = await exec_run(box.engine, box.h, [
+        "sh", "-c",
+        "mkdir -p /srb/work && printf '%s\\n' 'import os, sys' "
+        "'print(os.getuid(), \"srb_secret_marker\" in sys.modules, sys.argv[1:])' "
+        "> /srb/work/probe.py",
+    ])
+    assert made.exit_code == 0
+    code = (
+        "import json, subprocess, sys, time, types\n"
+        f"sys.path.insert(0, {LIBRARY_DIR!r}); import srb_submission as s\n"
+        "sys.modules['srb_secret_marker'] = types.ModuleType('srb_secret_marker')\n"
+        "r = {}\n"
+        "d = s.run(['bash', '-c', 'id -u; pwd; echo \"$EXTRA\"; cat; echo err >&2'],\n"
+        "          input=b'fed' * 50000, env={'EXTRA': 'x1', 'HOME': '/nope'})\n"
+        "r['plain'] = [d.returncode, d.stdout.decode().split('\\n')[:3],\n"
+        "              len(d.stdout), d.stderr.decode()]\n"
+        "r['signal'] = s.run(['bash', '-c', 'kill -9 $$']).returncode\n"
+        "d = s.run(['/nowhere/tool'])\n"
+        "r['missing'] = [d.returncode, d.stderr.decode()]\n"
+        "t0 = time.monotonic()\n"
+        "try:\n"
+        "    s.run(['bash', '-c', 'echo partial; sleep 30 & sleep 31'], timeout=1)\n"
+        "    r['timeout'] = 'returned'\n"
+        "except subprocess.TimeoutExpired as exc:\n"
+        "    r['timeout'] = [exc.output.decode(), round(time.monotonic() - t0)]\n"
+        "t0 = time.monotonic()\n"
+        "d = s.run(['bash', '-c', 'sleep 40 & echo left'])\n"
+        "r['left'] = [d.stdout.decode(), round(time.monotonic() - t0)]\n"
+        "d = s.run(['/srb/work/probe.py', 'a b'], python=True)\n"
+        "r['python'] = [d.returncode, d.stdout.decode()]\n"
+        "print(json.dumps(r))\n"
+    )
+    out = json.loads(await as_grader_env(box, code, {"SRB_SANDBOX": "on"}))
+    uid = str(box.uid_base)
+    rc, head, size, err = out["plain"]
+    assert rc == 0 and head == [uid, "/srb/run/0/work", "x1"] and err == "err\n"
+    assert size == len(f"{uid}\n/srb/run/0/work\nx1\n") + 3 * 50000
+    assert out["signal"] == -9
+    assert out["missing"][0] == 127 and "cannot start '/nowhere/tool'" in out["missing"][1]
+    assert out["timeout"][0] == "partial\n" and out["timeout"][1] < 5
+    assert out["left"] == ["left\n", 0]  # the background sleep did not hold the case up
+    assert out["python"] == [0, f"{uid} False ['a b']\n"]
+    left = json.loads(await as_grader(box, (
+        "import json; from srb_grader import sandbox\n"
+        "print(json.dumps(len(sandbox.uid_processes(sandbox.slot_ids(0)[0]))))")))
+    assert left == 0  # every sleep above went with its session
+
+
+async def as_grader_env(box: StageContainer, code: str, env: dict[str, str]) -> str:
+    argv = [box.python, "-I", "-c", "import sys; sys.path.insert(0, '/opt/srb')\n" + code]
+    res = await exec_run(box.engine, box.h, argv, timeout_sec=120, env=env)
+    assert res.exit_code == 0, res.stderr.decode()
+    return res.stdout.decode()

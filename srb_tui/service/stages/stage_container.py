@@ -34,6 +34,7 @@ from typing import Any
 from srb_tui import grader as grader_package
 from srb_tui.grader.launch import script_text
 from srb_tui.grader.sandbox import TMP_GROUP_OFFSET
+from srb_tui.grader.submission import LIBRARY_DIR, library_text
 from srb_tui.runner import (
     LABEL_STORE,
     ContainerError,
@@ -190,6 +191,10 @@ class StageContainer:
             await put_files(
                 self.engine, self.handle, f"{GRADER_HOME}/bin",
                 {"srb-submission": script_text(self.python).encode()}, uid=0, gid=0, mode=0o700,
+            )
+            await put_files(
+                self.engine, self.handle, LIBRARY_DIR,
+                {"srb_submission.py": library_text().encode()}, uid=0, gid=0, mode=0o600,
             )
             await self._lockdown()
             if self.layout.candidate_tmp:

@@ -5,8 +5,9 @@ Every module is one case list (data/cases/<module>.json) run against
 State A (data/expected/<module>.json): stdout byte for byte, the exit
 status, and a non-empty stderr whenever the status is not 0.
 
-The submission is started through srb's launcher ($SRB_SUBMISSION_RUN, the
-module contract's srb-submission): as the submission's own uid, with a clean
+The submission is started through srb's launcher -- in a stage container its
+in-process form ``srb_submission.run`` (on PYTHONPATH there; no second interpreter
+per case), else the module contract's $SRB_SUBMISSION_RUN: as the submission's own uid, with a clean
 environment (no SRB_* names, a PATH without the grader's private interpreter,
 a private HOME), unable to read this suite or its recorded answers.  The
 cases run in a copy of the inputs under $SRB_WORK, which that uid may read.
@@ -14,8 +15,8 @@ A tree whose bin/csvtab still starts with a python shebang is the
 pre-migration program (State A, the oracle); the launcher runs that script
 with the grader's own interpreter (--python) so the suite can score State A
 against itself -- the interpreter itself stays out of the submission's
-reach.  Stage I is what rejects such a tree.  Without $SRB_SUBMISSION_RUN
-(a developer's host, record.py) the program is started directly.
+reach.  Stage I is what rejects such a tree.  Without either (a developer's
+host, record.py) the program is started directly.
 """
 
 from __future__ import annotations
@@ -29,6 +30,11 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+try:  # srb's in-process launcher, on PYTHONPATH in a stage container
+    import srb_submission
+except ImportError:
+    srb_submission = None
 
 PRIVATE_PYTHON_DIR = "/opt/srb/python/bin"
 DEFAULT_LEDGER = "/tmp/srb-interpreter-ledger"
@@ -86,6 +92,13 @@ def launcher(repo: Path, run_dir: Path | None = None, timeout: float | None = No
     return [*argv, "--", entry]
 
 
+def started_through() -> str:
+    """How this module starts the submission (kept in the module result's metadata)."""
+    if not os.environ.get("SRB_SUBMISSION_RUN"):
+        return "directly"
+    return "srb_submission.run" if srb_submission is not None else "srb-submission"
+
+
 def clean_env(home: Path) -> dict[str, str]:
     """The environment a submission sees: no contract names, no private interpreter."""
     parts = os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin").split(os.pathsep)
@@ -117,7 +130,13 @@ def run_case(
     stdin = b""
     if case.get("stdin"):
         stdin = (run_dir / case["stdin"]).read_bytes()
-    if os.environ.get("SRB_SUBMISSION_RUN"):
+    how = started_through()
+    if how == "srb_submission.run":
+        extra = {k: v for k, v in env.items() if k not in ("HOME", "PATH")}
+        entry = str(repo / "bin" / "csvtab")
+        proc = srb_submission.run([entry, *case["argv"]], cwd=run_dir, timeout=timeout,
+                                  env=extra, input=stdin, python=is_pre_migration(repo))
+    elif how == "srb-submission":
         proc = subprocess.run(
             launcher(repo, run_dir, timeout, env) + list(case["argv"]),
             input=stdin,
@@ -206,6 +225,7 @@ def run_module(module: str) -> int:
         "module": module,
         "cases": len(cases),
         "launcher": "pre-migration tree, grader interpreter" if oracle else "bin/csvtab",
+        "started_through": started_through(),
     }
     notes: list[str] = []
     if oracle:
