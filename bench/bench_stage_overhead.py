@@ -6,7 +6,10 @@ One behavioural stage container of the demo task is set up the way Stage II sets
 * harness: ``python -m srb_grader suite`` runs the whole suite (every module, with its
   checkpoints, result parsing, process-group kill and stage-result file);
 * bare: the same module commands run one after another by a plain shell in the same
-  container, in the same folders with the same ``SRB_*`` environment.
+  container, in the same folders with the same ``SRB_*`` environment but no launcher: the
+  modules start bin/csvtab directly, as root. The harness side pays for the submission's
+  own uid, session and clean environment on every case (the demo's modules start it with
+  ``srb_submission.run``, in-process; the module result's ``started_through`` says so).
 
 Both are timed inside the container (``date +%s%N`` around the work), so ``docker exec``
 costs nothing to either side. Reported: medians, the ratio harness/bare (goal <= 1.05) and
