@@ -116,6 +116,8 @@ async def main() -> None:
                                          with_original=True)
                 total = time.perf_counter() - began
                 assert doc.get("status") == "ok", doc.get("notes")
+                how = {u.get("metadata", {}).get("started_through") for u in doc["units"]}
+                assert how == {"srb_submission.run"}, how
                 per = {u["id"]: float(u.get("duration_sec") or 0) for u in doc["units"]}
                 return total, per
 
