@@ -124,6 +124,10 @@ async def test_reference_survives_everything(ladder: Ladder) -> None:
         assert r.driver == "fuzz" and r.extra["iterations"] > 0
         assert r.extra["budget_sec"] == 15.0
     assert await ladder.store.counterexamples(got.run_id) == []
+    stage_two = next(r for r in await ladder.store.stage_results(got.run_id)
+                     if r.stage == "behavioural")
+    started = {u["metadata"]["started_through"] for u in stage_two.result["units"]}
+    assert started == {"srb_submission.run"}  # in-process, no interpreter per case
 
 
 # --------------------------------------------------------------------------- files and store
