@@ -12,7 +12,6 @@ container's start) and reaping containers whose run is over.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import errno
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -28,12 +27,9 @@ from srb_tui.schema import Task, TaskLoad
 from srb_tui.service import run_access, run_prepare, run_upkeep
 from srb_tui.service.agent_phase import STORE_LABEL, AgentLimits, AgentPhase, PhaseContext
 from srb_tui.service.events import (
-    Event,
     EventBus,
-    Progress,
     RunCreated,
     RunFinished,
-    StatusChanged,
 )
 from srb_tui.service.model_access import ModelAccess, NoModelAccess
 from srb_tui.service.run_faults import (
@@ -44,12 +40,11 @@ from srb_tui.service.run_faults import (
     engine_went_away,
     lease_alive,
     left_as_it_was,
-    release_lease,
     remember_adversary_budget,
     score_already_stored,
-    take_lease,
     this_process_lease,
 )
+from srb_tui.service.run_moves import RunMoves
 from srb_tui.service.run_prepare import env_image_tag
 from srb_tui.sources import StateAError
 from srb_tui.store import FINAL_STATUSES, RunRecord, Store, utc_now
@@ -90,7 +85,7 @@ class RunService:
         self.limits = limits or AgentLimits()
         self.extract_limits = extract_limits  # None: the runner's defaults
         self._cancel: dict[str, asyncio.Event] = {}
-        self._adversary_budget: dict[str, float | None] = {}
+        self.moves = RunMoves(store, self.bus)
         # The task as :meth:`launch` loaded it, for the drive that follows in this process
         # (loading validates the whole task directory; once per launch is enough).
         self._launched: dict[str, TaskLoad] = {}
@@ -99,7 +94,7 @@ class RunService:
         self.agent_phase = AgentPhase(PhaseContext(
             store=store, engine=engine, bus=self.bus, limits=self.limits,
             extract_limits=self.extract_limits, store_tag=self.store_tag,
-            cancel=self._cancel, say=self._say, run_dir=self.run_dir,
+            cancel=self._cancel, say=self.moves.say, run_dir=self.run_dir,
             access=self._model_access,
         ))
         self.gateway: Gateway | None = None  # set by whoever starts srb's model gateway
@@ -119,7 +114,8 @@ class RunService:
 
     # -- creating ----------------------------------------------------------------------
 
-    def _load(self, task_ref: str) -> TaskLoad:
+    def load_task(self, task_ref: str) -> TaskLoad:
+        """The task a run names (its directory or id), loaded and validated afresh."""
         return run_prepare.load_task_ref(self.settings, task_ref)
 
     async def launch(
@@ -138,7 +134,7 @@ class RunService:
 
         For a real client (``claude-code:MODEL`` …) the client version (task pin, or
         ``client_version``), the effort level and the gateway budget are checked here."""
-        load = self._load(task_ref)
+        load = self.load_task(task_ref)
         if load.task is None or not load.ok:
             first = "; ".join(str(p) for p in load.errors[:3])
             raise LaunchError(f"task {load.task_id} does not validate: {first}")
@@ -184,24 +180,13 @@ class RunService:
 
     # -- transitions ---------------------------------------------------------------------
 
-    async def _to(self, run_id: str, status: str, reason: str | None = None) -> None:
-        await self.store.transition(run_id, status, reason)
-        self.bus.publish(StatusChanged(run_id, status, reason))
-
-    def _publish_any(self, event: object) -> None:
-        if isinstance(event, Event):
-            self.bus.publish(event)
-
-    def _say(self, run_id: str, message: str) -> None:
-        self.bus.publish(Progress(run_id, message))
-
     async def _fail_infra(self, run_id: str, message: str) -> RunRecord:
         run = await self.store.require_run(run_id)
         if run.status not in FINAL_STATUSES:
             await self.store.update_run(
                 run_id, harness_error=message, valid=False, finished_at=_now()
             )
-            await self._to(run_id, "infra_error", message)
+            await self.moves.to(run_id, "infra_error", message)
         run = await self.store.require_run(run_id)
         self.bus.publish(RunFinished(run_id, run.status, run.score, run.valid, message))
         return run
@@ -216,9 +201,9 @@ class RunService:
         overrides the task's Stage III budgets (a quick look, not a published score)."""
         self._cancel.setdefault(run_id, asyncio.Event())
         try:
-            await self._take_lease(run_id)
-            self._adversary_budget[run_id] = await remember_adversary_budget(
-                self.store, run_id, adversary_budget_sec)
+            await self.moves.hold(run_id)
+            self.moves.set_budget(run_id, await remember_adversary_budget(
+                self.store, run_id, adversary_budget_sec))
             run = await self.store.require_run(run_id)
             if run.agent.split(":", 1)[0] in CLIENT_KINDS:
                 await self.ensure_gateway()
@@ -228,7 +213,7 @@ class RunService:
             from srb_tui.runner.reaper import list_managed
 
             for c in await list_managed(self.engine, run_id, store_tag=self.store_tag):
-                await self._remove_quietly(c.handle)
+                await self.remove_quietly(c.handle)
             return await self._fail_infra(run_id, str(exc))
         except OSError as exc:
             if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS):
@@ -248,15 +233,7 @@ class RunService:
             return await self._fail_infra(run_id, str(exc))
         finally:
             self._cancel.pop(run_id, None)
-            self._adversary_budget.pop(run_id, None)
-            with contextlib.suppress(Exception):
-                await self._release_lease(run_id)
-
-    async def _take_lease(self, run_id: str) -> None:
-        await take_lease(self.store, run_id)
-
-    async def _release_lease(self, run_id: str) -> None:
-        await release_lease(self.store, run_id)
+            await self.moves.let_go(run_id)
 
     @staticmethod
     def driven_elsewhere(run: RunRecord) -> bool:
@@ -266,7 +243,7 @@ class RunService:
 
     async def _drive(self, run_id: str, *, grade: bool) -> RunRecord:
         run = await self.store.require_run(run_id)
-        load = self._launched.pop(run_id, None) or self._load(run.task_path)
+        load = self._launched.pop(run_id, None) or self.load_task(run.task_path)
         if load.task is None:
             return await self._fail_infra(run_id, f"task {run.task_id} no longer loads")
         task = load.task
@@ -275,13 +252,13 @@ class RunService:
         state_a: Path | None = None
 
         if run.status == "pending":
-            await self._to(run_id, "preparing")
+            await self.moves.to(run_id, "preparing")
             run = await self.store.require_run(run_id)
         if run.status == "preparing":
-            state_a, image = await self._prepare(run_id, task)
+            state_a, image = await self.prepare(run_id, task)
             if self._cancelled(run_id):
                 return await run_upkeep.finish_cancelled(self, run_id)
-            await self._to(run_id, "agent")
+            await self.moves.to(run_id, "agent")
             handle = await self.agent_phase.start_agent(run, task, agent, state_a, image)
             faultpoint.reached("agent:started")
             run = await self.store.require_run(run_id)
@@ -302,17 +279,17 @@ class RunService:
                     "signalled by the engine shutting down, not by srb); the run is invalid "
                     "(re-run it), not a zero")
             if self._cancelled(run_id):
-                await self._remove_quietly(handle)
+                await self.remove_quietly(handle)
                 return await run_upkeep.finish_cancelled(self, run_id)
             run = await self.store.require_run(run_id)
             if agent.kind in CLIENT_KINDS and run.stop_reason == "infrastructure":
-                await self._remove_quietly(handle)
+                await self.remove_quietly(handle)
                 loop = run.extra.get("agent_loop") or {}
                 detail = loop.get("detail") if isinstance(loop, dict) else None
                 return await self._fail_infra(
                     run_id, f"agent phase stopped on an infrastructure fault: {detail}; the "
                     "run is invalid (re-run it), not a zero")
-            await self._to(run_id, "collecting")
+            await self.moves.to(run_id, "collecting")
             run = await self.store.require_run(run_id)
         if run.status == "collecting":
             if handle is None:
@@ -322,7 +299,7 @@ class RunService:
                                               "nothing to collect")
             aborted = await self.agent_phase.collect(run, task, handle)
             faultpoint.reached("collect:done")
-            await self._remove_quietly(handle)
+            await self.remove_quietly(handle)
             if aborted:
                 from srb_tui.service import run_grading
 
@@ -338,7 +315,8 @@ class RunService:
             return await run_grading.finish_stored_score(self, run_id)
         return (await run_grading.grade(self, run_id, task, state_a)).run
 
-    async def _prepare(self, run_id: str, task: Task) -> tuple[Path, str]:
+    async def prepare(self, run_id: str, task: Task) -> tuple[Path, str]:
+        """State A and the agent's image for a run (:func:`.run_prepare.prepare`)."""
         return await run_prepare.prepare(self, run_id, task)
 
     async def regrade(
@@ -384,7 +362,8 @@ class RunService:
         """The explicit access given at construction, else one over ``self.gateway``."""
         return run_access.access_for(self)
 
-    async def _remove_quietly(self, handle: ContainerHandle) -> None:
+    async def remove_quietly(self, handle: ContainerHandle) -> None:
+        """Remove a container of srb's and record its removal; an engine error is ignored."""
         await run_upkeep.remove_quietly(self, handle)
 
     # -- paths -------------------------------------------------------------------------
@@ -395,8 +374,6 @@ class RunService:
     def submission_dir(self, run_id: str) -> Path:
         return self.settings.submission_dir(run_id)
 
-    async def _find_agent_container(self, run_id: str) -> ContainerHandle | None:
-        return await self.agent_phase.find_agent_container(run_id)
 
 
 def _now() -> str:

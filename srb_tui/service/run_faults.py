@@ -123,9 +123,9 @@ async def agent_never_started(service: RunService, run: RunRecord, task: Task,
     if recorded and not found:
         return None  # it existed and is gone: that is a fault, not a fresh start
     for c in found:
-        await service._remove_quietly(c.handle)
-    service._say(run.id, "the agent had not started when srb stopped; starting it now")
-    state_a, image = await service._prepare(run.id, task)
+        await service.remove_quietly(c.handle)
+    service.moves.say(run.id, "the agent had not started when srb stopped; starting it now")
+    state_a, image = await service.prepare(run.id, task)
     return await service.agent_phase.start_agent(run, task, agent, state_a, image)
 
 

@@ -11,7 +11,6 @@ service (:mod:`.orchestrator`) calls these; they write the store before announci
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,7 +46,7 @@ def image_map(svc: RunService) -> dict[str, str]:
 
 
 async def finish_stored_score(svc: RunService, run_id: str) -> RunRecord:
-    await svc._to(run_id, "scored", "graded (the score was recorded before srb stopped)")
+    await svc.moves.to(run_id, "scored", "graded (the score was recorded before srb stopped)")
     await svc.store.update_run(run_id, finished_at=utc_now())
     run = await svc.store.require_run(run_id)
     svc.bus.publish(RunFinished(run_id, run.status, run.score, run.valid,
@@ -62,8 +61,8 @@ async def zero_for_collection(svc: RunService, run_id: str, reason: str) -> RunR
         finished_at=utc_now(),
     )
     await svc.store.add_run_note(run_id, f"submission not graded: {reason}")
-    await svc._to(run_id, "audit", "collection aborted")
-    await svc._to(run_id, "scored", f"collection aborted: {reason}")
+    await svc.moves.to(run_id, "audit", "collection aborted")
+    await svc.moves.to(run_id, "scored", f"collection aborted: {reason}")
     run = await svc.store.require_run(run_id)
     svc.bus.publish(RunFinished(run_id, run.status, run.score, run.valid, reason))
     return run
@@ -96,8 +95,8 @@ async def grade(
         original_dir=state_a,
         run_dir=run_dir,
         base_image=svc.settings.base_image,
-        publish=svc._publish_any,
-        adversary_budget_sec=svc._adversary_budget.get(run_id),
+        publish=svc.moves.publish,
+        adversary_budget_sec=svc.moves.budget(run_id),
         gateway=svc.gateway,
         image_map=image_map(svc),
     )
@@ -122,14 +121,12 @@ async def regrade(
     the task no longer loads, LadderError or StateAError when the submission or State A is
     missing."""
     run = await svc.store.require_run(run_id)
-    load = svc._load(run.task_path)
+    load = svc.load_task(run.task_path)
     if load.task is None:
         raise LaunchError(f"run {run_id}: task {run.task_id} no longer loads")
-    await svc._take_lease(run_id)
-    svc._adversary_budget[run_id] = adversary_budget_sec
+    await svc.moves.hold(run_id)
+    svc.moves.set_budget(run_id, adversary_budget_sec)
     try:
         return await grade(svc, run_id, load.task, None, stages=stages, force=force)
     finally:
-        svc._adversary_budget.pop(run_id, None)
-        with contextlib.suppress(Exception):
-            await svc._release_lease(run_id)
+        await svc.moves.let_go(run_id)

@@ -45,22 +45,22 @@ def env_image_tag(task_id: str) -> str:
 async def prepare(svc: RunService, run_id: str, task: Task) -> tuple[Path, str]:
     """The ``preparing`` phase: State A from the cache (or fetched), the stage infra image
     the env image may build on, then the env image; State A's tree and the image tag."""
-    svc._say(run_id, "preparing State A")
+    svc.moves.say(run_id, "preparing State A")
     prepared = await asyncio.to_thread(
         prepare_state_a, task.dir, task.state_a, svc.settings.state_a_cache,
     )
-    svc._say(run_id, f"State A: {prepared.file_count} files ({prepared.source})")
+    svc.moves.say(run_id, f"State A: {prepared.file_count} files ({prepared.source})")
     tag = env_image_tag(task.id)
-    svc._say(run_id, f"building {tag}")
+    svc.moves.say(run_id, f"building {tag}")
 
     async def on_log(line: str) -> None:
-        svc._say(run_id, f"build: {line}")
+        svc.moves.say(run_id, f"build: {line}")
 
     try:
         image_map = load_image_map(svc.settings.state_dir)
     except ImageMapError as exc:
         raise ImageBuildError(str(exc)) from exc
-    images = StageImages(svc.engine, task, svc.settings.base_image, svc._publish_any,
+    images = StageImages(svc.engine, task, svc.settings.base_image, svc.moves.publish,
                          store=svc.store, run_id=run_id, image_map=image_map)
     try:
         infra = await images.infra()

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 async def finish_cancelled(svc: RunService, run_id: str) -> RunRecord:
     await svc.store.update_run(run_id, finished_at=utc_now())
-    await svc._to(run_id, "cancelled", "cancelled by the operator")
+    await svc.moves.to(run_id, "cancelled", "cancelled by the operator")
     run = await svc.store.require_run(run_id)
     svc.bus.publish(RunFinished(run_id, run.status, None, None, "cancelled"))
     return run
@@ -48,17 +48,17 @@ async def recover(svc: RunService, *, grade: bool = True) -> list[RunRecord]:
     for c in await reap(svc.engine, live_ids, store_tag=svc.store_tag,
                         known_run_ids=known):
         await mark_removed(svc, c.handle)
-        svc._say(c.handle.run_id, f"reaped leftover container {c.handle.name}")
+        svc.moves.say(c.handle.run_id, f"reaped leftover container {c.handle.name}")
     results = []
     for run in live:
         if svc.driven_elsewhere(run):
-            svc._say(run.id, "driven by another srb process; left alone")
+            svc.moves.say(run.id, "driven by another srb process; left alone")
             results.append(run)
             continue
         try:
             results.append(await svc.drive(run.id, grade=grade))
         except LeaseHeld as exc:  # another srb claimed it since we looked
-            svc._say(run.id, str(exc))
+            svc.moves.say(run.id, str(exc))
             results.append(await svc.store.require_run(run.id))
     return results
 

@@ -1,0 +1,59 @@
+"""How a driven run moves and what it says: the run service's collaborator for its phases.
+
+Every status change is written to the store, then announced on the bus; progress lines and
+the stages' own events go to the bus; and while this process drives or re-grades a run it
+holds the run's driver lease in the store and, for that drive only, the Stage III budget
+override. The run service (:mod:`.orchestrator`) and its phase modules (``run_prepare``,
+``run_grading``, ``run_upkeep``, ``run_faults``, the agent phase) all go through one
+:class:`RunMoves`, so none of them reaches into another's private state.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from srb_tui.service.events import Event, EventBus, Progress, StatusChanged
+from srb_tui.service.run_faults import release_lease, take_lease
+from srb_tui.store import Store
+
+
+class RunMoves:
+    """Transitions, progress and the drive-time holdings of the runs this process drives."""
+
+    def __init__(self, store: Store, bus: EventBus) -> None:
+        self.store = store
+        self.bus = bus
+        self._budgets: dict[str, float | None] = {}
+
+    async def to(self, run_id: str, status: str, reason: str | None = None) -> None:
+        """Move the run to ``status`` in the store, then announce it."""
+        await self.store.transition(run_id, status, reason)
+        self.bus.publish(StatusChanged(run_id, status, reason))
+
+    def say(self, run_id: str, message: str) -> None:
+        """A progress line for the run's watchers (not kept in the store)."""
+        self.bus.publish(Progress(run_id, message))
+
+    def publish(self, event: object) -> None:
+        """Pass a stage's event on to the bus (anything that is not an srb event is
+        dropped: stages publish through a plain callable)."""
+        if isinstance(event, Event):
+            self.bus.publish(event)
+
+    async def hold(self, run_id: str) -> None:
+        """Take the run's driver lease (LeaseHeld when a live process holds it)."""
+        await take_lease(self.store, run_id)
+
+    def set_budget(self, run_id: str, adversary_budget_sec: float | None) -> None:
+        """The Stage III budget override of this drive (None: the task's budgets)."""
+        self._budgets[run_id] = adversary_budget_sec
+
+    def budget(self, run_id: str) -> float | None:
+        return self._budgets.get(run_id)
+
+    async def let_go(self, run_id: str) -> None:
+        """End the drive: forget its budget override and release its lease (a store that
+        cannot be written any more leaves a lease that dies with this process)."""
+        self._budgets.pop(run_id, None)
+        with contextlib.suppress(Exception):
+            await release_lease(self.store, run_id)

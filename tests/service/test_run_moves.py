@@ -1,0 +1,67 @@
+"""RunMoves, the run service's collaborator for transitions, progress and drive-time holdings,
+over a real SQLite store and the real event bus (no engine needed)."""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from srb_tui.service.events import EventBus, Progress, StatusChanged
+from srb_tui.service.run_faults import LEASE, LeaseHeld
+from srb_tui.service.run_moves import RunMoves
+from srb_tui.store import Store
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[Store]:
+    opened = await Store.open(tmp_path / "state" / "srb.sqlite3")
+    try:
+        yield opened
+    finally:
+        await opened.close()
+
+
+async def test_a_move_is_stored_before_it_is_announced(store: Store) -> None:
+    bus = EventBus()
+    moves = RunMoves(store, bus)
+    run = await store.create_run(task_id="t", task_path="tasks/t", agent="replay")
+    seen: list[object] = []
+    async with bus.subscribe() as sub:
+        await moves.to(run.id, "preparing", "because")
+        moves.say(run.id, "a line")
+        moves.publish("not an event")  # a stage's callable may hand anything over
+        moves.publish(Progress(run.id, "from a stage"))
+        while not sub.empty():
+            seen.append(sub.get_nowait())
+    assert seen == [StatusChanged(run.id, "preparing", "because"), Progress(run.id, "a line"),
+                    Progress(run.id, "from a stage")]
+    history = [(t.to_status, t.reason) for t in await store.transitions(run.id)]
+    assert history[-1] == ("preparing", "because")
+    assert (await store.require_run(run.id)).status == "preparing"
+
+
+async def test_a_drive_holds_the_lease_and_its_budget_until_it_lets_go(store: Store) -> None:
+    moves = RunMoves(store, EventBus())
+    run = await store.create_run(task_id="t", task_path="tasks/t", agent="replay")
+    await moves.hold(run.id)
+    moves.set_budget(run.id, 12.5)
+    lease = (await store.require_run(run.id)).extra[LEASE]
+    assert lease["pid"] == os.getpid() and moves.budget(run.id) == 12.5
+    await moves.let_go(run.id)
+    assert LEASE not in (await store.require_run(run.id)).extra
+    assert moves.budget(run.id) is None
+
+
+async def test_a_live_lease_of_another_process_is_refused(store: Store) -> None:
+    moves = RunMoves(store, EventBus())
+    run = await store.create_run(task_id="t", task_path="tasks/t", agent="replay")
+    other = {"pid": os.getppid(), "host": socket.gethostname(), "since": "earlier"}
+    await store.update_run(run.id, extra={LEASE: other})
+    with pytest.raises(LeaseHeld, match=f"pid {os.getppid()}"):
+        await moves.hold(run.id)
+    await moves.let_go(run.id)  # not ours: left in place
+    assert (await store.require_run(run.id)).extra[LEASE] == other
