@@ -31,7 +31,7 @@ import sys
 import time
 from collections.abc import Sequence
 
-from . import sandbox
+from . import slot as identity
 from .session_end import end_session
 
 TIMEOUT_EXIT = 124
@@ -100,6 +100,54 @@ def _slot() -> int:
     return int(raw) if raw.isdigit() else 0
 
 
+MAX_FD = 65536
+RESTORED_SIGNALS = ("SIGPIPE", "SIGXFZ", "SIGXFSZ")
+"""Signals Python ignores at start and a program must get back at their defaults (as
+subprocess's ``restore_signals`` does)."""
+
+
+def _spawn(command: list[str], slot: int, cwd: str, env: dict[str, str], make: list[str]) -> int:
+    """Fork; the child starts a session of its own, becomes the slot (:func:`.slot.drop`)
+    and execs ``command``. Returns its pid; raises the OSError that kept the program from
+    starting (reported by the child through a close-on-exec pipe)."""
+    report, tell = os.pipe()  # both close-on-exec: an exec that works closes ``tell``
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(report)
+            for name in RESTORED_SIGNALS:
+                if hasattr(signal, name):
+                    signal.signal(getattr(signal, name), signal.SIG_DFL)
+            os.setsid()
+            if identity.enabled():
+                identity.drop(slot, identity.load_limits(), cwd, make)()
+            else:
+                for folder in make:
+                    os.makedirs(folder, exist_ok=True)
+                os.chdir(cwd)
+            os.closerange(3, tell)
+            os.closerange(tell + 1, MAX_FD)
+            os.execvpe(command[0], command, env)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.write(tell, f"{exc.errno or 0}:{exc.strerror or exc}".encode())
+        except BaseException as exc:
+            with contextlib.suppress(OSError):
+                os.write(tell, f"0:{exc}".encode())
+        os._exit(127)
+    os.close(tell)
+    chunks = []
+    while chunk := os.read(report, 4096):
+        chunks.append(chunk)
+    os.close(report)
+    if chunks:
+        os.waitpid(pid, 0)
+        number, _, why = b"".join(chunks).decode("utf-8", "replace").partition(":")
+        code = int(number) if number.isdigit() else 0
+        raise OSError(code, why) if code else OSError(why)
+    return pid
+
+
 def _python_child(
     argv: list[str], slot: int, cwd: str, env: dict[str, str], make: list[str]
 ) -> None:
@@ -109,8 +157,8 @@ def _python_child(
 
     code = 1
     try:
-        if sandbox.enabled():
-            sandbox._drop(slot, sandbox.load_limits(), cwd, make)()  # the drop spawn uses
+        if identity.enabled():
+            identity.drop(slot, identity.load_limits(), cwd, make)()
         else:
             for folder in make:
                 os.makedirs(folder, exist_ok=True)
@@ -193,17 +241,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         extra[name] = value
     slot = _slot()
-    if os.geteuid() == 0 and not sandbox.enabled():
+    if os.geteuid() == 0 and not identity.enabled():
         print("srb-submission: refusing to run submission code as root outside a stage "
               "container (SRB_SANDBOX is not on)", file=sys.stderr)
         return 125
-    scratch = sandbox.scratch_dir(slot)
-    dirs = {name: scratch / name for name in ("home", "tmp", "work")}
-    make = [str(path) for path in dirs.values()]
-    env = sandbox.submission_env(
-        os.environ, home=str(dirs["home"]), tmpdir=str(dirs["tmp"]), extra=extra
-    )
-    cwd = args.cwd or str(dirs["work"])
+    scratch = identity.scratch_path(slot)
+    dirs = {name: f"{scratch}/{name}" for name in ("home", "tmp", "work")}
+    make = list(dirs.values())
+    env = identity.submission_env(os.environ, home=dirs["home"], tmpdir=dirs["tmp"], extra=extra)
+    cwd = args.cwd or dirs["work"]
     sys.stdout.flush()
     sys.stderr.flush()
     if args.python:
@@ -212,14 +258,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             _python_child(command, slot, cwd, env, make)
     else:
         try:
-            proc = sandbox.spawn(command, slot=slot, cwd=cwd, env=env, stdin=None, make=make)
+            pid = _spawn(command, slot, cwd, env, make)
         except FileNotFoundError as exc:
             print(f"srb-submission: cannot start {command[0]!r}: {exc.strerror}", file=sys.stderr)
             return 127
         except OSError as exc:
             print(f"srb-submission: cannot start {command[0]!r}: {exc}", file=sys.stderr)
             return 126
-        pid = proc.pid
     _end_on_term(pid)
     status = _wait(pid, args.timeout)
     if status is None:

@@ -22,80 +22,42 @@ another's processes and one round's files never reach another's trees.
 from __future__ import annotations
 
 import contextlib
-import functools
-import json
 import os
-import resource
 import shutil
 import signal
 import subprocess
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-SLOT_UID_BASE = 61000
-MAX_SLOTS = 64
+from .slot import (
+    CONFIG_PATH,
+    DEFAULT_FSIZE_BYTES,
+    DEFAULT_NPROC,
+    MAX_SLOTS,
+    SLOT_UID_BASE,
+    SandboxError,
+    SlotLimits,
+    enabled,
+    load_limits,
+    scratch_path,
+    slot_ids,
+    submission_env,
+)
+from .slot import drop as _drop
+
 SCRATCH_ROOT = Path("/srb/run")
-CONFIG_PATH = Path("/opt/srb/sandbox.json")
 SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm")
 TMP_GROUP_OFFSET = MAX_SLOTS - 1
 """Stage III: the gid (``uid_base`` + this) that owns /tmp and /dev/shm (mode 1770). Only a
 candidate run holding the container's run lease gets it (:mod:`.candidate_scratch`)."""
-DEFAULT_FSIZE_BYTES = 2 * 1024**3
-DEFAULT_NPROC = 512
 _POLL_SEC = 0.02
 
-
-class SandboxError(Exception):
-    """The submission identity cannot be set up (a harness fault, never a verdict)."""
-
-
-@dataclass(frozen=True)
-class SlotLimits:
-    """Per-slot limits applied to every process started as a slot uid, and the container's
-    first slot uid (the host draws one per container: RLIMIT_NPROC counts a uid's processes
-    across the whole machine, so two stage containers never share a submission uid)."""
-
-    fsize_bytes: int = DEFAULT_FSIZE_BYTES
-    nproc: int = DEFAULT_NPROC
-    uid_base: int = SLOT_UID_BASE
-
-
-def _positive(data: object, key: str, default: int) -> int:
-    value = data.get(key) if isinstance(data, dict) else None
-    ok = isinstance(value, int) and not isinstance(value, bool) and value > 0
-    return int(value) if ok else default  # type: ignore[arg-type]
-
-
-@functools.cache
-def load_limits(path: Path = CONFIG_PATH) -> SlotLimits:
-    """The limits the host wrote for this container (defaults when the file is absent)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        data = {}
-    return SlotLimits(
-        fsize_bytes=_positive(data, "fsize_bytes", DEFAULT_FSIZE_BYTES),
-        nproc=_positive(data, "nproc", DEFAULT_NPROC),
-        uid_base=_positive(data, "uid_base", SLOT_UID_BASE),
-    )
-
-
-def slot_ids(slot: int) -> tuple[int, int]:
-    """(uid, gid) of a slot."""
-    if not 0 <= slot < MAX_SLOTS:
-        raise SandboxError(f"slot {slot} is outside 0..{MAX_SLOTS - 1}")
-    base = load_limits().uid_base
-    return base + slot, base + slot
-
-
-def enabled() -> bool:
-    """True inside a stage container (srb sets ``SRB_SANDBOX=on`` there and starts the grader
-    as uid 0). Outside one (a developer's host, unit tests) submission code runs as the
-    caller."""
-    return os.environ.get("SRB_SANDBOX") == "on" and os.geteuid() == 0
+__all__ = [
+    "CONFIG_PATH", "DEFAULT_FSIZE_BYTES", "DEFAULT_NPROC", "MAX_SLOTS", "SLOT_UID_BASE",
+    "SandboxError", "SlotLimits", "enabled", "load_limits", "slot_ids", "submission_env",
+]  # fmt: skip
 
 
 def tmp_gid() -> int:
@@ -105,7 +67,7 @@ def tmp_gid() -> int:
 
 def scratch_dir(slot: int) -> Path:
     """The slot's own writable folder (a size-limited tmpfs owned by the slot uid)."""
-    return SCRATCH_ROOT / str(slot)
+    return Path(scratch_path(slot))
 
 
 def join_slot_groups(slots: Iterable[int]) -> None:
@@ -123,49 +85,6 @@ def give_to_slot(path: Path, slot: int, mode: int = 0o750) -> None:
         return
     os.chown(path, -1, slot_ids(slot)[1])
     os.chmod(path, mode)
-
-
-def _drop(
-    slot: int,
-    limits: SlotLimits,
-    cwd: str | None = None,
-    make: Sequence[str] = (),
-    groups: Sequence[int] = (),
-) -> Callable[[], None]:
-    uid, gid = slot_ids(slot)
-
-    def drop() -> None:
-        with contextlib.suppress(OSError), open(
-            "/proc/self/oom_score_adj", "w", encoding="ascii"
-        ) as handle:
-            handle.write("1000")
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limits.fsize_bytes, limits.fsize_bytes))
-        resource.setrlimit(resource.RLIMIT_NPROC, (limits.nproc, limits.nproc))
-        os.setgroups(list(groups))
-        os.setgid(gid)
-        os.setuid(uid)
-        os.umask(0o022)
-        for folder in make:
-            os.makedirs(folder, exist_ok=True)
-        if cwd is not None:
-            os.chdir(cwd)  # as the slot: its own 0700 scratch is no folder the grader may enter
-
-    return drop
-
-
-def submission_env(
-    base: Mapping[str, str], *, home: str, tmpdir: str, extra: Mapping[str, str] | None = None
-) -> dict[str, str]:
-    """The environment submission code gets: ``base`` without any ``SRB_*`` name and without
-    the grader's folders on PATH, a private HOME and TMPDIR, no user site-packages."""
-    env = {k: v for k, v in base.items() if not k.startswith("SRB_")}
-    path = env.get("PATH", "/usr/local/bin:/usr/bin:/bin").split(os.pathsep)
-    env["PATH"] = os.pathsep.join(p for p in path if p and not p.startswith("/opt/srb"))
-    env.update({"HOME": home, "TMPDIR": tmpdir, "PYTHONNOUSERSITE": "1"})
-    if extra:
-        env.update(extra)
-    return env
 
 
 def spawn(

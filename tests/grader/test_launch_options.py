@@ -52,10 +52,13 @@ def test_main_reports_bad_options_with_the_usage(capsys: pytest.CaptureFixture[s
 
 
 def test_the_launcher_imports_little() -> None:
-    """The launcher starts once per case: no argparse, runpy or traceback at import."""
+    """The launcher starts once per case: what it imports is os, signal, resource and json
+    (no argparse, runpy, traceback, subprocess or dataclasses; not the rest of the sandbox)."""
+    heavy = ("argparse", "runpy", "traceback", "subprocess", "dataclasses", "shutil",
+             "srb_tui.grader.sandbox")
     code = (
         "import sys; import srb_tui.grader.launch\n"
-        "print(' '.join(m for m in ('argparse', 'runpy', 'traceback') if m in sys.modules))"
+        f"print(' '.join(m for m in {heavy!r} if m in sys.modules))"
     )
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -1,0 +1,150 @@
+"""The submission identity itself: a slot's uid, its limits and how a process becomes it.
+
+The part of :mod:`.sandbox` that starting submission code needs, and nothing else: the
+``srb-submission`` executable starts once per case, so this module imports only ``os``,
+``resource`` and ``json`` (no dataclasses, pathlib or subprocess). :mod:`.sandbox` builds
+everything else (spawning, ending and wiping a slot) on it and re-exports these names.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import resource
+from collections.abc import Callable, Mapping, Sequence
+
+SLOT_UID_BASE = 61000
+MAX_SLOTS = 64
+SCRATCH_ROOT = "/srb/run"
+CONFIG_PATH = "/opt/srb/sandbox.json"
+DEFAULT_FSIZE_BYTES = 2 * 1024**3
+DEFAULT_NPROC = 512
+
+
+class SandboxError(Exception):
+    """The submission identity cannot be set up (a harness fault, never a verdict)."""
+
+
+class SlotLimits:
+    """Per-slot limits applied to every process started as a slot uid, and the container's
+    first slot uid (the host draws one per container: RLIMIT_NPROC counts a uid's processes
+    across the whole machine, so two stage containers never share a submission uid)."""
+
+    __slots__ = ("fsize_bytes", "nproc", "uid_base")
+
+    def __init__(
+        self,
+        fsize_bytes: int = DEFAULT_FSIZE_BYTES,
+        nproc: int = DEFAULT_NPROC,
+        uid_base: int = SLOT_UID_BASE,
+    ) -> None:
+        self.fsize_bytes = fsize_bytes
+        self.nproc = nproc
+        self.uid_base = uid_base
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SlotLimits):
+            return NotImplemented
+        return (self.fsize_bytes, self.nproc, self.uid_base) == (
+            other.fsize_bytes, other.nproc, other.uid_base)
+
+    def __hash__(self) -> int:
+        return hash((self.fsize_bytes, self.nproc, self.uid_base))
+
+    def __repr__(self) -> str:
+        return (f"SlotLimits(fsize_bytes={self.fsize_bytes}, nproc={self.nproc}, "
+                f"uid_base={self.uid_base})")
+
+
+def _positive(data: object, key: str, default: int) -> int:
+    value = data.get(key) if isinstance(data, dict) else None
+    ok = isinstance(value, int) and not isinstance(value, bool) and value > 0
+    return int(value) if ok else default  # type: ignore[arg-type]
+
+
+_loaded: dict[str, SlotLimits] = {}
+
+
+def load_limits(path: str | os.PathLike[str] = CONFIG_PATH) -> SlotLimits:
+    """The limits the host wrote for this container (defaults when the file is absent);
+    read once per path and process."""
+    key = os.fspath(path)
+    if key not in _loaded:
+        try:
+            with open(key, encoding="utf-8") as handle:
+                data = json.load(handle)
+        except (OSError, ValueError):
+            data = {}
+        _loaded[key] = SlotLimits(
+            fsize_bytes=_positive(data, "fsize_bytes", DEFAULT_FSIZE_BYTES),
+            nproc=_positive(data, "nproc", DEFAULT_NPROC),
+            uid_base=_positive(data, "uid_base", SLOT_UID_BASE),
+        )
+    return _loaded[key]
+
+
+def slot_ids(slot: int) -> tuple[int, int]:
+    """(uid, gid) of a slot."""
+    if not 0 <= slot < MAX_SLOTS:
+        raise SandboxError(f"slot {slot} is outside 0..{MAX_SLOTS - 1}")
+    base = load_limits().uid_base
+    return base + slot, base + slot
+
+
+def enabled() -> bool:
+    """True inside a stage container (srb sets ``SRB_SANDBOX=on`` there and starts the grader
+    as uid 0). Outside one (a developer's host, unit tests) submission code runs as the
+    caller."""
+    return os.environ.get("SRB_SANDBOX") == "on" and os.geteuid() == 0
+
+
+def scratch_path(slot: int) -> str:
+    """The slot's own writable folder (a size-limited tmpfs owned by the slot uid)."""
+    return f"{SCRATCH_ROOT}/{slot}"
+
+
+def drop(
+    slot: int,
+    limits: SlotLimits,
+    cwd: str | None = None,
+    make: Sequence[str] = (),
+    groups: Sequence[int] = (),
+) -> Callable[[], None]:
+    """What a child runs to become the slot before it execs: OOM score 1000, no core
+    dumps, the file-size and process rlimits, only ``groups`` as supplementary groups, the
+    slot's gid and uid, umask 022, the ``make`` folders created as the slot, then ``cwd``."""
+    uid, gid = slot_ids(slot)
+
+    def become() -> None:
+        with contextlib.suppress(OSError), open(
+            "/proc/self/oom_score_adj", "w", encoding="ascii"
+        ) as handle:
+            handle.write("1000")
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limits.fsize_bytes, limits.fsize_bytes))
+        resource.setrlimit(resource.RLIMIT_NPROC, (limits.nproc, limits.nproc))
+        os.setgroups(list(groups))
+        os.setgid(gid)
+        os.setuid(uid)
+        os.umask(0o022)
+        for folder in make:
+            os.makedirs(folder, exist_ok=True)
+        if cwd is not None:
+            os.chdir(cwd)  # as the slot: its own 0700 scratch is no folder the grader may enter
+
+    return become
+
+
+def submission_env(
+    base: Mapping[str, str], *, home: str, tmpdir: str, extra: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The environment submission code gets: ``base`` without any ``SRB_*`` name and without
+    the grader's folders on PATH, a private HOME and TMPDIR, no user site-packages."""
+    env = {k: v for k, v in base.items() if not k.startswith("SRB_")}
+    path = env.get("PATH", "/usr/local/bin:/usr/bin:/bin").split(os.pathsep)
+    env["PATH"] = os.pathsep.join(p for p in path if p and not p.startswith("/opt/srb"))
+    env.update({"HOME": home, "TMPDIR": tmpdir, "PYTHONNOUSERSITE": "1"})
+    if extra:
+        env.update(extra)
+    return env
