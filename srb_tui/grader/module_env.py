@@ -41,11 +41,18 @@ def runtime_dir(published: Path = PUBLISHED_RUNTIME) -> Path:
     return SRB_RUNTIME
 
 
-def python_path(suite: SuiteManifest, inherited: str | None, runtime: Path | None = None) -> str:
+def python_path(
+    suite: SuiteManifest, inherited: str | None, runtime: Path | None = None,
+    srb_lib: str | None = None,
+) -> str:
     """``PYTHONPATH`` for a module: the suite's ``lib_dir`` first (as the published runner
-    puts it), then the ``swerefactor`` runtime, then whatever the image already had."""
+    puts it), then the ``swerefactor`` runtime, then srb's ``srb_submission`` folder (in a
+    stage container), then whatever the image already had (last, as the published runner
+    keeps it)."""
     lib = (suite.root / suite.lib_dir).resolve()
     parts = [str(p) for p in (lib, runtime or runtime_dir()) if p.is_dir()]
+    if srb_lib:
+        parts.append(srb_lib)
     parts.extend(p for p in (inherited or "").split(os.pathsep) if p and p not in parts)
     return os.pathsep.join(parts)
 
@@ -74,7 +81,8 @@ def module_env(
     published runner does. ``PYTHONPATH`` is prepended to, never replaced
     (:func:`python_path`). In a stage container the contract also names the launcher
     modules start submission code with (``SRB_SUBMISSION_RUN``) and puts its in-process
-    form (``import srb_submission``, :mod:`.submission`) last on ``PYTHONPATH``; a module
+    form (``import srb_submission``, :mod:`.submission`) on ``PYTHONPATH`` before the
+    image's own entries; a module
     gets a private HOME and no user site-packages."""
     inherited = os.environ if base is None else base
     env = {
@@ -103,13 +111,14 @@ def module_env(
         env["SRB_ORIGINAL"] = str(original)
     else:
         env.pop("SRB_ORIGINAL", None)
-    env["PYTHONPATH"] = python_path(suite, env.get("PYTHONPATH"), runtime)
+    on = sandbox.enabled()
+    env["PYTHONPATH"] = python_path(
+        suite, env.get("PYTHONPATH"), runtime, srb_lib=LIBRARY_DIR if on else None)
     env["PYTHONNOUSERSITE"] = "1"
     if home is not None:
         env["HOME"] = str(home)
-    if sandbox.enabled():
+    if on:
         env["SRB_SANDBOX"] = "on"
         env["SRB_SUBMISSION_RUN"] = LAUNCHER
         env["SRB_SANDBOX_SLOT"] = str(SUITE_SLOT)
-        env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], LIBRARY_DIR]).lstrip(os.pathsep)
     return env
