@@ -24,15 +24,17 @@ SIGTERM or SIGINT to the launcher kill the program's whole session, then the lau
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import sys
 import time
-from collections.abc import Sequence
 
 from . import slot as identity
 from .session_end import end_session
+from .signals import signal
+
+TYPE_CHECKING = False  # not typing's: importing typing costs the launcher ~20 ms
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 TIMEOUT_EXIT = 124
 GRACE_SEC = 2.0
@@ -106,6 +108,13 @@ RESTORED_SIGNALS = ("SIGPIPE", "SIGXFZ", "SIGXFSZ")
 subprocess's ``restore_signals`` does)."""
 
 
+def _tell(fd: int, message: str) -> None:
+    try:  # noqa: SIM105 - no contextlib here: the launcher starts once per case
+        os.write(fd, message.encode("utf-8", "replace"))
+    except OSError:
+        pass
+
+
 def _spawn(command: list[str], slot: int, cwd: str, env: dict[str, str], make: list[str]) -> int:
     """Fork; the child starts a session of its own, becomes the slot (:func:`.slot.drop`)
     and execs ``command``. Returns its pid; raises the OSError that kept the program from
@@ -129,11 +138,9 @@ def _spawn(command: list[str], slot: int, cwd: str, env: dict[str, str], make: l
             os.closerange(tell + 1, MAX_FD)
             os.execvpe(command[0], command, env)
         except OSError as exc:
-            with contextlib.suppress(OSError):
-                os.write(tell, f"{exc.errno or 0}:{exc.strerror or exc}".encode())
+            _tell(tell, f"{exc.errno or 0}:{exc.strerror or exc}")
         except BaseException as exc:
-            with contextlib.suppress(OSError):
-                os.write(tell, f"0:{exc}".encode())
+            _tell(tell, f"0:{exc}")
         os._exit(127)
     os.close(tell)
     chunks = []
@@ -188,9 +195,11 @@ def _python_child(
             traceback.print_exc()
             code = 1
     finally:
-        with contextlib.suppress(Exception):
+        try:
             sys.stdout.flush()
             sys.stderr.flush()
+        except Exception:  # the child exits either way
+            pass
         os._exit(code)
 
 
@@ -214,8 +223,10 @@ def _end_on_term(pid: int) -> None:
 
     def stop(signum: int, _frame: object) -> None:
         end_session(pid)
-        with contextlib.suppress(ChildProcessError):
+        try:  # noqa: SIM105 - no contextlib here: the launcher starts once per case
             _wait(pid, GRACE_SEC)
+        except ChildProcessError:
+            pass
         os._exit(128 + signum)
 
     for sig in (signal.SIGTERM, signal.SIGINT):

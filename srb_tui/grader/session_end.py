@@ -8,10 +8,10 @@ apart from :mod:`.sandbox` so the executable, which starts once per case, import
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import time
+
+from .signals import signal
 
 GROUP_GRACE_SEC = 0.05
 """What a leftover of the program's group gets between TERM and KILL."""
@@ -43,5 +43,7 @@ def end_session(pgid: int, grace_sec: float = GROUP_GRACE_SEC) -> None:
     while group_alive(pgid) and time.monotonic() < deadline:
         time.sleep(pause)  # a grace period, not a synchronisation: SIGKILL follows
         pause = min(pause * 2, 0.01)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
+    try:  # noqa: SIM105 - no contextlib here: the launcher starts once per case
         os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass

@@ -4,13 +4,18 @@ container (tests/integrity/test_stage_container.py)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from srb_tui.grader.launch import _parse, main
+from srb_tui.grader.slot import SlotLimits, _flat_object, load_limits
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_options_then_double_dash_then_the_program() -> None:
@@ -52,15 +57,30 @@ def test_main_reports_bad_options_with_the_usage(capsys: pytest.CaptureFixture[s
 
 
 def test_the_launcher_imports_little() -> None:
-    """The launcher starts once per case: what it imports is os, signal, resource and json
-    (no argparse, runpy, traceback, subprocess or dataclasses; not the rest of the sandbox)."""
-    heavy = ("argparse", "runpy", "traceback", "subprocess", "dataclasses", "shutil",
-             "srb_tui.grader.sandbox")
-    code = (
-        "import sys; import srb_tui.grader.launch\n"
+    """The launcher starts once per case: it imports os, sys, time, resource and _signal
+    (not argparse, runpy, traceback, subprocess, dataclasses, json, typing, enum or
+    contextlib, and not the rest of the sandbox)."""
+    heavy = ("argparse", "runpy", "traceback", "subprocess", "dataclasses", "shutil", "json",
+             "typing", "enum", "contextlib", "srb_tui.grader.sandbox")
+    code = (  # -I -S: no site, as the launcher starts in a stage container
+        f"import sys; sys.path.insert(0, {str(REPO)!r}); import srb_tui.grader.launch\n"
         f"print(' '.join(m for m in {heavy!r} if m in sys.modules))"
     )
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env=env, check=True)
+    out = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True,
+                         text=True, env=env, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_slot_limits_read_without_json_and_fall_back_to_it(tmp_path: Path) -> None:
+    written = tmp_path / "sandbox.json"
+    written.write_text(json.dumps({"fsize_bytes": 4096, "nproc": 7, "uid_base": 123456}))
+    assert load_limits(written) == SlotLimits(fsize_bytes=4096, nproc=7, uid_base=123456)
+    pretty = tmp_path / "pretty.json"  # another writer's layout: json reads it
+    pretty.write_text('{\n  "nproc": 9,\n  "note": "x, y"\n}\n')
+    assert load_limits(pretty) == SlotLimits(nproc=9)
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"nproc": ')
+    assert load_limits(broken) == SlotLimits()  # defaults, as for a missing file
+    assert load_limits(tmp_path / "absent.json") == SlotLimits()
+    assert _flat_object('{"a": 1, "b": -2}') == {"a": 1, "b": -2}
