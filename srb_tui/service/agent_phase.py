@@ -217,6 +217,7 @@ class AgentPhase:
 
         budget = run.budget_sec or 3600.0
         lim = self.ctx.limits
+        stopping = False
         try:
             return await wait_with_budget(
                 self.engine, handle, budget, grace_sec=lim.grace_sec,
@@ -224,17 +225,23 @@ class AgentPhase:
             )
         except asyncio.CancelledError:
             # srb itself is stopping (the operator left the run going): the container
-            # keeps running and its log is picked up again by `srb resume`.
+            # keeps running and its log is picked up again by `srb resume`. Closing the
+            # follower can end a read it had in flight with an error (EBADF); that is the
+            # close, not a fault of the run, and must not replace the cancellation.
+            stopping = True
             follower.close()
             follow_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await follow_task
             raise
         finally:
-            try:
-                await asyncio.wait_for(asyncio.shield(follow_task), timeout=30)
-            except TimeoutError:
-                follower.close()
-                with contextlib.suppress(Exception):
-                    await follow_task
+            if not stopping:
+                try:
+                    await asyncio.wait_for(asyncio.shield(follow_task), timeout=30)
+                except TimeoutError:
+                    follower.close()
+                    with contextlib.suppress(Exception):
+                        await follow_task
 
     async def record_exit(self, run: RunRecord, handle: ContainerHandle, exit_info: ExitInfo,
                           stop_reason: str, detail: str | None = None) -> None:

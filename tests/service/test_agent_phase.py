@@ -274,8 +274,10 @@ def test_ctrl_c_leaves_the_run_going_then_cancel_removes_it(tmp_path: Path) -> N
     assert proc.returncode == 130, err
     assert b"srb resume" in err
     con = sqlite3.connect(db)
-    assert con.execute("select status from runs").fetchone()[0] == "agent"
+    status, why = con.execute("select status, harness_error from runs").fetchone()
+    moves = con.execute("select to_status, reason from run_transitions order by id").fetchall()
     con.close()
+    assert status == "agent", (why, moves, err.decode(errors="replace")[-2000:])
     names = subprocess.run(["docker", "ps", "--filter", f"label=srb.run={run_id}",
                             "--format", "{{.Names}}"], capture_output=True, text=True).stdout
     assert names.strip(), "the agent container should still be running"
