@@ -97,11 +97,6 @@ def _parse(argv: Sequence[str]) -> _Args:
     return args
 
 
-def _slot() -> int:
-    raw = os.environ.get("SRB_SANDBOX_SLOT", "0")
-    return int(raw) if raw.isdigit() else 0
-
-
 MAX_FD = 65536
 RESTORED_SIGNALS = ("SIGPIPE", "SIGXFZ", "SIGXFSZ")
 """Signals Python ignores at start and a program must get back at their defaults (as
@@ -251,15 +246,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"srb-submission: --env {item!r} is not NAME=VALUE", file=sys.stderr)
             return 2
         extra[name] = value
-    slot = _slot()
-    if os.geteuid() == 0 and not identity.enabled():
-        print("srb-submission: refusing to run submission code as root outside a stage "
-              "container (SRB_SANDBOX is not on)", file=sys.stderr)
+    try:
+        slot, dirs, env = identity.prepare_launch(extra)
+    except identity.SandboxError as exc:
+        print(f"srb-submission: {exc}", file=sys.stderr)
         return 125
-    scratch = identity.scratch_path(slot)
-    dirs = {name: f"{scratch}/{name}" for name in ("home", "tmp", "work")}
     make = list(dirs.values())
-    env = identity.submission_env(os.environ, home=dirs["home"], tmpdir=dirs["tmp"], extra=extra)
     cwd = args.cwd or dirs["work"]
     sys.stdout.flush()
     sys.stderr.flush()

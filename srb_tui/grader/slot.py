@@ -172,3 +172,21 @@ def submission_env(
     if extra:
         env.update(extra)
     return env
+
+
+def prepare_launch(
+    extra: Mapping[str, str] | None = None,
+) -> tuple[int, dict[str, str], dict[str, str]]:
+    """What both launchers (``srb-submission`` and :func:`.submission.run`) start a program
+    with: the slot (``SRB_SANDBOX_SLOT``, default 0), its ``home``/``tmp``/``work`` folders
+    and the submission's environment. SandboxError when the caller is uid 0 outside a
+    stage container: submission code never runs as root."""
+    raw = os.environ.get("SRB_SANDBOX_SLOT", "0")
+    slot = int(raw) if raw.isdigit() else 0
+    if os.geteuid() == 0 and not enabled():
+        raise SandboxError("refusing to run submission code as root outside a stage "
+                           "container (SRB_SANDBOX is not on)")
+    scratch = scratch_path(slot)
+    dirs = {name: f"{scratch}/{name}" for name in ("home", "tmp", "work")}
+    env = submission_env(os.environ, home=dirs["home"], tmpdir=dirs["tmp"], extra=extra)
+    return slot, dirs, env

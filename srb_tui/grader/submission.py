@@ -36,6 +36,7 @@ from collections.abc import Mapping, Sequence
 
 from . import sandbox
 from .session_end import end_session
+from .slot import prepare_launch
 
 LIBRARY_DIR = "/opt/srb/lib"
 """Where the host installs ``srb_submission.py`` in a stage container."""
@@ -45,11 +46,6 @@ DRAIN_SEC = 1.0
 that escaped the session with setsid may hold the pipes; its output is not the program's)."""
 LAUNCHER_SLACK_SEC = 10.0
 CHUNK = 1 << 16
-
-
-def _slot() -> int:
-    raw = os.environ.get("SRB_SANDBOX_SLOT", "0")
-    return int(raw) if raw.isdigit() else 0
 
 
 def run(
@@ -70,17 +66,7 @@ def run(
     extra = {k: v for k, v in (env or {}).items() if k not in ("HOME", "PATH")}
     if python:
         return _through_launcher(command, cwd, timeout, extra, input)
-    slot = _slot()
-    if os.geteuid() == 0 and not sandbox.enabled():
-        raise sandbox.SandboxError(
-            "srb_submission: refusing to run submission code as root outside a stage "
-            "container (SRB_SANDBOX is not on)"
-        )
-    scratch = sandbox.scratch_dir(slot)
-    dirs = {name: str(scratch / name) for name in ("home", "tmp", "work")}
-    child_env = sandbox.submission_env(
-        os.environ, home=dirs["home"], tmpdir=dirs["tmp"], extra=extra
-    )
+    slot, dirs, child_env = prepare_launch(extra)
     sys.stdout.flush()
     sys.stderr.flush()
     try:
