@@ -47,7 +47,6 @@ from .slot import (
 )
 from .slot import drop as _drop
 
-SCRATCH_ROOT = Path("/srb/run")
 SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm")
 TMP_GROUP_OFFSET = MAX_SLOTS - 1
 """Stage III: the gid (``uid_base`` + this) that owns /tmp and /dev/shm (mode 1770). Only a
