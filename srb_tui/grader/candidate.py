@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -43,6 +44,7 @@ from .candidate_scope import ScopeFinding, scan_candidate
 from .candidate_scratch import VAULT, ScratchError, enter_work, leave_work, run_lease
 from .lockdown import tree_digest
 from .procs import run_group
+from .slot import drop as slot_drop
 
 ROLES = ("original", "submission")
 DEFAULT_FAULT_CODES = frozenset(range(64, 79))
@@ -69,6 +71,9 @@ class CandidateSpec:
     token_salt: str = "srb"
     """the stage's salt for SRB_TARGET_TOKEN (the CLI reads it from a grader-only file)"""
     network_allowed: bool = False
+    boundary: bool = True
+    """programs the candidate starts run as the slot uid, the candidate as its own
+    (:mod:`.exec_broker`); off only to measure what the boundary costs or prevents"""
 
 
 @dataclass(frozen=True)
@@ -83,6 +88,9 @@ class RunObservation:
     start_error: str | None = None
     stdout_tail: str = ""
     stderr_tail: str = ""
+    boundary: dict[str, Any] | None = None
+    """what the exec broker did (programs started as the slot, refusals, faults), or None
+    when the candidate and its programs shared one identity"""
 
     @property
     def passed(self) -> bool:
@@ -253,6 +261,8 @@ def run_once(
     if role == "original":
         check_original(spec, pristine, "the staged copy of State A")
     stage_copy(candidate_dir, candidate)
+    if _boundary_on(spec):
+        _hand_to_candidate(candidate, sandbox.candidate_ids(spec.slot)[1])
     try:
         entry = candidate_entry(candidate)
     except FileNotFoundError as exc:
@@ -264,7 +274,7 @@ def run_once(
         if role == "original":
             _check_working_copy(spec, area["target"])
         logs.mkdir(mode=0o700, exist_ok=True)
-        return _execute(spec, area, entry, logs, role, attempt, name, token)
+        return _execute(spec, area, entry, logs, role, attempt, name, token, stage_root)
     finally:
         shutil.rmtree(pristine, ignore_errors=True)
         shutil.rmtree(logs, ignore_errors=True)
@@ -276,6 +286,67 @@ def run_once(
             raise StagingError(str(exc)) from None
 
 
+def _boundary_on(spec: CandidateSpec) -> bool:
+    return spec.boundary and sandbox.enabled()
+
+
+def _hand_to_candidate(root: Path, gid: int) -> None:
+    """The staged candidate readable by the candidate identity only (group ``gid``, nothing
+    for others): the programs it starts run as another uid and cannot read it."""
+    try:
+        for current, dirs, files in os.walk(root):
+            for name in [".", *dirs, *files]:
+                path = os.path.join(current, name)
+                if os.path.islink(path):
+                    continue
+                os.chown(path, -1, gid)
+                mode = stat.S_IMODE(os.lstat(path).st_mode)
+                os.chmod(path, (mode & 0o750) | 0o040 | (0o010 if mode & 0o111 else 0))
+    except OSError as exc:
+        raise StagingError(f"cannot hand the candidate to its identity: {exc}") from None
+
+
+def _candidate_area(spec: CandidateSpec, stage_root: Path) -> dict[str, Path]:
+    """The candidate identity's own HOME and TMPDIR (fresh per run): 0711, so a program
+    can open a file the candidate names to it but cannot list or guess its way around."""
+    uid, gid = sandbox.candidate_ids(spec.slot)
+    root = stage_root / "cand"
+    area = {"home": root / "home", "tmp": root / "tmp"}
+    try:
+        if not root.is_dir():
+            root.mkdir()
+            os.chown(root, -1, gid)
+            os.chmod(root, 0o771)
+    except OSError as exc:
+        raise StagingError(f"cannot prepare the candidate's folder {root}: {exc}") from None
+
+    def remake() -> None:
+        for path in area.values():
+            if path.exists():
+                sandbox._remove_owned(path)
+            path.mkdir()
+            os.chmod(path, 0o711)
+
+    if sandbox.run_as_ids((uid, gid), remake, (sandbox.slot_ids(spec.slot)[1],)) != 0:
+        raise StagingError(f"cannot prepare {root}/home and tmp as the candidate's uid")
+    return area
+
+
+def _open_tree_to_candidate(spec: CandidateSpec, target: Path) -> None:
+    """The slot's working copy writable by the candidate too (its group is the slot's):
+    the contract gives the candidate a writable tree, and its programs run as the slot."""
+
+    def widen() -> None:
+        for current, dirs, _files in os.walk(target):
+            for name in [".", *dirs]:
+                path = os.path.join(current, name)
+                if not os.path.islink(path):
+                    os.chmod(path, stat.S_IMODE(os.lstat(path).st_mode) | 0o070)
+
+    if sandbox.run_as_slot(spec.slot, widen) != 0:
+        raise StagingError(f"cannot open {target} to the candidate")
+
+
 def _execute(
     spec: CandidateSpec,
     area: Mapping[str, Path],
@@ -285,18 +356,27 @@ def _execute(
     attempt: int,
     name: str,
     token: str,
+    stage_root: Path,
 ) -> RunObservation:
     """One run of the candidate command in a prepared area, holding the run lease."""
     out_path, err_path = logs / "stdout", logs / "stderr"
     argv = [*spec.command, role]
+    own = _boundary_on(spec)
+    homes = _candidate_area(spec, stage_root) if own else area
     env = candidate_env(
         spec, area["target"], entry, area["work"], token=token, name=name,
-        home=area["home"], tmpdir=area["tmp"],
+        home=homes["home"], tmpdir=homes["tmp"],
     )  # fmt: skip
     cwd = str(area["target"])
+    if own:
+        _open_tree_to_candidate(spec, area["target"])
     try:
         with out_path.open("wb") as out, err_path.open("wb") as err, run_lease() as groups:
-            if sandbox.enabled():
+            if own:
+                code, timed_out, duration, start_error, report = _run_brokered(
+                    spec, argv, cwd, env, out, err, groups, area, homes, stage_root
+                )
+            elif sandbox.enabled():
                 code, timed_out, duration, start_error, _ = sandbox.run_in_slot(
                     argv, slot=spec.slot, cwd=cwd, env=env, timeout_sec=spec.timeout_sec,
                     stdout=out, stderr=err, grace_sec=spec.grace_sec, keep=KEEP_IN_SCRATCH,
@@ -318,9 +398,68 @@ def _execute(
             start_error=start_error,
             stdout_tail=_tail(out_path),
             stderr_tail=_tail(err_path),
+            boundary=report if own else None,
         )
     except ScratchError as exc:
         raise StagingError(str(exc)) from None
+
+
+def _run_brokered(
+    spec: CandidateSpec,
+    argv: Sequence[str],
+    cwd: str,
+    env: Mapping[str, str],
+    out: Any,
+    err: Any,
+    groups: Sequence[int],
+    area: Mapping[str, Path],
+    homes: Mapping[str, Path],
+    stage_root: Path,
+) -> tuple[int | None, bool, float, str | None, dict[str, Any]]:
+    """The candidate as its own identity, every program it starts as the slot uid."""
+    from .exec_broker import Broker, install_filter, supported
+
+    why_not = supported()
+    if why_not is not None:
+        raise StagingError(f"the Stage III boundary cannot run here: {why_not}")
+    slot_gid = sandbox.slot_ids(spec.slot)[1]
+    limits = sandbox.load_limits()
+    mine = {b"HOME": bytes(homes["home"]), b"TMPDIR": bytes(homes["tmp"])}
+    theirs = {b"HOME": bytes(area["home"]), b"TMPDIR": bytes(area["tmp"])}
+
+    def program_env(seen: Mapping[bytes, bytes]) -> dict[bytes, bytes]:
+        kept = {k: v for k, v in seen.items() if not k.startswith(b"SRB_")}
+        for key, value in mine.items():
+            if kept.get(key) == value:
+                kept[key] = theirs[key]
+        return kept
+
+    def become(folder: str) -> Any:
+        return slot_drop(spec.slot, limits, folder, (), tuple(groups))
+
+    own = [str(stage_root / "candidate"), str(homes["home"].parent)]
+    own += [os.path.dirname(w) for w in spec.command if w.startswith("/tests/")]
+    broker = Broker(
+        tree=[str(area["target"]), str(area["work"])],
+        own=own,
+        become=become,
+        program_env=program_env,
+        peer=sandbox.candidate_ids(spec.slot),
+    )
+    send_fd = broker.child_fd
+    found = shutil.which(argv[0], path=env.get("PATH")) if "/" not in argv[0] else argv[0]
+    argv = [found or argv[0], *argv[1:]]  # one exec: the broker lets the first one through
+    broker.start()
+    try:
+        code, timed_out, duration, start_error, _ = sandbox.run_in_slot(
+            argv, slot=spec.slot, cwd=cwd, env=env, timeout_sec=spec.timeout_sec,
+            stdout=out, stderr=err, grace_sec=spec.grace_sec, keep=KEEP_IN_SCRATCH,
+            groups=(slot_gid, *groups), ids=sandbox.candidate_ids(spec.slot),
+            then=lambda: install_filter(send_fd), started_as=broker.launched,
+        )  # fmt: skip
+    finally:
+        report = broker.stop()
+    return code, timed_out, duration, start_error, report.summary()
 
 
 # --------------------------------------------------------------------------- adjudication
@@ -374,6 +513,8 @@ def adjudicate(
         base.mkdir(parents=True, exist_ok=True)
         if sandbox.enabled():
             sandbox.join_slot_groups([spec.slot])
+            if _boundary_on(spec):
+                os.setgroups(sorted({*os.getgroups(), sandbox.candidate_ids(spec.slot)[1]}))
             sandbox.give_to_slot(base, spec.slot)
         stage_root.mkdir(parents=True)
         for attempt, order in enumerate(_orders(max(1, spec.reruns)), start=1):

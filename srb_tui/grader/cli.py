@@ -222,6 +222,11 @@ def _contract_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--network-allowed", action="store_true", help="do not set SRB_NETWORK=denied"
     )
+    parser.add_argument(
+        "--no-boundary",
+        action="store_true",
+        help="candidate and the programs it starts share one uid (to measure the boundary)",
+    )
 
 
 def _candidate_spec(args: argparse.Namespace) -> CandidateSpec:
@@ -245,6 +250,7 @@ def _candidate_spec(args: argparse.Namespace) -> CandidateSpec:
         original_digest=args.original_digest or None,
         token_salt=load_salt(Path(args.token_salt_file) if args.token_salt_file else None),
         network_allowed=bool(args.network_allowed),
+        boundary=not getattr(args, "no_boundary", False),
     )
 
 

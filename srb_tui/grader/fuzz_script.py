@@ -87,9 +87,10 @@ def candidate_script(
         f"# shrunk by delta debugging from {original_len} bytes. State A exits"
         f" {expected.exit_code} and prints {len(expected.stdout)} bytes;",
         "# anything else is a behavioural difference.",
+        "# The program runs in the tree (the working folder); what it is compared with stays",
+        "# in a private folder, and the comparison runs there, out of the program's reach.",
         "set -u",
-        'scratch="${TMPDIR:-/tmp}/fuzz-candidate"',
-        'mkdir -p "$scratch"',
+        'scratch="$(mktemp -d "${TMPDIR:-/tmp}/fuzz-candidate.XXXXXX")" || exit 70',
     ]
     body = [
         *_printf_block(data, "$scratch/input"),
@@ -100,9 +101,9 @@ def candidate_script(
         f'  echo "exit status $status; State A exits {expected.exit_code}" >&2',
         "  exit 1",
         "fi",
-        'if ! cmp -s "$scratch/expected" "$scratch/actual"; then',
+        'if ! (cd "$scratch" && cmp -s expected actual); then',
         '  echo "stdout differs from State A:" >&2',
-        '  head -c 2000 "$scratch/actual" >&2',
+        '  (cd "$scratch" && head -c 2000 actual) >&2',
         "  exit 1",
         "fi",
         "exit 0",
@@ -131,6 +132,7 @@ def http_candidate_script(*, adversary: str, seed: int, request: Request, expect
         f"# with status {expected.status} and a {len(expected.body)}-byte body; any other",
         "# status, compared header or body is a behavioural difference.",
         "set -u",
+        'cd "${TMPDIR:-/tmp}" || exit 70  # out of the tree: this is the judge, not the program',
         "exec python3 - <<'HTTP_CANDIDATE'",
         "import base64, http.client, json, os, sys, urllib.parse",
         f"spec = json.loads({literal!r})",

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import IO
 
 from .slot import (
+    CANDIDATE_OFFSET,
     CONFIG_PATH,
     DEFAULT_FSIZE_BYTES,
     DEFAULT_NPROC,
@@ -39,6 +40,7 @@ from .slot import (
     SLOT_UID_BASE,
     SandboxError,
     SlotLimits,
+    candidate_ids,
     enabled,
     load_limits,
     scratch_path,
@@ -54,8 +56,9 @@ candidate run holding the container's run lease gets it (:mod:`.candidate_scratc
 _POLL_SEC = 0.02
 
 __all__ = [
-    "CONFIG_PATH", "DEFAULT_FSIZE_BYTES", "DEFAULT_NPROC", "MAX_SLOTS", "SLOT_UID_BASE",
-    "SandboxError", "SlotLimits", "enabled", "load_limits", "slot_ids", "submission_env",
+    "CANDIDATE_OFFSET", "CONFIG_PATH", "DEFAULT_FSIZE_BYTES", "DEFAULT_NPROC", "MAX_SLOTS",
+    "SLOT_UID_BASE", "SandboxError", "SlotLimits", "candidate_ids", "enabled", "load_limits",
+    "slot_ids", "submission_env",
 ]  # fmt: skip
 
 
@@ -98,17 +101,28 @@ def spawn(
     limits: SlotLimits | None = None,
     make: Sequence[str] = (),
     groups: Sequence[int] = (),
+    ids: tuple[int, int] | None = None,
+    then: Callable[[], None] | None = None,
 ) -> subprocess.Popen[bytes]:
-    """Start ``argv`` as the slot's uid in a new session (as the caller when sandboxing is
-    off), creating the ``make`` folders as that uid first; ``groups`` are its only
-    supplementary groups (none by default). Raises OSError when it cannot start."""
+    """Start ``argv`` as the slot's uid (or ``ids``) in a new session (as the caller when
+    sandboxing is off), creating the ``make`` folders as that uid first; ``groups`` are its
+    only supplementary groups (none by default); ``then`` runs in the child last, just
+    before the exec. Raises OSError when it cannot start."""
     if not enabled():
         for folder in make:
             os.makedirs(folder, exist_ok=True)
-    drop = _drop(slot, limits or load_limits(), cwd, make, groups) if enabled() else None
+    drop = _drop(slot, limits or load_limits(), cwd, make, groups, ids) if enabled() else None
+    if then is not None:
+        first, last = drop, then
+
+        def drop() -> None:
+            if first is not None:
+                first()
+            last()
+
     return subprocess.Popen(
         list(argv),
-        cwd=None if drop is not None else cwd,
+        cwd=None if enabled() else cwd,  # the slot changes folder itself
         env=dict(env),
         stdin=stdin,
         stdout=stdout,
@@ -153,7 +167,15 @@ def uid_processes(uid: int) -> list[int]:
 
 def _as_slot(slot: int, body: Callable[[], None], groups: Sequence[int] = ()) -> int:
     """Run ``body`` in a child process that has become the slot uid; its exit status."""
-    uid, gid = slot_ids(slot)
+    return run_as_ids(slot_ids(slot), body, groups)
+
+
+def run_as_ids(
+    ids: tuple[int, int], body: Callable[[], None], groups: Sequence[int] = ()
+) -> int:
+    """Run ``body`` in a child process that has become ``ids`` (uid, gid); 0 when it
+    returned, 1 when it raised."""
+    uid, gid = ids
     pid = os.fork()
     if pid == 0:  # child
         code = 0
@@ -180,7 +202,14 @@ def kill_slot(slot: int, budget_sec: float = 10.0) -> bool:
     """SIGKILL every process of the slot's uid; True when none is left."""
     if not enabled():
         return True
-    uid, _ = slot_ids(slot)
+    return kill_ids(slot_ids(slot), budget_sec)
+
+
+def kill_ids(ids: tuple[int, int], budget_sec: float = 10.0) -> bool:
+    """SIGKILL every process of uid ``ids[0]`` (as that uid); True when none is left."""
+    if not enabled():
+        return True
+    uid, _ = ids
     deadline = time.monotonic() + budget_sec
 
     def killer() -> None:
@@ -194,7 +223,7 @@ def kill_slot(slot: int, budget_sec: float = 10.0) -> bool:
     while time.monotonic() < deadline:
         if not uid_processes(uid):
             return True
-        _as_slot(slot, killer)
+        run_as_ids(ids, killer)
     return not uid_processes(uid)
 
 
@@ -299,18 +328,26 @@ def run_in_slot(
     grace_sec: float = 5.0,
     keep: Sequence[str] = (),
     groups: Sequence[int] = (),
+    ids: tuple[int, int] | None = None,
+    then: Callable[[], None] | None = None,
+    started_as: Callable[[int], None] | None = None,
 ) -> tuple[int | None, bool, float, str | None, str]:
-    """Run ``argv`` as the slot uid to its end or ``timeout_sec``, then end the slot whole.
+    """Run ``argv`` as the slot uid (or ``ids``, which is then ended too) to its end or
+    ``timeout_sec``, then end the slot whole. ``then`` runs in the child just before the
+    exec; ``started_as`` sees the pid once it runs.
 
     Returns (returncode, timed_out, duration_sec, start_error, reaped) where reaped says how
     the rest was cleaned up: "none", "term" or "kill"."""
     started = time.monotonic()
     try:
         proc = spawn(
-            argv, slot=slot, cwd=cwd, env=env, stdout=stdout, stderr=stderr, groups=groups
+            argv, slot=slot, cwd=cwd, env=env, stdout=stdout, stderr=stderr, groups=groups,
+            ids=ids, then=then,
         )
     except (OSError, ValueError, subprocess.SubprocessError) as exc:
         return None, False, time.monotonic() - started, str(exc), "none"
+    if started_as is not None:
+        started_as(proc.pid)
     timed_out = False
     try:
         proc.wait(timeout=max(timeout_sec, 0.0))
@@ -322,6 +359,9 @@ def run_in_slot(
             proc.wait(timeout=grace_sec)
     uid, _ = slot_ids(slot)
     left = uid_processes(uid) if enabled() else []
+    if ids is not None and enabled():
+        left += uid_processes(ids[0])
+        kill_ids(ids)
     reaped = "kill" if left or proc.poll() is None else ("term" if timed_out else "none")
     reset(slot, keep=keep)
     if proc.poll() is None:

@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 
 SLOT_UID_BASE = 61000
 MAX_SLOTS = 64
+CANDIDATE_OFFSET = 32
+"""Stage III: a candidate of slot N runs as ``uid_base + CANDIDATE_OFFSET + N`` (its own
+identity, apart from the slot uid its programs run as; :mod:`.exec_broker`)."""
 SCRATCH_ROOT = "/srb/run"
 CONFIG_PATH = "/opt/srb/sandbox.json"
 DEFAULT_FSIZE_BYTES = 2 * 1024**3
@@ -115,6 +118,14 @@ def slot_ids(slot: int) -> tuple[int, int]:
     return base + slot, base + slot
 
 
+def candidate_ids(slot: int) -> tuple[int, int]:
+    """(uid, gid) a Stage III candidate of ``slot`` runs as (never a slot's own)."""
+    if not 0 <= slot < CANDIDATE_OFFSET - 1:
+        raise SandboxError(f"slot {slot} has no candidate identity (0..{CANDIDATE_OFFSET - 2})")
+    base = load_limits().uid_base
+    return base + CANDIDATE_OFFSET + slot, base + CANDIDATE_OFFSET + slot
+
+
 def enabled() -> bool:
     """True inside a stage container (srb sets ``SRB_SANDBOX=on`` there and starts the grader
     as uid 0). Outside one (a developer's host, unit tests) submission code runs as the
@@ -133,11 +144,13 @@ def drop(
     cwd: str | None = None,
     make: Sequence[str] = (),
     groups: Sequence[int] = (),
+    ids: tuple[int, int] | None = None,
 ) -> Callable[[], None]:
     """What a child runs to become the slot before it execs: OOM score 1000, no core
     dumps, the file-size and process rlimits, only ``groups`` as supplementary groups, the
-    slot's gid and uid, umask 022, the ``make`` folders created as the slot, then ``cwd``."""
-    uid, gid = slot_ids(slot)
+    slot's gid and uid (or ``ids``), umask 022, the ``make`` folders created as the slot,
+    then ``cwd``."""
+    uid, gid = ids if ids is not None else slot_ids(slot)
 
     def become() -> None:
         try:

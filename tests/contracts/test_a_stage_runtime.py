@@ -161,7 +161,7 @@ async def test_behavioural_runtime_and_root_grading(built: Built) -> None:
     assert grading["modules_as_root"] is True
     assert grading["declared_by"] == "task.toml [verifier].user"
     assert (grading["memory_mb"], grading["network"], grading["capabilities"]) == (
-        8192, "none", ["SETUID", "SETGID", "KILL"])
+        8192, "none", ["SETUID", "SETGID", "KILL", "SYS_PTRACE"])
     builds = record.extra["image_builds"]
     assert builds["behavioural"]["buildargs"]["INFRA_IMAGE"] == INFRA_TAG
 

@@ -96,7 +96,7 @@ async def as_grader(box: StageContainer, code: str) -> str:
 
 async def test_capabilities_seen_from_inside(box: StageContainer, submit: Submit) -> None:
     caps = box.lockdown_report["capabilities"]
-    assert int(caps["CapEff"], 16) == GRADER_CAP_MASK  # SETUID, SETGID, KILL only
+    assert int(caps["CapEff"], 16) == GRADER_CAP_MASK  # SETUID, SETGID, KILL, SYS_PTRACE only
     assert int(caps["CapBnd"], 16) == GRADER_CAP_MASK and caps["NoNewPrivs"] == "1"
     code, out = await submit(
         box, "id -u; id -G; grep -E 'Cap(Eff|Prm|Bnd)|NoNewPrivs' /proc/self/status"

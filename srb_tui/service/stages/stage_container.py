@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from srb_tui import grader as grader_package
+from srb_tui.grader.exec_broker import STUB
 from srb_tui.grader.launch import script_text
 from srb_tui.grader.sandbox import TMP_GROUP_OFFSET
 from srb_tui.grader.submission import LIBRARY_DIR, library_text
@@ -56,6 +57,7 @@ from srb_tui.service.events import Progress
 from srb_tui.store import Store, utc_now
 
 from .base import Publish, StageFault, note_run_extra, tests_dir
+from .exec_stub import StubUnavailable, stub_binary
 from .stage_layout import (
     GRADER_HOME,
     GRADER_MODULE,
@@ -79,8 +81,8 @@ from .stage_layout import (
 )
 
 GRADER_SOURCE = Path(grader_package.__file__).resolve().parent
-GRADER_CAPS = ("SETUID", "SETGID", "KILL")
-GRADER_CAP_MASK = (1 << 5) | (1 << 6) | (1 << 7)  # KILL, SETGID, SETUID
+GRADER_CAPS = ("SETUID", "SETGID", "KILL", "SYS_PTRACE")
+GRADER_CAP_MASK = (1 << 5) | (1 << 6) | (1 << 7) | (1 << 19)  # KILL, SETGID, SETUID, SYS_PTRACE
 BOOT = (
     "import sys; sys.path.insert(0, '/opt/srb'); "
     "from srb_grader.cli import main; sys.exit(main(sys.argv[1:]))"
@@ -183,6 +185,7 @@ class StageContainer:
                 self.engine, self.handle, GRADER_HOME,
                 {"sandbox.json": json.dumps(limits).encode()}, uid=0, gid=0, mode=0o600,
             )
+            await self._put_stub()
             await start(self.engine, self.handle)
             self.python = await self._interpreter()
             if self.alias_python and self.python != PRIVATE_PYTHON:
@@ -203,6 +206,17 @@ class StageContainer:
             await self._remove()
             raise
         return self
+
+    async def _put_stub(self) -> None:
+        """The exec stub at /@ (every stage: its presence says nothing about the stage)."""
+        try:
+            stub = stub_binary()
+        except (StubUnavailable, OSError) as exc:
+            if self.layout.candidate_tmp:
+                raise StageFault(f"{self.role}: {exc}") from None
+            return  # Stage I and II do not use it
+        await put_files(self.engine, self.h, "/srb", {"exec-stub": stub}, uid=0, gid=0, mode=0o755)
+        await put_symlink(self.engine, self.h, STUB, "/srb/exec-stub")
 
     async def __aexit__(self, *exc: object) -> None:
         await self._remove()
@@ -262,7 +276,8 @@ class StageContainer:
         if report.get("uid") != 0 or effective != GRADER_CAP_MASK:
             raise StageFault(
                 f"{self.role}: the grader runs as uid {report.get('uid')!r} with capabilities "
-                f"{effective:#x}; srb needs uid 0 with exactly SETUID, SETGID and KILL"
+                f"{effective:#x}; srb needs uid 0 with exactly SETUID, SETGID, KILL and "
+                "SYS_PTRACE"
             )
         if caps.get("NoNewPrivs") != "1":
             raise StageFault(f"{self.role}: the grader runs without no-new-privileges")
