@@ -11,7 +11,9 @@ files and State A's file list). Each finding names the file and the key:
 * model and driver agree (an ``anthropic`` driver with a ``gpt-…`` model, an ``openai``
   driver with a ``claude-…`` model, a vendor driver without a model);
 * the probe's prompt is read relative to the probe's own folder;
-* ``[metadata].fuzz_entry`` names a file of State A, and ``fuzz_seeds`` exists.
+* ``[metadata].fuzz_entry`` names a file of State A (or, with ``fuzz_build``, a build
+  product: a warning, as this srb does not build the tree for its fuzzers yet), and
+  ``fuzz_seeds`` exists.
 """
 
 from __future__ import annotations
@@ -203,7 +205,16 @@ def _probe(task: Task, problems: list[Problem]) -> None:
         files = archive_files(archive)
     except OSError:
         return  # the loader reports an unreadable archive
-    if path.as_posix() not in files:
+    if path.as_posix() in files:
+        return
+    build = meta.get("fuzz_build")
+    if isinstance(build, list | tuple) and build and all(isinstance(w, str) for w in build):
         problems.append(Problem(
             probe_file, "metadata.fuzz_entry",
-            f"{entry!r} is not a file of State A ({ARCHIVE}): the fuzzer would run nothing"))
+            f"{entry!r} is a build product ({' '.join(build)} makes it); this srb does not run "
+            "fuzz_build yet, so the fuzzers find no program on either tree (issue 23)",
+            kind="warning"))
+        return
+    problems.append(Problem(
+        probe_file, "metadata.fuzz_entry",
+        f"{entry!r} is not a file of State A ({ARCHIVE}): the fuzzer would run nothing"))
