@@ -142,3 +142,12 @@ def test_a_write_the_sandbox_refuses_is_named_in_the_record(
     assert row["passed"] == 0 and row["scored"] == 2
     assert "the sandbox may have caused this" in row["checked"], row
     assert "refused" in row["detail"]["sandbox_hint"]
+
+
+@pytest.mark.docker
+@pytest.mark.asyncio(loop_scope="module")
+async def test_subtle_passes_the_fixed_suite(ladder03: Ladder) -> None:
+    """``subtle`` cuts names at 16 bytes, not 24: no recorded case is that long, so Stage I
+    and Stage II pass it (a fuzzer with a long name is what should find it)."""
+    env = (await graded(ladder03, "subtle")).envelope
+    assert env.audit_gate == "pass" and env.behavioural["complete"] is True, env
