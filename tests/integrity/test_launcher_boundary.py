@@ -12,8 +12,8 @@ that the launcher would report 0 whatever the program did. It then exits 3.
 The control runs the same program under a bash of the slot uid (a parent that shares the
 program's uid, as a launcher that dropped before forking would): there the patch works and
 bash's ``exit 7`` becomes 0, which is what every refusal below is measured against
-(``process_vm_writev`` is refused even there: Docker's default seccomp profile allows it
-only with CAP_SYS_PTRACE).
+(``process_vm_writev`` only where the container's seccomp profile allows it at all: Docker's
+default allows it when the container holds CAP_SYS_PTRACE).
 """
 
 from __future__ import annotations
@@ -78,9 +78,9 @@ async def test_the_attack_forges_a_parent_of_the_programs_own_uid(box: StageCont
     seen = _outcomes(out)
     assert seen["mem"] == "FORGED" and seen["fd"].startswith("READ"), out
     assert seen["ptrace"] == "ATTACHED" and seen["environ"] == "READ", out
-    # (process_vm_writev is refused here too: Docker's default seccomp keeps it for
-    # CAP_SYS_PTRACE, which no process in a stage container has)
-    assert seen["process_vm_writev"].startswith("refused"), out
+    # (process_vm_writev is not asserted here: Docker's default seccomp allows it only in
+    # a container granted CAP_SYS_PTRACE, so whether it works for the same uid depends on
+    # the grader's capabilities, not on the boundary tested below)
     assert code == 0, out  # bash's "exit 7" never ran: the forged exit_group(0) did
 
 
