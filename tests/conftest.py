@@ -12,6 +12,7 @@ REPO = Path(__file__).resolve().parents[1]
 BUILTIN_TASKS = REPO / "tasks"
 DEMO_TASK = BUILTIN_TASKS / "demo01-csvtab-python-to-node"
 DEMO02_TASK = BUILTIN_TASKS / "demo02-shelf-httpserver-to-aiohttp"
+DEMO03_TASK = BUILTIN_TASKS / "demo03-greet-make-to-cmake"
 
 
 def _official_tasks() -> Path:

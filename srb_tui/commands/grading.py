@@ -265,6 +265,8 @@ def cmd_record(args: argparse.Namespace, settings: Settings, out: Output) -> int
     where = ("State A mounted as the original (/opt/original)" if result.reference
              else "State A withheld as the original ([stages.behavioural] reference = false)")
     out.print(f"[dim]{where}[/]")
+    if result.boundary:
+        out.print(f"[yellow]{escape(result.boundary)}[/]")
     if result.ok:
         out.print(f"[green]recorded[/]: State A fails no scored check ({escape(str(target))})")
         return 0

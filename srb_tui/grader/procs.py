@@ -123,8 +123,10 @@ def run_group(
     stdout: IO[bytes] | int,
     stderr: IO[bytes] | int,
     grace_sec: float = DEFAULT_GRACE_SEC,
+    umask: int = -1,
 ) -> Completed:
-    """Run `argv` in a new session, wait up to `timeout_sec`, then reap the whole group."""
+    """Run `argv` in a new session (with ``umask`` when not -1), wait up to `timeout_sec`,
+    then reap the whole group."""
     started = time.monotonic()
     try:
         proc = subprocess.Popen(
@@ -135,6 +137,7 @@ def run_group(
             stdout=stdout,
             stderr=stderr,
             start_new_session=True,
+            umask=umask,
         )
     except (OSError, ValueError) as exc:
         return Completed(None, False, time.monotonic() - started, start_error=str(exc))

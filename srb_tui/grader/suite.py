@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import sys
 import time
 from pathlib import Path
@@ -144,6 +145,7 @@ def run_module(
         home=home,
         keep=keep_env,
     )
+    root_before = set(root_entries(repo))
     with stdout_log.open("wb") as out, stderr_log.open("wb") as err:
         done = run_group(
             argv,
@@ -153,7 +155,9 @@ def run_module(
             stdout=out,
             stderr=err,
             grace_sec=grace_sec,
+            umask=MODULE_UMASK,
         )
+    given_up = [entry for entry in root_entries(repo) if entry not in root_before]
     leftover = end_submission()
     if leftover:
         unit["submission_leftovers"] = leftover
@@ -177,12 +181,79 @@ def run_module(
         duration_sec=round(done.duration_sec, 3),
         stderr_tail=_tail(stderr_log),
     )
+    if given_up:
+        unit["boundary"] = boundary_note(given_up[:5])
+    hint = sandbox_hint(checks, unit["stderr_tail"])
+    if hint and (counts["failed"] or counts["errored"] or status != "ok"):
+        unit["sandbox_hint"] = hint
+        unit["message"] = f"{message}; {hint}"
     if metadata:
         unit["metadata"] = metadata
     if notes:
         unit["notes"] = notes
     tagged = [{"module": module.id, **check} for check in checks]
     return unit, tagged
+
+
+MODULE_UMASK = 0o002
+"""Modules create group-writable files: in the shared ``$SRB_REPO`` (set-group-ID folders of
+the slot's group) what a build writes there stays writable for the submission's own code;
+elsewhere the group is root's, which no submission process has."""
+ROOT_SCAN_LIMIT = 20000
+SANDBOX_SIGNS = (
+    ("Permission denied", "a write or access was refused (EACCES)"),
+    ("Read-only file system", "a write to a read-only mount was refused (EROFS)"),
+    ("Operation not permitted", "an operation needing a capability was refused (EPERM)"),
+    ("EACCES", "a write or access was refused (EACCES)"),
+    ("EROFS", "a write to a read-only mount was refused (EROFS)"),
+)
+
+
+def root_entries(repo: Path, most: int = 5) -> list[str]:
+    """Entries of ``repo`` owned by uid 0 (in a stage container the submission's copy holds
+    none until a module, or submission code a module started itself, writes there); at most
+    ``most`` names plus what an earlier module left, relative to ``repo``. Compared before
+    and after each module, so only the module that wrote is named."""
+    if not sandbox.enabled():
+        return []
+    found: list[str] = []
+    seen = 0
+    for current, dirs, files in os.walk(repo):
+        for name in dirs + files:
+            seen += 1
+            path = Path(current) / name
+            try:
+                owner = os.lstat(path).st_uid
+            except OSError:
+                continue
+            if owner == 0:
+                found.append(path.relative_to(repo).as_posix())
+        if seen > ROOT_SCAN_LIMIT:
+            break
+    return found
+
+
+def boundary_note(entries: list[str]) -> str:
+    """What a module that wrote into the submission's tree as uid 0 gave up."""
+    return ("the module wrote into $SRB_REPO as uid 0 (" + ", ".join(entries) + "): "
+            "it ran submission code itself (not through $SRB_SUBMISSION_RUN), which runs as "
+            "the module's identity, outside the submission sandbox")
+
+
+def sandbox_hint(checks: list[dict[str, Any]], stderr_tail: str) -> str:
+    """A line saying the sandbox refused something when a failing check's text or the
+    module's stderr shows it (a refused write, a missing capability), '' otherwise."""
+    texts = [(str(c.get("id")), " ".join(str(c.get(k, "")) for k in ("summary", "details",
+                                                                        "message")))
+             for c in checks if c.get("verdict") in ("fail", "error")]
+    texts.append(("stderr", stderr_tail))
+    for where, text in texts:
+        for sign, what in SANDBOX_SIGNS:
+            if sign in text:
+                line = next((ln.strip() for ln in text.splitlines() if sign in ln), sign)
+                return (f"the sandbox may have caused this: {what} in {where}: "
+                        f"{line[:200]!r}")
+    return ""
 
 
 def end_submission() -> str:
@@ -206,6 +277,26 @@ def stage_submission(source: Path, repo: Path) -> None:
         return
     if sandbox.copy_as_slot(SUITE_SLOT, source, repo) != 0:
         raise OSError(f"cannot copy {source} to {repo} as the submission uid")
+    if sandbox.run_as_slot(SUITE_SLOT, lambda: share_tree(repo)) != 0:
+        raise OSError(f"cannot open {repo} to the modules through the submission's group")
+
+
+def share_tree(root: Path) -> None:
+    """As the submission uid, owner of its copy: every folder of ``root`` group-writable and
+    set-group-ID (what is created in it belongs to the slot's group), every file
+    group-writable. The grader joins that group for Stage II (:func:`run_suite`), so a
+    module written to the published contract, which builds in ``$SRB_REPO`` itself as uid 0
+    without DAC_OVERRIDE, can write there; the submission's own reach does not change (the
+    group is its own gid, and only the grader's processes are its other members)."""
+    for current, dirs, files in os.walk(root):
+        here = Path(current)
+        os.chmod(here, (os.lstat(here).st_mode & 0o7777) | 0o2070)
+        for name in files:
+            path = here / name
+            mode = os.lstat(path).st_mode
+            if not stat.S_ISLNK(mode):
+                os.chmod(path, (mode & 0o7777) | 0o060)
+        dirs[:] = [d for d in dirs if not (here / d).is_symlink()]
 
 
 def run_suite(
@@ -221,6 +312,7 @@ def run_suite(
     keep_env: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
     """Run every module in order, rewriting `result_path` after each; returns the envelope."""
+    sandbox.join_slot_groups([SUITE_SLOT])  # the modules may write the shared $SRB_REPO
     envelope = StageEnvelope(stage="behavioural", task=task or suite.task)
     envelope.units = [_seed_unit(module) for module in suite.modules]
     envelope.metadata = {"suite": str(suite.path), **summarise(envelope.units)}

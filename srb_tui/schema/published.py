@@ -11,7 +11,9 @@ files and State A's file list). Each finding names the file and the key:
 * model and driver agree (an ``anthropic`` driver with a ``gpt-…`` model, an ``openai``
   driver with a ``claude-…`` model, a vendor driver without a model);
 * the probe's prompt is read relative to the probe's own folder;
-* ``[metadata].fuzz_entry`` names a file of State A, and ``fuzz_seeds`` exists.
+* ``[metadata].fuzz_entry`` names a file of State A (or, with ``fuzz_build``, a build
+  product: a warning, as this srb does not build the tree for its fuzzers yet), and
+  ``fuzz_seeds`` exists.
 """
 
 from __future__ import annotations
@@ -58,7 +60,39 @@ def check_published(task: Task) -> list[Problem]:
     _audit_prompt(task, problems)
     _models(task, problems)
     _probe(task, problems)
+    _modules_outside_sandbox(task, problems)
     return problems
+
+
+LAUNCH_NAMES = ("SRB_SUBMISSION_RUN", "srb_submission", "srb-submission")
+MODULE_SCRIPT_SUFFIXES = (".sh", ".py", ".bash", "")
+
+
+def _modules_outside_sandbox(task: Task, problems: list[Problem]) -> None:
+    """One warning for the modules that start submission code themselves: their files name
+    ``SRB_REPO`` and never the launcher. srb runs such code as the module's identity (uid 0
+    in a stage container), outside the submission sandbox, and records it per run."""
+    assert task.evaluation is not None
+    behavioural = task.evaluation.behavioural
+    if task.suite is None or not isinstance(behavioural, StageSpec):
+        return
+    suite_rel = behavioural.option_str("suite") or "behavioural/suite.toml"
+    root = (task.dir / "tests" / suite_rel).parent
+    found: list[str] = []
+    for module in task.suite.modules:
+        folder = root / module.dir
+        texts = [_read(path) or "" for path in sorted(folder.glob("*"))
+                 if path.is_file() and path.suffix in MODULE_SCRIPT_SUFFIXES][:20]
+        text = "\n".join(texts)
+        if "SRB_REPO" in text and not any(name in text for name in LAUNCH_NAMES):
+            found.append(module.id)
+    if found:
+        problems.append(Problem(
+            f"tests/{suite_rel}", "module",
+            f"module(s) {', '.join(found)} start submission code themselves (they use "
+            "$SRB_REPO, never $SRB_SUBMISSION_RUN): srb runs that code as the module's "
+            "identity (uid 0), outside the submission sandbox, and records it per run",
+            kind="warning"))
 
 
 def _build_files(task: Task, problems: list[Problem]) -> None:
@@ -203,7 +237,16 @@ def _probe(task: Task, problems: list[Problem]) -> None:
         files = archive_files(archive)
     except OSError:
         return  # the loader reports an unreadable archive
-    if path.as_posix() not in files:
+    if path.as_posix() in files:
+        return
+    build = meta.get("fuzz_build")
+    if isinstance(build, list | tuple) and build and all(isinstance(w, str) for w in build):
         problems.append(Problem(
             probe_file, "metadata.fuzz_entry",
-            f"{entry!r} is not a file of State A ({ARCHIVE}): the fuzzer would run nothing"))
+            f"{entry!r} is a build product ({' '.join(build)} makes it); this srb does not run "
+            "fuzz_build yet, so the fuzzers find no program on either tree (issue 23)",
+            kind="warning"))
+        return
+    problems.append(Problem(
+        probe_file, "metadata.fuzz_entry",
+        f"{entry!r} is not a file of State A ({ARCHIVE}): the fuzzer would run nothing"))

@@ -25,7 +25,14 @@ from typing import Any
 from srb_tui.config import DEFAULT_BASE_IMAGE
 from srb_tui.runner import DockerEngine
 from srb_tui.schema import Task
-from srb_tui.service.stages.behavioural import LAYOUT, module_rows, run_suite_in, wants_original
+from srb_tui.service.stages.behavioural import (
+    LAYOUT,
+    boundary_given_up,
+    boundary_line,
+    module_rows,
+    run_suite_in,
+    wants_original,
+)
 from srb_tui.service.stages.common import Publish, StageImages
 from srb_tui.service.stages.stage_container import StageContainer
 
@@ -55,8 +62,14 @@ class IdentityResult:
     def ok(self) -> bool:
         return self.status == "ok" and bool(self.modules) and not self.failing
 
+    @property
+    def boundary(self) -> str:
+        """One line when a module ran submission code as uid 0 itself ('' when none)."""
+        return boundary_line(boundary_given_up(self.envelope))
+
     def to_json(self) -> dict[str, Any]:
         return {
+            "boundary": self.boundary or None,
             "task": self.task_id,
             "ok": self.ok,
             "status": self.status,
@@ -134,5 +147,9 @@ def checked_row(row: Mapping[str, Any], with_original: bool) -> dict[str, Any]:
     text = f"required: no scored check may fail on {where}; {passed}/{scored} passed"
     if skipped:
         text += f", {skipped} skipped on State A (cannot run there: not checked)"
+    hint = (row.get("detail") or {}).get("sandbox_hint") if isinstance(row.get("detail"),
+                                                                        Mapping) else None
+    if hint and not exact:
+        text += f"; {hint}"
     out["checked"] = text
     return out

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import DEMO02_TASK, DEMO_TASK, REPO
+from tests.conftest import DEMO02_TASK, DEMO03_TASK, DEMO_TASK, REPO
 
 BROKEN = REPO / "tests" / "schema" / "broken"
 
@@ -51,7 +51,7 @@ def test_srb_tasks_env_is_colon_separated(tmp_path: Path) -> None:
     out = srb("tasks", "list", "--json", state=tmp_path, env={"SRB_TASKS": roots})
     assert out.returncode == 0, out.stderr
     ids = sorted(t["id"] for t in json.loads(out.stdout)["tasks"])
-    assert ids == sorted([DEMO_TASK.name, DEMO02_TASK.name, "minimal"])
+    assert ids == sorted([DEMO_TASK.name, DEMO02_TASK.name, DEMO03_TASK.name, "minimal"])
 
 
 def test_official_manifests_validate_schema_only(tmp_path: Path, official_tasks: Path) -> None:

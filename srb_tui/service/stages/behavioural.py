@@ -14,6 +14,7 @@ itself for the identity run (`srb tasks record`).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -24,6 +25,7 @@ from srb_tui.schema import StageSpec, Task
 from srb_tui.service.events import Progress
 from srb_tui.store import Store
 
+from .base import note_run_extra
 from .common import Publish, StageFault, StageImages, StageOutcome, option_str
 from .stage_container import StageContainer
 from .stage_layout import (
@@ -143,6 +145,23 @@ async def run_suite_in(
     return doc
 
 
+def boundary_given_up(doc: Mapping[str, Any]) -> list[dict[str, str]]:
+    """Modules that ran submission code as their own identity (uid 0) instead of through
+    ``$SRB_SUBMISSION_RUN``, with the grader's note on each (the unit's ``boundary``)."""
+    return [{"module": str(unit.get("id")), "note": str(unit["boundary"])}
+            for unit in doc.get("units", [])
+            if isinstance(unit, dict) and unit.get("boundary")]
+
+
+def boundary_line(given_up: list[dict[str, str]]) -> str:
+    """The one line ``srb tasks record`` and a run's record say about it ('' when none)."""
+    if not given_up:
+        return ""
+    names = ", ".join(item["module"] for item in given_up)
+    return (f"boundary given up in Stage II: module(s) {names} ran submission code as uid 0 "
+            "themselves (not through $SRB_SUBMISSION_RUN), outside the submission sandbox")
+
+
 def module_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """Stage-result units as store module rows."""
     rows = []
@@ -165,7 +184,8 @@ def module_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
                 "duration_sec": unit.get("duration_sec"),
                 "detail": {
                     key: unit[key]
-                    for key in ("message", "exit_code", "timed_out", "stderr_tail")
+                    for key in ("message", "exit_code", "timed_out", "stderr_tail",
+                                "sandbox_hint", "boundary")
                     if key in unit
                 },
             }
@@ -241,6 +261,10 @@ async def run_behavioural(
         doc = await run_suite_in(
             box, task, spec, publish=publish, run_id=run_id, with_original=with_original
         )
+        given_up = boundary_given_up(doc)
+        if given_up:
+            await note_run_extra(store, run_id, "grading", "behavioural",
+                                 {**box.grading, "boundary_given_up": given_up})
     await store.record_module_results(run_id, "behavioural", module_rows(doc))
     for module, checks in checks_by_module(doc).items():
         await store.record_checks(run_id, "behavioural", checks, module_id=module)
