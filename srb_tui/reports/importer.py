@@ -8,7 +8,10 @@ and ``scored_weight`` (a count of checks), ``verification.{models_total,models_s
 breaks}``, ``stages_run``, ``blocked_by``, ``unscored.behavioural`` — Stage II measured but
 not credited after a Stage I fail — and ``metadata.verification.rounds[]`` with
 ``adversary``/``outcome``/``elapsed_sec``/``usage.model``), ``reward.json`` (numbers only),
-the stage results ``audit.json``/``behavioural.json``/``verification.json`` beside them,
+the stage results ``audit.json``/``behavioural.json``/``verification.json`` beside them
+(``audit.json``'s ``checks[]``: one per gate, ``required``, ``verdict``, and
+``metadata.votes.{pass,fail}`` — the tally of the review samples, which Stage I's
+consistency table counts — with ``samples_run``/``samples_usable``/``tie_broken_to_pass``),
 ``telemetry.json`` (grading models' time and tokens), and Harbor's trial ``config.json``
 (``agent.name``, ``agent.model_name``, ``agent.kwargs.reasoning_effort``) and ``result.json``
 (``agent_result.cost_usd``) in the trial folder.
@@ -48,6 +51,7 @@ class ImportedTrial:
     modules: list[dict[str, Any]]
     rounds: list[dict[str, Any]]
     stage_results: dict[str, Any] = field(default_factory=dict)
+    gates: list[dict[str, Any]] = field(default_factory=list)
     cost_usd: float | None = None
     telemetry: Any = None
     category: str | None = None
@@ -142,6 +146,78 @@ def _modules(r: _Reader, path: Path, mods: Any, key: str) -> list[dict[str, Any]
     return out
 
 
+_CHECK_VERDICTS = {"pass": "pass", "fail": "fail", "error": "error"}
+
+
+def _count(r: _Reader, path: Path, value: Any, key: str) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        r.problems.append(f"{path}: key {key!r}: expected a count (a whole number >= 0)")
+        return None
+    return value
+
+
+def _gates(r: _Reader, path: Path, audit: Any) -> list[dict[str, Any]]:
+    """Stage I's gate outcomes from the published ``audit.json``: one per check with its
+    vote tally (``metadata.votes.{pass,fail}``), in ``Store.record_gate_outcomes``'s shape.
+    A review that returned nothing (``samples_run - samples_usable``) is an error vote; a
+    check without a tally (an older harness) is left out rather than counted unanimous."""
+    if audit is None:
+        return []
+    if not isinstance(audit, Mapping):
+        r.problems.append(f"{path}: expected a JSON object")
+        return []
+    checks = audit.get("checks")
+    if checks is None:
+        return []
+    if not isinstance(checks, list):
+        r.problems.append(f"{path}: key 'checks': expected a list of gate checks")
+        return []
+    out: list[dict[str, Any]] = []
+    for i, check in enumerate(checks):
+        where = f"checks[{i}]"
+        if not isinstance(check, Mapping):
+            r.problems.append(f"{path}: key {where!r}: expected a gate check object")
+            continue
+        gate_id = check.get("id")
+        verdict = check.get("verdict")
+        if not isinstance(gate_id, str) or not gate_id:
+            r.problems.append(f"{path}: key {where + '.id'!r}: expected the gate id")
+            continue
+        if verdict == "skip":
+            continue
+        if verdict not in _CHECK_VERDICTS:
+            r.problems.append(f"{path}: key {where + '.verdict'!r}: {verdict!r} is not pass, "
+                              "fail or error")
+            continue
+        raw_meta = check.get("metadata")
+        meta: Mapping[str, Any] = raw_meta if isinstance(raw_meta, Mapping) else {}
+        votes = meta.get("votes")
+        if votes is None:
+            continue
+        if not isinstance(votes, Mapping):
+            r.problems.append(f"{path}: key {where + '.metadata.votes'!r}: expected "
+                              "{pass, fail} counts")
+            continue
+        passes = _count(r, path, votes.get("pass", 0), where + ".metadata.votes.pass")
+        fails = _count(r, path, votes.get("fail", 0), where + ".metadata.votes.fail")
+        run = meta.get("samples_run", 0)
+        usable = meta.get("samples_usable", run)
+        lost = (run - usable if isinstance(run, int) and isinstance(usable, int)
+                and not isinstance(run, bool) and run >= usable else 0)
+        if passes is None or fails is None:
+            continue
+        title = meta.get("title")
+        out.append({
+            "gate_id": gate_id, "verdict": _CHECK_VERDICTS[verdict],
+            "title": title if isinstance(title, str) and title else None,
+            "required": bool(check.get("required", False)),
+            "votes_pass": passes, "votes_fail": fails, "votes_error": lost,
+            "tie": bool(meta.get("tie_broken_to_pass")) or (passes == fails and passes > 0),
+            "extra": {"imported": True},
+        })
+    return out
+
+
 def _trial_dir(score_dir: Path, root: Path) -> Path:
     """The nearest folder (up to the job root) holding Harbor's config.json or result.json."""
     here = score_dir
@@ -223,6 +299,7 @@ def read_trial(score_path: Path, root: Path, problems: list[str]) -> ImportedTri
         loaded = r.load(score_path.parent / name, required=False)
         if loaded is not None:
             stage_results[name.removesuffix(".json")] = loaded
+    gates = _gates(r, score_path.parent / "audit.json", stage_results.get("audit"))
     telemetry = r.load(score_path.parent / "telemetry.json", required=False)
     trial = _trial_dir(score_path.parent, root)
     config = r.load(trial / "config.json", required=False)
@@ -272,7 +349,7 @@ def read_trial(score_path: Path, root: Path, problems: list[str]) -> ImportedTri
         max_score=float(max_score or 100.0), valid=valid,
         blocked_by=envelope["blocked_by"], harness_error=envelope["harness_error"],
         envelope=envelope, modules=modules, rounds=rounds if ran else [],
-        stage_results=stage_results, cost_usd=cost, telemetry=telemetry,
+        stage_results=stage_results, gates=gates, cost_usd=cost, telemetry=telemetry,
     )
 
 

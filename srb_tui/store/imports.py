@@ -2,9 +2,10 @@
 
 ``import_runs`` writes every trial in one transaction: the run row (status ``scored``, agent
 ``imported:…``), its transitions, the score event the reports read, Stage II module rows,
-Stage III rounds, the raw stage results, and an ``imported_runs`` row with the source
-folder, agent cost and telemetry. A source folder already imported is refused (naming it),
-and then nothing of the batch is stored.
+Stage III rounds, Stage I's gate outcomes with their vote tallies (the same rows a native
+audit writes, so the Stage I consistency table counts both alike), the raw stage results,
+and an ``imported_runs`` row with the source folder, agent cost and telemetry. A source
+folder already imported is refused (naming it), and then nothing of the batch is stored.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import aiosqlite
 
 from srb_tui.store.base import StoreBase, query
 from srb_tui.store.clock import new_run_id, utc_now
-from srb_tui.store.convert import dump_json
+from srb_tui.store.convert import dump_json, outcome_params
 from srb_tui.store.errors import StoreError
 
 _PATH = ("pending", "preparing", "agent", "collecting", "audit", "scored")
@@ -75,6 +76,13 @@ class ImportsMixin(StoreBase):
                         " ?, ?, ?, ?, ?, ?)",
                         (rid, m["id"], position, m["weight"], m["status"], m["rate"],
                          m["passed"], max(0, m["scored"] - m["passed"]), m["scored"]),
+                    )
+                gate_rows = outcome_params(rid, t.get("gates") or [])
+                if gate_rows:
+                    await conn.executemany(
+                        "INSERT INTO gate_outcomes (run_id, gate_id, title, required, verdict,"
+                        " votes_pass, votes_fail, votes_error, tie, extra)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", gate_rows,
                     )
                 for rd in t["rounds"]:
                     await conn.execute(

@@ -142,3 +142,93 @@ def test_bad_and_partial_files_change_nothing(tmp_path: Path,
     empty.mkdir()
     assert main(["--state", str(state), "import", str(empty)]) == 2
     assert "no score.json anywhere below it" in capsys.readouterr().err
+
+
+# Stage I votes: (gate id, required, votes pass, votes fail, samples run, samples usable)
+SPLIT_VOTES = {
+    "t-accepted": [("g1", True, 3, 0, 3, 3), ("g2", True, 2, 1, 3, 3), ("g3", False, 1, 2, 3, 3)],
+    "t-blind": [("g1", True, 1, 2, 3, 3), ("g2", True, 3, 0, 3, 3)],
+    "t-broken": [("g1", True, 3, 0, 3, 3), ("g2", True, 1, 1, 3, 2)],
+}
+
+
+def _audit_json(votes: list[tuple[str, bool, int, int, int, int]]) -> dict[str, Any]:
+    """audit.json as the published harness writes it (a stage result whose checks carry the
+    sample tally in metadata.votes)."""
+    checks = []
+    for gate, required, p, f, run, usable in votes:
+        meta: dict[str, Any] = {"votes": {"pass": p, "fail": f}, "samples_usable": usable,
+                                "samples_run": run, "title": f"gate {gate}"}
+        if p == f:
+            meta["tie_broken_to_pass"] = True
+        check: dict[str, Any] = {"id": gate, "verdict": "fail" if f > p else "pass",
+                                 "summary": "", "weight": 1.0, "metadata": meta}
+        if required:
+            check["required"] = True
+        checks.append(check)
+    return {"schema": "swerefactor.stage-result/1", "stage": "audit", "task": TASK,
+            "status": "ok", "units": [], "checks": checks, "metadata": {}, "notes": []}
+
+
+def _stage1(state: Path, tasks: str, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    assert main(["--tasks", tasks, "--state", str(state), "report", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    table = next(t for t in doc["tables"] if t["id"] == "stage1")
+    return {r["measure"]: r["n"] for r in table["rows"]}
+
+
+def test_imported_votes_give_the_native_stage1_counts(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tasks = str(Path(__file__).resolve().parents[2] / "tasks")
+    job = _job(tmp_path)
+    for trial, votes in SPLIT_VOTES.items():
+        _write(job / trial / "verifier", "audit.json", _audit_json(votes))
+    imported = tmp_path / "imported"
+    imported.mkdir()
+    assert main(["--tasks", tasks, "--state", str(imported), "import", str(job)]) == 0
+    capsys.readouterr()
+
+    native = tmp_path / "native"
+    native.mkdir()
+    audits = {"t-accepted": "pass", "t-blind": "fail", "t-broken": "pass"}
+
+    async def own() -> None:
+        async with await Store.open(native / "srb.sqlite3") as store:
+            for trial, votes in SPLIT_VOTES.items():
+                await add_run(store, Spec(TASK, "replay:x", audit=audits[trial],
+                                          gates=[(g, p, f) for g, _r, p, f, _n, _u in votes]))
+
+    asyncio.run(own())
+    got = _stage1(imported, tasks, capsys)
+    assert got == _stage1(native, tasks, capsys)
+    # 7 verdicts: 3 unanimous, 1 tie (t-broken g2: 1–1, a review lost), 3 split 2:1;
+    # both Stage I passes had a required gate with a dissenting sample
+    assert got == {"gate verdicts": 7, "unanimous": 3, "split (majority)": 3,
+                   "tied (counted pass)": 1, "runs passing Stage I": 2,
+                   "passed only by majority": 2, "would pass if any dissent counted": 0}
+
+    async def rows() -> list[tuple[Any, ...]]:
+        async with await Store.open(imported / "srb.sqlite3") as store:
+            runs = await store.list_runs(limit=None)
+            broken = next(r for r in runs if r.task_path.endswith("t-broken/verifier"))
+            return [(o.gate_id, o.required, o.verdict, o.votes_pass, o.votes_fail,
+                     o.votes_error, o.tie) for o in await store.gate_outcomes(broken.id)]
+
+    assert asyncio.run(rows()) == [("g1", True, "pass", 3, 0, 0, False),
+                                   ("g2", True, "pass", 1, 1, 1, True)]
+
+
+def test_a_bad_vote_tally_is_named_and_nothing_is_imported(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    state = tmp_path / "state"
+    job = _job(tmp_path)
+    audit = _audit_json(SPLIT_VOTES["t-accepted"])
+    audit["checks"][1]["metadata"]["votes"]["fail"] = "one"
+    audit["checks"][2]["verdict"] = "maybe"
+    path = job / "t-accepted" / "verifier" / "audit.json"
+    _write(path.parent, "audit.json", audit)
+    assert main(["--state", str(state), "import", str(job)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: key 'checks[1].metadata.votes.fail': expected a count" in err
+    assert f"{path}: key 'checks[2].verdict': 'maybe' is not pass, fail or error" in err
+    assert _count_runs(state) == 0
