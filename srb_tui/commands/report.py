@@ -16,7 +16,7 @@ from typing import Any
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
 from srb_tui.reports import FORMATS, TABLE_IDS, build_report, load_runs, render
-from srb_tui.reports.build import task_categories
+from srb_tui.reports.build import task_facts
 from srb_tui.service.runs_table import parse_filter
 from srb_tui.store import Store, StoreError
 
@@ -50,9 +50,10 @@ def cmd_report(args: argparse.Namespace, settings: Settings, out: Output) -> int
             if args.campaign and await store.campaign(args.campaign) is None:
                 out.error(f"no campaign {args.campaign!r} in {settings.db_path}")
                 return 2
-            categories = await asyncio.to_thread(task_categories, settings.task_roots)
+            categories, efforts = await asyncio.to_thread(task_facts, settings.task_roots)
             runs, order, ledger = await load_runs(
-                store, campaign=args.campaign, filters=flt.kwargs(), categories=categories
+                store, campaign=args.campaign, filters=flt.kwargs(), categories=categories,
+                efforts=efforts,
             )
         selection = " ".join(
             [f"campaign {args.campaign}"] if args.campaign else []

@@ -275,9 +275,14 @@ def read_trial(score_path: Path, root: Path, problems: list[str]) -> ImportedTri
                             f"{outcome!r} is not broken, survived or error")
             continue
         elapsed = entry.get("elapsed_sec")
+        raw_usage = entry.get("usage")
+        usage: Mapping[str, Any] = raw_usage if isinstance(raw_usage, Mapping) else {}
+        effort = next((entry.get(k) or usage.get(k) for k in ("effort", "reasoning_effort")
+                       if entry.get(k) or usage.get(k)), None)
         rounds.append({
             "adversary": str(entry.get("adversary") or entry.get("id") or f"a{i + 1:02d}"),
-            "model": str((entry.get("usage") or {}).get("model") or "") or None,
+            "model": str(entry.get("model") or usage.get("model") or "") or None,
+            "effort": str(effort) if effort else None,
             "status": outcome,
             "duration_sec": float(elapsed) if isinstance(elapsed, int | float) else None,
         })

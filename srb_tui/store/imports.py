@@ -87,8 +87,10 @@ class ImportsMixin(StoreBase):
                 for rd in t["rounds"]:
                     await conn.execute(
                         "INSERT INTO adversary_rounds (run_id, adversary_id, model, status,"
-                        " duration_sec) VALUES (?, ?, ?, ?, ?)",
-                        (rid, rd["adversary"], rd["model"], rd["status"], rd["duration_sec"]),
+                        " duration_sec, extra) VALUES (?, ?, ?, ?, ?, ?)",
+                        (rid, rd["adversary"], rd["model"], rd["status"], rd["duration_sec"],
+                         dump_json({"effort": rd["effort"]} if rd.get("effort") else {},
+                                   f"{source} round")),
                     )
                 await conn.execute(
                     "INSERT INTO events (run_id, at, kind, payload) VALUES (?, ?, 'score', ?)",

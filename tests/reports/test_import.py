@@ -108,8 +108,8 @@ def test_import_then_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert board["imported:codex · gpt-x · high"]["score"] == pytest.approx(60.0)
     classes = next(t for t in doc["tables"] if t["id"] == "table4")["rows"]
     assert [c["class"] for c in classes] == ["language-rewrite"]
-    verifiers = {r["adversary"]: r for r in next(t for t in doc["tables"]
-                                                 if t["id"] == "figure6")["rows"]}
+    verifiers = {r["slot"]: r for r in next(t for t in doc["tables"]
+                                            if t["id"] == "figure6")["rows"]}
     assert verifiers["a01"]["broken"] == 1 and verifiers["a01"]["rounds"] == 3
 
     # the same folders again: refused, nothing added
@@ -232,3 +232,70 @@ def test_a_bad_vote_tally_is_named_and_nothing_is_imported(
     assert f"{path}: key 'checks[1].metadata.votes.fail': expected a count" in err
     assert f"{path}: key 'checks[2].verdict': 'maybe' is not pass, fail or error" in err
     assert _count_runs(state) == 0
+
+
+def _slot_rounds(task: str, broken: set[str], errored: set[str] = frozenset()  # type: ignore[assignment]
+                 ) -> list[dict[str, Any]]:
+    """Six rounds whose ids are task-specific (``a05-<task>``) as in the published probes;
+    a05 and a06 hold the same model at different efforts."""
+    slots = (("a01", "gpt-5.6-sol", "high"), ("a02", "gpt-5.6-terra", "high"),
+             ("a03", "gpt-5.6-luna", "max"), ("a04", "claude-sonnet-5", "high"),
+             ("a05", "claude-opus-5", "medium"), ("a06", "claude-opus-5", "high"))
+    return [{"adversary": f"{slot}-{task}-focus", "elapsed_sec": 60.0,
+             "outcome": "broken" if slot in broken else "error" if slot in errored
+             else "survived", "usage": {"model": model, "reasoning_effort": effort}}
+            for slot, model, effort in slots]
+
+
+def test_figure6_pools_slots_over_tasks_and_keeps_efforts_apart(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    job = tmp_path / "job-slots"
+    trials = (  # (trial, task, author model, breakers, errored)
+        ("t1", "lang01-cmark", "claude-opus-5", {"a05", "a06"}, set()),
+        ("t2", "fw01-httpbin", "claude-opus-5", {"a06"}, {"a02"}),
+        ("t3", "lang01-cmark", "gpt-5.5", {"a04", "a05", "a01"}, set()),
+        ("t4", "fw01-httpbin", "gpt-5.5", set(), set()),
+    )
+    for trial, task, author, broken, errored in trials:
+        survived = 6 - len(broken) - len(errored)
+        doc = _score("pass", [_module(10, 10)], stages=["audit", "behavioural", "verification"],
+                     survived=survived, rounds=_slot_rounds(task, broken, errored),
+                     score=40.0 + 10 * survived)
+        doc["task"] = task
+        _write(job / trial, "config.json", {"agent": {"name": "claude-code" if "claude"
+                                                      in author else "codex",
+                                                      "model_name": author}})
+        _write(job / trial / "verifier", "score.json", doc)
+    state = tmp_path / "state"
+    state.mkdir()
+    assert main(["--state", str(state), "import", str(job)]) == 0
+    capsys.readouterr()
+    assert main(["--state", str(state), "report", "--json"]) == 0
+    tables = {t["id"]: t for t in json.loads(capsys.readouterr().out)["tables"]}
+
+    slots = {(r["slot"], r["model"], r["effort"]): r for r in tables["figure6"]["rows"]}
+    assert len(slots) == 6  # one bar per slot, not one per task-specific id
+    a05 = slots[("a05", "claude-opus-5", "medium")]
+    a06 = slots[("a06", "claude-opus-5", "high")]  # same model, other effort: its own bar
+    assert (a05["rounds"], a05["broken"], a05["exclusive"]) == (4, 2, 0)
+    assert (a06["rounds"], a06["broken"], a06["exclusive"]) == (4, 2, 1)  # t2 alone
+    assert a06["rate"] == pytest.approx(50.0)
+    a02 = slots[("a02", "gpt-5.6-terra", "high")]
+    assert (a02["rounds"], a02["errors"]) == (3, 1)
+    assert a05["verifier"] == "a05 · claude-opus-5 · medium"
+
+    per_task = tables["figure6_adversaries"]["rows"]
+    assert len(per_task) == 12  # 6 slots × 2 tasks
+    cmark_a05 = next(r for r in per_task if r["adversary"] == "a05-lang01-cmark-focus")
+    assert (cmark_a05["task"], cmark_a05["rounds"], cmark_a05["broken"]) == \
+        ("lang01-cmark", 2, 2)
+
+    family = {(r["verifiers"], r["authors"]): r for r in tables["figure6_family"]["rows"]}
+    # own: t1 3 rounds/2 breaks, t2 3/1, t3 3/1, t4 3/0 = 12/4; other: t1 3/0, t2 2/0 (a02
+    # errored, not judged), t3 3/2, t4 3/0 = 11/2
+    own, other = family[("all", "their own family")], family[("all", "other families")]
+    assert (own["rounds"], own["broken"]) == (12, 4)
+    assert (other["rounds"], other["broken"]) == (11, 2)
+    assert own["rate"] == pytest.approx(100 / 3)
+    assert family[("anthropic", "its own family")]["broken"] == 3
+    assert family[("anthropic", "other families")]["broken"] == 2
