@@ -23,7 +23,7 @@ reported (file and key); with any problem nothing is imported.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,10 +50,11 @@ class ImportedTrial:
     envelope: dict[str, Any]
     modules: list[dict[str, Any]]
     rounds: list[dict[str, Any]]
-    stage_results: dict[str, Any] = field(default_factory=dict)
+    # stage -> (its status, the file's JSON text as published: stored as read, not re-encoded)
+    stage_results: dict[str, tuple[str, str]] = field(default_factory=dict)
     gates: list[dict[str, Any]] = field(default_factory=list)
     cost_usd: float | None = None
-    telemetry: Any = None
+    telemetry: str | None = None  # telemetry.json's text
     category: str | None = None
 
 
@@ -62,20 +63,24 @@ class _Reader:
         self.problems = problems
 
     def load(self, path: Path, required: bool) -> Any:
+        return self.load_text(path, required)[1]
+
+    def load_text(self, path: Path, required: bool) -> tuple[str | None, Any]:
+        """The file's text and its JSON (both None when missing, unreadable or not JSON)."""
         try:
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
             if required:
                 self.problems.append(f"{path}: missing")
-            return None
+            return None, None
         except (OSError, UnicodeDecodeError) as exc:
             self.problems.append(f"{path}: cannot read ({exc})")
-            return None
+            return None, None
         try:
-            return json.loads(text)
+            return text, json.loads(text, parse_constant=_no_constant)
         except ValueError as exc:
             self.problems.append(f"{path}: not JSON ({exc})")
-            return None
+            return None, None
 
     def need(self, path: Path, doc: Mapping[str, Any], key: str, kind: type | tuple[type, ...],
              what: str, optional: bool = False) -> Any:
@@ -97,6 +102,11 @@ class _Reader:
             )
             return None
         return value
+
+
+def _no_constant(name: str) -> Any:
+    """NaN and Infinity are not JSON (SQLite's json functions refuse them): a problem."""
+    raise ValueError(f"{name} is not a JSON value")
 
 
 def _blocked(raw: str) -> str | None:
@@ -299,13 +309,18 @@ def read_trial(score_path: Path, root: Path, problems: list[str]) -> ImportedTri
                     and abs(float(reward["score"]) - float(score)) > 1e-6):
                 problems.append(f"{score_path.parent / 'reward.json'}: key 'score': "
                                 f"{reward['score']} disagrees with score.json's {score}")
-    stage_results = {}
+    stage_results: dict[str, tuple[str, str]] = {}
+    gates: list[dict[str, Any]] = []
     for name in STAGE_FILES:
-        loaded = r.load(score_path.parent / name, required=False)
-        if loaded is not None:
-            stage_results[name.removesuffix(".json")] = loaded
-    gates = _gates(r, score_path.parent / "audit.json", stage_results.get("audit"))
-    telemetry = r.load(score_path.parent / "telemetry.json", required=False)
+        text, loaded = r.load_text(score_path.parent / name, required=False)
+        if text is None:
+            continue
+        status = loaded.get("status") if isinstance(loaded, Mapping) else None
+        stage_results[name.removesuffix(".json")] = (str(status or "ok"), text)
+        if name == "audit.json":
+            gates = _gates(r, score_path.parent / name, loaded)
+        del loaded  # only the text is kept: a trial's transcripts are parsed once, dropped
+    telemetry = r.load_text(score_path.parent / "telemetry.json", required=False)[0]
     trial = _trial_dir(score_path.parent, root)
     config = r.load(trial / "config.json", required=False)
     result = r.load(trial / "result.json", required=False)
@@ -358,13 +373,25 @@ def read_trial(score_path: Path, root: Path, problems: list[str]) -> ImportedTri
     )
 
 
+def iter_job(directory: Path, problems: list[str]) -> Iterator[ImportedTrial]:
+    """Every trial under ``directory``, read one at a time (memory bounded by one trial);
+    every problem found is appended to ``problems`` and the bad trial is not yielded."""
+    if not directory.is_dir():
+        problems.append(f"{directory}: not a directory")
+        return
+    scores = sorted(p for p in directory.rglob("score.json") if p.is_file())
+    if not scores:
+        problems.append(f"{directory}: no score.json anywhere below it (not a job directory?)")
+        return
+    root = directory.resolve()
+    for path in scores:
+        trial = read_trial(path, root, problems)
+        if trial is not None:
+            yield trial
+
+
 def read_job(directory: Path) -> tuple[list[ImportedTrial], list[str]]:
     """Every trial under ``directory`` and every problem found (trials empty on a problem)."""
     problems: list[str] = []
-    if not directory.is_dir():
-        return [], [f"{directory}: not a directory"]
-    scores = sorted(p for p in directory.rglob("score.json") if p.is_file())
-    if not scores:
-        return [], [f"{directory}: no score.json anywhere below it (not a job directory?)"]
-    trials = [t for t in (read_trial(p, directory.resolve(), problems) for p in scores) if t]
+    trials = list(iter_job(directory, problems))
     return ([] if problems else trials), problems

@@ -299,3 +299,35 @@ def test_figure6_pools_slots_over_tasks_and_keeps_efforts_apart(
     assert own["rate"] == pytest.approx(100 / 3)
     assert family[("anthropic", "its own family")]["broken"] == 3
     assert family[("anthropic", "other families")]["broken"] == 2
+
+
+def test_a_problem_after_stored_batches_rolls_the_whole_import_back(tmp_path: Path) -> None:
+    """Batches of one trial: the first two are written before the reader meets the third's
+    problem; the one transaction is rolled back and the store holds no run."""
+    from srb_tui.reports.importer import iter_job
+    from srb_tui.store.imports import ImportProblems
+
+    job = _job(tmp_path)
+    broken = job / "t-broken" / "verifier" / "score.json"  # sorted last
+    doc = json.loads(broken.read_text())
+    doc["valid"] = "yes"
+    broken.write_text(json.dumps(doc))
+    problems: list[str] = []
+    yielded: list[str] = []
+
+    def docs() -> Any:
+        for trial in iter_job(job, problems):
+            yielded.append(trial.source_dir)
+            yield {**vars(trial), "job": "j"}
+
+    async def body() -> tuple[str, int]:
+        async with await Store.open(tmp_path / "srb.sqlite3") as store:
+            try:
+                await store.import_runs(docs(), problems=problems, batch=1)
+            except ImportProblems as exc:
+                return str(exc.problems), await store.count_runs()
+            return "", await store.count_runs()
+
+    message, count = asyncio.run(body())
+    assert len(yielded) == 2  # two trials were read (and stored) before the bad one
+    assert "key 'valid': expected a boolean" in message and count == 0
