@@ -173,7 +173,8 @@ def _draw(report: Report, figure_id: str) -> Figure:
     draw(ax, table)
     ax.set_title(title, loc="left", fontsize=10, fontweight="bold")
     fig.text(0.0, 0.0, report.selection, fontsize=6, color="#777777", ha="left", va="bottom")
-    return fig
+    found: Figure = fig
+    return found
 
 
 def figure_data(fig: Figure) -> dict[str, Any]:
@@ -208,8 +209,8 @@ def write_figures(report: Report, folder: Path) -> list[Path]:
     for figure_id in FIGURE_IDS:
         fig = _draw(report, figure_id)
         stem = folder / FILE_STEMS[figure_id]
-        for suffix, options in ((".pdf", {}), (".png", {"dpi": 300})):
-            fig.savefig(stem.with_suffix(suffix), **options)
+        for suffix, dpi in ((".pdf", "figure"), (".png", 300)):
+            fig.savefig(stem.with_suffix(suffix), dpi=dpi)
             written.append(stem.with_suffix(suffix))
         data = {"id": figure_id, **figure_data(fig)}
         stem.with_suffix(".json").write_text(json.dumps(data, indent=1, ensure_ascii=False)

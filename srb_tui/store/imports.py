@@ -107,8 +107,15 @@ class ImportsMixin(StoreBase):
             if not clash:
                 break
             ids = [new_run_id() if i in clash else i for i in ids]
-        runs, moves, stages, modules, rounds, gates, events, imported = (
-            [], [], [], [], [], [], [], [])  # type: ignore[var-annotated]
+        Rows = list[tuple[Any, ...]]
+        runs: Rows = []
+        moves: Rows = []
+        stages: Rows = []
+        modules: Rows = []
+        rounds: Rows = []
+        gates: Rows = []
+        events: Rows = []
+        imported: Rows = []
         for rid, t, source in zip(ids, chunk, sources, strict=True):
             runs.append((rid, t["task"], source, t["agent"], t["model"], t["effort"], now, now,
                          now, now, int(bool(t["valid"])), t["score"], t["max_score"],
