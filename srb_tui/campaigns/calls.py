@@ -9,19 +9,20 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from srb_tui.campaigns.plan import TaskInfo
 from srb_tui.service.cells import agent_problem, clear_stage_containers
 from srb_tui.service.orchestrator import LaunchError, RunService
 from srb_tui.store import RunRecord, Store
+from srb_tui.store.campaign_records import CampaignConfigRecord
 
 
 class RunCalls(Protocol):
     store: Store
 
-    def check_agent(self, agent: str, task_path: str) -> str | None: ...
+    def check_agent(self, config: CampaignConfigRecord, task: TaskInfo) -> str | None: ...
 
-    async def launch(self, task_path: str, agent: str, *, campaign: str,
-                     budget_sec: float | None, model: str | None, effort: str | None,
-                     max_cost: float | None) -> RunRecord: ...
+    async def launch(self, task_path: str, config: CampaignConfigRecord, *, campaign: str,
+                     budget_sec: float | None) -> RunRecord: ...
 
     async def drive(self, run_id: str, *, adversary_budget_sec: float | None) -> RunRecord: ...
 
@@ -41,21 +42,28 @@ class ServiceCalls:
         self.service = service
         self.store = service.store
 
-    def check_agent(self, agent: str, task_path: str) -> str | None:
-        """A message when ``agent`` is not a usable agent spec for the task, else None."""
-        return agent_problem(agent, task_path)
+    def check_agent(self, config: CampaignConfigRecord, task: TaskInfo) -> str | None:
+        """A message when the configuration cannot run on the task, else None: the check
+        ``srb run`` makes (agent spec, a real client's effort and budgets)."""
+        return agent_problem(config.agent, task.path, effort=config.effort,
+                             harness=task.harness, max_cost=config.max_cost,
+                             max_tokens=config.max_tokens)
 
-    async def launch(self, task_path: str, agent: str, *, campaign: str,
-                     budget_sec: float | None, model: str | None, effort: str | None,
-                     max_cost: float | None) -> RunRecord:
-        run = await self.service.launch(task_path, agent, budget_sec=budget_sec, model=model,
-                                        effort=effort, max_cost_usd=max_cost)
+    async def launch(self, task_path: str, config: CampaignConfigRecord, *, campaign: str,
+                     budget_sec: float | None) -> RunRecord:
+        """Launch the cell's run as ``srb run`` does: a real client goes through the
+        gateway with the configuration's effort and budgets; the configuration's own
+        wall clock wins over the campaign's ``budget_sec``."""
+        run = await self.service.launch(
+            task_path, config.agent, budget_sec=config.budget_sec or budget_sec,
+            model=config.model, effort=config.effort, max_cost_usd=config.max_cost,
+            max_tokens=config.max_tokens)
         extra = dict(run.extra)
         extra["campaign"] = campaign
-        if max_cost is not None:
+        if config.max_cost is not None:
             # The gateway enforces it for real clients (the run's "budget"); kept here too
             # so a report can show what each cell was allowed.
-            extra["max_cost_usd"] = max_cost
+            extra["max_cost_usd"] = config.max_cost
         return await self.store.update_run(run.id, batch_id=campaign, extra=extra)
 
     async def drive(self, run_id: str, *, adversary_budget_sec: float | None) -> RunRecord:

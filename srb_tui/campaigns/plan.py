@@ -24,6 +24,7 @@ class TaskInfo:
     path: str
     cpus: float = DEFAULT_CPUS
     memory_mb: int = DEFAULT_MEMORY_MB
+    harness: str | None = None  # the task's client pin ([agent].harness), for the agent check
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ def task_info(load: TaskLoad) -> TaskInfo:
         cpus=float(cpus) if isinstance(cpus, int | float) and cpus > 0 else DEFAULT_CPUS,
         memory_mb=int(memory) if isinstance(memory, int | float) and memory > 0
         else DEFAULT_MEMORY_MB,
+        harness=load.task.manifest.agent.harness if load.task is not None else None,
     )
 
 
@@ -81,8 +83,8 @@ def plan_campaign(spec: CampaignSpec, roots: Sequence[Path]) -> Plan:
                                     f"task {task_id} does not validate: {first}"))
             continue
         tasks[task_id] = task_info(load)
-    configs = tuple(CampaignConfigRecord(c.label, c.agent, c.model, c.effort, c.max_cost)
-                    for c in spec.configs)
+    configs = tuple(CampaignConfigRecord(c.label, c.agent, c.model, c.effort, c.max_cost,
+                                         c.max_tokens, c.budget_sec) for c in spec.configs)
     cells = tuple(
         PlannedCell(task_id=t, task_path=tasks[t].path, config=c.label, repeat=r)
         for t in tasks for c in configs for r in range(1, spec.repeats + 1)

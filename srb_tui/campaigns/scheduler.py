@@ -19,13 +19,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from srb_tui.campaigns.calls import RunCalls
 from srb_tui.campaigns.plan import Machine, TaskInfo
 from srb_tui.store import FINAL_STATUSES, RunRecord, StoreError
-from srb_tui.store.campaign_records import CampaignRecord, CellRecord
+from srb_tui.store.campaign_records import CampaignConfigRecord, CampaignRecord, CellRecord
 
 POLL_SEC = 2.0
 
@@ -65,6 +65,7 @@ class Scheduler:
         machine: Machine | None = None,
         adversary_budget_sec: float | None = None,
         budget_sec: float | None = None,
+        configs: Sequence[CampaignConfigRecord] | None = None,
         on_progress: Callable[[Progress], None] | None = None,
     ) -> None:
         self.calls = calls
@@ -76,7 +77,9 @@ class Scheduler:
         self.budget_sec = budget_sec
         self.on_progress = on_progress or (lambda progress: None)
         self.progress = Progress()
-        self.configs = {c.label: c for c in campaign.configs}
+        # the plan's configurations (with the file's per-run token and wall-clock budgets)
+        # when given, else the stored ones
+        self.configs = {c.label: c for c in (configs or campaign.configs)}
         self._running: dict[asyncio.Task[RunRecord | None], CellRecord] = {}
         self._stop = asyncio.Event()
 
@@ -162,10 +165,8 @@ class Scheduler:
 
     async def _start(self, cell: CellRecord) -> RunRecord | None:
         config = self.configs[cell.config]
-        run = await self.calls.launch(
-            cell.task_path, config.agent, campaign=self.campaign.id, budget_sec=self.budget_sec,
-            model=config.model, effort=config.effort, max_cost=config.max_cost,
-        )
+        run = await self.calls.launch(cell.task_path, config, campaign=self.campaign.id,
+                                      budget_sec=self.budget_sec)
         self._running[asyncio.current_task()] = await self.store.start_attempt(  # type: ignore[index]
             cell, run.id
         )

@@ -14,11 +14,18 @@ budget_sec = 600              # optional: the agent budget instead of the task's
 
 [[config]]
 label = "reference"           # a token; the matrix column
-agent = "replay:reference"    # claude-code:MODEL, codex:MODEL, replay:NAME, command:…
+agent = "replay:reference"    # claude-code:MODEL, codex:MODEL, mini-swe-agent:MODEL,
+                              # replay:NAME, command:…, untouched
 model = "…"                   # optional, recorded with the run
-effort = "high"               # optional
-max_cost = 5.0                # optional, USD per run
+effort = "high"               # optional; a real client's effort level (checked)
+max_cost = 5.0                # optional, USD per run (the gateway refuses past it)
+max_tokens = 2000000          # optional, tokens per run (the gateway refuses past it)
+budget_sec = 3600             # optional, the agent's wall clock for this configuration
 ```
+
+A real-client configuration runs exactly as ``srb run TASK --agent claude-code:MODEL
+--effort E --max-cost USD --max-tokens N --budget SEC`` does: through the gateway, with the
+same checks (``service.agent_specs.check_agent``).
 """
 
 from __future__ import annotations
@@ -35,7 +42,7 @@ from srb_tui.schema.reader import EMPTY, Source, Table, is_token
 TOP_KEYS = ("campaign", "config")
 CAMPAIGN_KEYS = ("name", "tasks", "repeats", "max_parallel", "max_cost", "retry_limit",
                  "adversary_budget_sec", "budget_sec", "description")
-CONFIG_KEYS = ("label", "agent", "model", "effort", "max_cost")
+CONFIG_KEYS = ("label", "agent", "model", "effort", "max_cost", "max_tokens", "budget_sec")
 
 
 @dataclass(frozen=True)
@@ -47,6 +54,8 @@ class ConfigSpec:
     model: str | None = None
     effort: str | None = None
     max_cost: float | None = None
+    max_tokens: int | None = None
+    budget_sec: float | None = None
 
 
 @dataclass(frozen=True)
@@ -120,6 +129,9 @@ def parse_campaign(text: str, file: str, default_name: str = "") -> CampaignSpec
         configs.append(ConfigSpec(
             label=label, agent=agent, model=table.optional_string("model"),
             effort=table.optional_string("effort"), max_cost=_optional_number(table, "max_cost"),
+            max_tokens=table.integer("max_tokens", 0, minimum=1) or None
+            if table.has("max_tokens") else None,
+            budget_sec=_optional_number(table, "budget_sec"),
         ))
     seen: set[str] = set()
     for table, label in zip(tables, labels, strict=True):

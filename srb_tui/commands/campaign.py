@@ -66,8 +66,8 @@ def _agent_problems(calls: ServiceCalls, spec: CampaignSpec, plan: Plan) -> list
     if first_task is None:
         return []
     found = []
-    for config in spec.configs:
-        message = calls.check_agent(config.agent, first_task.path)
+    for config in plan.configs:
+        message = calls.check_agent(config, first_task)
         if message:
             found.append(f"{spec.file} [config label={config.label}]: agent: {message}")
     return found
@@ -118,7 +118,7 @@ async def _run(args: argparse.Namespace, settings: Settings, out: Output) -> int
             bar_task = bar.add_task("starting", total=len(plan.cells))
             scheduler = Scheduler(
                 calls, campaign, plan.tasks, adversary_budget_sec=spec.adversary_budget_sec,
-                budget_sec=spec.budget_sec,
+                budget_sec=spec.budget_sec, configs=plan.configs,
                 on_progress=lambda p: _show(out, p, bar, bar_task),
             )
             loop = asyncio.get_running_loop()

@@ -1,15 +1,16 @@
 """``srb import DIR``: runs graded by the published harness, into the store beside srb's own.
 
 Every ``score.json`` under DIR is one trial (see ``srb_tui.reports.importer`` for the files
-and keys read). Bad or partial files are reported by file and key, and then nothing is
-stored; a trial folder imported before is refused.
+and keys read). The trials stream from disk into one store transaction, a batch at a time
+(memory holds a batch, not the job). Bad or partial files are reported by file and key,
+and then nothing is stored; a trial folder imported before is refused.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +19,9 @@ from rich.markup import escape
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
 from srb_tui.reports.build import task_categories
-from srb_tui.reports.importer import read_job
+from srb_tui.reports.importer import iter_job
 from srb_tui.store import Store, StoreError
+from srb_tui.store.imports import ImportProblems
 
 
 def add_parser(sub: Any) -> None:
@@ -31,33 +33,39 @@ def add_parser(sub: Any) -> None:
 
 def cmd_import(args: argparse.Namespace, settings: Settings, out: Output) -> int:
     directory = Path(args.directory)
-    trials, problems = read_job(directory)
-    if problems:
-        for problem in problems:
-            out.error(problem)
-        out.error(f"{directory}: nothing imported ({len(problems)} problem(s))")
-        return 2
     categories = task_categories(settings.task_roots)
-    for trial in trials:
-        trial.category = trial.category or categories.get(trial.task)
-    docs = [{**dataclasses.asdict(t), "job": directory.resolve().name} for t in trials]
+    problems: list[str] = []
+    job = directory.resolve().name
+    summaries: list[tuple[str, float | None, bool, str]] = []
+
+    def docs() -> Iterator[dict[str, Any]]:
+        # Streamed: one trial in memory at a time (its dict is shallow: no copies).
+        for trial in iter_job(directory, problems):
+            trial.category = trial.category or categories.get(trial.task)
+            summaries.append((trial.task, trial.score, trial.valid, trial.source_dir))
+            yield {**vars(trial), "job": job}
 
     async def body() -> list[str]:
         async with await Store.open(settings.db_path) as store:
-            return await store.import_runs(docs)
+            return await store.import_runs(docs(), problems=problems)
 
     try:
         ids = asyncio.run(body())
+    except ImportProblems as exc:
+        for problem in exc.problems:
+            out.error(problem)
+        out.error(f"{directory}: nothing imported ({len(exc.problems)} problem(s))")
+        return 2
     except StoreError as exc:
         out.error(str(exc))
         return 1
     if out.json_mode:
         out.emit_json({"directory": str(directory), "runs": [
-            {"id": rid, "task": t.task, "score": t.score, "valid": t.valid,
-             "source": t.source_dir} for rid, t in zip(ids, trials, strict=True)]})
+            {"id": rid, "task": task, "score": score, "valid": valid, "source": source}
+            for rid, (task, score, valid, source) in zip(ids, summaries, strict=True)]})
     else:
-        for rid, t in zip(ids, trials, strict=True):
-            out.print(f"{escape(rid)}  {escape(t.task)}  score {t.score}  valid {t.valid}  "
-                      f"← {escape(t.source_dir)}")
+        for rid, (task, score, valid, source) in zip(ids, summaries, strict=True):
+            out.print(f"{escape(rid)}  {escape(task)}  score {score}  valid {valid}  "
+                      f"← {escape(source)}")
         out.print(f"imported {len(ids)} run(s) from {escape(str(directory))}")
     return 0

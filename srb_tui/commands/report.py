@@ -1,8 +1,10 @@
 """``srb report [FILTER…] [--campaign NAME]``: the paper's tables from the store.
 
 Filter words are the Runs screen's (``task:ID status:scored agent:SPEC model:M`` and free
-text). ``--format md|csv|json|latex`` (``--json`` is ``--format json``); ``--table ID``
-(repeatable) picks tables; ``--output FILE`` writes a file instead of stdout.
+text). ``--format md|csv|json|latex|html`` (``--json`` is ``--format json``; ``html`` is one
+self-contained page with the figures); ``--table ID`` (repeatable) picks tables;
+``--output FILE`` writes a file instead of stdout; ``--figures DIR`` also writes the paper's
+figures as PDF and PNG.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
 from srb_tui.reports import FORMATS, TABLE_IDS, build_report, load_runs, render
-from srb_tui.reports.build import task_categories
+from srb_tui.reports.build import task_facts
 from srb_tui.service.runs_table import parse_filter
 from srb_tui.store import Store, StoreError
 
@@ -31,6 +33,9 @@ def add_parser(sub: Any) -> None:
                    help=f"only these tables ({', '.join(TABLE_IDS)})")
     p.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
     p.add_argument("--json", action="store_true", help="same as --format json")
+    p.add_argument("--figures", metavar="DIR",
+                   help="also write Figures 5a, 5b, 6 and Table 2's funnel to DIR as PDF and "
+                        "PNG (each with ID.json: the numbers drawn)")
     p.set_defaults(handler=cmd_report)
 
 
@@ -50,9 +55,10 @@ def cmd_report(args: argparse.Namespace, settings: Settings, out: Output) -> int
             if args.campaign and await store.campaign(args.campaign) is None:
                 out.error(f"no campaign {args.campaign!r} in {settings.db_path}")
                 return 2
-            categories = await asyncio.to_thread(task_categories, settings.task_roots)
+            categories, efforts = await asyncio.to_thread(task_facts, settings.task_roots)
             runs, order, ledger = await load_runs(
-                store, campaign=args.campaign, filters=flt.kwargs(), categories=categories
+                store, campaign=args.campaign, filters=flt.kwargs(), categories=categories,
+                efforts=efforts,
             )
         selection = " ".join(
             [f"campaign {args.campaign}"] if args.campaign else []
@@ -62,7 +68,16 @@ def cmd_report(args: argparse.Namespace, settings: Settings, out: Output) -> int
             selection += f" matching `{words}`"
         report = build_report(runs, title=f"srb report — {selection}", selection=selection,
                               config_order=order, has_ledger=ledger)
-        text = render(report, fmt_name, args.table)
+        try:
+            text = render(report, fmt_name, args.table)
+            if args.figures:
+                from srb_tui.reports.plots import write_figures
+
+                written = await asyncio.to_thread(write_figures, report, Path(args.figures))
+                out.err.print(f"wrote {len(written)} figure files to {args.figures}")
+        except ImportError as exc:
+            out.error(f"figures need matplotlib (pip install 'srb-tui[figures]'): {exc}")
+            return 2
         if args.output:
             Path(args.output).write_text(text, encoding="utf-8")
             out.err.print(f"wrote {args.output} ({len(runs)} runs, {fmt_name})")

@@ -10,6 +10,8 @@ from typing import Any
 
 from srb_tui.reports.agreement import agreement_table
 from srb_tui.reports.figures import (
+    adversary_table,
+    family_table,
     levels_figure,
     missed_alone_table,
     stage1_table,
@@ -26,11 +28,12 @@ from srb_tui.reports.tables import (
     leaderboard_table,
     task_table,
 )
-from srb_tui.schema import discover_tasks, load_task
+from srb_tui.schema import TaskLoad, discover_tasks, load_task
 from srb_tui.store import Store
 
 TABLE_IDS = ("table2", "table3", "table4", "table5", "table9", "figure5a", "missed_alone",
-             "figure5b", "stage3_times", "stage1", "figure6", "table6")
+             "figure5b", "stage3_times", "stage1", "figure6", "figure6_adversaries",
+             "figure6_family", "table6")
 
 
 def build_report(
@@ -62,6 +65,8 @@ def build_report(
             times_table(runs),
             stage1_table(runs),
             verifier_table(runs),
+            adversary_table(runs),
+            family_table(runs),
             agreement_table(runs),
         ],
     )
@@ -73,11 +78,12 @@ async def load_runs(
     campaign: str | None = None,
     filters: Mapping[str, Any] | None = None,
     categories: Mapping[str, str] | None = None,
+    efforts: Mapping[tuple[str, str], str] | None = None,
 ) -> tuple[list[ReportRun], list[str], bool]:
     """Records of the selected runs, the campaign's configuration order, whether a ledger
     exists. The failed check ids are read only for runs that miss exactly one check."""
     src = await store.report_source(campaign=campaign, **dict(filters or {}))
-    runs = runs_from_source(src, categories)
+    runs = runs_from_source(src, categories, efforts=efforts)
     single = {r.run_id for r in runs if r.migrated and r.missed_count == 1}
     if single:
         missed = await store.missed_checks(sorted(single))
@@ -90,9 +96,37 @@ async def load_runs(
 
 def task_categories(roots: Sequence[Path]) -> dict[str, str]:
     """Task id → debt class ([metadata].category) of every task under ``roots`` that loads."""
-    found: dict[str, str] = {}
-    for path in discover_tasks([r for r in roots if r.exists()]):
-        load = load_task(path, schema_only=True)
+    return task_facts(roots)[0]
+
+
+EFFORT_KEYS = ("reasoning_effort", "effort")
+
+
+def task_facts(
+    roots: Sequence[Path],
+) -> tuple[dict[str, str], dict[tuple[str, str], str]]:
+    """From every task under ``roots`` that loads: task id → debt class, and (task id,
+    adversary id) → the verifier's effort (probe.toml ``[adversary.driver_options]``
+    ``reasoning_effort``/``effort``), read once for both."""
+    categories: dict[str, str] = {}
+    loads = [load_task(path, schema_only=True)
+             for path in discover_tasks([r for r in roots if r.exists()])]
+    for load in loads:
         if load.task is not None and load.task.category:
-            found[load.task_id] = load.task.category
-    return found
+            categories[load.task_id] = load.task.category
+    efforts = adversary_efforts(loads)
+    return categories, efforts
+
+
+def adversary_efforts(loads: Sequence[TaskLoad]) -> dict[tuple[str, str], str]:
+    """(task id, adversary id) → the verifier's effort from each loaded task's probe.toml
+    (``[adversary.driver_options]`` ``reasoning_effort`` or ``effort``)."""
+    efforts: dict[tuple[str, str], str] = {}
+    for load in loads:
+        probe = load.task.probe if load.task is not None else None
+        for adversary in probe.adversaries if probe is not None else ():
+            options = adversary.driver_options
+            effort = next((str(options[k]) for k in EFFORT_KEYS if options.get(k)), "")
+            if effort:
+                efforts[(load.task_id, adversary.id)] = effort
+    return efforts

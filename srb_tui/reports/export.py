@@ -1,4 +1,5 @@
-"""A Report as Markdown, CSV, JSON or LaTeX (booktabs).
+"""A Report as Markdown, CSV, JSON, LaTeX (booktabs) or one self-contained HTML page
+(``reports.html``: the tables and the paper's figures as inline SVG).
 
 CSV puts every table in one file: a ``# id: title`` line, the header, the rows, the total
 row, a blank line. JSON is the report's ``to_json()``. LaTeX gives one ``table``
@@ -15,7 +16,7 @@ from collections.abc import Sequence
 
 from srb_tui.reports.model import Cell, Report, Table, fmt
 
-FORMATS = ("md", "csv", "json", "latex")
+FORMATS = ("md", "csv", "json", "latex", "html")
 
 
 def _tables(report: Report, only: Sequence[str] | None) -> list[Table]:
@@ -122,4 +123,8 @@ def render(report: Report, fmt_name: str, only: Sequence[str] | None = None) -> 
         return to_json(report, only)
     if fmt_name == "latex":
         return to_latex(report, only)
+    if fmt_name == "html":
+        from srb_tui.reports.html import to_html  # draws the figures: matplotlib
+
+        return to_html(report, only)
     raise ValueError(f"unknown format {fmt_name!r}; choose from {', '.join(FORMATS)}")

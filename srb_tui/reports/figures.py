@@ -5,16 +5,21 @@ runs in [99 %, 100 %) with their median number of missed checks; the checks most
 missed alone. Figure 5b: among Stage III entrants, how many verifiers survived (0–6).
 Time to a counterexample vs to a survival (medians of round durations). Stage I
 consistency (3.4.1): unanimous vs split gate verdicts, runs that passed only by majority.
-Figure 6: break rate per verifier (adversary id and its model) and exclusive breaks.
+Figure 6: break rate per verifier slot (slot, model, effort, pooled over tasks) and its
+exclusive breaks; the per-task adversaries as a second table; own-family vs other-family
+break rates (Finding 2).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from srb_tui.reports.model import Column, Table, mean, median, pct
-from srb_tui.reports.records import ReportRun
+from srb_tui.reports.records import ReportRun, Round
+
+K = TypeVar("K")
 
 # Levels as exact fractions (numerator, denominator) so 99.9 % is not a float comparison.
 LEVELS = (("≥ 50%", 1, 2), ("≥ 90%", 9, 10), ("≥ 99%", 99, 100), ("≥ 99.9%", 999, 1000),
@@ -145,42 +150,134 @@ def stage1_table(runs: Sequence[ReportRun]) -> Table:
     return table
 
 
-def verifier_table(runs: Sequence[ReportRun]) -> Table:
-    """Figure 6: break rate of each verifier over its rounds, and its exclusive breaks."""
-    entrants = [r for r in runs if r.entered_stage3 and r.verification_ran]
-    rounds: Counter[tuple[str, str]] = Counter()
-    broken: Counter[tuple[str, str]] = Counter()
-    errors: Counter[tuple[str, str]] = Counter()
-    exclusive: Counter[tuple[str, str]] = Counter()
-    for r in entrants:
+def _entrants(runs: Sequence[ReportRun]) -> list[ReportRun]:
+    return [r for r in runs if r.entered_stage3 and r.verification_ran]
+
+
+VerifierKey = tuple[str, str, str]  # (slot, model, effort)
+
+
+def _verifier_key(rd: Round) -> VerifierKey:
+    return (rd.slot, rd.model, rd.effort)
+
+
+def _tally(runs: Sequence[ReportRun], key: Callable[[ReportRun, Round], K]
+           ) -> dict[K, list[int]]:
+    """key -> [rounds judged, breaks, exclusive breaks, errored rounds] over the entrants."""
+    found: dict[K, list[int]] = {}
+    for r in _entrants(runs):
         breakers = [rd for rd in r.rounds if rd.outcome == "broken"]
         for rd in r.rounds:
-            key = (rd.adversary, rd.model)
+            entry = found.setdefault(key(r, rd), [0, 0, 0, 0])
             if rd.outcome in ("broken", "survived"):
-                rounds[key] += 1
-                broken[key] += rd.outcome == "broken"
+                entry[0] += 1
+                entry[1] += rd.outcome == "broken"
             else:
-                errors[key] += 1
+                entry[3] += 1
         if len(breakers) == 1:
-            exclusive[(breakers[0].adversary, breakers[0].model)] += 1
+            found[key(r, breakers[0])][2] += 1
+    return found
+
+
+def verifier_table(runs: Sequence[ReportRun]) -> Table:
+    """Figure 6: one bar per verifier — a slot (a01–a06) holding one model at one effort —
+    pooled over every task it met: rounds, breaks, break rate, exclusive breaks, errors."""
     table = Table("figure6", "Figure 6 · break rate per verifier", [
-        Column("adversary", "Verifier", "text"),
+        Column("verifier", "Verifier", "text"),
+        Column("slot", "Slot", "text"),
         Column("model", "Model", "text"),
+        Column("effort", "Effort", "text"),
         Column("rounds", "Rounds"),
         Column("broken", "Breaks"),
         Column("rate", "Break rate %", "pct"),
         Column("exclusive", "Exclusive breaks"),
         Column("errors", "Errored rounds"),
     ], bar="rate")
-    for key in sorted(set(rounds) | set(errors)):
-        table.rows.append([key[0], key[1], rounds[key], broken[key],
-                           pct(broken[key], rounds[key]), exclusive[key], errors[key]])
+    tally = _tally(runs, lambda _r, rd: _verifier_key(rd))
+    for (slot, model, effort), (n, b, excl, err) in sorted(tally.items()):
+        label = " · ".join(part for part in (slot, model or "—", effort) if part)
+        table.rows.append([label, slot, model, effort or None, n, b, pct(b, n), excl, err])
     models: dict[str, list[int]] = {}
-    for (_adv, model), n in rounds.items():
+    for (_slot, model, _effort), (n, b, _x, _e) in tally.items():
         entry = models.setdefault(model, [0, 0])
         entry[0] += n
-        entry[1] += broken[(_adv, model)]
+        entry[1] += b
     for model, (n, b) in sorted(models.items()):
         table.notes.append(f"model {model or '—'}: {b}/{n} rounds broke ({pct(b, n) or 0:.1f}%)")
+    tasks = len({r.task for r in _entrants(runs)})
+    table.notes.append(f"Pooled over {len(_entrants(runs))} Stage III entrants on {tasks} "
+                       "task(s); a slot is the adversary id up to its first '-'.")
     table.notes.append("Exclusive: the only verifier that broke that submission.")
+    return table
+
+
+def adversary_table(runs: Sequence[ReportRun]) -> Table:
+    """Figure 6's detail: one row per task-specific adversary (task, id, model, effort)."""
+    table = Table("figure6_adversaries", "Figure 6 · per-task adversaries", [
+        Column("adversary", "Adversary", "text"),
+        Column("task", "Task", "text"),
+        Column("model", "Model", "text"),
+        Column("effort", "Effort", "text"),
+        Column("rounds", "Rounds"),
+        Column("broken", "Breaks"),
+        Column("rate", "Break rate %", "pct"),
+        Column("exclusive", "Exclusive breaks"),
+        Column("errors", "Errored rounds"),
+    ], bar="rate")
+    tally = _tally(runs, lambda r, rd: (rd.adversary, r.task, rd.model, rd.effort))
+    for (adversary, task, model, effort), (n, b, excl, err) in sorted(tally.items()):
+        table.rows.append([adversary, task, model, effort or None, n, b, pct(b, n), excl, err])
+    return table
+
+
+FAMILIES = (("anthropic", ("claude", "opus", "sonnet", "haiku")),
+            ("openai", ("gpt", "codex", "o1", "o3", "o4")),
+            ("google", ("gemini",)), ("deepseek", ("deepseek",)), ("qwen", ("qwen",)))
+
+
+def model_family(model: str) -> str | None:
+    """The vendor family of a model name (claude-opus-5 → anthropic, gpt-5.6-sol → openai);
+    None for no model or a non-model verifier (fuzz)."""
+    name = model.strip().lower()
+    if not name or name == "fuzz":
+        return None
+    for family, stems in FAMILIES:
+        if any(name.startswith(stem) or f"-{stem}" in name or f"/{stem}" in name
+               for stem in stems):
+            return family
+    return name.split("-", 1)[0]
+
+
+def family_table(runs: Sequence[ReportRun]) -> Table:
+    """Finding 2: break rate of verifiers on submissions written by their own model family
+    against the others, pooled and per verifier family."""
+    table = Table("figure6_family", "Figure 6 · own family vs other families", [
+        Column("verifiers", "Verifiers", "text"),
+        Column("authors", "Submissions by", "text"),
+        Column("rounds", "Rounds"),
+        Column("broken", "Breaks"),
+        Column("rate", "Break rate %", "pct"),
+    ], bar="rate")
+    pooled = {"own": [0, 0], "other": [0, 0]}
+    by_family: dict[tuple[str, str], list[int]] = {}
+    for r in _entrants(runs):
+        author = model_family(r.model)
+        if author is None:
+            continue
+        for rd in r.rounds:
+            family = model_family(rd.model)
+            if family is None or rd.outcome not in ("broken", "survived"):
+                continue
+            side = "own" if family == author else "other"
+            for entry in (pooled[side], by_family.setdefault((family, side), [0, 0])):
+                entry[0] += 1
+                entry[1] += rd.outcome == "broken"
+    for side, label in (("own", "their own family"), ("other", "other families")):
+        n, b = pooled[side]
+        table.rows.append(["all", label, n, b, pct(b, n)])
+    for (family, side), (n, b) in sorted(by_family.items()):
+        table.rows.append([family, "its own family" if side == "own" else "other families",
+                           n, b, pct(b, n)])
+    table.notes.append("Author family from the run's model; verifier family from the "
+                       "round's model. Fuzzers and runs without a model are left out.")
     return table

@@ -8,7 +8,10 @@ and ``scored_weight`` (a count of checks), ``verification.{models_total,models_s
 breaks}``, ``stages_run``, ``blocked_by``, ``unscored.behavioural`` — Stage II measured but
 not credited after a Stage I fail — and ``metadata.verification.rounds[]`` with
 ``adversary``/``outcome``/``elapsed_sec``/``usage.model``), ``reward.json`` (numbers only),
-the stage results ``audit.json``/``behavioural.json``/``verification.json`` beside them,
+the stage results ``audit.json``/``behavioural.json``/``verification.json`` beside them
+(``audit.json``'s ``checks[]``: one per gate, ``required``, ``verdict``, and
+``metadata.votes.{pass,fail}`` — the tally of the review samples, which Stage I's
+consistency table counts — with ``samples_run``/``samples_usable``/``tie_broken_to_pass``),
 ``telemetry.json`` (grading models' time and tokens), and Harbor's trial ``config.json``
 (``agent.name``, ``agent.model_name``, ``agent.kwargs.reasoning_effort``) and ``result.json``
 (``agent_result.cost_usd``) in the trial folder.
@@ -20,7 +23,7 @@ reported (file and key); with any problem nothing is imported.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,9 +50,11 @@ class ImportedTrial:
     envelope: dict[str, Any]
     modules: list[dict[str, Any]]
     rounds: list[dict[str, Any]]
-    stage_results: dict[str, Any] = field(default_factory=dict)
+    # stage -> (its status, the file's JSON text as published: stored as read, not re-encoded)
+    stage_results: dict[str, tuple[str, str]] = field(default_factory=dict)
+    gates: list[dict[str, Any]] = field(default_factory=list)
     cost_usd: float | None = None
-    telemetry: Any = None
+    telemetry: str | None = None  # telemetry.json's text
     category: str | None = None
 
 
@@ -58,20 +63,24 @@ class _Reader:
         self.problems = problems
 
     def load(self, path: Path, required: bool) -> Any:
+        return self.load_text(path, required)[1]
+
+    def load_text(self, path: Path, required: bool) -> tuple[str | None, Any]:
+        """The file's text and its JSON (both None when missing, unreadable or not JSON)."""
         try:
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
             if required:
                 self.problems.append(f"{path}: missing")
-            return None
+            return None, None
         except (OSError, UnicodeDecodeError) as exc:
             self.problems.append(f"{path}: cannot read ({exc})")
-            return None
+            return None, None
         try:
-            return json.loads(text)
+            return text, json.loads(text, parse_constant=_no_constant)
         except ValueError as exc:
             self.problems.append(f"{path}: not JSON ({exc})")
-            return None
+            return None, None
 
     def need(self, path: Path, doc: Mapping[str, Any], key: str, kind: type | tuple[type, ...],
              what: str, optional: bool = False) -> Any:
@@ -93,6 +102,11 @@ class _Reader:
             )
             return None
         return value
+
+
+def _no_constant(name: str) -> Any:
+    """NaN and Infinity are not JSON (SQLite's json functions refuse them): a problem."""
+    raise ValueError(f"{name} is not a JSON value")
 
 
 def _blocked(raw: str) -> str | None:
@@ -138,6 +152,78 @@ def _modules(r: _Reader, path: Path, mods: Any, key: str) -> list[dict[str, Any]
             "id": mid, "weight": float(weight), "status": str(m.get("status") or "ok"),
             "rate": float(m.get("rate") or 0.0), "passed": passed, "scored": int(scored),
             "complete": bool(m.get("complete", passed == int(scored) and scored > 0)),
+        })
+    return out
+
+
+_CHECK_VERDICTS = {"pass": "pass", "fail": "fail", "error": "error"}
+
+
+def _count(r: _Reader, path: Path, value: Any, key: str) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        r.problems.append(f"{path}: key {key!r}: expected a count (a whole number >= 0)")
+        return None
+    return value
+
+
+def _gates(r: _Reader, path: Path, audit: Any) -> list[dict[str, Any]]:
+    """Stage I's gate outcomes from the published ``audit.json``: one per check with its
+    vote tally (``metadata.votes.{pass,fail}``), in ``Store.record_gate_outcomes``'s shape.
+    A review that returned nothing (``samples_run - samples_usable``) is an error vote; a
+    check without a tally (an older harness) is left out rather than counted unanimous."""
+    if audit is None:
+        return []
+    if not isinstance(audit, Mapping):
+        r.problems.append(f"{path}: expected a JSON object")
+        return []
+    checks = audit.get("checks")
+    if checks is None:
+        return []
+    if not isinstance(checks, list):
+        r.problems.append(f"{path}: key 'checks': expected a list of gate checks")
+        return []
+    out: list[dict[str, Any]] = []
+    for i, check in enumerate(checks):
+        where = f"checks[{i}]"
+        if not isinstance(check, Mapping):
+            r.problems.append(f"{path}: key {where!r}: expected a gate check object")
+            continue
+        gate_id = check.get("id")
+        verdict = check.get("verdict")
+        if not isinstance(gate_id, str) or not gate_id:
+            r.problems.append(f"{path}: key {where + '.id'!r}: expected the gate id")
+            continue
+        if verdict == "skip":
+            continue
+        if verdict not in _CHECK_VERDICTS:
+            r.problems.append(f"{path}: key {where + '.verdict'!r}: {verdict!r} is not pass, "
+                              "fail or error")
+            continue
+        raw_meta = check.get("metadata")
+        meta: Mapping[str, Any] = raw_meta if isinstance(raw_meta, Mapping) else {}
+        votes = meta.get("votes")
+        if votes is None:
+            continue
+        if not isinstance(votes, Mapping):
+            r.problems.append(f"{path}: key {where + '.metadata.votes'!r}: expected "
+                              "{pass, fail} counts")
+            continue
+        passes = _count(r, path, votes.get("pass", 0), where + ".metadata.votes.pass")
+        fails = _count(r, path, votes.get("fail", 0), where + ".metadata.votes.fail")
+        run = meta.get("samples_run", 0)
+        usable = meta.get("samples_usable", run)
+        lost = (run - usable if isinstance(run, int) and isinstance(usable, int)
+                and not isinstance(run, bool) and run >= usable else 0)
+        if passes is None or fails is None:
+            continue
+        title = meta.get("title")
+        out.append({
+            "gate_id": gate_id, "verdict": _CHECK_VERDICTS[verdict],
+            "title": title if isinstance(title, str) and title else None,
+            "required": bool(check.get("required", False)),
+            "votes_pass": passes, "votes_fail": fails, "votes_error": lost,
+            "tie": bool(meta.get("tie_broken_to_pass")) or (passes == fails and passes > 0),
+            "extra": {"imported": True},
         })
     return out
 
@@ -199,9 +285,14 @@ def read_trial(score_path: Path, root: Path, problems: list[str]) -> ImportedTri
                             f"{outcome!r} is not broken, survived or error")
             continue
         elapsed = entry.get("elapsed_sec")
+        raw_usage = entry.get("usage")
+        usage: Mapping[str, Any] = raw_usage if isinstance(raw_usage, Mapping) else {}
+        effort = next((entry.get(k) or usage.get(k) for k in ("effort", "reasoning_effort")
+                       if entry.get(k) or usage.get(k)), None)
         rounds.append({
             "adversary": str(entry.get("adversary") or entry.get("id") or f"a{i + 1:02d}"),
-            "model": str((entry.get("usage") or {}).get("model") or "") or None,
+            "model": str(entry.get("model") or usage.get("model") or "") or None,
+            "effort": str(effort) if effort else None,
             "status": outcome,
             "duration_sec": float(elapsed) if isinstance(elapsed, int | float) else None,
         })
@@ -218,12 +309,18 @@ def read_trial(score_path: Path, root: Path, problems: list[str]) -> ImportedTri
                     and abs(float(reward["score"]) - float(score)) > 1e-6):
                 problems.append(f"{score_path.parent / 'reward.json'}: key 'score': "
                                 f"{reward['score']} disagrees with score.json's {score}")
-    stage_results = {}
+    stage_results: dict[str, tuple[str, str]] = {}
+    gates: list[dict[str, Any]] = []
     for name in STAGE_FILES:
-        loaded = r.load(score_path.parent / name, required=False)
-        if loaded is not None:
-            stage_results[name.removesuffix(".json")] = loaded
-    telemetry = r.load(score_path.parent / "telemetry.json", required=False)
+        text, loaded = r.load_text(score_path.parent / name, required=False)
+        if text is None:
+            continue
+        status = loaded.get("status") if isinstance(loaded, Mapping) else None
+        stage_results[name.removesuffix(".json")] = (str(status or "ok"), text)
+        if name == "audit.json":
+            gates = _gates(r, score_path.parent / name, loaded)
+        del loaded  # only the text is kept: a trial's transcripts are parsed once, dropped
+    telemetry = r.load_text(score_path.parent / "telemetry.json", required=False)[0]
     trial = _trial_dir(score_path.parent, root)
     config = r.load(trial / "config.json", required=False)
     result = r.load(trial / "result.json", required=False)
@@ -272,17 +369,29 @@ def read_trial(score_path: Path, root: Path, problems: list[str]) -> ImportedTri
         max_score=float(max_score or 100.0), valid=valid,
         blocked_by=envelope["blocked_by"], harness_error=envelope["harness_error"],
         envelope=envelope, modules=modules, rounds=rounds if ran else [],
-        stage_results=stage_results, cost_usd=cost, telemetry=telemetry,
+        stage_results=stage_results, gates=gates, cost_usd=cost, telemetry=telemetry,
     )
+
+
+def iter_job(directory: Path, problems: list[str]) -> Iterator[ImportedTrial]:
+    """Every trial under ``directory``, read one at a time (memory bounded by one trial);
+    every problem found is appended to ``problems`` and the bad trial is not yielded."""
+    if not directory.is_dir():
+        problems.append(f"{directory}: not a directory")
+        return
+    scores = sorted(p for p in directory.rglob("score.json") if p.is_file())
+    if not scores:
+        problems.append(f"{directory}: no score.json anywhere below it (not a job directory?)")
+        return
+    root = directory.resolve()
+    for path in scores:
+        trial = read_trial(path, root, problems)
+        if trial is not None:
+            yield trial
 
 
 def read_job(directory: Path) -> tuple[list[ImportedTrial], list[str]]:
     """Every trial under ``directory`` and every problem found (trials empty on a problem)."""
     problems: list[str] = []
-    if not directory.is_dir():
-        return [], [f"{directory}: not a directory"]
-    scores = sorted(p for p in directory.rglob("score.json") if p.is_file())
-    if not scores:
-        return [], [f"{directory}: no score.json anywhere below it (not a job directory?)"]
-    trials = [t for t in (read_trial(p, directory.resolve(), problems) for p in scores) if t]
+    trials = list(iter_job(directory, problems))
     return ([] if problems else trials), problems

@@ -14,7 +14,7 @@ ended in ``infra_error``); ``cancelled`` and ``unfinished`` runs are counted apa
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -27,12 +27,20 @@ UNCLASSIFIED = "unclassified"
 
 
 class Round(NamedTuple):
-    """One Stage III adversary lane of a run."""
+    """One Stage III adversary lane of a run. ``effort`` is the verifier's reasoning effort
+    (the round's record, else the task's probe.toml ``driver_options``; "" when unknown)."""
 
     adversary: str
     model: str
     outcome: str  # broken | survived | error | pending | running
     duration_sec: float | None = None
+    effort: str = ""
+
+    @property
+    def slot(self) -> str:
+        """The verifier slot: the adversary id up to its first ``-`` (``a03-c-api`` → a03),
+        the position a probe gives one model at one effort in every task."""
+        return self.adversary.split("-", 1)[0]
 
 
 class GateSummary(NamedTuple):
@@ -128,8 +136,10 @@ def runs_from_source(
     src: Any,
     categories: Mapping[str, str] | None = None,
     missed: Mapping[str, list[str]] | None = None,
+    efforts: Mapping[tuple[str, str], str] | None = None,
 ) -> list[ReportRun]:
-    """Records from a ``ReportSource``.
+    """Records from a ``ReportSource`` (``efforts``: (task, adversary id) → the verifier's
+    effort from the task's probe.toml, for rounds whose record does not carry one).
 
     The fixed-check denominator of a module that could not report its checks (``error`` or
     ``unreached``) is the largest count any run of the same task recorded for it, so a
@@ -176,7 +186,8 @@ def runs_from_source(
                 verification_ran=ran,
                 survivors=survivors if ran else None,
                 models_total=models_total,
-                rounds=tuple(Round(*r) for r in src.rounds.get(rid, ())) if ran else (),
+                rounds=tuple(_round(r, task, efforts) for r in src.rounds.get(rid, ()))
+                if ran else (),
                 gates=GateSummary(*gates) if (gates := src.gates.get(rid)) else None,
                 category=str(category),
                 agent=str(row["agent"]),
@@ -189,6 +200,14 @@ def runs_from_source(
             )
         )
     return out
+
+
+def _round(raw: Sequence[Any], task: str,
+           efforts: Mapping[tuple[str, str], str] | None) -> Round:
+    found = Round(*raw)
+    if not found.effort and efforts:
+        return found._replace(effort=efforts.get((task, found.adversary), ""))
+    return found
 
 
 def _default_config(row: Mapping[str, Any]) -> str:

@@ -9,34 +9,58 @@ from pathlib import Path
 from srb_tui.agents import AgentSpecError, parse_agent_spec, plan_agent
 from srb_tui.agents.adapters import make_adapter
 from srb_tui.agents.clients import resolve_pin
-from srb_tui.agents.errors import AdapterError
+from srb_tui.agents.errors import AdapterError, ClientError
 from srb_tui.agents.spec import CLIENT_KINDS
 
 
 @dataclass(frozen=True)
 class AgentCheck:
     """The spec as srb records it (``text``), or why it cannot run (``problem``, about the
-    launch field named by ``field``)."""
+    launch field named by ``field``: Agent, Effort or Budget). ``client`` is the real
+    client's kind (``claude-code`` …) when the spec names one, else None."""
 
     text: str | None
     problem: str | None
     field: str = "Agent"
+    client: str | None = None
+    model: str | None = None
 
 
-def check_agent(spec_text: str, task_dir: Path, *, effort: str | None = None) -> AgentCheck:
-    """Whether ``spec_text`` names an agent srb can run on the task at ``task_dir``; for a
-    real client, also whether ``effort`` is one that client takes."""
+def check_agent(
+    spec_text: str,
+    task_dir: Path,
+    *,
+    effort: str | None = None,
+    harness: str | None = None,
+    client_version: str | None = None,
+    max_cost: float | None = None,
+    max_tokens: int | None = None,
+) -> AgentCheck:
+    """Whether ``spec_text`` names an agent srb can run on the task at ``task_dir`` — the
+    one check behind ``srb run``, the console's launch dialog and campaign files.
+
+    A built-in agent (untouched, replay:, command:) must plan; a real client
+    (``claude-code:MODEL``, ``codex:MODEL``, ``mini-swe-agent:MODEL``) must resolve its
+    version (``client_version``, else the task's ``harness`` pin, else srb's), take
+    ``effort``, and have positive budgets."""
     try:
         spec = parse_agent_spec(spec_text, task_dir)
-        if spec.kind in CLIENT_KINDS:
-            make_adapter(resolve_pin(spec.kind, None), spec.model or "", effort)
-        else:
+        if spec.kind not in CLIENT_KINDS:
             plan_agent(spec)
+            return AgentCheck(spec.text, None, model=spec.model)
+        pin = resolve_pin(spec.kind, harness, client_version)
+        make_adapter(pin, spec.model or "", effort)
+    except ClientError as exc:
+        return AgentCheck(None, str(exc))
     except AdapterError as exc:
         return AgentCheck(None, str(exc), "Effort")
     except AgentSpecError as exc:
         return AgentCheck(None, str(exc))
-    return AgentCheck(spec.text, None)
+    for name, value in (("--max-cost", max_cost), ("--max-tokens", max_tokens)):
+        if value is not None and value <= 0:
+            return AgentCheck(None, f"{name} must be positive (got {value:g})", "Budget",
+                              spec.kind)
+    return AgentCheck(spec.text, None, client=spec.kind, model=spec.model)
 
 
 def client_cache_summary() -> str:

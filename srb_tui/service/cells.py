@@ -1,6 +1,7 @@
 """Service calls the campaign scheduler needs beyond launch/drive/cancel: checking an agent
-spec before a cell is planned, and clearing the stage containers a killed srb left for a
-run. Here, so that ``campaigns/`` reaches agents and the engine only through the service.
+spec before a cell is planned (the one check of ``service.agent_specs``), and clearing the
+stage containers a killed srb left for a run. Here, so that ``campaigns/`` reaches agents
+and the engine only through the service.
 """
 
 from __future__ import annotations
@@ -8,18 +9,29 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
-from srb_tui.agents import AgentSpecError, parse_agent_spec, plan_agent
 from srb_tui.runner import RunnerError, list_managed, remove
+from srb_tui.service.agent_specs import check_agent
 from srb_tui.service.orchestrator import RunService
 
 
-def agent_problem(agent: str, task_path: str) -> str | None:
-    """A message when ``agent`` is not a usable agent spec for the task, else None."""
-    try:
-        plan_agent(parse_agent_spec(agent, Path(task_path)))
-    except AgentSpecError as exc:
-        return str(exc)
-    return None
+def agent_problem(
+    agent: str,
+    task_path: str,
+    *,
+    effort: str | None = None,
+    harness: str | None = None,
+    max_cost: float | None = None,
+    max_tokens: int | None = None,
+) -> str | None:
+    """A message when ``agent`` (with its effort and budgets) cannot run on the task, else
+    None: :func:`srb_tui.service.agent_specs.check_agent`, the check ``srb run`` and the
+    launch dialog make, so a spec one accepts every other accepts."""
+    checked = check_agent(agent, Path(task_path), effort=effort, harness=harness,
+                          max_cost=max_cost, max_tokens=max_tokens)
+    if checked.text is not None:
+        return None
+    return checked.problem if checked.field == "Agent" else (
+        f"{checked.field.lower()}: {checked.problem}")
 
 
 async def clear_stage_containers(service: RunService, run_id: str) -> int:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from srb_tui import faultpoint
-from srb_tui.agents import AgentSpecError, parse_agent_spec, plan_agent
+from srb_tui.agents import parse_agent_spec
 from srb_tui.agents.errors import AdapterError, ClientError
 from srb_tui.agents.spec import CLIENT_KINDS
 from srb_tui.config import Settings
@@ -26,6 +26,7 @@ from srb_tui.runner import ContainerHandle, DockerEngine, RunnerError, store_tag
 from srb_tui.schema import Task, TaskLoad
 from srb_tui.service import run_access, run_prepare, run_upkeep
 from srb_tui.service.agent_phase import STORE_LABEL, AgentLimits, AgentPhase, PhaseContext
+from srb_tui.service.agent_specs import check_agent
 from srb_tui.service.events import (
     EventBus,
     RunCreated,
@@ -138,34 +139,26 @@ class RunService:
         if load.task is None or not load.ok:
             first = "; ".join(str(p) for p in load.errors[:3])
             raise LaunchError(f"task {load.task_id} does not validate: {first}")
-        try:
-            spec = parse_agent_spec(agent, load.path)
-            extra: dict[str, object] = {}
-            if spec.kind in CLIENT_KINDS:
-                from srb_tui.agents.adapters import make_adapter
-                from srb_tui.agents.clients import resolve_pin
-
-                pin = resolve_pin(spec.kind, load.task.manifest.agent.harness, client_version)
-                make_adapter(pin, spec.model or "", effort)
-                if client_version:
-                    extra["client_version"] = client_version
-                if max_cost_usd is not None or max_tokens is not None:
-                    if (max_cost_usd is not None and max_cost_usd <= 0) or (
-                            max_tokens is not None and max_tokens <= 0):
-                        raise LaunchError("--max-cost and --max-tokens must be positive")
-                    extra["budget"] = {"max_cost_usd": max_cost_usd, "max_tokens": max_tokens}
-            else:
-                plan_agent(spec)
-        except (AgentSpecError, ClientError, AdapterError) as exc:
-            raise LaunchError(str(exc)) from exc
+        checked = check_agent(agent, load.path, effort=effort,
+                              harness=load.task.manifest.agent.harness,
+                              client_version=client_version, max_cost=max_cost_usd,
+                              max_tokens=max_tokens)
+        if checked.text is None:
+            raise LaunchError(checked.problem or f"agent {agent!r} cannot run")
+        extra: dict[str, object] = {}
+        if checked.client is not None:
+            if client_version:
+                extra["client_version"] = client_version
+            if max_cost_usd is not None or max_tokens is not None:
+                extra["budget"] = {"max_cost_usd": max_cost_usd, "max_tokens": max_tokens}
         budget = budget_sec if budget_sec is not None else load.task.budget_sec
         if budget is None or budget <= 0:
             raise LaunchError(f"task {load.task_id}: no positive budget; pass --budget SECONDS")
         run = await self.store.create_run(
             task_id=load.task_id,
             task_path=str(load.path),
-            agent=spec.text,
-            model=model or spec.model,
+            agent=checked.text,
+            model=model or checked.model,
             effort=effort,
             budget_sec=float(budget),
         )
@@ -175,7 +168,7 @@ class RunService:
         await self.store.update_run(run.id, extra={**run.extra, **extra})
         run = await self.store.require_run(run.id)
         self._launched[run.id] = load
-        self.bus.publish(RunCreated(run.id, load.task_id, spec.text))
+        self.bus.publish(RunCreated(run.id, load.task_id, checked.text))
         return run
 
     # -- transitions ---------------------------------------------------------------------

@@ -13,13 +13,17 @@ from typing import Any
 
 @dataclass(frozen=True)
 class CampaignConfigRecord:
-    """One configuration of a campaign (a column of its matrix)."""
+    """One configuration of a campaign (a column of its matrix). ``max_tokens`` and
+    ``budget_sec`` are not stored columns: they come from the campaign file's text (stored
+    with the campaign), which ``srb campaign run|resume`` plans from every time."""
 
     label: str
     agent: str
     model: str | None = None
     effort: str | None = None
     max_cost: float | None = None
+    max_tokens: int | None = None
+    budget_sec: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -1,98 +1,165 @@
 """Runs imported from a published-harness job directory, stored beside srb's own.
 
-``import_runs`` writes every trial in one transaction: the run row (status ``scored``, agent
-``imported:…``), its transitions, the score event the reports read, Stage II module rows,
-Stage III rounds, the raw stage results, and an ``imported_runs`` row with the source
-folder, agent cost and telemetry. A source folder already imported is refused (naming it),
-and then nothing of the batch is stored.
+``import_runs`` writes every trial in one transaction, all or nothing, filled batch by batch
+from a lazy iterable (the trials are read in a worker thread ``batch`` at a time, so memory
+holds one batch, not the job): per batch one ``executemany`` per table — the run rows
+(status ``scored``, agent ``imported:…``), their transitions, the score events the reports
+read, Stage II module rows, Stage III rounds, Stage I's gate outcomes with their vote
+tallies (the same rows a native audit writes, so the Stage I consistency table counts both
+alike), the stage results as the published files' JSON text, and ``imported_runs`` rows with
+the source folder, agent cost and telemetry. A source folder already imported is refused
+(naming it); a problem the reader reports while the trials stream (``problems``) rolls the
+whole import back too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import asyncio
+import itertools
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import aiosqlite
 
 from srb_tui.store.base import StoreBase, query
 from srb_tui.store.clock import new_run_id, utc_now
-from srb_tui.store.convert import dump_json
+from srb_tui.store.convert import dump_json, outcome_params
 from srb_tui.store.errors import StoreError
 
 _PATH = ("pending", "preparing", "agent", "collecting", "audit", "scored")
+BATCH = 32
+
+
+class ImportProblems(StoreError):
+    """The reader found problems while the trials streamed: nothing was stored."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        super().__init__(f"{len(problems)} problem(s); nothing imported")
+        self.problems = list(problems)
+
+
+def _take(it: Iterator[Mapping[str, Any]], n: int) -> list[Mapping[str, Any]]:
+    return list(itertools.islice(it, n))
+
+
+def _stage_rows(rid: str, source: str, stages: Mapping[str, Any], now: str
+                ) -> list[tuple[Any, ...]]:
+    rows = []
+    for stage, value in stages.items():
+        if isinstance(value, tuple):  # (status, the published file's JSON text)
+            status, text = value
+        else:  # a decoded result
+            status = value.get("status") if isinstance(value, Mapping) else None
+            text = dump_json(value, f"{source} {stage}")
+        rows.append((rid, stage, str(status or "ok"), text, now))
+    return rows
+
+
+def _telemetry(value: Any, source: str) -> str:
+    return value if isinstance(value, str) else dump_json(value, f"{source} telemetry")
 
 
 class ImportsMixin(StoreBase):
     """The imported_runs table and the rows an import writes."""
 
-    async def import_runs(self, trials: Sequence[Mapping[str, Any]]) -> list[str]:
-        """Store every trial (all or none); return the new run ids in order."""
+    async def import_runs(
+        self,
+        trials: Iterable[Mapping[str, Any]],
+        *,
+        problems: Sequence[str] | None = None,
+        batch: int = BATCH,
+    ) -> list[str]:
+        """Store every trial (all or none); return the new run ids in order. ``trials`` may
+        be lazy (it is consumed in a worker thread); when ``problems`` is not empty once it
+        is exhausted, ImportProblems and nothing is stored (after a first problem the rest
+        is still read, for its problems, but not written)."""
         now = utc_now()
+        seen = problems if problems is not None else ()
 
         async def job(conn: aiosqlite.Connection) -> list[str]:
             ids: list[str] = []
-            for t in trials:
-                source = str(t["source_dir"])
-                known = await query(
-                    conn, "SELECT run_id FROM imported_runs WHERE source_dir = ?", (source,)
-                )
-                if known:
-                    raise StoreError(
-                        f"{source}: already imported as run {known[0][0]}; nothing imported"
-                    )
-                rid = new_run_id()
-                while await query(conn, "SELECT 1 FROM runs WHERE id = ?", (rid,)) or rid in ids:
-                    rid = new_run_id()
-                await conn.execute(
-                    "INSERT INTO runs (id, task_id, task_path, agent, model, effort, status,"
-                    " created_at, updated_at, started_at, finished_at, valid, score, max_score,"
-                    " blocked_by, harness_error, notes, extra) VALUES (?, ?, ?, ?, ?, ?,"
-                    " 'scored', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (rid, t["task"], source, t["agent"], t["model"], t["effort"], now, now, now,
-                     now, int(bool(t["valid"])), t["score"], t["max_score"], t["blocked_by"],
-                     t["harness_error"], dump_json([f"imported from {source}"], "notes"),
-                     dump_json({"imported": {"source_dir": source}}, "extra")),
-                )
-                previous: str | None = None
-                for status in _PATH:
-                    await conn.execute(
-                        "INSERT INTO run_transitions (run_id, from_status, to_status, at, reason)"
-                        " VALUES (?, ?, ?, ?, 'imported')", (rid, previous, status, now),
-                    )
-                    previous = status
-                for stage, result in dict(t["stage_results"]).items():
-                    stage_status = result.get("status") if isinstance(result, Mapping) else None
-                    await conn.execute(
-                        "INSERT INTO stage_results (run_id, stage, status, result, recorded_at)"
-                        " VALUES (?, ?, ?, ?, ?)",
-                        (rid, stage, str(stage_status or "ok"),
-                         dump_json(result, f"{source} {stage}"), now),
-                    )
-                for position, m in enumerate(t["modules"]):
-                    await conn.execute(
-                        "INSERT INTO module_results (run_id, stage, module_id, position, weight,"
-                        " status, rate, passed, failed, scored) VALUES (?, 'behavioural', ?, ?,"
-                        " ?, ?, ?, ?, ?, ?)",
-                        (rid, m["id"], position, m["weight"], m["status"], m["rate"],
-                         m["passed"], max(0, m["scored"] - m["passed"]), m["scored"]),
-                    )
-                for rd in t["rounds"]:
-                    await conn.execute(
-                        "INSERT INTO adversary_rounds (run_id, adversary_id, model, status,"
-                        " duration_sec) VALUES (?, ?, ?, ?, ?)",
-                        (rid, rd["adversary"], rd["model"], rd["status"], rd["duration_sec"]),
-                    )
-                await conn.execute(
-                    "INSERT INTO events (run_id, at, kind, payload) VALUES (?, ?, 'score', ?)",
-                    (rid, now, dump_json(t["envelope"], f"{source} score")),
-                )
-                await conn.execute(
-                    "INSERT INTO imported_runs (run_id, source_dir, job, category, cost_usd,"
-                    " imported_at, telemetry) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (rid, source, t.get("job"), t.get("category"), t.get("cost_usd"), now,
-                     dump_json(t.get("telemetry"), f"{source} telemetry")),
-                )
-                ids.append(rid)
+            it = iter(trials)
+            while chunk := await asyncio.to_thread(_take, it, max(1, batch)):
+                if not seen:
+                    ids += await self._import_batch(conn, chunk, now, set(ids))
+            if seen:
+                raise ImportProblems(seen)
             return ids
 
         return await self._write(job)
+
+    async def _import_batch(self, conn: aiosqlite.Connection,
+                            chunk: Sequence[Mapping[str, Any]], now: str,
+                            taken: set[str]) -> list[str]:
+        sources = [str(t["source_dir"]) for t in chunk]
+        marks = ", ".join("?" for _ in sources)
+        known = await query(conn, "SELECT source_dir, run_id FROM imported_runs WHERE"
+                                  f" source_dir IN ({marks})", sources)
+        if known:
+            first = dict(known[0])
+            raise StoreError(f"{first['source_dir']}: already imported as run "
+                             f"{first['run_id']}; nothing imported")
+        ids = [new_run_id() for _ in chunk]
+        while True:
+            clash = {str(r[0]) for r in await query(
+                conn, f"SELECT id FROM runs WHERE id IN ({', '.join('?' for _ in ids)})", ids)}
+            clash |= {i for n, i in enumerate(ids) if i in taken or i in ids[:n]}
+            if not clash:
+                break
+            ids = [new_run_id() if i in clash else i for i in ids]
+        Rows = list[tuple[Any, ...]]
+        runs: Rows = []
+        moves: Rows = []
+        stages: Rows = []
+        modules: Rows = []
+        rounds: Rows = []
+        gates: Rows = []
+        events: Rows = []
+        imported: Rows = []
+        for rid, t, source in zip(ids, chunk, sources, strict=True):
+            runs.append((rid, t["task"], source, t["agent"], t["model"], t["effort"], now, now,
+                         now, now, int(bool(t["valid"])), t["score"], t["max_score"],
+                         t["blocked_by"], t["harness_error"],
+                         dump_json([f"imported from {source}"], "notes"),
+                         dump_json({"imported": {"source_dir": source}}, "extra")))
+            moves += [(rid, prev, status, now)
+                      for prev, status in zip((None, *_PATH), _PATH, strict=False)]
+            stages += _stage_rows(rid, source, dict(t["stage_results"]), now)
+            modules += [(rid, m["id"], position, m["weight"], m["status"], m["rate"],
+                         m["passed"], max(0, m["scored"] - m["passed"]), m["scored"])
+                        for position, m in enumerate(t["modules"])]
+            gates += outcome_params(rid, t.get("gates") or [])
+            rounds += [(rid, rd["adversary"], rd["model"], rd["status"], rd["duration_sec"],
+                        dump_json({"effort": rd["effort"]} if rd.get("effort") else {},
+                                  f"{source} round")) for rd in t["rounds"]]
+            events.append((rid, now, dump_json(t["envelope"], f"{source} score")))
+            imported.append((rid, source, t.get("job"), t.get("category"), t.get("cost_usd"),
+                             now, _telemetry(t.get("telemetry"), source)))
+        await conn.executemany(
+            "INSERT INTO runs (id, task_id, task_path, agent, model, effort, status,"
+            " created_at, updated_at, started_at, finished_at, valid, score, max_score,"
+            " blocked_by, harness_error, notes, extra) VALUES (?, ?, ?, ?, ?, ?,"
+            " 'scored', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", runs)
+        await conn.executemany(
+            "INSERT INTO run_transitions (run_id, from_status, to_status, at, reason)"
+            " VALUES (?, ?, ?, ?, 'imported')", moves)
+        await conn.executemany(
+            "INSERT INTO stage_results (run_id, stage, status, result, recorded_at)"
+            " VALUES (?, ?, ?, ?, ?)", stages)
+        await conn.executemany(
+            "INSERT INTO module_results (run_id, stage, module_id, position, weight,"
+            " status, rate, passed, failed, scored) VALUES (?, 'behavioural', ?, ?,"
+            " ?, ?, ?, ?, ?, ?)", modules)
+        await conn.executemany(
+            "INSERT INTO gate_outcomes (run_id, gate_id, title, required, verdict,"
+            " votes_pass, votes_fail, votes_error, tie, extra)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", gates)
+        await conn.executemany(
+            "INSERT INTO adversary_rounds (run_id, adversary_id, model, status,"
+            " duration_sec, extra) VALUES (?, ?, ?, ?, ?, ?)", rounds)
+        await conn.executemany(
+            "INSERT INTO events (run_id, at, kind, payload) VALUES (?, ?, 'score', ?)", events)
+        await conn.executemany(
+            "INSERT INTO imported_runs (run_id, source_dir, job, category, cost_usd,"
+            " imported_at, telemetry) VALUES (?, ?, ?, ?, ?, ?, ?)", imported)
+        return ids

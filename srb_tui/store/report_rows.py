@@ -40,8 +40,9 @@ class ReportSource:
     modules: dict[str, list[tuple[str, int, int]]] = field(default_factory=dict)
     # run -> (verdicts, unanimous, tied, majority_only) over pass/fail gate verdicts
     gates: dict[str, tuple[int, int, int, bool]] = field(default_factory=dict)
-    # run -> [(adversary, model, status, duration_sec)]
-    rounds: dict[str, list[tuple[str, str, str, float | None]]] = field(default_factory=dict)
+    # run -> [(adversary, model, status, duration_sec, effort)]
+    rounds: dict[str, list[tuple[str, str, str, float | None, str]]] = field(
+        default_factory=dict)
     configs: dict[str, str] = field(default_factory=dict)
     imported: dict[str, dict[str, Any]] = field(default_factory=dict)
     labels: dict[str, list[tuple[str, bool]]] = field(default_factory=dict)
@@ -145,12 +146,14 @@ class ReportRowsMixin(StoreBase):
                 src.gates[str(r[0])] = (int(r[1]), int(r[2]), int(r[3]), bool(r[4]))
             for r in await query(
                 conn,
-                "SELECT run_id, adversary_id, coalesce(model, ''), status, duration_sec"
+                "SELECT run_id, adversary_id, coalesce(model, ''), status, duration_sec,"
+                " coalesce(json_extract(extra, '$.effort'), '')"
                 f" FROM adversary_rounds WHERE run_id IN ({selection})"
                 " ORDER BY run_id, adversary_id",
                 params,
             ):
-                src.rounds.setdefault(str(r[0]), []).append((r[1], r[2], r[3], r[4]))
+                src.rounds.setdefault(str(r[0]), []).append(
+                    (r[1], r[2], r[3], r[4], str(r[5] or "")))
             if "campaign_cells" in tables:
                 cell_sql = "SELECT run_id, config FROM campaign_cells WHERE run_id IN" \
                     f" ({selection})"

@@ -35,14 +35,13 @@ class StandInCalls:
         self.driven: list[str] = []
         self.attempt_of: dict[str, int] = {}
 
-    def check_agent(self, agent: str, task_path: str) -> str | None:
+    def check_agent(self, config: CampaignConfigRecord, task: TaskInfo) -> str | None:
         return None
 
-    async def launch(self, task_path: str, agent: str, *, campaign: str,
-                     budget_sec: float | None, model: str | None, effort: str | None,
-                     max_cost: float | None) -> RunRecord:
+    async def launch(self, task_path: str, config: CampaignConfigRecord, *, campaign: str,
+                     budget_sec: float | None) -> RunRecord:
         run = await self.store.create_run(task_id=Path(task_path).name, task_path=task_path,
-                                          agent=agent, batch_id=campaign)
+                                          agent=config.agent, batch_id=campaign)
         self.launched.append(run.id)
         return run
 

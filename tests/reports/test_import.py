@@ -108,8 +108,8 @@ def test_import_then_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert board["imported:codex · gpt-x · high"]["score"] == pytest.approx(60.0)
     classes = next(t for t in doc["tables"] if t["id"] == "table4")["rows"]
     assert [c["class"] for c in classes] == ["language-rewrite"]
-    verifiers = {r["adversary"]: r for r in next(t for t in doc["tables"]
-                                                 if t["id"] == "figure6")["rows"]}
+    verifiers = {r["slot"]: r for r in next(t for t in doc["tables"]
+                                            if t["id"] == "figure6")["rows"]}
     assert verifiers["a01"]["broken"] == 1 and verifiers["a01"]["rounds"] == 3
 
     # the same folders again: refused, nothing added
@@ -142,3 +142,192 @@ def test_bad_and_partial_files_change_nothing(tmp_path: Path,
     empty.mkdir()
     assert main(["--state", str(state), "import", str(empty)]) == 2
     assert "no score.json anywhere below it" in capsys.readouterr().err
+
+
+# Stage I votes: (gate id, required, votes pass, votes fail, samples run, samples usable)
+SPLIT_VOTES = {
+    "t-accepted": [("g1", True, 3, 0, 3, 3), ("g2", True, 2, 1, 3, 3), ("g3", False, 1, 2, 3, 3)],
+    "t-blind": [("g1", True, 1, 2, 3, 3), ("g2", True, 3, 0, 3, 3)],
+    "t-broken": [("g1", True, 3, 0, 3, 3), ("g2", True, 1, 1, 3, 2)],
+}
+
+
+def _audit_json(votes: list[tuple[str, bool, int, int, int, int]]) -> dict[str, Any]:
+    """audit.json as the published harness writes it (a stage result whose checks carry the
+    sample tally in metadata.votes)."""
+    checks = []
+    for gate, required, p, f, run, usable in votes:
+        meta: dict[str, Any] = {"votes": {"pass": p, "fail": f}, "samples_usable": usable,
+                                "samples_run": run, "title": f"gate {gate}"}
+        if p == f:
+            meta["tie_broken_to_pass"] = True
+        check: dict[str, Any] = {"id": gate, "verdict": "fail" if f > p else "pass",
+                                 "summary": "", "weight": 1.0, "metadata": meta}
+        if required:
+            check["required"] = True
+        checks.append(check)
+    return {"schema": "swerefactor.stage-result/1", "stage": "audit", "task": TASK,
+            "status": "ok", "units": [], "checks": checks, "metadata": {}, "notes": []}
+
+
+def _stage1(state: Path, tasks: str, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    assert main(["--tasks", tasks, "--state", str(state), "report", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    table = next(t for t in doc["tables"] if t["id"] == "stage1")
+    return {r["measure"]: r["n"] for r in table["rows"]}
+
+
+def test_imported_votes_give_the_native_stage1_counts(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tasks = str(Path(__file__).resolve().parents[2] / "tasks")
+    job = _job(tmp_path)
+    for trial, votes in SPLIT_VOTES.items():
+        _write(job / trial / "verifier", "audit.json", _audit_json(votes))
+    imported = tmp_path / "imported"
+    imported.mkdir()
+    assert main(["--tasks", tasks, "--state", str(imported), "import", str(job)]) == 0
+    capsys.readouterr()
+
+    native = tmp_path / "native"
+    native.mkdir()
+    audits = {"t-accepted": "pass", "t-blind": "fail", "t-broken": "pass"}
+
+    async def own() -> None:
+        async with await Store.open(native / "srb.sqlite3") as store:
+            for trial, votes in SPLIT_VOTES.items():
+                await add_run(store, Spec(TASK, "replay:x", audit=audits[trial],
+                                          gates=[(g, p, f) for g, _r, p, f, _n, _u in votes]))
+
+    asyncio.run(own())
+    got = _stage1(imported, tasks, capsys)
+    assert got == _stage1(native, tasks, capsys)
+    # 7 verdicts: 3 unanimous, 1 tie (t-broken g2: 1–1, a review lost), 3 split 2:1;
+    # both Stage I passes had a required gate with a dissenting sample
+    assert got == {"gate verdicts": 7, "unanimous": 3, "split (majority)": 3,
+                   "tied (counted pass)": 1, "runs passing Stage I": 2,
+                   "passed only by majority": 2, "would pass if any dissent counted": 0}
+
+    async def rows() -> list[tuple[Any, ...]]:
+        async with await Store.open(imported / "srb.sqlite3") as store:
+            runs = await store.list_runs(limit=None)
+            broken = next(r for r in runs if r.task_path.endswith("t-broken/verifier"))
+            return [(o.gate_id, o.required, o.verdict, o.votes_pass, o.votes_fail,
+                     o.votes_error, o.tie) for o in await store.gate_outcomes(broken.id)]
+
+    assert asyncio.run(rows()) == [("g1", True, "pass", 3, 0, 0, False),
+                                   ("g2", True, "pass", 1, 1, 1, True)]
+
+
+def test_a_bad_vote_tally_is_named_and_nothing_is_imported(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    state = tmp_path / "state"
+    job = _job(tmp_path)
+    audit = _audit_json(SPLIT_VOTES["t-accepted"])
+    audit["checks"][1]["metadata"]["votes"]["fail"] = "one"
+    audit["checks"][2]["verdict"] = "maybe"
+    path = job / "t-accepted" / "verifier" / "audit.json"
+    _write(path.parent, "audit.json", audit)
+    assert main(["--state", str(state), "import", str(job)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: key 'checks[1].metadata.votes.fail': expected a count" in err
+    assert f"{path}: key 'checks[2].verdict': 'maybe' is not pass, fail or error" in err
+    assert _count_runs(state) == 0
+
+
+def _slot_rounds(task: str, broken: set[str], errored: set[str] = frozenset()  # type: ignore[assignment]
+                 ) -> list[dict[str, Any]]:
+    """Six rounds whose ids are task-specific (``a05-<task>``) as in the published probes;
+    a05 and a06 hold the same model at different efforts."""
+    slots = (("a01", "gpt-5.6-sol", "high"), ("a02", "gpt-5.6-terra", "high"),
+             ("a03", "gpt-5.6-luna", "max"), ("a04", "claude-sonnet-5", "high"),
+             ("a05", "claude-opus-5", "medium"), ("a06", "claude-opus-5", "high"))
+    return [{"adversary": f"{slot}-{task}-focus", "elapsed_sec": 60.0,
+             "outcome": "broken" if slot in broken else "error" if slot in errored
+             else "survived", "usage": {"model": model, "reasoning_effort": effort}}
+            for slot, model, effort in slots]
+
+
+def test_figure6_pools_slots_over_tasks_and_keeps_efforts_apart(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    job = tmp_path / "job-slots"
+    trials = (  # (trial, task, author model, breakers, errored)
+        ("t1", "lang01-cmark", "claude-opus-5", {"a05", "a06"}, set()),
+        ("t2", "fw01-httpbin", "claude-opus-5", {"a06"}, {"a02"}),
+        ("t3", "lang01-cmark", "gpt-5.5", {"a04", "a05", "a01"}, set()),
+        ("t4", "fw01-httpbin", "gpt-5.5", set(), set()),
+    )
+    for trial, task, author, broken, errored in trials:
+        survived = 6 - len(broken) - len(errored)
+        doc = _score("pass", [_module(10, 10)], stages=["audit", "behavioural", "verification"],
+                     survived=survived, rounds=_slot_rounds(task, broken, errored),
+                     score=40.0 + 10 * survived)
+        doc["task"] = task
+        _write(job / trial, "config.json", {"agent": {"name": "claude-code" if "claude"
+                                                      in author else "codex",
+                                                      "model_name": author}})
+        _write(job / trial / "verifier", "score.json", doc)
+    state = tmp_path / "state"
+    state.mkdir()
+    assert main(["--state", str(state), "import", str(job)]) == 0
+    capsys.readouterr()
+    assert main(["--state", str(state), "report", "--json"]) == 0
+    tables = {t["id"]: t for t in json.loads(capsys.readouterr().out)["tables"]}
+
+    slots = {(r["slot"], r["model"], r["effort"]): r for r in tables["figure6"]["rows"]}
+    assert len(slots) == 6  # one bar per slot, not one per task-specific id
+    a05 = slots[("a05", "claude-opus-5", "medium")]
+    a06 = slots[("a06", "claude-opus-5", "high")]  # same model, other effort: its own bar
+    assert (a05["rounds"], a05["broken"], a05["exclusive"]) == (4, 2, 0)
+    assert (a06["rounds"], a06["broken"], a06["exclusive"]) == (4, 2, 1)  # t2 alone
+    assert a06["rate"] == pytest.approx(50.0)
+    a02 = slots[("a02", "gpt-5.6-terra", "high")]
+    assert (a02["rounds"], a02["errors"]) == (3, 1)
+    assert a05["verifier"] == "a05 · claude-opus-5 · medium"
+
+    per_task = tables["figure6_adversaries"]["rows"]
+    assert len(per_task) == 12  # 6 slots × 2 tasks
+    cmark_a05 = next(r for r in per_task if r["adversary"] == "a05-lang01-cmark-focus")
+    assert (cmark_a05["task"], cmark_a05["rounds"], cmark_a05["broken"]) == \
+        ("lang01-cmark", 2, 2)
+
+    family = {(r["verifiers"], r["authors"]): r for r in tables["figure6_family"]["rows"]}
+    # own: t1 3 rounds/2 breaks, t2 3/1, t3 3/1, t4 3/0 = 12/4; other: t1 3/0, t2 2/0 (a02
+    # errored, not judged), t3 3/2, t4 3/0 = 11/2
+    own, other = family[("all", "their own family")], family[("all", "other families")]
+    assert (own["rounds"], own["broken"]) == (12, 4)
+    assert (other["rounds"], other["broken"]) == (11, 2)
+    assert own["rate"] == pytest.approx(100 / 3)
+    assert family[("anthropic", "its own family")]["broken"] == 3
+    assert family[("anthropic", "other families")]["broken"] == 2
+
+
+def test_a_problem_after_stored_batches_rolls_the_whole_import_back(tmp_path: Path) -> None:
+    """Batches of one trial: the first two are written before the reader meets the third's
+    problem; the one transaction is rolled back and the store holds no run."""
+    from srb_tui.reports.importer import iter_job
+    from srb_tui.store.imports import ImportProblems
+
+    job = _job(tmp_path)
+    broken = job / "t-broken" / "verifier" / "score.json"  # sorted last
+    doc = json.loads(broken.read_text())
+    doc["valid"] = "yes"
+    broken.write_text(json.dumps(doc))
+    problems: list[str] = []
+    yielded: list[str] = []
+
+    def docs() -> Any:
+        for trial in iter_job(job, problems):
+            yielded.append(trial.source_dir)
+            yield {**vars(trial), "job": "j"}
+
+    async def body() -> tuple[str, int]:
+        async with await Store.open(tmp_path / "srb.sqlite3") as store:
+            try:
+                await store.import_runs(docs(), problems=problems, batch=1)
+            except ImportProblems as exc:
+                return str(exc.problems), await store.count_runs()
+            return "", await store.count_runs()
+
+    message, count = asyncio.run(body())
+    assert len(yielded) == 2  # two trials were read (and stored) before the bad one
+    assert "key 'valid': expected a boolean" in message and count == 0

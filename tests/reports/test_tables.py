@@ -200,11 +200,12 @@ async def test_stage1_consistency(report: tuple[Report, dict[int, str]]) -> None
 async def test_figure6_verifiers(report: tuple[Report, dict[int, str]]) -> None:
     r, _ = report
     t = r.table("figure6")
-    assert t.column("adversary") == ["a01", "a02", "a03", "a04", "a05", "a06"]
+    assert t.column("slot") == ["a01", "a02", "a03", "a04", "a05", "a06"]
+    assert t.column("verifier")[0] == "a01 · opus"
     assert t.column("rounds") == [3] * 6  # the invalid run #11 is not counted
     assert t.column("broken") == [1, 1, 1, 0, 0, 0]
     assert t.column("exclusive") == [0, 0, 1, 0, 0, 0]
-    assert t.cell("a01", "rate") == pytest.approx(100 / 3)
+    assert t.cell("a01 · opus", "rate") == pytest.approx(100 / 3)
     assert t.column("errors") == [0] * 6
     assert "model opus: 2/6 rounds broke (33.3%)" in t.notes
 
@@ -263,3 +264,36 @@ async def test_cost_from_a_ledger_table(tmp_path: Path) -> None:
     # replay:a: run 1 spent 3.00, run 2 5.00, the rest nothing priced → mean over priced = 4
     assert report.table("table3").cell("replay:a", "cost") == pytest.approx(4.0)
     assert report.table("table3").cell("replay:b", "cost") is None
+
+
+async def test_figure6_takes_native_efforts_from_the_probe(tmp_path: Path) -> None:
+    """A native round carries no effort; the task's probe.toml gives it (``task_facts``).
+    Only t1 has Stage III entrants (#1, #2, #7)."""
+    async with await Store.open(tmp_path / "srb.sqlite3") as store:
+        await _populate(store)
+        efforts = {("t1", "a01"): "high", ("t1", "a02"): "low"}
+        runs, order, ledger = await load_runs(store, categories=CATEGORIES, efforts=efforts)
+    t = build_report(runs, config_order=order, has_ledger=ledger).table("figure6")
+    assert t.column("verifier")[:3] == ["a01 · opus · high", "a02 · opus · low", "a03 · sonnet"]
+    assert t.column("effort")[:3] == ["high", "low", None]
+    assert t.cell("a01 · opus · high", "rounds") == 3
+    assert t.cell("a02 · opus · low", "broken") == 1
+
+
+def test_task_facts_reads_each_adversarys_effort_from_probe_toml(tmp_path: Path) -> None:
+    import shutil
+
+    from srb_tui.reports.build import task_facts
+    from tests.conftest import DEMO_TASK
+
+    task = tmp_path / DEMO_TASK.name
+    shutil.copytree(DEMO_TASK, task)
+    probe = task / "tests" / "verification" / "probe.toml"
+    text = probe.read_text()
+    first = text.index('id = "f01-bytes-default-table"')
+    cut = text.index("[adversary.metadata]", first)
+    probe.write_text(text[:cut] + '[adversary.driver_options]\nreasoning_effort = "xhigh"\n'
+                     + text[cut:])
+    categories, efforts = task_facts([tmp_path])
+    assert categories[DEMO_TASK.name] == "language-rewrite"
+    assert efforts == {(DEMO_TASK.name, "f01-bytes-default-table"): "xhigh"}

@@ -21,6 +21,7 @@ from textual.screen import Screen
 from textual.widgets import Header, Input, Static
 
 from srb_tui.reports import build_report, load_runs, render
+from srb_tui.reports.build import adversary_efforts
 from srb_tui.reports.model import Report, Table, fmt
 from srb_tui.service.runs_table import parse_filter
 from srb_tui.ui.console_service import ConsoleService
@@ -120,7 +121,9 @@ class ReportsScreen(Screen[None]):
             store = await self.run_host.store()
             runs, order, ledger = await load_runs(store, campaign=campaign,
                                                   filters=flt.kwargs(),
-                                                  categories=self._categories())
+                                                  categories=self._categories(),
+                                                  efforts=adversary_efforts(
+                                                      self.run_host.catalog.loads))
         except Exception as exc:
             message.update(Text(f"{type(exc).__name__}: {exc}", style=tone(self.app, "bad")))
             return

@@ -1,0 +1,100 @@
+"""``srb report --figures DIR`` and ``--format html`` over the synthetic store of
+test_tables (known outcomes): every figure is written as PDF and PNG, both open, and the
+numbers read back from each figure's drawn artists (its saved ID.json) are the report's."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from srb_tui.cli import main
+from srb_tui.reports.plots import FILE_STEMS
+from srb_tui.store import Store
+
+from .test_tables import _populate
+
+
+@pytest.fixture
+def state(tmp_path: Path) -> Path:
+    state = tmp_path / "state"
+    state.mkdir()
+
+    async def fill() -> None:
+        async with await Store.open(state / "srb.sqlite3") as store:
+            await _populate(store)
+
+    asyncio.run(fill())
+    return state
+
+
+def _report(state: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> dict[str, Any]:
+    assert main(["--state", str(state), "report", "--json", *extra]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    return {t["id"]: t for t in doc["tables"]}
+
+
+def test_figures_show_the_report_numbers(state: Path, tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "figs"
+    tables = _report(state, capsys, "--figures", str(out))
+    for figure_id, stem in FILE_STEMS.items():
+        pdf, png = out / f"{stem}.pdf", out / f"{stem}.png"
+        assert pdf.read_bytes().startswith(b"%PDF-"), figure_id
+        assert png.read_bytes().startswith(b"\x89PNG\r\n\x1a\n"), figure_id
+        width, height = (int.from_bytes(png.read_bytes()[16:20], "big"),
+                         int.from_bytes(png.read_bytes()[20:24], "big"))
+        assert width >= 1800 and height >= 800  # 6.8 in at 300 dpi
+    data = {fid: json.loads((out / f"{stem}.json").read_text())
+            for fid, stem in FILE_STEMS.items()}
+
+    five_a = data["figure5a"]
+    assert five_a["title"].startswith("Figure 5a")
+    assert five_a["ylabel"] == "Migrated runs (%)"
+    assert five_a["categories"] == [r["level"] for r in tables["figure5a"]["rows"]]
+    assert five_a["series"][0]["values"] == pytest.approx(
+        [r["share"] for r in tables["figure5a"]["rows"]])
+
+    five_b = data["figure5b"]
+    assert five_b["categories"] == [str(r["survivors"]) for r in tables["figure5b"]["rows"]]
+    assert five_b["series"][0]["values"] == [r["runs"] for r in tables["figure5b"]["rows"]]
+    assert five_b["series"][0]["values"][6] == 1  # run #1 survived all six
+
+    six = data["figure6"]
+    rows = tables["figure6"]["rows"]
+    assert six["series"][0]["values"] == pytest.approx([r["rate"] for r in rows])
+    assert [c.split("\n")[0] for c in six["categories"]] == [r["slot"] for r in rows]
+    assert six["legend"] == ["opus", "sonnet", "gpt"]  # coloured by the model behind it
+    assert "33.3%" in six["annotations"]
+
+    funnel = data["table2"]
+    configs = [r["config"] for r in tables["table2"]["rows"]]
+    assert funnel["categories"] == configs
+    assert [s["label"] for s in funnel["series"]] == [
+        "Stage I fail", "Blindness", "Stage II fail", "Counterexample", "Accepted"]
+    keys = ("audit_fail", "blindness", "behavioural_fail", "counterexample", "accepted")
+    for series, key in zip(funnel["series"], keys, strict=True):
+        assert series["values"] == [r[key] for r in tables["table2"]["rows"]], key
+    # replay:a: one run of each of the five outcomes
+    assert [s["values"][configs.index("replay:a")] for s in funnel["series"]] == [1] * 5
+
+
+def test_html_is_one_self_contained_page(state: Path, tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    tables = _report(state, capsys)
+    page = tmp_path / "report.html"
+    assert main(["--state", str(state), "report", "--format", "html", "-o", str(page)]) == 0
+    html = page.read_text(encoding="utf-8")
+    assert html.startswith("<!DOCTYPE html>") and html.rstrip().endswith("</html>")
+    assert not re.search(r'(src|href)="(https?:)?//', html)  # nothing fetched
+    assert html.count("<svg") == 4 and html.count('<figure id="fig-') == 4
+    for table_id, table in tables.items():
+        assert f'<section id="{table_id}">' in html
+        assert table["title"].replace("&", "&amp;") in html
+    funnel = html[html.index('<section id="table2">'):]
+    row = funnel[funnel.index("<td class=\"t\">replay:a</td>"):].split("</tr>")[0]
+    assert re.findall(r'<td class="n">([^<]*)</td>', row)[:6] == ["1", "1", "1", "1", "1", "5"]
