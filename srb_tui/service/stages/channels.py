@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from srb_tui.drivers import ChannelError
@@ -106,6 +107,11 @@ class ContainerToolChannel:
                 await session.close()
 
 
+def boundary_wanted() -> bool:
+    """False only when ``SRB_STAGE3_BOUNDARY=off`` (a measurement knob, recorded per run)."""
+    return os.environ.get("SRB_STAGE3_BOUNDARY", "on").strip().lower() != "off"
+
+
 @dataclass(frozen=True)
 class CandidateOptions:
     """How the grader's ``candidate`` subcommand is called (from probe.toml)."""
@@ -121,6 +127,9 @@ class CandidateOptions:
     """rounds whose candidate runs take turns on the container's run lease"""
     token_salt_file: str = TOKEN_SALT_FILE
     """where the grader keeps the SRB_TARGET_TOKEN salt these adjudications use"""
+    boundary: bool = field(default_factory=boundary_wanted)
+    """candidates and the programs they start run as two identities (the exec broker);
+    ``SRB_STAGE3_BOUNDARY=off`` in srb's environment turns it off to show what it prevents"""
 
     def args(self) -> list[str]:
         out = [
@@ -142,6 +151,8 @@ class CandidateOptions:
         out += ["--token-salt-file", self.token_salt_file]
         if self.network_allowed:
             out.append("--network-allowed")
+        if not self.boundary:
+            out.append("--no-boundary")
         return out
 
     def exec_budget_sec(self) -> float:
@@ -169,7 +180,7 @@ async def adjudicate_in(
             {name: text.encode("utf-8") for name, text in files.items()},
             uid=0,
             gid=0,
-            mode=0o755,
+            mode=0o700,  # the grader's alone: the grader's command line names this folder
         )
         res = await container.grader(
             [

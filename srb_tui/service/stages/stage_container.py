@@ -130,6 +130,13 @@ class StageContainer:
             "network": "none",
             "no_new_privileges": True,
         }
+        if self.layout.candidate_tmp:
+            from .channels import boundary_wanted
+
+            self.grading["candidate_boundary"] = (
+                "candidates as their own uid, programs as the slot uid (exec broker)"
+                if boundary_wanted() else "off: SRB_STAGE3_BOUNDARY=off (one uid for both)"
+            )
         self.uid_base = draw_uid_base(f"{run_id}/{role}")
         self.tmpfs, self.max_file_bytes = stage_mounts(
             self.layout, memory_mb, storage_mb, self.uid_base
