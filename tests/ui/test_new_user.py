@@ -321,3 +321,43 @@ async def test_an_imported_run_says_where_it_came_from(builtin_settings: Setting
         summary = str(app.screen.query_one("#audit-summary", Static).render())
         assert "No votes recorded yet" not in summary
         assert "Imported run" in summary
+
+
+# ---- 5: the Reports screen at 80 and 120 columns ----------------------------------------
+
+
+async def test_reports_fit_the_terminal_and_keep_every_number(state_dir: Path) -> None:
+    from tests.campaigns.seed import seed_campaign
+
+    await seed_campaign(state_dir / "srb.sqlite3")
+    settings = Settings(task_roots=(BUILTIN_TASKS,), state_dir=state_dir)
+    for size in ((80, 24), (120, 40)):
+        app = quiet_app(settings)
+        async with app.run_test(size=size) as pilot:
+            await pilot.press("b")
+            await settle(pilot)
+            screen = app.screen
+            assert isinstance(screen, ReportsScreen) and screen.report is not None
+            body = screen.query_one("#reports-body")
+            tables = screen.query_one("#reports-tables", Static)
+            # every table of the seeded report fits: no sideways scrolling at either size
+            assert tables.outer_size.width <= body.scrollable_content_region.width, size
+            assert body.max_scroll_x == 0, size
+
+
+def test_reports_snapshot_80x24(snap_compare: Any, state_dir: Path) -> None:
+    from tests.campaigns.seed import seed_campaign
+
+    asyncio.run(seed_campaign(state_dir / "srb.sqlite3"))
+    settings = Settings(task_roots=(BUILTIN_TASKS,), state_dir=state_dir)
+    assert snap_compare(quiet_app(settings), press=["b"], terminal_size=(80, 24),
+                        run_before=settle)
+
+
+def test_reports_snapshot_120x40(snap_compare: Any, state_dir: Path) -> None:
+    from tests.campaigns.seed import seed_campaign
+
+    asyncio.run(seed_campaign(state_dir / "srb.sqlite3"))
+    settings = Settings(task_roots=(BUILTIN_TASKS,), state_dir=state_dir)
+    assert snap_compare(quiet_app(settings), press=["b"], terminal_size=(120, 40),
+                        run_before=settle)
