@@ -155,8 +155,8 @@ async def shoot(settings: Settings, out: Path, theme: str, subtle: str) -> list[
                     and app.screen.detail is not None, "the Run screen")
         await settle(app, pilot, 0.3)
         save("run-log")
-        for key, label in (("2", "audit"), ("3", "behavioural"), ("4", "verification"),
-                           ("5", "score"), ("6", "transcript")):
+        for key, label in (("3", "audit"), ("4", "behavioural"), ("5", "verification"),
+                           ("6", "score"), ("2", "transcript")):
             await pilot.press(key)
             await settle(app, pilot)
             save(f"run-{label}")

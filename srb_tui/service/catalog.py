@@ -99,10 +99,25 @@ def summarise(load: TaskLoad) -> TaskSummary:
 
 
 @dataclass(frozen=True)
+class Shadowed:
+    """A task directory left out because an earlier root holds a task of the same id."""
+
+    task_id: str
+    kept: Path
+    dropped: Path
+
+    def __str__(self) -> str:
+        return (f"task id {self.task_id} is in two task roots: using {self.kept}, "
+                f"ignoring {self.dropped}")
+
+
+@dataclass(frozen=True)
 class Catalog:
-    """All tasks found under the roots, in discovery order."""
+    """All tasks found under the roots, in discovery order, one per task id (the first
+    root that holds an id wins; the others are listed in ``shadowed``)."""
 
     loads: tuple[TaskLoad, ...]
+    shadowed: tuple[Shadowed, ...] = ()
 
     def summaries(self) -> list[TaskSummary]:
         return [summarise(load) for load in self.loads]
@@ -135,10 +150,29 @@ def find_task(roots: Sequence[Path], task_id: str) -> TaskLoad | None:
             found.setdefault(os.path.realpath(candidate), candidate)
     if not found:
         return load_catalog(roots).find(task_id)
-    return load_task(sorted(found.values())[0])
+    return load_task(next(iter(found.values())))
+
+
+def unique_tasks(roots: Sequence[Path]) -> tuple[list[Path], list[Shadowed]]:
+    """Task directories under ``roots`` (sorted), one per task id: a directory whose id an
+    earlier root already holds is left out and named in the second list."""
+    kept: dict[str, Path] = {}
+    shadowed: list[Shadowed] = []
+    for root in roots:
+        if not root.exists():
+            continue
+        for path in discover_tasks([root]):
+            task_id = Path(os.path.abspath(path)).name
+            first = kept.get(task_id)
+            if first is None:
+                kept[task_id] = path
+            elif os.path.realpath(first) != os.path.realpath(path):
+                shadowed.append(Shadowed(task_id, first, path))
+    return sorted(kept.values()), shadowed
 
 
 def load_catalog(roots: Sequence[Path], *, schema_only: bool = False) -> Catalog:
-    """Discover and load every task under ``roots``."""
-    paths = discover_tasks([r for r in roots if r.exists()])
-    return Catalog(tuple(load_task(p, schema_only=schema_only) for p in paths))
+    """Discover and load every task under ``roots`` (one per task id, first root wins)."""
+    paths, shadowed = unique_tasks(roots)
+    return Catalog(tuple(load_task(p, schema_only=schema_only) for p in paths),
+                   tuple(shadowed))

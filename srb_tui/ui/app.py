@@ -38,10 +38,16 @@ class SrbApp(App[None]):
     BINDINGS = [
         Binding("t", "switch_mode('tasks')", "Tasks", id="app.tasks", tooltip="Show the task list"),
         Binding("r", "switch_mode('runs')", "Runs", id="app.runs", tooltip="Show run history"),
-        Binding("m", "switch_mode('campaign')", "Campaign", id="app.campaign", show=False,
+        Binding("m", "switch_mode('campaign')", "Campaign", id="app.campaign",
                 tooltip="Show a campaign's matrix of tasks × configurations"),
-        Binding("b", "switch_mode('reports')", "Reports", id="app.reports", show=False,
+        Binding("b", "switch_mode('reports')", "Reports", id="app.reports",
                 tooltip="Show the paper's tables over a campaign or any runs"),
+        Binding("question_mark", "toggle_keys", "Keys", id="app.keys",
+                tooltip="Show or hide this screen's keys (Esc hides them too)"),
+        # Esc hides the keys panel first; with no panel open it falls through to the
+        # screen's own Esc (check_action says no), so Back and Clear keep working.
+        Binding("escape", "hide_keys", "Hide keys", id="app.keys_hide", show=False,
+                priority=True),
         Binding(
             "ctrl+t", "toggle_theme", "Theme", id="app.theme", show=False,
             tooltip="Switch between the light and dark theme",
@@ -106,18 +112,53 @@ class SrbApp(App[None]):
         keys = self.user_keymap.get(binding_id, default).split(",")[0].strip() or default
         return self.get_key_display(Binding(keys, ""))
 
+    def keys_shown(self) -> bool:
+        """Whether the keys panel (Textual's help panel) is open on the current screen."""
+        return bool(self.screen.query("HelpPanel"))
+
+    def action_toggle_keys(self) -> None:
+        if self.keys_shown():
+            self.action_hide_help_panel()
+        else:
+            self.action_show_help_panel()
+
+    def action_hide_keys(self) -> None:
+        self.action_hide_help_panel()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "hide_keys":
+            return self.keys_shown()
+        return True
+
     def action_toggle_theme(self) -> None:
         self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
-        yield SystemCommand("Tasks", "Go to the task list", lambda: self.switch_mode("tasks"))
-        yield SystemCommand("Runs", "Go to the run history", lambda: self.switch_mode("runs"))
-        yield SystemCommand("Campaign", "Go to the campaign matrix",
+        """Textual's commands (its "Keys" replaced by srb's, which "help" finds too), then
+        the console's places, each with its key."""
+        for command in super().get_system_commands(screen):
+            if command.title != "Keys":
+                yield command
+
+        def keyed(binding_id: str, default: str, text: str) -> str:
+            return f"{self.key_of(binding_id, default)} · {text}"
+
+        shown = bool(screen.query("HelpPanel"))
+        yield SystemCommand(
+            "Keys · help",
+            keyed("app.keys", "?", "Hide the keys panel" if shown
+                  else "Show this screen's keys and what the focused part does"),
+            self.action_toggle_keys)
+        yield SystemCommand("Tasks", keyed("app.tasks", "t", "Go to the task list"),
+                            lambda: self.switch_mode("tasks"))
+        yield SystemCommand("Runs", keyed("app.runs", "r", "Go to the run history"),
+                            lambda: self.switch_mode("runs"))
+        yield SystemCommand("Campaign", keyed("app.campaign", "m", "Go to the campaign matrix"),
                             lambda: self.switch_mode("campaign"))
-        yield SystemCommand("Reports", "Go to the paper's tables",
+        yield SystemCommand("Reports", keyed("app.reports", "b", "Go to the paper's tables"),
                             lambda: self.switch_mode("reports"))
-        yield SystemCommand("Toggle theme", "Light or dark", self.action_toggle_theme)
+        yield SystemCommand("Toggle theme", keyed("app.theme", "ctrl+t", "Light or dark"),
+                            self.action_toggle_theme)
 
 
 def read_keymap(path: Path) -> tuple[dict[str, str], str | None]:

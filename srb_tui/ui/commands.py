@@ -58,7 +58,9 @@ class GoToProvider(Provider):
 class BindingsProvider(Provider):
     """Every key binding of the screen the palette was opened on (its own and its
     widgets'), so what the footer has no room for is one search away. The app's own keys
-    (Tasks, Runs, Quit, …) are system commands already."""
+    (Tasks, Runs, Quit, …) are system commands already; the keys Textual's widgets bring
+    (cursor moves, scrolling; they carry no binding id) are left out, so the list starts
+    with what srb itself offers."""
 
     def _targets(self) -> list[tuple[str, str, Callable[[], Awaitable[None]]]]:
         from textual.app import App
@@ -67,6 +69,8 @@ class BindingsProvider(Provider):
         seen: set[tuple[int, str]] = set()
         for node, binding, enabled, tooltip in self.screen.active_bindings.values():
             if isinstance(node, App) or not enabled or not binding.description:
+                continue
+            if binding.id is None:  # a widget's own keys (cursor moves, scrolling): not srb's
                 continue
             if (id(node), binding.action) in seen:
                 continue

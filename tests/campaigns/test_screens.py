@@ -13,7 +13,8 @@ from textual.widgets import DataTable, Input, Static
 from srb_tui.config import Settings
 from srb_tui.ui.app import create_app
 from srb_tui.ui.screens.campaign import CampaignScreen
-from srb_tui.ui.screens.reports import ReportsScreen, bar
+from srb_tui.ui.screens.reports import ReportsScreen
+from srb_tui.ui.widgets.report_table import bar
 from tests.conftest import BUILTIN_TASKS, REPO
 
 from .seed import seed_campaign

@@ -89,7 +89,7 @@ async def test_at_80_columns_the_footer_shows_the_run_keys_first_and_whole(
         await _open_run(app, pilot)
         await until(pilot, lambda: _footer(app), "the footer")
         shown = [d for _, d in _footer(app)]
-        assert shown[:3] == ["Back", "Diff", "Counterexamples"], shown
+        assert shown[:4] == ["Back", "Diff", "Keys", "Counterexamples"], shown  # ? third
         keys = list(app.screen.query(FooterKey))
         palette = next(k for k in keys if k.has_class("-command-palette"))
         for key in keys:

@@ -60,7 +60,7 @@ async def test_a_lane_that_ends_first_shows_broken_while_the_others_run(
         app.open_run(run_id)
         await helpers.until(pilot, lambda: isinstance(app.screen, RunScreen)
                             and app.screen.detail is not None, "the Run screen")
-        await pilot.press("4")
+        await pilot.press("5")
         service = await app.run_host.service()
         ended: list[AdversaryRoundEnded] = []
 

@@ -172,7 +172,7 @@ async def test_stage_detail_tables_are_keyed_by_record(builtin_settings: Setting
     app = _app(builtin_settings)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await _open(app, pilot)
-        await pilot.press("2")
+        await pilot.press("3")
         gates = screen.query_one("#audit-gates", DataTable)
         assert {str(k.value) for k in gates.rows} >= {"node-is-primary", "node-present"}
         assert str(gates.get_row("node-is-primary")[2]) == "fail"
@@ -186,7 +186,7 @@ async def test_stage_detail_tables_are_keyed_by_record(builtin_settings: Setting
         assert "submission:bin/csvtab:2" in [str(evidence.get_row(k)[1]) for k in
                                              [r.value for r in evidence.rows]]
 
-        await pilot.press("3")
+        await pilot.press("4")
         modules = screen.query_one("#behav-modules", DataTable)
         assert str(modules.get_row("unicode")[1]) == "75%"
         assert "east-asian width" in str(modules.get_row("unicode")[7])
@@ -198,7 +198,7 @@ async def test_stage_detail_tables_are_keyed_by_record(builtin_settings: Setting
         await pilot.pause()
         assert screen.query_one("#behav-check-detail", Static).visual is not None
 
-        await pilot.press("4")
+        await pilot.press("5")
         lanes = screen.query_one("#verif-lanes", DataTable)
         assert [str(k.value) for k in lanes.rows] == list(LANES)
         assert str(lanes.get_row(LANES[2])[3]) == "broken"
@@ -210,7 +210,7 @@ async def test_stage_detail_tables_are_keyed_by_record(builtin_settings: Setting
         assert candidates.row_count == 1
         assert str(candidates.get_row_at(0)[1]) == "upheld"
 
-        await pilot.press("5")
+        await pilot.press("6")
         summary = str(screen.query_one("#score-summary", Static).render())
         assert "blocked by: audit" in summary
         tabs = screen.query_one("#run-tabs", TabbedContent)
@@ -223,7 +223,7 @@ async def test_evidence_row_opens_both_trees_at_the_cited_line(
     app = _app(builtin_settings)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await _open(app, pilot)
-        await pilot.press("2")
+        await pilot.press("3")
         gates = screen.query_one("#audit-gates", DataTable)
         gates.move_cursor(row=gates.get_row_index("node-is-primary"))
         await pilot.pause()

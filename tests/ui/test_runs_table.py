@@ -117,10 +117,10 @@ async def test_columns_marks_and_funnel(builtin_settings: Settings) -> None:
         assert [c.label.plain for c in table.ordered_columns][:4] == [
             "Run", "Task", "Agent", "Status"]
         row = table.get_row("r-20261129-120000-ab00")
-        assert str(row[7]) == "✓  ✓  ✗"
-        assert row[4] == "m0"
-        assert str(table.get_row("r-20261129-120002-ab02")[7]) == "✗  ✓  —"
-        assert str(table.get_row("r-20261129-120001-ab01")[7]) == "—  —  —"
+        assert str(row[5]) == "✓  ✓  ✗"
+        assert row[7] == "m0"
+        assert str(table.get_row("r-20261129-120002-ab02")[5]) == "✗  ✓  —"
+        assert str(table.get_row("r-20261129-120001-ab01")[5]) == "—  —  —"
         funnel = str(screen.query_one("#runs-funnel", Static).render())
         assert "2 scored of 3" in funnel
         assert "migrated 1" in funnel and "blindness 1" in funnel and "accepted 0" in funnel

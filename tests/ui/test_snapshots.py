@@ -94,7 +94,8 @@ def _seed_three_runs(state_dir: Path) -> None:
 # ---- Run screen and launch dialog (seeded, finished run: no clock in the picture) -------
 
 
-RUN_TABS = {"2": "tab-audit", "3": "tab-behavioural", "4": "tab-verification"}
+RUN_TABS = {"2": "tab-transcript", "3": "tab-audit", "4": "tab-behavioural",
+            "5": "tab-verification", "6": "tab-score"}
 
 
 def _run_screen_before(*keys: str) -> Any:
@@ -143,7 +144,7 @@ def test_run_screen_audit(snap_compare: Any, state_dir: Path) -> None:
     seed_finished_run(settings)
     # gates are ordered by id: node-is-primary (the failed one, with evidence) is second
     assert snap_compare(quiet_app(settings), terminal_size=SIZE,
-                        run_before=_run_screen_before("2", "down"))
+                        run_before=_run_screen_before("3", "down"))
 
 
 def test_run_screen_behavioural_small_terminal(snap_compare: Any, state_dir: Path) -> None:
@@ -152,7 +153,7 @@ def test_run_screen_behavioural_small_terminal(snap_compare: Any, state_dir: Pat
     settings = _settings(state_dir)
     seed_finished_run(settings)
     assert snap_compare(quiet_app(settings), terminal_size=(80, 24),
-                        run_before=_run_screen_before("3", "down"))
+                        run_before=_run_screen_before("4", "down"))
 
 
 def test_run_screen_verification(snap_compare: Any, state_dir: Path) -> None:
@@ -161,7 +162,7 @@ def test_run_screen_verification(snap_compare: Any, state_dir: Path) -> None:
     settings = _settings(state_dir)
     seed_finished_run(settings)
     assert snap_compare(quiet_app(settings), terminal_size=SIZE,
-                        run_before=_run_screen_before("4", "down", "down"))
+                        run_before=_run_screen_before("5", "down", "down"))
 
 
 def test_launch_dialog_with_inline_error(snap_compare: Any, state_dir: Path) -> None:

@@ -62,7 +62,7 @@ async def test_transcript_tab_shows_stored_rounds_then_live_events(
         while not (isinstance(app.screen, RunScreen) and app.screen.detail is not None):
             assert time.monotonic() < deadline, "the run never loaded"
             await pilot.pause(0.02)
-        await pilot.press("6")
+        await pilot.press("2")
         screen = app.screen
         assert screen.query_one("#run-tabs", TabbedContent).active == "tab-transcript"
         view = screen.query_one("#run-transcript", TranscriptView)
@@ -100,7 +100,7 @@ async def test_a_run_without_transcript_says_why_until_a_round_starts(
         app.open_run(RUN_ID)
         await until(pilot, lambda: isinstance(app.screen, RunScreen)
                     and app.screen.detail is not None, "the run")
-        await pilot.press("6")
+        await pilot.press("2")
         note = app.screen.query_one("#run-transcript-empty", Static)
         assert note.display and "No transcript for replay:subtle" in str(note.render())
         app.run_host.bus.publish(AgentRoundStarted(RUN_ID, 1, "instruction"))

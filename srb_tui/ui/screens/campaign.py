@@ -128,8 +128,14 @@ class CampaignScreen(Screen[None]):
             self._show(matrix)
 
     def _message(self, text: str | Text) -> None:
+        """No matrix to show: the message alone. The filter hides with the table, so focus
+        does not fall into it and the console's keys (q t r b) stay keys."""
         self.query_one("#campaign-title", Static).update(text)
         self.query_one("#campaign-table", DataTable).display = False
+        box = self.query_one("#campaign-filter", Input)
+        if box.has_focus:
+            self.set_focus(None)
+        box.display = False
 
     # -- drawing ------------------------------------------------------------------
 
@@ -160,7 +166,11 @@ class CampaignScreen(Screen[None]):
     def _show(self, matrix: Matrix) -> None:
         self.matrix = matrix
         table = self.query_one("#campaign-table", DataTable)
-        table.display = True
+        if not table.display:
+            table.display = True
+            self.query_one("#campaign-filter", Input).display = True
+            if self.focused is None:
+                table.focus()
         columns, rows = self._visible(matrix)
         styles = {o: tone(self.app, t) for o, t in OUTCOME_TONE.items()}  # once per refresh
         repeats = len({r[1] for r in matrix.rows}) > 1

@@ -23,6 +23,7 @@ from textual.widgets.option_list import Option
 from srb_tui.service.agent_specs import CLIENT_KINDS, check_agent
 from srb_tui.ui.console_service import LaunchRequest
 from srb_tui.ui.palette import tone
+from srb_tui.ui.widgets.footer import PriorityFooter
 
 MAX_REPEATS = 20
 COMMAND = "command:"
@@ -100,10 +101,13 @@ class LaunchDialog(ModalScreen[LaunchRequest | None]):
     """Ask how to run an agent on one task."""
 
     BINDINGS = [
-        Binding("escape", "cancel", "Cancel", id="launch.cancel",
-                tooltip="Close the dialog without launching"),
         Binding("ctrl+s", "submit", "Launch", id="launch.submit",
                 tooltip="Check the fields and launch the run(s)"),
+        Binding("escape", "cancel", "Cancel", id="launch.cancel",
+                tooltip="Close the dialog without launching"),
+        # a modal screen does not see the app's keys: `?` again here, by the app's id
+        Binding("question_mark", "app.toggle_keys", "Keys", id="app.keys",
+                tooltip="Show or hide the dialog's keys (Esc hides them too)"),
     ]
 
     def __init__(self, target: LaunchTarget) -> None:
@@ -138,6 +142,8 @@ class LaunchDialog(ModalScreen[LaunchRequest | None]):
                              tooltip="Launch (ctrl+s)")
                 yield Button("Cancel", id="launch-cancel", compact=True,
                              tooltip="Close (escape)")
+        # the dialog's own keys, over the footer of the screen behind it
+        yield PriorityFooter(first=("launch.submit", "launch.cancel", "app.keys"))
 
     def on_mount(self) -> None:
         agents = self.query_one("#launch-agent", OptionList)

@@ -9,39 +9,26 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rich import box
-from rich.console import Group, RenderableType
-from rich.table import Table as RichTable
+from rich.console import Group
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual.containers import ScrollableContainer
+from textual.events import Resize
 from textual.screen import Screen
 from textual.widgets import Header, Input, Static
 
 from srb_tui.reports import build_report, load_runs, render
 from srb_tui.reports.build import adversary_efforts
-from srb_tui.reports.model import Report, Table, fmt
+from srb_tui.reports.model import Report
 from srb_tui.service.runs_table import parse_filter
 from srb_tui.ui.console_service import ConsoleService
 from srb_tui.ui.palette import tone
 from srb_tui.ui.widgets.footer import PriorityFooter
+from srb_tui.ui.widgets.report_table import Styles, draw_table
 
-BAR_WIDTH = 20
-
-
-WIDE_TABLE = 10  # columns from which a table's bars are half as long (they stay whole)
-
-
-def bar(value: float | None, top: float, width: int = BAR_WIDTH) -> str:
-    """A bar of ``width`` eighths-resolution blocks for ``value`` out of ``top``."""
-    if value is None or top <= 0:
-        return ""
-    eighths = round(width * 8 * max(0.0, min(1.0, value / top)))
-    full, rest = divmod(eighths, 8)
-    return "█" * full + ("▏▎▍▌▋▊▉"[rest - 1] if rest else "")
-
+SCROLLBAR = 2  # cells the body's vertical scrollbar may take
 
 # The keys the footer shows first when it has no room for all (by binding id).
 FOOTER_FIRST = ("reports.filter", "reports.export", "app.campaign", "app.runs")
@@ -73,7 +60,7 @@ class ReportsScreen(Screen[None]):
         yield Input(placeholder="select: campaign:NAME task:ID agent:SPEC status:S  (press /)",
                     id="reports-filter", compact=True)
         yield Static(id="reports-message")
-        with VerticalScroll(id="reports-body"):
+        with ScrollableContainer(id="reports-body"):
             yield Static(id="reports-tables")
         yield PriorityFooter(first=FOOTER_FIRST)
 
@@ -134,45 +121,32 @@ class ReportsScreen(Screen[None]):
         message.update(Text(f"{selection}: {c['runs']} runs · {c['counted']} counted · "
                             f"{c['invalid']} invalid (excluded) · {c['imported']} imported",
                             style=tone(self.app, "accent")))
-        self.query_one("#reports-tables", Static).update(
-            Group(*(self._table(t) for t in self.report.tables))
-        )
+        self._draw()
 
-    def _table(self, table: Table) -> RenderableType:
-        # Light rules and whole names: labels never wrap or shrink to "referen…"; long
-        # numeric headers wrap instead, and the bar keeps its full width.
-        out = RichTable(title=table.title, title_justify="left", expand=False,
-                        box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True,
-                        title_style="bold",
-                        header_style=tone(self.app, "accent", bold=True))
-        for column in table.columns:
-            text = column.kind == "text"
-            out.add_column(column.title, justify="left" if text else "right", no_wrap=text)
-        index = next((i for i, c in enumerate(table.columns) if c.key == table.bar), None)
-        width = BAR_WIDTH if len(table.columns) < WIDE_TABLE else BAR_WIDTH // 2
-        if index is not None:
-            out.add_column("", min_width=width, no_wrap=True)
-        values = [r[index] for r in table.rows] if index is not None else []
-        top = max([float(v) for v in values if isinstance(v, int | float)], default=0.0)
-        if index is not None and table.columns[index].kind == "pct":
-            top = 100.0
-        for row in table.rows:
-            cells: list[RenderableType] = [fmt(v, c.kind) for v, c in zip(row, table.columns,
-                                                                           strict=True)]
-            if index is not None:
-                value = row[index]
-                cells.append(Text(bar(float(value) if isinstance(value, int | float) else None,
-                                      top, width), style=tone(self.app, "ok")))
-            out.add_row(*cells)
-        if table.total is not None:
-            out.add_section()
-            cells = [fmt(v, c.kind) for v, c in zip(table.total, table.columns, strict=True)]
-            out.add_row(*cells, *([""] if index is not None else []), style="bold")
-        notes = [Text(n, style=tone(self.app, "muted")) for n in table.notes]
-        return Group(out, *notes, Text(""))
+    def on_resize(self, event: Resize) -> None:
+        if self.report is not None:
+            self._draw()
+
+    def _draw(self) -> None:
+        """Every table drawn for the body's width; a table that cannot fit even with
+        lettered headings and no bar makes the body scroll sideways (nothing is cut)."""
+        if self.report is None:
+            return
+        body = self.query_one("#reports-body", ScrollableContainer)
+        room = max(20, (body.size.width or self.size.width) - 2 - SCROLLBAR)
+        styles = Styles(header=tone(self.app, "accent", bold=True), bar=tone(self.app, "ok"),
+                        muted=tone(self.app, "muted"))
+        drawn = [draw_table(t, room, styles) for t in self.report.tables]
+        tables = self.query_one("#reports-tables", Static)
+        tables.styles.width = max([room, *(d.width for d in drawn)])
+        tables.update(Group(*(d.renderable for d in drawn)))
 
     def action_export(self) -> None:
-        if self.report is None:
+        if self.report is None or not self.report.counts.get("runs"):
+            what = "no runs in the store yet" if self.report is None else \
+                f"no runs match {self.selection or 'the selection'}"
+            self.notify(f"Nothing to export: {what}.", title="export", severity="warning",
+                        timeout=6)
             return
         path = self.run_host.settings.state_dir / "report.md"
         path.write_text(render(self.report, "md"), encoding="utf-8")

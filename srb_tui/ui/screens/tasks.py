@@ -107,8 +107,14 @@ class TasksScreen(Screen[None]):
         self._fill(self.query_one("#task-filter", Input).value)
 
     def _load(self) -> None:
-        self._summaries = self.run_host.catalog.summaries()
+        catalog = self.run_host.catalog
+        self._summaries = catalog.summaries()
         self._fill(self.query_one("#task-filter", Input).value)
+        if catalog.shadowed:  # two roots hold one id: the first root's task is the one shown
+            lines = [f"{s.task_id}: using {display_path(s.kept)}, ignoring "
+                     f"{display_path(s.dropped)}" for s in catalog.shadowed]
+            self.notify("\n".join(lines), title="same task id in two task roots",
+                        severity="warning", timeout=15)
 
     def _fill(self, text: str) -> None:
         table = self.query_one("#task-table", DataTable)
@@ -177,10 +183,7 @@ class TasksScreen(Screen[None]):
             _heading(load, self.app, self.run_host.settings.state_a_cache)
         )
         self.query_one("#task-problems", Static).update(_problems(load, self.app))
-        text = load.task.instruction if load.task and load.task.instruction else None
-        self.query_one("#task-instruction", Markdown).update(
-            text or "_This task ships no instruction.md._"
-        )
+        self.query_one("#task-instruction", Markdown).update(_instruction(load))
 
     def action_focus_filter(self) -> None:
         self.query_one("#task-filter", Input).focus()
@@ -295,6 +298,14 @@ def _heading(load: TaskLoad, app: App[object], cache_dir: Path) -> Text:
         out.append("\nAdversaries: ", style="bold")
         out.append(", ".join(f"{a.id} ({a.driver})" for a in task.probe.adversaries))
     return out
+
+
+def _instruction(load: TaskLoad) -> str:
+    """The instruction as Markdown, or why there is none to show."""
+    if load.task is None:  # task.toml (or evaluation.toml) did not load: nothing was read
+        return ("_The instruction is not shown: this task does not load. "
+                "Fix the errors above, then Reload to read it again._")
+    return load.task.instruction or "_This task ships no instruction.md._"
 
 
 def _problems(load: TaskLoad, app: App[object]) -> Text:

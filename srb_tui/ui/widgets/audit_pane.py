@@ -9,7 +9,12 @@ from textual.app import ComposeResult
 from textual.widgets import DataTable, Static
 
 from srb_tui.ui.palette import tone
-from srb_tui.ui.widgets.run_format import Citation, evidence_items, parse_citation
+from srb_tui.ui.widgets.run_format import (
+    Citation,
+    evidence_items,
+    imported_from,
+    parse_citation,
+)
 from srb_tui.ui.widgets.run_pane import EvidenceChosen, RunPane, pane_table
 from srb_tui.ui.widgets.run_tables import Row, add_columns, selected_key, sync_rows
 
@@ -58,7 +63,11 @@ class AuditPane(RunPane):
         samples = sorted({v.sample for v in detail.gate_votes})
         if samples:
             summary.append(f" · {len(samples)} sample(s)")
-        if not outcomes and not detail.gate_votes:
+        if not outcomes and not detail.gate_votes and imported_from(detail.run) is not None:
+            summary.append("\nImported run: the published harness's per-gate votes are not "
+                           "part of an import; its Stage I result counts in the score.",
+                           style=tone(self.app, "muted"))
+        elif not outcomes and not detail.gate_votes:
             summary.append("\nNo votes recorded yet. The audit runs after the agent's "
                            "submission is collected; its gates are listed below.",
                            style=tone(self.app, "muted"))

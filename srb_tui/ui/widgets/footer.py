@@ -1,7 +1,8 @@
 """A footer that never cuts a binding in half: when the terminal is too narrow for every
 key, the screen's ``FOOTER_FIRST`` bindings (by binding id) come first and the others
 follow while they fit. Whatever is left out stays in the command palette (every binding of
-the screen is there, see :mod:`srb_tui.ui.commands`) and in the key help (``Keys``).
+the screen is there, see :mod:`srb_tui.ui.commands`) and in the keys panel (``?``, which
+every footer shows right after the screen's first two keys).
 
 A user keymap that moves a binding to another key moves it here too: bindings are found by
 id, and the key shown is the key they are bound to now.
@@ -17,6 +18,7 @@ from textual.events import Resize
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
+KEYS_ID = "app.keys"  # the app's `?` (the keys panel), kept in every footer
 PALETTE_KEY_WIDTH = 12  # "▏^p palette": the palette key docked on the right, with its border
 
 
@@ -51,7 +53,10 @@ class PriorityFooter(Footer):
 
     def __init__(self, *, first: Iterable[str] = (), **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
-        self.first = tuple(first)
+        first = tuple(first)
+        if KEYS_ID not in first:  # `?` (every key of the screen) right after its first two
+            first = (*first[:2], KEYS_ID, *first[2:])
+        self.first = first
         self._width = 0
 
     def on_resize(self, event: Resize) -> None:

@@ -49,6 +49,16 @@ def elapsed_sec(run: RunRecord, now: datetime | None = None) -> float | None:
     return (end - start).total_seconds()
 
 
+def imported_from(run: RunRecord) -> str | None:
+    """The published-harness folder an imported run was read from (``srb import``), or
+    ``None`` for a run srb ran itself."""
+    imported = run.extra.get("imported") if isinstance(run.extra, dict) else None
+    if not isinstance(imported, dict):
+        return None
+    source = imported.get("source_dir")
+    return str(source) if source else "another harness"
+
+
 def reached(detail: RunDetail) -> set[str]:
     """Every status the run has been in."""
     seen = {t.to_status for t in detail.transitions}

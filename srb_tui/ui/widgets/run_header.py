@@ -21,6 +21,7 @@ from srb_tui.ui.widgets.run_format import (
     STAGES,
     clock,
     elapsed_sec,
+    imported_from,
     lifecycle_state,
     score_text,
     stage_state,
@@ -66,8 +67,15 @@ def header_text(app: App[Any], run: RunRecord, progress: str, now: datetime) -> 
 
 
 def timeline_text(app: App[Any], detail: RunDetail, width: int) -> Text:
-    """Every lifecycle step with its mark (short names below :data:`NARROW` columns)."""
+    """Every lifecycle step with its mark (short names below :data:`NARROW` columns); an
+    imported run has no lifecycle here, so the line says where its results came from."""
     line = Text()
+    source = imported_from(detail.run)
+    if source is not None:
+        line.append("imported", style=tone(app, "accent", bold=True))
+        line.append(f" from {source}: graded by the published harness, not run by srb",
+                    style=tone(app, "muted"))
+        return line
     narrow = width < NARROW
     for index, status in enumerate(LIFECYCLE):
         state = lifecycle_state(detail, status)

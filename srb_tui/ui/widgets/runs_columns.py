@@ -23,12 +23,12 @@ COLUMNS: tuple[tuple[str, str, str | None], ...] = (
     ("Task", "task", "task"),
     ("Agent", "agent", "agent"),
     ("Status", "status", "status"),
+    ("Score", "score", "score"),  # before the long tail: still shown at 120 columns
+    ("I II III", "stages", None),
+    ("Valid", "valid", None),
     ("Model", "model", "model"),
     ("Effort", "effort", None),
     ("Stop", "stop", None),
-    ("I II III", "stages", None),
-    ("Score", "score", "score"),
-    ("Valid", "valid", None),
     ("Started", "started", "started_at"),
     ("Duration", "duration", None),
     ("Tokens · cost", "cost", None),
@@ -60,9 +60,9 @@ def run_cells(app: App[Any], run: RunRecord, marks: StageMarks, cost: str = "—
         run_cell = Text(f"{MARKED}{run.id}", style=tone(app, "accent", bold=True))
     valid_tone: Tone = "muted" if run.valid is None else "ok" if run.valid else "bad"
     return [
-        run_cell, run.task_id, run.agent, status, run.model or "—", run.effort or "—",
-        run.stop_reason or "—", stages, row.score_text,
-        Text(row.valid_text, style=tone(app, valid_tone)), row.started_text,
+        run_cell, run.task_id, run.agent, status, row.score_text, stages,
+        Text(row.valid_text, style=tone(app, valid_tone)), run.model or "—",
+        run.effort or "—", run.stop_reason or "—", row.started_text,
         row.duration_text, cost,
     ]
 

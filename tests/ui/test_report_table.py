@@ -1,0 +1,62 @@
+"""The Reports screen's table drawing (pure Rich): what fits a width, what gives way first,
+and that no number is ever cut."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from srb_tui.reports.model import Column, Table, fmt
+from srb_tui.ui.widgets.report_table import BAR_WIDTH, bar, draw_table
+
+LONG = "Stage I fail · fixed checks pass (blindness)"
+
+
+def _table() -> Table:
+    return Table(
+        id="t", title="Table T", bar="accepted",
+        columns=[Column("config", "Configuration", "text"), Column("model", "Model", "text"),
+                 Column("blind", LONG), Column("score", "Score (of 100)", "score"),
+                 Column("accepted", "Accepted"), Column("runs", "Runs")],
+        rows=[["reference", None, 0, 100.0, 12345, 80], ["subtle", "", 1, 40.5, 2, 3]],
+        total=["All", None, 1, 70.25, 12347, 83],
+    )
+
+
+def _lines(table: Table, width: int) -> list[str]:
+    drawn = draw_table(table, width)
+    console = Console(width=max(width, drawn.width), color_system=None, record=True)
+    console.print(drawn.renderable)
+    return console.export_text().splitlines()
+
+
+def test_wide_enough_shows_every_heading_whole_and_the_bar() -> None:
+    drawn = draw_table(_table(), 200)
+    assert not drawn.lettered and drawn.bar_width == BAR_WIDTH
+    text = "\n".join(_lines(_table(), 200))
+    assert LONG in text and "Model" not in text  # the empty text column is left out
+
+
+def test_narrow_letters_long_headings_with_a_legend_and_keeps_numbers() -> None:
+    for width in (80, 60, 40):
+        lines = _lines(_table(), width)
+        drawn = draw_table(_table(), width)
+        assert drawn.lettered
+        assert all(len(line) <= max(width, drawn.width) for line in lines)
+        text = "\n".join(lines)
+        for value in ("12345", "12347", "100.0", "40.5", "70.2", "83"):
+            assert value in text, (width, value)  # never "12…"
+        assert "a " + LONG in " ".join(text.split())  # the legend names the whole heading
+    assert draw_table(_table(), 80).width <= 80
+
+
+def test_too_narrow_for_letters_scrolls_instead_of_cutting() -> None:
+    drawn = draw_table(_table(), 20)
+    assert drawn.width > 20 and drawn.bar_width == 0
+    assert "12345" in "\n".join(_lines(_table(), 20))
+
+
+def test_bar() -> None:
+    assert bar(None, 10) == "" and bar(3, 0) == ""
+    assert bar(10, 10) == "█" * BAR_WIDTH
+    assert bar(1, 16) == "█▎"
+    assert fmt(None, "int") == "—"
