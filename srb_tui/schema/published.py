@@ -19,6 +19,7 @@ files and State A's file list). Each finding names the file and the key:
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
@@ -61,6 +62,7 @@ def check_published(task: Task) -> list[Problem]:
     _models(task, problems)
     _probe(task, problems)
     _modules_outside_sandbox(task, problems)
+    _candidate_files_shared(task, problems)
     return problems
 
 
@@ -93,6 +95,34 @@ def _modules_outside_sandbox(task: Task, problems: list[Problem]) -> None:
             "$SRB_REPO, never $SRB_SUBMISSION_RUN): srb runs that code as the module's "
             "identity (uid 0), outside the submission sandbox, and records it per run",
             kind="warning"))
+
+
+SHARED_WRITE = re.compile(r'>>?\s*"?(\$\{?SRB_WORK\b|\$\{?SRB_TARGET\b|/tmp/)')
+
+
+def _candidate_files_shared(task: Task, problems: list[Problem]) -> None:
+    """One warning when the task's candidate command writes files where the program under
+    test can read them while it runs (the tree, ``$SRB_WORK``, ``/tmp``): Stage III keeps
+    the candidate apart from the programs it starts, but not what it puts in shared
+    folders (README: "Stage III: the candidate and the program it starts")."""
+    probe = task.probe
+    if probe is None:
+        return
+    base = (task.dir / _probe_file(task)).parent
+    for word in probe.candidate_command:
+        script = base / word
+        if word.startswith(("/", "-")) or not is_inside(word) or not script.is_file():
+            continue
+        lines = [line for line in (_read(script) or "").splitlines()
+                 if line.strip() and not line.lstrip().startswith("#")]
+        hits = [n for n, line in enumerate(lines, 1) if SHARED_WRITE.search(line)]
+        if hits:
+            problems.append(Problem(
+                rel(task.dir, script), "candidate_command",
+                "writes into the tree, $SRB_WORK or /tmp, which the program under test can "
+                "read while a candidate runs (Stage III keeps the candidate's own file, "
+                "descriptors and private TMPDIR from it, not shared folders)",
+                kind="warning"))
 
 
 def _build_files(task: Task, problems: list[Problem]) -> None:
