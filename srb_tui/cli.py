@@ -84,15 +84,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(named if named in _COMMANDS and not helping else None)
     args = parser.parse_args(argv)
     settings = resolve_settings(args.tasks, args.state)
+    out = Output(json_mode=getattr(args, "json", False))
+    state = settings.state_dir
+    if state.exists() and not state.is_dir():
+        out.error(f"--state {state}: not a directory (the state directory holds srb.sqlite3, "
+                  "runs/ and cache/; give a folder)")
+        return 2
     if args.command in (None, "console"):
         return _console(settings)
-    out = Output(json_mode=getattr(args, "json", False))
     handler = args.handler
     try:
         code: int = handler(args, settings, out)
     except KeyboardInterrupt:
         out.error("interrupted")
         return 130
+    except OSError as exc:  # a path the user gave that cannot be used: a message, no traceback
+        where = f"{exc.filename}: " if exc.filename else ""
+        out.error(f"{where}{exc.strerror or exc}")
+        return 1
     return code
 
 
