@@ -27,16 +27,19 @@ def test_every_catalogued_task_is_found_as_the_catalogue_finds_it() -> None:
                                                          expected.ok)
 
 
-def test_same_id_under_two_roots_resolves_in_discovery_order(tmp_path: Path) -> None:
-    # Two roots hold a directory of the same name: the catalogue picks the first in
-    # discovery (sorted path) order, whichever root was named first.
+def test_same_id_under_two_roots_resolves_to_the_first_root_named(tmp_path: Path) -> None:
+    # Two roots hold a directory of the same name: the catalogue and find_task both pick
+    # the copy in the root named first (issue 26.1), and the catalogue names the other.
     early, late = tmp_path / "a-root", tmp_path / "b-root"
     _copy_manifest(TASKS / DEMO, early / DEMO)
     _copy_manifest(TASKS / DEMO, late / DEMO)
     for roots in ([late, early], [early, late]):
         found = find_task(roots, DEMO)
+        catalog = load_catalog(roots)
         assert found is not None
-        assert found.path == load_catalog(roots).find(DEMO).path == early / DEMO  # type: ignore[union-attr]
+        assert found.path == catalog.find(DEMO).path == roots[0] / DEMO  # type: ignore[union-attr]
+        assert catalog.ids() == [DEMO]
+        assert [d.ignored for d in catalog.duplicates] == [(roots[1] / DEMO,)]
 
 
 def test_a_root_that_is_the_task_itself_and_unknown_ids(tmp_path: Path) -> None:
