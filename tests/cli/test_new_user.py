@@ -93,3 +93,31 @@ def test_a_link_out_of_the_task_fails_validation_and_launch(tmp_path: Path) -> N
     assert launched.returncode != 0
     assert "Traceback" not in launched.stderr
     assert "host-secret-26" not in launched.stdout + launched.stderr
+
+
+def test_runs_show_takes_a_unique_prefix_and_names_candidates_of_an_ambiguous_one(
+    tmp_path: Path,
+) -> None:
+    import asyncio
+
+    from srb_tui.store import Store
+
+    state = tmp_path / "state"
+
+    async def two_runs() -> list[str]:
+        async with await Store.open(state / "srb.sqlite3") as store:
+            return [
+                (await store.create_run(task_id="demo", task_path="tasks/demo",
+                                        agent="untouched")).id
+                for _ in range(2)
+            ]
+
+    first, second = asyncio.run(two_runs())
+    common = next(i for i, (a, b) in enumerate(zip(first, second, strict=True)) if a != b)
+    shown = srb("runs", "show", first[: common + 1], "--json", state=state)
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["run"]["id"] == first
+    ambiguous = srb("runs", "show", first[:common], state=state)
+    assert ambiguous.returncode != 0
+    assert first in ambiguous.stderr and second in ambiguous.stderr
+    assert "Traceback" not in ambiguous.stderr
