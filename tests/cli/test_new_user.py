@@ -121,3 +121,27 @@ def test_runs_show_takes_a_unique_prefix_and_names_candidates_of_an_ambiguous_on
     assert ambiguous.returncode != 0
     assert first in ambiguous.stderr and second in ambiguous.stderr
     assert "Traceback" not in ambiguous.stderr
+
+
+def test_hostile_paths_and_engine_urls_give_messages_not_tracebacks(tmp_path: Path) -> None:
+    import asyncio
+
+    from srb_tui.store import Store
+
+    state = tmp_path / "state"
+
+    async def one_run() -> None:
+        async with await Store.open(state / "srb.sqlite3") as store:
+            await store.create_run(task_id="demo", task_path="tasks/demo", agent="untouched")
+
+    asyncio.run(one_run())
+    table = [
+        (("report", "-o", str(tmp_path / "no" / "dir" / "r.md")), {}, 1, "No such file"),
+        (("report", "-o", str(tmp_path)), {}, 1, "Is a directory"),
+        (("doctor",), {"DOCKER_HOST": "tcp://256.1.1.1:99999"}, 1, "Port out of range"),
+    ]
+    for command, env, code, message in table:
+        out = srb(*command, state=state, env=env)
+        assert "Traceback" not in out.stdout + out.stderr, command
+        assert out.returncode == code, (command, out.stderr)
+        assert message in out.stdout + out.stderr, (command, out.stdout, out.stderr)
