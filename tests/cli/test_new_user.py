@@ -145,3 +145,19 @@ def test_hostile_paths_and_engine_urls_give_messages_not_tracebacks(tmp_path: Pa
         assert "Traceback" not in out.stdout + out.stderr, command
         assert out.returncode == code, (command, out.stderr)
         assert message in out.stdout + out.stderr, (command, out.stdout, out.stderr)
+
+
+def test_global_options_are_accepted_after_the_subcommand(tmp_path: Path) -> None:
+    state = tmp_path / "elsewhere"
+    full = [sys_executable(), "-m", "srb_tui", "runs", "list", "--state", str(state)]
+    import subprocess
+
+    out = subprocess.run(full, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert str(state / "srb.sqlite3") in out.stdout
+
+
+def sys_executable() -> str:
+    import sys
+
+    return sys.executable
