@@ -1,6 +1,6 @@
 """The ``srb`` entry point: the console with no arguments, headless commands otherwise.
 
-Global options come before the subcommand: ``--tasks DIR`` (repeatable; env
+Global options come before or after the subcommand: ``--tasks DIR`` (repeatable; env
 ``SRB_TASKS``, colon-separated) and ``--state DIR`` (env ``SRB_STATE_DIR``).
 Every listing command takes ``--json`` and then prints exactly one JSON document.
 """
@@ -74,7 +74,25 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         done.add(entry)
         module = importlib.import_module(f"srb_tui.commands.{entry[0]}")
         getattr(module, entry[1])(sub)
+    _accept_globals_anywhere(parser)
     return parser
+
+
+def _accept_globals_anywhere(parser: argparse.ArgumentParser) -> None:
+    """``--tasks``/``--state`` also after the subcommand (``srb runs list --state X``):
+    every subcommand parser takes them too, setting the value only when given."""
+    for action in parser._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        for child in dict.fromkeys(action.choices.values()):
+            taken = {o for a in child._actions for o in a.option_strings}
+            if "--tasks" not in taken:
+                child.add_argument("--tasks", action="append", metavar="DIR",
+                                   default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+            if "--state" not in taken:
+                child.add_argument("--state", metavar="DIR", default=argparse.SUPPRESS,
+                                   help=argparse.SUPPRESS)
+            _accept_globals_anywhere(child)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -84,15 +102,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(named if named in _COMMANDS and not helping else None)
     args = parser.parse_args(argv)
     settings = resolve_settings(args.tasks, args.state)
+    out = Output(json_mode=getattr(args, "json", False))
+    state = settings.state_dir
+    if state.exists() and not state.is_dir():
+        out.error(f"--state {state}: not a directory (the state directory holds srb.sqlite3, "
+                  "runs/ and cache/; give a folder)")
+        return 2
     if args.command in (None, "console"):
         return _console(settings)
-    out = Output(json_mode=getattr(args, "json", False))
     handler = args.handler
     try:
         code: int = handler(args, settings, out)
     except KeyboardInterrupt:
         out.error("interrupted")
         return 130
+    except OSError as exc:  # a path the user gave that cannot be used: a message, no traceback
+        where = f"{exc.filename}: " if exc.filename else ""
+        out.error(f"{where}{exc.strerror or exc}")
+        return 1
     return code
 
 

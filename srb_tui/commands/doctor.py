@@ -27,6 +27,9 @@ class Check:
     ok: bool
     detail: str
     fix: str = ""
+    #: Passed, but something is missing for some uses (a vendor key not set): shown as
+    #: ``!`` in yellow, never ✓, and does not fail doctor (replay agents need no key).
+    warn: bool = False
 
 
 def add_parser(sub: Any) -> None:
@@ -108,7 +111,12 @@ def _client_checks(settings: Settings) -> list[Check]:
     except GatewayConfigError as exc:
         checks.append(Check("model gateway", False, str(exc), "fix state/config.toml"))
         return checks
-    checks.extend(Check(f"upstream {vendor}", True, line) for vendor, line in upstreams)
+    checks.extend(
+        Check(f"upstream {vendor}", True, line,
+              "export the key to run real agents of this vendor" if unset else "", warn=unset)
+        for vendor, line in upstreams
+        for unset in (line.endswith(" not set"),)
+    )
     return checks
 
 
@@ -135,9 +143,9 @@ def cmd_doctor(args: argparse.Namespace, settings: Settings, out: Output) -> int
         out.emit_json({"ok": ok, "checks": [c.__dict__ for c in checks], "versions": versions})
         return 0 if ok else 1
     for c in checks:
-        mark = "[green]✓[/]" if c.ok else "[red]✗[/]"
+        mark = "[yellow]![/]" if c.ok and c.warn else "[green]✓[/]" if c.ok else "[red]✗[/]"
         out.print(f"{mark} {c.name}: {escape(c.detail)}")
-        if not c.ok and c.fix:
+        if (not c.ok or c.warn) and c.fix:
             out.print(f"    fix: {escape(c.fix)}")
     out.print("versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
     return 0 if ok else 1

@@ -47,7 +47,16 @@ class Output:
         sys.stdout.flush()
 
     def error(self, message: str) -> None:
-        self.err.print(f"[bold red]error:[/] {message}", markup=True)
+        """``error: message`` on stderr (the message is plain text, never markup)."""
+        from rich.markup import escape
+
+        self.err.print(f"[bold red]error:[/] {escape(message)}", markup=True)
+
+    def warn(self, message: str) -> None:
+        """``warning: message`` on stderr, also in ``--json`` mode (stdout stays one doc)."""
+        from rich.markup import escape
+
+        self.err.print(f"[bold yellow]warning:[/] {escape(message)}", markup=True)
 
     def print(self, *objects: Any, **kwargs: Any) -> None:
         self.console.print(*objects, **kwargs)

@@ -15,6 +15,7 @@ from srb_tui.service.agent_report import agent_summary, cost_text
 from srb_tui.service.app import open_service
 from srb_tui.service.history import load_run_rows
 from srb_tui.store import RunNotFound, StoreError
+from srb_tui.store.errors import AmbiguousRunId
 
 
 def add_parser(sub: Any) -> None:
@@ -64,7 +65,10 @@ async def _detail(settings: Settings, run_id: str) -> dict[str, Any] | None:
     async with open_service(settings) as services:
         try:
             store = await services.store()
+            run_id = await store.resolve_run_id(run_id)  # a unique prefix will do
             detail = await store.run_detail(run_id)
+        except AmbiguousRunId:
+            raise
         except RunNotFound:
             return None
         doc = detail.to_json()

@@ -11,9 +11,10 @@ from rich.table import Table
 
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
-from srb_tui.schema import Problem, TaskLoad, discover_tasks
+from srb_tui.schema import Problem, TaskLoad
 from srb_tui.schema.published import validate_task
-from srb_tui.service.catalog import load_catalog, summarise
+from srb_tui.service.catalog import Catalog, load_catalog, summarise
+from srb_tui.service.catalog import task_dirs as catalog_dirs
 
 
 def add_parser(sub: Any) -> None:
@@ -63,12 +64,19 @@ def load_json(load: TaskLoad) -> dict[str, Any]:
     return doc
 
 
+def _warn_duplicates(out: Output, catalog: Catalog) -> None:
+    for message in catalog.warnings:
+        out.warn(message)
+
+
 def cmd_list(args: argparse.Namespace, settings: Settings, out: Output) -> int:
     catalog = load_catalog(settings.task_roots)
     summaries = catalog.summaries()
+    _warn_duplicates(out, catalog)
     if out.json_mode:
         out.emit_json({"roots": [str(r) for r in settings.task_roots],
-                       "tasks": [s.to_json() for s in summaries]})
+                       "tasks": [s.to_json() for s in summaries],
+                       "warnings": catalog.warnings})
         return 0
     if not summaries:
         out.print(f"No tasks under {', '.join(str(r) for r in settings.task_roots)}. "
@@ -93,6 +101,7 @@ def cmd_list(args: argparse.Namespace, settings: Settings, out: Output) -> int:
 
 def cmd_show(args: argparse.Namespace, settings: Settings, out: Output) -> int:
     catalog = load_catalog(settings.task_roots)
+    _warn_duplicates(out, catalog)
     load = catalog.find(args.task_id)
     if load is None:
         out.error(f"no task {args.task_id!r} under "
@@ -133,7 +142,9 @@ def _print_problems(out: Output, load: TaskLoad) -> None:
 def cmd_validate(args: argparse.Namespace, settings: Settings, out: Output) -> int:
     roots = [Path(p) for p in args.paths] if args.paths else list(settings.task_roots)
     missing = [r for r in roots if not r.exists()]
-    task_dirs = discover_tasks([r for r in roots if r.exists()])
+    task_dirs, duplicates = catalog_dirs(roots)
+    for duplicate in duplicates:
+        out.warn(duplicate.message)
     loads = [validate_task(p, schema_only=args.schema_only) for p in task_dirs]
     errors = sum(len(load.errors) for load in loads)
     absent = sum(len(load.absent) for load in loads)

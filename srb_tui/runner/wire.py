@@ -58,7 +58,11 @@ class Wire:
         if parts.scheme in ("unix", "http+unix"):
             return cls(socket_path=parts.path or parts.netloc, timeout=timeout)
         if parts.scheme in ("tcp", "http") and parts.hostname:
-            return cls(host=parts.hostname, port=parts.port or 2375, timeout=timeout)
+            try:
+                port = parts.port or 2375
+            except ValueError:  # out of range: docker-py's connect names the bad DOCKER_HOST
+                return None
+            return cls(host=parts.hostname, port=port, timeout=timeout)
         return None
 
     @property

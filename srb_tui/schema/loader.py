@@ -19,6 +19,7 @@ from pathlib import Path, PurePosixPath
 
 from srb_tui.schema import disk
 from srb_tui.schema.evaluation_toml import ParsedEvaluation, parse_evaluation
+from srb_tui.schema.links import leaving_links
 from srb_tui.schema.models import Evaluation, Probe, Scan, Suite, Task, TaskManifest
 from srb_tui.schema.probe_toml import parse_probe
 from srb_tui.schema.problems import Problem
@@ -116,6 +117,11 @@ def load_task(path: Path, *, schema_only: bool = False) -> TaskLoad:
     if not path.is_dir():
         why = "does not exist" if not path.exists() else "is not a directory"
         problems.append(Problem(path.as_posix(), "", f"task folder {why}"))
+        return TaskLoad(path, task_id, None, tuple(problems))
+    leaving = leaving_links(path)
+    if leaving:
+        # Nothing of a task with a link out of it is read: the link could be any manifest.
+        problems.extend(Problem(item.link, "", item.message) for item in leaving)
         return TaskLoad(path, task_id, None, tuple(problems))
 
     read = _read_toml(path, TASK_FILE, problems)

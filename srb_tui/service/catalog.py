@@ -99,25 +99,35 @@ def summarise(load: TaskLoad) -> TaskSummary:
 
 
 @dataclass(frozen=True)
-class Shadowed:
-    """A task directory left out because an earlier root holds a task of the same id."""
+class DuplicateTask:
+    """One task id held by more than one task root: the first root's copy is used."""
 
     task_id: str
-    kept: Path
-    dropped: Path
+    used: Path
+    ignored: tuple[Path, ...]
 
-    def __str__(self) -> str:
-        return (f"task id {self.task_id} is in two task roots: using {self.kept}, "
-                f"ignoring {self.dropped}")
+    @property
+    def message(self) -> str:
+        others = ", ".join(str(p) for p in self.ignored)
+        return (
+            f"task id {self.task_id!r} is in more than one task root: using {self.used}, "
+            f"ignoring {others} (the first --tasks root wins; rename one to use both)"
+        )
 
 
 @dataclass(frozen=True)
 class Catalog:
-    """All tasks found under the roots, in discovery order, one per task id (the first
-    root that holds an id wins; the others are listed in ``shadowed``)."""
+    """All tasks found under the roots, in discovery order, one per task id.
+
+    ``duplicates`` names every id that a later root also held (that copy is left out);
+    ``warnings`` are their messages, for the console and ``srb tasks`` to show."""
 
     loads: tuple[TaskLoad, ...]
-    shadowed: tuple[Shadowed, ...] = ()
+    duplicates: tuple[DuplicateTask, ...] = ()
+
+    @property
+    def warnings(self) -> list[str]:
+        return [d.message for d in self.duplicates]
 
     def summaries(self) -> list[TaskSummary]:
         return [summarise(load) for load in self.loads]
@@ -153,26 +163,28 @@ def find_task(roots: Sequence[Path], task_id: str) -> TaskLoad | None:
     return load_task(next(iter(found.values())))
 
 
-def unique_tasks(roots: Sequence[Path]) -> tuple[list[Path], list[Shadowed]]:
-    """Task directories under ``roots`` (sorted), one per task id: a directory whose id an
-    earlier root already holds is left out and named in the second list."""
-    kept: dict[str, Path] = {}
-    shadowed: list[Shadowed] = []
+def task_dirs(roots: Sequence[Path]) -> tuple[list[Path], tuple[DuplicateTask, ...]]:
+    """The task directories under ``roots`` (sorted), one per task id, and the ids held
+    by more than one root: the copy in the first root given wins."""
+    chosen: dict[str, Path] = {}
+    ignored: dict[str, list[Path]] = {}
     for root in roots:
         if not root.exists():
             continue
         for path in discover_tasks([root]):
             task_id = Path(os.path.abspath(path)).name
-            first = kept.get(task_id)
-            if first is None:
-                kept[task_id] = path
-            elif os.path.realpath(first) != os.path.realpath(path):
-                shadowed.append(Shadowed(task_id, first, path))
-    return sorted(kept.values()), shadowed
+            if task_id not in chosen:
+                chosen[task_id] = path
+            elif os.path.realpath(chosen[task_id]) != os.path.realpath(path):
+                ignored.setdefault(task_id, []).append(path)
+    duplicates = tuple(
+        DuplicateTask(task_id, chosen[task_id], tuple(paths))
+        for task_id, paths in sorted(ignored.items())
+    )
+    return sorted(chosen.values()), duplicates
 
 
 def load_catalog(roots: Sequence[Path], *, schema_only: bool = False) -> Catalog:
-    """Discover and load every task under ``roots`` (one per task id, first root wins)."""
-    paths, shadowed = unique_tasks(roots)
-    return Catalog(tuple(load_task(p, schema_only=schema_only) for p in paths),
-                   tuple(shadowed))
+    """Discover and load every task under ``roots`` (one per id; see :func:`task_dirs`)."""
+    paths, duplicates = task_dirs(roots)
+    return Catalog(tuple(load_task(p, schema_only=schema_only) for p in paths), duplicates)

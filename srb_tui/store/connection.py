@@ -118,11 +118,18 @@ async def open_reader(path: Path, busy_timeout_ms: int) -> aiosqlite.Connection:
 
 
 class ReaderPool:
-    """A few read-only connections handed out one caller at a time."""
+    """A few read-only connections handed out one caller at a time.
+
+    A borrow that ends by an exception (a cancelled read above all) may leave work queued
+    on the connection's thread, a ``BEGIN`` among it: aiosqlite runs a queued call even
+    when its awaiter was cancelled. Such a connection is marked and, at its next borrow,
+    a ``ROLLBACK`` is queued behind that work, so no reader inherits a transaction.
+    """
 
     def __init__(self, conns: list[aiosqlite.Connection], label: str) -> None:
         self._conns = conns
         self._label = label
+        self._dirty: set[int] = set()
         self._free: asyncio.Queue[aiosqlite.Connection] = asyncio.Queue()
         for conn in conns:
             self._free.put_nowait(conn)
@@ -132,7 +139,14 @@ class ReaderPool:
         """One connection for the duration of the block."""
         conn = await self._free.get()
         try:
+            if id(conn) in self._dirty:
+                with contextlib.suppress(sqlite3.Error):  # "no transaction is active"
+                    await conn.execute("ROLLBACK")
+                self._dirty.discard(id(conn))
             yield conn
+        except BaseException:
+            self._dirty.add(id(conn))
+            raise
         finally:
             self._free.put_nowait(conn)
 

@@ -23,3 +23,17 @@ class IllegalTransition(StoreError):
         self.run_id = run_id
         self.from_status = from_status
         self.to_status = to_status
+
+
+class AmbiguousRunId(RunNotFound):
+    """A run id prefix that more than one run starts with (the candidates are named)."""
+
+    def __init__(self, prefix: str, path: str, candidates: list[str]) -> None:
+        StoreError.__init__(
+            self,
+            f"run id prefix {prefix!r} is ambiguous in {path}: it starts "
+            f"{len(candidates)} runs ({', '.join(candidates[:10])}"
+            f"{', …' if len(candidates) > 10 else ''}); give more of the id",
+        )
+        self.run_id = prefix
+        self.candidates = tuple(candidates)

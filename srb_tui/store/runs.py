@@ -350,6 +350,28 @@ class RunsMixin(StoreBase):
         rows = await self._rows("SELECT * FROM runs WHERE id = ?", (run_id,))
         return run_from_row(rows[0]) if rows else None
 
+    async def resolve_run_id(self, ref: str) -> str:
+        """The id of the run ``ref`` names: the id itself or a unique prefix of one.
+
+        RunNotFound when no run starts with ``ref``; AmbiguousRunId (a RunNotFound)
+        naming the candidates when more than one does."""
+        from srb_tui.store.errors import AmbiguousRunId
+
+        if not ref:
+            raise RunNotFound(ref, self._label)
+        rows = await self._rows(
+            "SELECT id FROM runs WHERE substr(id, 1, ?) = ? ORDER BY id LIMIT 11",
+            (len(ref), ref),
+        )
+        ids = [str(r[0]) for r in rows]
+        if ref in ids:
+            return ref
+        if not ids:
+            raise RunNotFound(ref, self._label)
+        if len(ids) > 1:
+            raise AmbiguousRunId(ref, self._label, ids)
+        return ids[0]
+
     async def require_run(self, run_id: str) -> RunRecord:
         """The run; RunNotFound (a StoreError naming run and file) if there is none."""
         run = await self.get_run(run_id)

@@ -27,9 +27,9 @@ def test_every_catalogued_task_is_found_as_the_catalogue_finds_it() -> None:
                                                          expected.ok)
 
 
-def test_same_id_under_two_roots_resolves_to_the_first_root(tmp_path: Path) -> None:
-    # Two roots hold a directory of the same name: the root named first wins (issue 26),
-    # whatever the paths' order, and the catalogue names the one it left out.
+def test_same_id_under_two_roots_resolves_to_the_first_root_named(tmp_path: Path) -> None:
+    # Two roots hold a directory of the same name: the catalogue and find_task both pick
+    # the copy in the root named first (issue 26.1), and the catalogue names the other.
     early, late = tmp_path / "a-root", tmp_path / "b-root"
     _copy_manifest(TASKS / DEMO, early / DEMO)
     _copy_manifest(TASKS / DEMO, late / DEMO)
@@ -38,7 +38,8 @@ def test_same_id_under_two_roots_resolves_to_the_first_root(tmp_path: Path) -> N
         catalog = load_catalog(roots)
         assert found is not None
         assert found.path == catalog.find(DEMO).path == roots[0] / DEMO  # type: ignore[union-attr]
-        assert [s.dropped for s in catalog.shadowed] == [roots[1] / DEMO]
+        assert catalog.ids() == [DEMO]
+        assert [d.ignored for d in catalog.duplicates] == [(roots[1] / DEMO,)]
 
 
 def test_a_root_that_is_the_task_itself_and_unknown_ids(tmp_path: Path) -> None:

@@ -156,3 +156,23 @@ async def test_live_runs_and_delete(store: Store) -> None:
     assert await store.get_run(ids["a"]) is None
     assert await store.count_log_lines(ids["a"]) == 0
     assert await store.transitions(ids["a"]) == []
+
+
+async def test_a_unique_prefix_names_a_run_and_an_ambiguous_one_lists_candidates(
+    store: Store,
+) -> None:
+    from srb_tui.store.errors import AmbiguousRunId
+
+    first, second = await make_run(store), await make_run(store)
+    assert await store.resolve_run_id(first.id) == first.id
+    common = 0
+    while first.id[common] == second.id[common]:
+        common += 1
+    assert await store.resolve_run_id(first.id[: common + 1]) == first.id
+    with pytest.raises(AmbiguousRunId) as caught:
+        await store.resolve_run_id(first.id[:common])
+    assert first.id in str(caught.value) and second.id in str(caught.value)
+    with pytest.raises(RunNotFound):
+        await store.resolve_run_id("no-such-run")
+    with pytest.raises(RunNotFound):
+        await store.resolve_run_id(first.id.upper())

@@ -62,10 +62,10 @@ def test_the_catalog_keeps_the_first_roots_task_and_names_the_other(tmp_path: Pa
     assert catalog.ids().count(DEMO) == 1
     load = catalog.find(DEMO)
     assert load is not None and load.path == second / DEMO
-    [shadowed] = catalog.shadowed
-    assert (shadowed.kept, shadowed.dropped) == (second / DEMO, first / DEMO)
-    assert str(second / DEMO) in str(shadowed) and str(first / DEMO) in str(shadowed)
-    assert load_catalog([first]).shadowed == ()
+    [duplicate] = catalog.duplicates
+    assert (duplicate.used, duplicate.ignored) == (second / DEMO, (first / DEMO,))
+    assert str(second / DEMO) in duplicate.message and str(first / DEMO) in duplicate.message
+    assert load_catalog([first]).duplicates == ()
 
 
 async def test_the_console_opens_over_two_roots_with_one_id_and_warns_once(

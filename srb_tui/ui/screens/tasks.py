@@ -110,9 +110,9 @@ class TasksScreen(Screen[None]):
         catalog = self.run_host.catalog
         self._summaries = catalog.summaries()
         self._fill(self.query_one("#task-filter", Input).value)
-        if catalog.shadowed:  # two roots hold one id: the first root's task is the one shown
-            lines = [f"{s.task_id}: using {display_path(s.kept)}, ignoring "
-                     f"{display_path(s.dropped)}" for s in catalog.shadowed]
+        if catalog.duplicates:  # two roots hold one id: the first root's task is the one shown
+            lines = [f"{d.task_id}: using {display_path(d.used)}, ignoring "
+                     + ", ".join(display_path(p) for p in d.ignored) for d in catalog.duplicates]
             self.notify("\n".join(lines), title="same task id in two task roots",
                         severity="warning", timeout=15)
 
