@@ -82,7 +82,7 @@ async def main() -> None:
                                    f"printf 'a\\010' | {ORIGINAL_DIR}/bin/csvtab -f markdown"],
                                    timeout_sec=60)
             expected = Observation(exit_code=probe.exit_code or 0, stdout=probe.stdout,
-                                   stderr=b"")
+                                   stderr=b"", timed_out=False, duration_sec=0.0)
             script = candidate_script(adversary="bench", seed=0, entry="bin/csvtab", argv=argv,
                                       data=data, original_len=len(data), expected=expected)
             await put_files(core.engine, box.h, FOLDER, {"candidate.sh": script.encode()},

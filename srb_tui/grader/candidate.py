@@ -208,7 +208,8 @@ def _run_area(
             scratch = sandbox.scratch_dir(spec.slot)
             area = {name: scratch / name for name in ("target", "home", "tmp")}
             area["work"] = enter_work(spec.slot, scratch, token)
-            if sandbox.copy_as_slot(spec.slot, pristine, area["target"]) != 0:
+            widen = _boundary_on(spec)  # the candidate (the slot's group) writes there too
+            if sandbox.copy_as_slot(spec.slot, pristine, area["target"], widen) != 0:
                 raise StagingError(
                     f"cannot copy the tree to {area['target']} as slot {spec.slot}"
                 )
@@ -263,6 +264,8 @@ def run_once(
     stage_copy(candidate_dir, candidate)
     if _boundary_on(spec):
         _hand_to_candidate(candidate, sandbox.candidate_ids(spec.slot)[1])
+    elif sandbox.enabled():  # one uid for both: the slot reads it
+        _hand_to_candidate(candidate, sandbox.slot_ids(spec.slot)[1])
     try:
         entry = candidate_entry(candidate)
     except FileNotFoundError as exc:
@@ -291,8 +294,8 @@ def _boundary_on(spec: CandidateSpec) -> bool:
 
 
 def _hand_to_candidate(root: Path, gid: int) -> None:
-    """The staged candidate readable by the candidate identity only (group ``gid``, nothing
-    for others): the programs it starts run as another uid and cannot read it."""
+    """The staged candidate readable by the group ``gid`` only (the candidate identity's;
+    nothing for others): the programs it starts run as another uid and cannot read it."""
     try:
         for current, dirs, files in os.walk(root):
             for name in [".", *dirs, *files]:
@@ -332,21 +335,6 @@ def _candidate_area(spec: CandidateSpec, stage_root: Path) -> dict[str, Path]:
     return area
 
 
-def _open_tree_to_candidate(spec: CandidateSpec, target: Path) -> None:
-    """The slot's working copy writable by the candidate too (its group is the slot's):
-    the contract gives the candidate a writable tree, and its programs run as the slot."""
-
-    def widen() -> None:
-        for current, dirs, _files in os.walk(target):
-            for name in [".", *dirs]:
-                path = os.path.join(current, name)
-                if not os.path.islink(path):
-                    os.chmod(path, stat.S_IMODE(os.lstat(path).st_mode) | 0o070)
-
-    if sandbox.run_as_slot(spec.slot, widen) != 0:
-        raise StagingError(f"cannot open {target} to the candidate")
-
-
 def _execute(
     spec: CandidateSpec,
     area: Mapping[str, Path],
@@ -368,8 +356,6 @@ def _execute(
         home=homes["home"], tmpdir=homes["tmp"],
     )  # fmt: skip
     cwd = str(area["target"])
-    if own:
-        _open_tree_to_candidate(spec, area["target"])
     try:
         with out_path.open("wb") as out, err_path.open("wb") as err, run_lease() as groups:
             if own:

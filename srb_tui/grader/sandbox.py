@@ -25,6 +25,7 @@ import contextlib
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -307,11 +308,18 @@ def make_slot_dirs(slot: int, names: Sequence[str]) -> dict[str, Path]:
     return paths
 
 
-def copy_as_slot(slot: int, source: Path, dest: Path) -> int:
-    """Copy ``source`` (readable by the slot) to ``dest`` as the slot uid; exit status."""
+def copy_as_slot(slot: int, source: Path, dest: Path, group_write: bool = False) -> int:
+    """Copy ``source`` (readable by the slot) to ``dest`` as the slot uid, its folders
+    also writable by the slot's group when ``group_write``; exit status."""
 
     def copy() -> None:
         shutil.copytree(source, dest, symlinks=True, dirs_exist_ok=True)
+        if group_write:
+            for current, dirs, _files in os.walk(dest):
+                for name in [".", *dirs]:
+                    path = os.path.join(current, name)
+                    if not os.path.islink(path):
+                        os.chmod(path, stat.S_IMODE(os.lstat(path).st_mode) | 0o070)
 
     return _as_slot(slot, copy)
 
