@@ -426,7 +426,8 @@ def _run_brokered(
     own = [str(stage_root / "candidate"), str(homes["home"].parent)]
     own += [os.path.dirname(w) for w in spec.command if w.startswith("/tests/")]
     broker = Broker(
-        tree=[str(area["target"]), str(area["work"])],
+        tree=[str(area["target"])],
+        built=[str(area["work"])],
         own=own,
         become=become,
         program_env=program_env,
@@ -515,8 +516,11 @@ def adjudicate(
                     on_run(run)
                 pair[role] = run
                 if run.start_error is not None:
+                    said = run.stderr_tail.strip().splitlines()[-1:] or [""]
                     return CandidateVerdict(
-                        "error", f"candidate command could not start: {run.start_error}", runs
+                        "error",
+                        f"candidate command could not start: {run.start_error} {said[0]}".strip(),
+                        runs,
                     )
             verdict = _judge_pair(pair, attempt, spec)
             if verdict is not None:

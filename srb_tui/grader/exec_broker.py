@@ -178,23 +178,32 @@ def _loader(file: str) -> bool:
 
 
 def classify(
-    file: str, argv: Sequence[str], cwd: str, *, tree: Sequence[str], own: Sequence[str]
+    file: str,
+    argv: Sequence[str],
+    cwd: str,
+    *,
+    tree: Sequence[str],
+    own: Sequence[str],
+    built: Sequence[str] = (),
 ) -> str:
     """"candidate" or "program": who an exec of ``file`` with ``argv`` in ``cwd`` belongs to
-    (``tree``: the code under test's folders; ``own``: the candidate's own files), first
-    rule that applies:
+    (``tree``: the tree under test; ``built``: where tasks build it, ``SRB_WORK``; ``own``:
+    the candidate's own files), first rule that applies:
 
-    1. the file started is the candidate's own, or in the tree;
+    1. the file started is the candidate's own, or in the tree or ``built``;
     2. its first argument that is not an option (an interpreter's script) is the
-       candidate's own, or in the tree;
+       candidate's own, or in the tree or ``built``;
     3. any argument names a path in the tree (``--in=$SRB_TARGET/x`` too);
-    4. it starts in the tree and loads code from its working folder (:data:`CODE_LOADERS`);
-    5. otherwise it is the candidate's (``cmp``, ``mktemp``, ``diff`` on its own files).
+    4. it starts in the tree or ``built`` and loads code from its working folder
+       (:data:`CODE_LOADERS`);
+    5. otherwise it is the candidate's (``cmp``, ``mktemp``, ``mkdir`` on its own files or
+       in ``SRB_WORK``, ``diff``).
     """
+    code = [*tree, *built]
     for path in _resolve(cwd, file):
         if _inside(path, own):
             return "candidate"
-        if _inside(path, tree):
+        if _inside(path, code):
             return "program"
     rest = list(argv[1:])
     script = next((a for a in rest if a and not a.startswith("-")), None)
@@ -202,14 +211,14 @@ def classify(
         for path in _resolve(cwd, script, only_existing=True):
             if _inside(path, own) and os.path.exists(path):
                 return "candidate"
-            if _inside(path, tree):
+            if _inside(path, tree) or (_loader(file) and _inside(path, code)):
                 return "program"
     for arg in rest:
         names = [arg, arg.split("=", 1)[1]] if "=" in arg else [arg]
         paths = [p for n in names if n for p in _resolve(cwd, n, only_existing=True)]
         if any(_inside(p, tree) for p in paths):
             return "program"
-    in_tree = _inside(os.path.normpath(cwd), tree) or _inside(os.path.realpath(cwd), tree)
+    in_tree = _inside(os.path.normpath(cwd), code) or _inside(os.path.realpath(cwd), code)
     if in_tree and _loader(file):
         return "program"
     return "candidate"
@@ -335,12 +344,14 @@ class Broker:
         tree: Sequence[str],
         own: Sequence[str],
         become: Callable[[str], Callable[[], None]],
+        built: Sequence[str] = (),
         program_env: Callable[[Mapping[bytes, bytes]], dict[bytes, bytes]],
         peer: tuple[int, int] | None = None,
     ) -> None:
         """``peer``: the candidate's (uid, gid), which the broker reads its processes as."""
         self.peer = peer
         self.tree = [os.path.normpath(p) for p in tree]
+        self.built = [os.path.normpath(p) for p in built]
         self.own = [os.path.normpath(p) for p in own]
         self.become = become
         self.program_env = program_env
@@ -461,7 +472,7 @@ class Broker:
                 return
             text = [a.decode("utf-8", "surrogateescape") for a in argv]
             name = file.decode("utf-8", "surrogateescape")
-            side = classify(name, text, cwd, tree=self.tree, own=self.own)
+            side = classify(name, text, cwd, tree=self.tree, own=self.own, built=self.built)
             if side == "candidate" or not file:
                 self._answer(notif_id, proceed=True)
                 return
@@ -555,8 +566,7 @@ def _exec_program(
                 if sig not in (signal.SIGKILL, signal.SIGSTOP):
                     signal.signal(sig, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_SETMASK, set())
-        os.setsid()
-        become()
+        become()  # (no session or group of its own: `setsid prog` must work as it would)
         os.execve(file, argv, dict(env))
     except OSError as exc:
         os.write(err_w, struct.pack("<i", exc.errno or errno.EACCES))
@@ -573,6 +583,16 @@ def _dup_above(fd: int, low: int) -> int:
 
 def _all_fds() -> list[int]:
     return [int(name) for name in os.listdir("/proc/self/fd") if name.isdigit()]
+
+
+def _signal_program(child: int, sig: int) -> None:
+    """A signal the stub received, to the program: to its process group when it made one
+    (``setsid prog &`` then ``kill -- -$!``: the stub leads a group of its own), else to it."""
+    with contextlib.suppress(OSError):
+        if os.getpgid(child) == child:
+            os.killpg(child, sig)
+        else:
+            os.kill(child, sig)
 
 
 def _watch(child: int, channel: socket.socket, record: Program) -> None:
@@ -594,13 +614,11 @@ def _watch(child: int, channel: socket.socket, record: Program) -> None:
                     data = channel.recv(64)
                 if data:
                     for sig in data:
-                        with contextlib.suppress(OSError):
-                            os.kill(child, sig)
+                        _signal_program(child, sig)
                     continue
             if mask & (select.POLLHUP | select.POLLERR | select.POLLIN):
                 stub_gone = True  # the candidate killed the stub: the program goes too
-                with contextlib.suppress(OSError):
-                    os.kill(child, signal.SIGKILL)
+                _signal_program(child, signal.SIGKILL)
                 poller.unregister(channel.fileno())
         _, status = os.waitpid(child, 0)
         code = os.waitstatus_to_exitcode(status)

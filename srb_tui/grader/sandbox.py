@@ -117,9 +117,14 @@ def spawn(
         first, last = drop, then
 
         def drop() -> None:
-            if first is not None:
-                first()
-            last()
+            try:
+                if first is not None:
+                    first()
+                last()
+            except BaseException as exc:  # say why on the child's stderr, then fail the start
+                with contextlib.suppress(OSError):
+                    os.write(2, f"srb: cannot start {argv[0]}: {exc!r}\n".encode())
+                raise
 
     return subprocess.Popen(
         list(argv),

@@ -19,7 +19,7 @@ def roots(tmp_path: Path) -> tuple[list[str], list[str], Path]:
     for file in (tree / "bin" / "x", tree / "lib" / "cli.js", tree / "build.sh",
                  own / "c.sh", own / "check.py"):
         file.write_text("")
-    return [str(tree), str(work)], [str(cand), str(own)], tmp_path
+    return [str(tree)], [str(cand), str(own)], tmp_path
 
 
 CASES = [
@@ -42,6 +42,10 @@ CASES = [
     ("/usr/bin/cmp", ["cmp", "-s", "expected", "actual"], "{t}/cand/tmp", "candidate"),
     ("/usr/bin/diff", ["diff", "-u", "a", "b"], "{t}/target", "candidate"),
     ("/usr/bin/cat", ["cat", "{t}/cand/tmp/out"], "{t}/target", "candidate"),
+    ("/usr/bin/mktemp", ["mktemp", "{t}/work/log.XXXXXX"], "{t}/target", "candidate"),
+    ("/usr/bin/mkdir", ["mkdir", "-p", "{t}/work"], "{t}/target", "candidate"),
+    ("/usr/bin/node", ["node", "{t}/work/out/cli.js"], "{t}/cand", "program"),
+    ("/usr/bin/make", ["make"], "{t}/work/build", "program"),
 ]
 
 
@@ -52,5 +56,5 @@ def test_who_runs_an_exec(
     tree, own, top = roots
     fill = {"t": str(top)}
     got = classify(file.format(**fill), [a.format(**fill) for a in argv], cwd.format(**fill),
-                   tree=tree, own=own)
+                   tree=tree, own=own, built=[str(top / "work")])
     assert got == who
