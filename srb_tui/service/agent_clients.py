@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-import tomllib
 from datetime import UTC, datetime
 from typing import Any
 
@@ -54,13 +53,8 @@ CLIENT_KEY = "client"
 
 
 def completion_token(task: Task) -> str:
-    """``[agent].completion_token`` in task.toml, else the official default."""
-    try:
-        data = tomllib.loads((task.dir / "task.toml").read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError):
-        return COMPLETION_TOKEN
-    value = (data.get("agent") or {}).get("completion_token")
-    return value if isinstance(value, str) and value.strip() else COMPLETION_TOKEN
+    """``[agent].completion_token`` as the schema read it, else the official default."""
+    return task.manifest.agent.completion_token or COMPLETION_TOKEN
 
 
 def loop_margin(budget_sec: float) -> float:
