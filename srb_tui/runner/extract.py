@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from srb_tui.exclude_match import ExcludeMatcher
 from srb_tui.extract_policy import (
     GIB,
     MIB,
@@ -36,7 +37,6 @@ from srb_tui.extract_policy import (
     member_parts,
     symlink_refusal,
 )
-from srb_tui.exclude_match import ExcludeMatcher
 
 COPY_CHUNK = 1 * MIB
 FORGET_MEMBERS_EVERY = 1000

@@ -16,10 +16,10 @@ from dataclasses import fields
 from functools import cache
 from pathlib import Path
 
+from srb_tui.agents.rounds import COMPLETION_TOKEN
 from srb_tui.schema import load_task
 from srb_tui.schema.models import AgentSpec
 from srb_tui.schema.task_toml import AGENT_KEYS
-from srb_tui.agents.rounds import COMPLETION_TOKEN
 from srb_tui.service.agent_clients import completion_token
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,7 +35,7 @@ def _tree(path: Path) -> ast.AST:
 
 
 def _raw_reads(path: Path) -> set[str]:
-    """Keys read from a raw ``agent`` mapping: ``x.get("agent")...get("k")``, ``x["agent"]["k"]``."""
+    """Keys read off a raw ``agent`` mapping (``.get`` or ``[]``): ``x["agent"]["k"]``."""
     if '"agent"' not in path.read_text(encoding="utf-8"):
         return set()
     tree = _tree(path)
