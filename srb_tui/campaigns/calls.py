@@ -50,13 +50,12 @@ class ServiceCalls:
                      max_cost: float | None) -> RunRecord:
         run = await self.service.launch(task_path, agent, budget_sec=budget_sec, model=model,
                                         effort=effort, max_cost_usd=max_cost)
-        extra = dict(run.extra)
-        extra["campaign"] = campaign
+        extra: dict[str, object] = {"campaign": campaign}
         if max_cost is not None:
             # The gateway enforces it for real clients (the run's "budget"); kept here too
             # so a report can show what each cell was allowed.
             extra["max_cost_usd"] = max_cost
-        return await self.store.update_run(run.id, batch_id=campaign, extra=extra)
+        return await self.store.merge_extra(run.id, extra, batch_id=campaign)
 
     async def drive(self, run_id: str, *, adversary_budget_sec: float | None) -> RunRecord:
         return await self.service.drive(run_id, adversary_budget_sec=adversary_budget_sec)

@@ -107,14 +107,12 @@ async def start_client_container(
     files = {"home/.srb": b"", "rounds/.srb": b"", "claude/.srb": b"", "codex/.srb": b"",
              "mini/.srb": b"", **adapter.files(got.endpoint)}
     await put_files(phase.engine, handle, AGENT_DIR, files, uid=spec.uid, gid=spec.gid)
-    extra = dict((await phase.store.require_run(run.id)).extra)
-    extra[CLIENT_KEY] = {
+    await phase.store.merge_extra(run.id, {CLIENT_KEY: {
         "name": pin.name, "version": pin.version, "source": pin.source,
         "sha256": installed.sha256, "mount": pin.mount, "user": spec.user,
         "endpoint": {"anthropic_base": got.endpoint.anthropic_base,
                      "openai_base": got.endpoint.openai_base},
-    }
-    await phase.store.update_run(run.id, extra=extra)
+    }})
     await start(phase.engine, handle)
     await phase.store.update_run(run.id, started_at=utc_now())
     await _check_in_container(phase, run, handle, adapter, spec.user)
@@ -197,13 +195,12 @@ async def watch_client(
     else:
         reason, detail = _stop_reason(exit_info, False), None
     run = await phase.store.require_run(run.id)
-    extra = dict(run.extra)
-    extra["agent_loop"] = {"stop_reason": reason, "detail": detail,
-                           "rounds": outcome.rounds if outcome else None,
-                           "totals": await phase.store.agent_totals(run.id)}
+    agent_loop: dict[str, object] = {"stop_reason": reason, "detail": detail,
+                                     "rounds": outcome.rounds if outcome else None,
+                                     "totals": await phase.store.agent_totals(run.id)}
     ledger = await access.totals(run.id)
     if ledger is not None:
-        extra["agent_loop"]["ledger"] = ledger
-    await phase.store.update_run(run.id, extra=extra)
+        agent_loop["ledger"] = ledger
+    await phase.store.merge_extra(run.id, {"agent_loop": agent_loop})
     await phase.record_exit(run, handle, exit_info, reason, detail)
     return exit_info

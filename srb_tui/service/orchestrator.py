@@ -171,7 +171,7 @@ class RunService:
         # The creator drives the run next: its lease keeps a console starting meanwhile
         # from picking the pending run up too (a dead creator's lease does not count).
         extra[LEASE] = this_process_lease()
-        await self.store.update_run(run.id, extra={**run.extra, **extra})
+        await self.store.merge_extra(run.id, extra)
         run = await self.store.require_run(run.id)
         self._launched[run.id] = load
         self.bus.publish(RunCreated(run.id, load.task_id, spec.text))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 import pytest
@@ -156,3 +157,20 @@ async def test_live_runs_and_delete(store: Store) -> None:
     assert await store.get_run(ids["a"]) is None
     assert await store.count_log_lines(ids["a"]) == 0
     assert await store.transitions(ids["a"]) == []
+
+
+async def test_merge_extra_changes_only_its_keys_in_one_transaction(store: Store) -> None:
+    """Concurrent writers of different keys of ``extra`` lose nothing (issue 22: eight places
+    read the whole document, changed a key and wrote it all back)."""
+    run = await make_run(store)
+    await store.merge_extra(run.id, {"lease": {"pid": 1}, "table": {"a": 1}})
+    await asyncio.gather(
+        *(store.merge_extra(run.id, {f"k{i}": i}) for i in range(20)),
+        *(store.merge_extra(run.id, into={"table": {f"r{i}": i}}) for i in range(20)),
+    )
+    done = await store.merge_extra(run.id, drop=["lease", "never-there"], stop_reason="idle")
+    assert done.stop_reason == "idle"
+    assert done.extra == {"table": {"a": 1, **{f"r{i}": i for i in range(20)}},
+                          **{f"k{i}": i for i in range(20)}}
+    with pytest.raises(StoreError, match="merge_extra cannot change extra, status"):
+        await store.merge_extra(run.id, extra={}, status="scored")
