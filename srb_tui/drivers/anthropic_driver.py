@@ -15,7 +15,6 @@ driver_options:
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -35,7 +34,7 @@ from .base import (
     positive_float,
     positive_int,
 )
-from .sdk_driver import SdkDriver
+from .sdk_driver import SdkDriver, import_sdk
 
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
 DEFAULT_MAX_TOKENS = 16_000
@@ -67,13 +66,7 @@ OPTIONS = {
 
 def load_sdk() -> Any:
     """The `anthropic` module, or a clear DriverConfigError if it is not installed."""
-    try:
-        return importlib.import_module("anthropic")
-    except ImportError:
-        raise DriverConfigError(
-            "the anthropic driver needs the official SDK: pip install 'srb-tui[models]' "
-            "(package anthropic==2.14.0)"
-        ) from None
+    return import_sdk("anthropic", "2.14.0")
 
 
 def check_options(options: Mapping[str, Any]) -> dict[str, Any]:

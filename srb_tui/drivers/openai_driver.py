@@ -16,14 +16,12 @@ driver_options:
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .base import (
     AssistantMessage,
-    DriverConfigError,
     DriverError,
     Message,
     ModelTurn,
@@ -38,7 +36,7 @@ from .base import (
     positive_float,
     positive_int,
 )
-from .sdk_driver import SdkDriver
+from .sdk_driver import SdkDriver, import_sdk
 
 EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 _STOP = {
@@ -60,13 +58,7 @@ OPTIONS = {
 
 def load_sdk() -> Any:
     """The `openai` module, or a clear DriverConfigError if it is not installed."""
-    try:
-        return importlib.import_module("openai")
-    except ImportError:
-        raise DriverConfigError(
-            "the openai driver needs the official SDK: pip install 'srb-tui[models]' "
-            "(package openai==3.57.0)"
-        ) from None
+    return import_sdk("openai", "3.57.0")
 
 
 def check_options(options: Mapping[str, Any]) -> dict[str, Any]:

@@ -10,12 +10,14 @@ in srb's words).
 
 from __future__ import annotations
 
+import importlib
 import time
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from .base import (
+    DriverConfigError,
     DriverError,
     Message,
     ModelDriver,
@@ -27,6 +29,18 @@ from .base import (
     map_sdk_error,
     request_timeout,
 )
+
+
+def import_sdk(module: str, pin: str) -> Any:
+    """The vendor SDK ``module``, or a DriverConfigError naming the package to install."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise DriverConfigError(
+            f"the {module} driver needs the official SDK: pip install 'srb-tui[models]' "
+            f"(package {module}=={pin})"
+        ) from None
+
 
 _DEFAULT = "default"  # key_env's stand-in for "the vendor's usual variable"
 
