@@ -58,13 +58,12 @@ class ServiceCalls:
             task_path, config.agent, budget_sec=config.budget_sec or budget_sec,
             model=config.model, effort=config.effort, max_cost_usd=config.max_cost,
             max_tokens=config.max_tokens)
-        extra = dict(run.extra)
-        extra["campaign"] = campaign
+        extra: dict[str, object] = {"campaign": campaign}
         if config.max_cost is not None:
             # The gateway enforces it for real clients (the run's "budget"); kept here too
             # so a report can show what each cell was allowed.
             extra["max_cost_usd"] = config.max_cost
-        return await self.store.update_run(run.id, batch_id=campaign, extra=extra)
+        return await self.store.merge_extra(run.id, extra, batch_id=campaign)
 
     async def drive(self, run_id: str, *, adversary_budget_sec: float | None) -> RunRecord:
         return await self.service.drive(run_id, adversary_budget_sec=adversary_budget_sec)

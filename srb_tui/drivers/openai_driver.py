@@ -16,35 +16,27 @@ driver_options:
 
 from __future__ import annotations
 
-import importlib
 import json
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .base import (
     AssistantMessage,
-    DriverConfigError,
     DriverError,
     Message,
-    ModelDriver,
     ModelTurn,
-    Redactor,
-    RetryPolicy,
-    Sleeper,
     ToolCall,
     ToolResults,
     ToolSchema,
     Usage,
     UserText,
     float_between,
-    map_sdk_error,
     one_of,
     parse_options,
     positive_float,
     positive_int,
-    request_timeout,
 )
+from .sdk_driver import SdkDriver, import_sdk
 
 EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 _STOP = {
@@ -66,13 +58,7 @@ OPTIONS = {
 
 def load_sdk() -> Any:
     """The `openai` module, or a clear DriverConfigError if it is not installed."""
-    try:
-        return importlib.import_module("openai")
-    except ImportError:
-        raise DriverConfigError(
-            "the openai driver needs the official SDK: pip install 'srb-tui[models]' "
-            "(package openai==3.57.0)"
-        ) from None
+    return import_sdk("openai", "3.57.0")
 
 
 def check_options(options: Mapping[str, Any]) -> dict[str, Any]:
@@ -80,29 +66,17 @@ def check_options(options: Mapping[str, Any]) -> dict[str, Any]:
     return parse_options("openai", options, OPTIONS)
 
 
-class OpenAIDriver(ModelDriver):
+class OpenAIDriver(SdkDriver):
     """Any chat model behind `AsyncOpenAI(...).chat.completions.create` with tools."""
 
     name = "openai"
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        api_key: str,
-        base_url: str | None = None,
-        options: Mapping[str, Any] | None = None,
-        key_env: str | None = "OPENAI_API_KEY",
-        retry: RetryPolicy | None = None,
-        sleep: Sleeper | None = None,
-    ) -> None:
-        super().__init__(model, retry=retry, sleep=sleep)
-        self.options = check_options(options or {})
-        self.base_url = base_url
-        self._key_env = key_env
-        self._redact = Redactor(api_key)
-        self._sdk = load_sdk()
-        self._client: Any = self._sdk.AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0)
+    default_key_env = "OPENAI_API_KEY"
+    load_sdk = staticmethod(load_sdk)
+    check_options = staticmethod(check_options)
+
+    def open_client(self, sdk: Any, api_key: str, base_url: str | None) -> Any:
+        return sdk.AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0)
 
     def request_body(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSchema]
@@ -134,36 +108,11 @@ class OpenAIDriver(ModelDriver):
                 body[key] = self.options[key]
         return body
 
-    async def _attempt(
-        self,
-        system: str,
-        messages: Sequence[Message],
-        tools: Sequence[ToolSchema],
-        *,
-        session: str,
-        context: Mapping[str, Any],
-        timeout_sec: float | None,
-    ) -> ModelTurn:
-        body = self.request_body(system, messages, tools)
-        timeout = request_timeout(self.options, timeout_sec)
-        if timeout is not None:
-            body["timeout"] = timeout
-        started = time.monotonic()
-        try:
-            response = await self._client.chat.completions.create(**body)
-        except Exception as exc:
-            mapped = map_sdk_error(
-                exc, self._sdk, self.label, key_env=self._key_env, redact=self._redact
-            )
-            if mapped is None:
-                raise DriverError(
-                    f"{self.label}: unexpected {type(exc).__name__}: {self._redact(str(exc))}"
-                ) from None
-            raise mapped from None
-        return from_wire(response, time.monotonic() - started, self.label)
+    async def create(self, body: dict[str, Any]) -> Any:
+        return await self._client.chat.completions.create(**body)
 
-    async def aclose(self) -> None:
-        await self._client.close()
+    def read_turn(self, response: Any, latency: float) -> ModelTurn:
+        return from_wire(response, latency, self.label)
 
 
 # --------------------------------------------------------------------------- translation

@@ -34,6 +34,8 @@ import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from .runtime.swerefactor.contract import CONTRACT_ENV
+
 CANDIDATE_ENV = (
     "SRB_CANDIDATE",
     "SRB_CANDIDATE_NAME",
@@ -42,19 +44,9 @@ CANDIDATE_ENV = (
     "SRB_WORK",
     "SRB_NETWORK",
 )
-# The published module contract (infra/swerefactor/contract.py: CONTRACT_ENV) ...
-MODULE_CONTRACT_ENV = frozenset(
-    {
-        "SRB_REPO",
-        "SRB_ORIGINAL",
-        "SRB_MODULE_DIR",
-        "SRB_MODULE_ID",
-        "SRB_SUITE_DIR",
-        "SRB_WORK",
-        "SRB_SUITE_WORK",
-        "SRB_RESULT",
-    }
-)
+# The published module contract's names (infra/swerefactor/contract.py: CONTRACT_ENV), listed
+# once, in srb's stand-in for that runtime (the package modules import as ``swerefactor``) ...
+MODULE_CONTRACT_ENV = CONTRACT_ENV
 # ... names that would tell a candidate its role, and srb's own apparatus.
 ROLE_ENV = frozenset({"SRB_TARGET_NAME", "SRB_TARGET_ROLE", "SRB_ROLE", "SRB_ORIGINAL"})
 SRB_APPARATUS_ENV = frozenset(

@@ -7,7 +7,7 @@ but a file already extracted, devices, FIFOs and other special members, the per-
 and tarfile's own ``data`` filter. Here a refused member is recorded with its reason and
 extraction goes on; crossing the total-size or file-count cap aborts it with a clear
 reason. setuid/setgid/sticky bits are dropped. Excluded paths (tar ``--exclude``
-semantics, see :mod:`srb_tui.runner.excludes`) are skipped and not counted.
+semantics, see :mod:`srb_tui.exclude_match`) are skipped and not counted.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from srb_tui.exclude_match import ExcludeMatcher
 from srb_tui.extract_policy import (
     GIB,
     MIB,
@@ -36,7 +37,6 @@ from srb_tui.extract_policy import (
     member_parts,
     symlink_refusal,
 )
-from srb_tui.runner.excludes import ExcludeMatcher
 
 COPY_CHUNK = 1 * MIB
 FORGET_MEMBERS_EVERY = 1000

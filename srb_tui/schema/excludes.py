@@ -1,77 +1,32 @@
-"""Artifact excludes with ``tar --exclude`` semantics, checked against State A.
+"""Artifact excludes checked against State A, and an archive's member names.
 
-A pattern without ``/`` matches any single path segment at any depth (``build``
-drops ``build/`` and ``src/build/``; ``*.o`` drops every object file).  A pattern
-with ``/`` is anchored at the artifact root and matched segment by segment
-(``testdata/charts/*/*.tgz``).  Wildcards are :mod:`fnmatch` wildcards applied to
-one segment and never cross a ``/``.  Whatever a pattern matches is dropped with
-everything below it.
+The matching rule itself has one home, :mod:`srb_tui.exclude_match` (shared with submission
+collection, so validation reports exactly what collection drops); this module applies it to
+a State A file list.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from fnmatch import translate
-from functools import cached_property
+from collections.abc import Iterable, Sequence
 
+from srb_tui.exclude_match import ExcludeMatcher, ExcludePattern
+from srb_tui.exclude_match import path_segments as _segments
 
-def _segments(path: str) -> list[str]:
-    return [part for part in path.replace("\\", "/").split("/") if part not in ("", ".")]
-
-
-@dataclass(frozen=True)
-class ExcludePattern:
-    """One ``exclude`` entry, pre-split for matching."""
-
-    text: str
-
-    @cached_property
-    def parts(self) -> tuple[str, ...]:
-        return tuple(_segments(self.text))
-
-    @cached_property
-    def _matchers(self) -> tuple[Callable[[str], object], ...]:
-        # fnmatch's own translation, compiled once per part (fnmatchcase would look its
-        # cache up on every call: thousands of files times every pattern).
-        return tuple(re.compile(translate(part)).match for part in self.parts)
-
-    @cached_property
-    def anchored(self) -> bool:
-        return "/" in self.text.strip("/") or self.text.startswith(("/", "./"))
-
-    def matches(self, path: str) -> bool:
-        """Whether ``path`` (relative to the artifact root) is dropped by this pattern."""
-        return self.matches_segments(_segments(path))
-
-    def matches_segments(self, segments: Sequence[str]) -> bool:
-        """:meth:`matches` for a path already split into its segments."""
-        matchers = self._matchers
-        if not matchers or not segments:
-            return False
-        if self.anchored:
-            if len(segments) < len(matchers):
-                return False
-            return all(m(s) is not None for s, m in zip(segments, matchers, strict=False))
-        first = matchers[0]
-        return any(first(segment) is not None for segment in segments)
+__all__ = ["ExcludePattern", "archive_root", "excluded_files", "is_excluded", "relative_name"]
 
 
 def is_excluded(path: str, patterns: Iterable[str]) -> bool:
     """Whether any of ``patterns`` drops ``path``."""
-    return any(ExcludePattern(p).matches(path) for p in patterns)
+    return ExcludeMatcher(patterns).excluded(_segments(path))
 
 
 def excluded_files(patterns: Sequence[str], files: Iterable[str]) -> dict[str, list[str]]:
     """For each pattern that drops at least one of ``files``, the files it drops (sorted)."""
-    compiled = [ExcludePattern(p) for p in patterns]
+    matcher = ExcludeMatcher(patterns)
     hits: dict[str, list[str]] = {}
     for path in files:
-        segments = _segments(path)  # once per path, not once per pattern
-        for pattern in compiled:
-            if pattern.matches_segments(segments):
-                hits.setdefault(pattern.text, []).append(path)
+        for pattern in matcher.dropping(_segments(path)):  # split once per path
+            hits.setdefault(pattern.text, []).append(path)
     return {k: sorted(v) for k, v in hits.items()}
 
 

@@ -57,12 +57,15 @@ class Artifact:
 
 @dataclass(frozen=True)
 class AgentSpec:
-    """``[agent]``: the harness, its wall-clock budget, network mode and user."""
+    """``[agent]``: the harness, its wall-clock budget, network mode and user, and the token
+    a real client ends its final message with to say it is done (``None``: the official
+    default). Every ``[agent]`` key srb reads is a field here, read by the schema alone."""
 
     harness: str
     timeout_sec: float
     network_mode: str
     user: str | None = None
+    completion_token: str | None = None
 
 
 @dataclass(frozen=True)

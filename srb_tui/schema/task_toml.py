@@ -27,7 +27,7 @@ TOP_KEYS = (
 )
 TASK_KEYS = ("name", "description", "authors", "keywords")
 ARTIFACT_KEYS = ("source", "exclude")
-AGENT_KEYS = ("harness", "timeout_sec", "network_mode", "user")
+AGENT_KEYS = ("harness", "timeout_sec", "network_mode", "user", "completion_token")
 SRB_KEYS = ("state_a",)
 NETWORK_MODES = ("no-network",)
 
@@ -131,7 +131,12 @@ def _agent(top: Table) -> AgentSpec:
             kind="warning",
         )
     user = agent.optional_string("user")
-    return AgentSpec(harness=harness, timeout_sec=timeout, network_mode=network, user=user)
+    token = agent.optional_string("completion_token")
+    if token is not None and not token.strip():
+        agent.report("completion_token", "is empty; leave it out for the default token")
+        token = None
+    return AgentSpec(harness=harness, timeout_sec=timeout, network_mode=network, user=user,
+                     completion_token=token)
 
 
 def _srb(top: Table) -> StateASource | None:

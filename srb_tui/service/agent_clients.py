@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-import tomllib
 from datetime import UTC, datetime
 from typing import Any
 
@@ -54,13 +53,8 @@ CLIENT_KEY = "client"
 
 
 def completion_token(task: Task) -> str:
-    """``[agent].completion_token`` in task.toml, else the official default."""
-    try:
-        data = tomllib.loads((task.dir / "task.toml").read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError):
-        return COMPLETION_TOKEN
-    value = (data.get("agent") or {}).get("completion_token")
-    return value if isinstance(value, str) and value.strip() else COMPLETION_TOKEN
+    """``[agent].completion_token`` as the schema read it, else the official default."""
+    return task.manifest.agent.completion_token or COMPLETION_TOKEN
 
 
 def loop_margin(budget_sec: float) -> float:
@@ -113,14 +107,12 @@ async def start_client_container(
     files = {"home/.srb": b"", "rounds/.srb": b"", "claude/.srb": b"", "codex/.srb": b"",
              "mini/.srb": b"", **adapter.files(got.endpoint)}
     await put_files(phase.engine, handle, AGENT_DIR, files, uid=spec.uid, gid=spec.gid)
-    extra = dict((await phase.store.require_run(run.id)).extra)
-    extra[CLIENT_KEY] = {
+    await phase.store.merge_extra(run.id, {CLIENT_KEY: {
         "name": pin.name, "version": pin.version, "source": pin.source,
         "sha256": installed.sha256, "mount": pin.mount, "user": spec.user,
         "endpoint": {"anthropic_base": got.endpoint.anthropic_base,
                      "openai_base": got.endpoint.openai_base},
-    }
-    await phase.store.update_run(run.id, extra=extra)
+    }})
     await start(phase.engine, handle)
     await phase.store.update_run(run.id, started_at=utc_now())
     await _check_in_container(phase, run, handle, adapter, spec.user)
@@ -203,13 +195,12 @@ async def watch_client(
     else:
         reason, detail = _stop_reason(exit_info, False), None
     run = await phase.store.require_run(run.id)
-    extra = dict(run.extra)
-    extra["agent_loop"] = {"stop_reason": reason, "detail": detail,
-                           "rounds": outcome.rounds if outcome else None,
-                           "totals": await phase.store.agent_totals(run.id)}
+    agent_loop: dict[str, object] = {"stop_reason": reason, "detail": detail,
+                                     "rounds": outcome.rounds if outcome else None,
+                                     "totals": await phase.store.agent_totals(run.id)}
     ledger = await access.totals(run.id)
     if ledger is not None:
-        extra["agent_loop"]["ledger"] = ledger
-    await phase.store.update_run(run.id, extra=extra)
+        agent_loop["ledger"] = ledger
+    await phase.store.merge_extra(run.id, {"agent_loop": agent_loop})
     await phase.record_exit(run, handle, exit_info, reason, detail)
     return exit_info

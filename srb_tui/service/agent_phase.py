@@ -250,8 +250,7 @@ class AgentPhase:
         duration = None
         if state.started_at is not None and state.finished_at is not None:
             duration = round((state.finished_at - state.started_at).total_seconds(), 3)
-        extra = dict(run.extra)
-        extra["agent_exit"] = {
+        agent_exit: dict[str, object] = {
             "duration_sec": duration,
             "exit_code": exit_info.exit_code,
             "reason": exit_info.reason,
@@ -261,8 +260,8 @@ class AgentPhase:
             "detail": exit_info.detail,
         }
         if detail is not None:
-            extra["agent_exit"]["stop_detail"] = detail
-        await self.store.update_run(run.id, stop_reason=stop_reason, extra=extra)
+            agent_exit["stop_detail"] = detail
+        await self.store.merge_extra(run.id, {"agent_exit": agent_exit}, stop_reason=stop_reason)
         self.ctx.say(run.id, f"agent stopped: {stop_reason} "
                      f"({detail or exit_info.detail or exit_info.reason})")
 
@@ -284,9 +283,7 @@ class AgentPhase:
             )
         except CollectError as exc:
             return str(exc)
-        run = await self.store.require_run(run.id)
-        extra = dict(run.extra)
-        extra["collect"] = {
+        collected = {
             "duration_sec": round(time.monotonic() - began, 3),
             "files": result.files, "bytes": result.bytes, "excluded": result.excluded,
             "archive_bytes": result.archive_bytes,
@@ -294,8 +291,9 @@ class AgentPhase:
             "rejected_total": len(result.rejected),
             "aborted_reason": result.aborted_reason,
         }
-        await self.store.update_run(
-            run.id, submission_files=result.files, submission_bytes=result.bytes, extra=extra
+        await self.store.merge_extra(
+            run.id, {"collect": collected},
+            submission_files=result.files, submission_bytes=result.bytes,
         )
         for member, reason in result.rejected[:20]:
             await self.store.add_run_note(run.id, f"collect: rejected {member}: {reason}")

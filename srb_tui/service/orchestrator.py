@@ -30,7 +30,6 @@ from srb_tui.service.agent_specs import check_agent
 from srb_tui.service.events import (
     EventBus,
     RunCreated,
-    RunFinished,
 )
 from srb_tui.service.model_access import ModelAccess, NoModelAccess
 from srb_tui.service.run_faults import (
@@ -48,7 +47,7 @@ from srb_tui.service.run_faults import (
 from srb_tui.service.run_moves import RunMoves
 from srb_tui.service.run_prepare import env_image_tag
 from srb_tui.sources import StateAError
-from srb_tui.store import FINAL_STATUSES, RunRecord, Store, utc_now
+from srb_tui.store import RunRecord, Store
 
 if TYPE_CHECKING:
     from srb_tui.gateway import Gateway
@@ -165,7 +164,7 @@ class RunService:
         # The creator drives the run next: its lease keeps a console starting meanwhile
         # from picking the pending run up too (a dead creator's lease does not count).
         extra[LEASE] = this_process_lease()
-        await self.store.update_run(run.id, extra={**run.extra, **extra})
+        await self.store.merge_extra(run.id, extra)
         run = await self.store.require_run(run.id)
         self._launched[run.id] = load
         self.bus.publish(RunCreated(run.id, load.task_id, checked.text))
@@ -174,15 +173,8 @@ class RunService:
     # -- transitions ---------------------------------------------------------------------
 
     async def _fail_infra(self, run_id: str, message: str) -> RunRecord:
-        run = await self.store.require_run(run_id)
-        if run.status not in FINAL_STATUSES:
-            await self.store.update_run(
-                run_id, harness_error=message, valid=False, finished_at=_now()
-            )
-            await self.moves.to(run_id, "infra_error", message)
-        run = await self.store.require_run(run_id)
-        self.bus.publish(RunFinished(run_id, run.status, run.score, run.valid, message))
-        return run
+        return await self.moves.finish(run_id, "infra_error", message, detail=message,
+                                       if_live=True, harness_error=message, valid=False)
 
     # -- driving -------------------------------------------------------------------------
 
@@ -369,8 +361,6 @@ class RunService:
 
 
 
-def _now() -> str:
-    return utc_now()
 
 
 __all__ = [

@@ -83,9 +83,7 @@ async def release_lease(store: Store, run_id: str) -> None:
     run = await store.require_run(run_id)
     lease = run.extra.get(LEASE)
     if isinstance(lease, dict) and lease.get("pid") == os.getpid():
-        extra = dict(run.extra)
-        extra.pop(LEASE)
-        await store.update_run(run_id, extra=extra)
+        await store.merge_extra(run_id, drop=[LEASE])
 
 
 async def remember_adversary_budget(store: Store, run_id: str, given: float | None
@@ -97,7 +95,7 @@ async def remember_adversary_budget(store: Store, run_id: str, given: float | No
         stored = run.extra.get(ADVERSARY_BUDGET)
         return float(stored) if isinstance(stored, int | float) else None
     if run.extra.get(ADVERSARY_BUDGET) != given:
-        await store.update_run(run_id, extra={**run.extra, ADVERSARY_BUDGET: given})
+        await store.merge_extra(run_id, {ADVERSARY_BUDGET: given})
     return given
 
 

@@ -18,11 +18,10 @@ from typing import TYPE_CHECKING
 
 from srb_tui.schema import Task
 from srb_tui.scoring import ScoreEnvelope
-from srb_tui.service.events import RunFinished
 from srb_tui.service.image_plan import ImageMapError, load_image_map
 from srb_tui.service.run_faults import LaunchError
 from srb_tui.sources import prepare_state_a
-from srb_tui.store import RunRecord, utc_now
+from srb_tui.store import RunRecord
 
 if TYPE_CHECKING:
     from srb_tui.service.orchestrator import RunService
@@ -46,26 +45,18 @@ def image_map(svc: RunService) -> dict[str, str]:
 
 
 async def finish_stored_score(svc: RunService, run_id: str) -> RunRecord:
-    await svc.moves.to(run_id, "scored", "graded (the score was recorded before srb stopped)")
-    await svc.store.update_run(run_id, finished_at=utc_now())
-    run = await svc.store.require_run(run_id)
-    svc.bus.publish(RunFinished(run_id, run.status, run.score, run.valid,
-                                 run.harness_error))
-    return run
+    return await svc.moves.finish(
+        run_id, "scored", "graded (the score was recorded before srb stopped)")
 
 
 async def zero_for_collection(svc: RunService, run_id: str, reason: str) -> RunRecord:
     """The submission broke a collection cap: that is evidence about the submission."""
-    await svc.store.update_run(
-        run_id, score=0.0, max_score=100.0, valid=True, blocked_by="collection",
-        finished_at=utc_now(),
-    )
     await svc.store.add_run_note(run_id, f"submission not graded: {reason}")
     await svc.moves.to(run_id, "audit", "collection aborted")
-    await svc.moves.to(run_id, "scored", f"collection aborted: {reason}")
-    run = await svc.store.require_run(run_id)
-    svc.bus.publish(RunFinished(run_id, run.status, run.score, run.valid, reason))
-    return run
+    return await svc.moves.finish(
+        run_id, "scored", f"collection aborted: {reason}", detail=reason,
+        score=0.0, max_score=100.0, valid=True, blocked_by="collection",
+    )
 
 
 async def grade(
@@ -101,11 +92,7 @@ async def grade(
         image_map=image_map(svc),
     )
     envelope = await grade_run(ctx, stages=stages, force=force)
-    await svc.store.update_run(run_id, finished_at=utc_now())
-    run = await svc.store.require_run(run_id)
-    svc.bus.publish(RunFinished(run_id, run.status, run.score, run.valid,
-                                 run.harness_error))
-    return Graded(run, envelope)
+    return Graded(await svc.moves.finish(run_id, None), envelope)
 
 
 async def regrade(

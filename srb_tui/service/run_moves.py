@@ -11,10 +11,13 @@ override. The run service (:mod:`.orchestrator`) and its phase modules (``run_pr
 from __future__ import annotations
 
 import contextlib
+from typing import Any
 
-from srb_tui.service.events import Event, EventBus, Progress, StatusChanged
+from srb_tui.service.events import Event, EventBus, Progress, RunFinished, StatusChanged
 from srb_tui.service.run_faults import release_lease, take_lease
-from srb_tui.store import Store
+from srb_tui.store import FINAL_STATUSES, RunRecord, Store, utc_now
+
+_HARNESS_ERROR = object()  # finish's default detail: the run's recorded harness error
 
 
 class RunMoves:
@@ -29,6 +32,34 @@ class RunMoves:
         """Move the run to ``status`` in the store, then announce it."""
         await self.store.transition(run_id, status, reason)
         self.bus.publish(StatusChanged(run_id, status, reason))
+
+    async def finish(
+        self,
+        run_id: str,
+        status: str | None,
+        reason: str | None = None,
+        *,
+        detail: object = _HARNESS_ERROR,
+        if_live: bool = False,
+        **fields: Any,
+    ) -> RunRecord:
+        """The one way a run ends: write ``fields`` with ``finished_at``, move it to
+        ``status`` (``None``: the ladder has moved it already), then announce
+        :class:`RunFinished` with the run as stored and ``detail`` (default: its harness
+        error). ``if_live``: a run already final is left as it is, and only announced.
+        A cancelled run is announced without a score or validity."""
+        run = await self.store.require_run(run_id) if if_live else None
+        if run is None or run.status not in FINAL_STATUSES:
+            await self.store.update_run(run_id, finished_at=utc_now(), **fields)
+            if status is not None:
+                await self.to(run_id, status, reason)
+        run = await self.store.require_run(run_id)
+        said = run.harness_error if detail is _HARNESS_ERROR else detail
+        assert said is None or isinstance(said, str)
+        verdict = run.status != "cancelled"
+        self.bus.publish(RunFinished(run_id, run.status, run.score if verdict else None,
+                                     run.valid if verdict else None, said))
+        return run
 
     def say(self, run_id: str, message: str) -> None:
         """A progress line for the run's watchers (not kept in the store)."""

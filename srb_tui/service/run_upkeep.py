@@ -9,20 +9,16 @@ import contextlib
 from typing import TYPE_CHECKING
 
 from srb_tui.runner import ContainerHandle, GcReport, RunnerError, gc, list_managed, reap, remove
-from srb_tui.service.events import RunFinished
 from srb_tui.service.run_faults import LEASE, LeaseHeld, lease_alive
-from srb_tui.store import FINAL_STATUSES, RunRecord, StoreError, utc_now
+from srb_tui.store import FINAL_STATUSES, RunRecord, StoreError
 
 if TYPE_CHECKING:
     from srb_tui.service.orchestrator import RunService
 
 
 async def finish_cancelled(svc: RunService, run_id: str) -> RunRecord:
-    await svc.store.update_run(run_id, finished_at=utc_now())
-    await svc.moves.to(run_id, "cancelled", "cancelled by the operator")
-    run = await svc.store.require_run(run_id)
-    svc.bus.publish(RunFinished(run_id, run.status, None, None, "cancelled"))
-    return run
+    return await svc.moves.finish(run_id, "cancelled", "cancelled by the operator",
+                                  detail="cancelled")
 
 
 async def cancel_stored(svc: RunService, run_id: str) -> RunRecord:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 import aiosqlite
@@ -318,6 +318,43 @@ class RunsMixin(StoreBase):
             await conn.execute("UPDATE runs SET extra = ?, updated_at = ? WHERE id = ?",
                                (encode(extra, f"run {run_id} extra"), utc_now(), run_id))
             return None
+
+        return await self._write(job)
+
+    async def merge_extra(
+        self,
+        run_id: str,
+        changes: Mapping[str, Any] | None = None,
+        *,
+        into: Mapping[str, Mapping[str, Any]] | None = None,
+        drop: Iterable[str] = (),
+        **fields: Any,
+    ) -> RunRecord:
+        """Change some keys of ``extra`` in one write transaction, so writers of other keys
+        lose nothing: ``extra[k] = v`` for ``changes``, the table at ``extra[k]`` updated
+        with ``into[k]``, the ``drop`` keys removed; ``fields`` (as :meth:`update_run`
+        takes them) in the same transaction. Returns the run."""
+        unknown = sorted(set(fields) - set(UPDATABLE_RUN_FIELDS) | ({"extra"} & set(fields)))
+        if unknown:
+            raise StoreError(f"run {run_id}: merge_extra cannot change {', '.join(unknown)}")
+        encoded = {name: UPDATABLE_RUN_FIELDS[name](value, f"run {run_id} {name}")
+                   for name, value in fields.items()}
+        dropped = list(drop)
+        encode = UPDATABLE_RUN_FIELDS["extra"]
+
+        async def job(conn: aiosqlite.Connection) -> RunRecord:
+            run = await self._run_in(conn, run_id)
+            extra = {**run.extra, **(changes or {})}
+            for key, table in (into or {}).items():
+                current = extra.get(key)
+                extra[key] = {**(current if isinstance(current, Mapping) else {}), **table}
+            for key in dropped:
+                extra.pop(key, None)
+            values = {**encoded, "extra": encode(extra, f"run {run_id} extra")}
+            sets = ", ".join(f"{name} = ?" for name in values)
+            await conn.execute(f"UPDATE runs SET {sets}, updated_at = ? WHERE id = ?",
+                               (*values.values(), utc_now(), run_id))
+            return await self._run_in(conn, run_id)
 
         return await self._write(job)
 

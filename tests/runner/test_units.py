@@ -1,4 +1,4 @@
-"""Stdlib parts of the runner: exclude patterns, timestamps, log cursors, tar packing,
+"""Stdlib parts of the runner: timestamps, log cursors, tar packing,
 context hashing, specs. No Docker needed."""
 
 from __future__ import annotations
@@ -11,30 +11,10 @@ from pathlib import Path
 import pytest
 
 from srb_tui.runner.contexthash import context_hash
-from srb_tui.runner.excludes import ExcludeMatcher
 from srb_tui.runner.logs import LogCursor, cursors_after, parse_frame
 from srb_tui.runner.spec import ContainerLogLine, ContainerSpec, container_name
 from srb_tui.runner.tarpack import pack_tree
 from srb_tui.timestamps import normalize_ts, parse_ts, ts_epoch
-
-
-def ex(patterns: list[str], path: str) -> bool:
-    return ExcludeMatcher(patterns).excluded(path.split("/"))
-
-
-def test_exclude_semantics() -> None:
-    assert ex(["node_modules"], "node_modules/a.js")
-    assert ex(["node_modules"], "packages/web/node_modules/x/y.js")
-    assert not ex(["node_modules"], "src/node_modules_helper.js")
-    assert ex(["*.pyc"], "a/b/c.pyc") and not ex(["*.pyc"], "a/b/c.py")
-    assert ex(["build/"], "src/build/x")  # trailing slash: still a bare name
-    assert ex(["/build"], "build/x") and not ex(["/build"], "src/build/x")
-    assert ex(["docs/_build"], "docs/_build/html/i.html")
-    assert not ex(["docs/_build"], "x/docs/_build/i.html")
-    assert ex(["./target"], "target/debug/app")
-    assert ex(["src/*.o"], "src/a.o") and not ex(["src/*.o"], "src/sub/a.o")
-    assert ex(["**/gen"], "a/b/gen/f") and ex(["**/gen"], "gen/f")
-    assert not ex(["", "  "], "anything")
 
 
 def test_timestamps() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from srb_tui.service.events import EventBus, Progress, StatusChanged
+from srb_tui.service.events import EventBus, Progress, RunFinished, StatusChanged
 from srb_tui.service.run_faults import LEASE, LeaseHeld
 from srb_tui.service.run_moves import RunMoves
 from srb_tui.store import Store
@@ -65,3 +65,46 @@ async def test_a_live_lease_of_another_process_is_refused(store: Store) -> None:
         await moves.hold(run.id)
     await moves.let_go(run.id)  # not ours: left in place
     assert (await store.require_run(run.id)).extra[LEASE] == other
+
+
+async def _drain(sub: object) -> list[object]:
+    seen: list[object] = []
+    while not sub.empty():  # type: ignore[attr-defined]
+        seen.append(sub.get_nowait())  # type: ignore[attr-defined]
+    return seen
+
+
+async def test_finish_stores_moves_and_announces_once(store: Store) -> None:
+    """The one finish move: fields and finished_at stored, the status moved, RunFinished last
+    with the run as stored (issue 22: it was written five times)."""
+    bus = EventBus()
+    moves = RunMoves(store, bus)
+    run = await store.create_run(task_id="t", task_path="tasks/t", agent="replay")
+    await moves.to(run.id, "preparing")
+    async with bus.subscribe() as sub:
+        done = await moves.finish(run.id, "infra_error", "engine gone", detail="engine gone",
+                                  if_live=True, harness_error="engine gone", valid=False)
+        seen = await _drain(sub)
+    assert seen == [StatusChanged(run.id, "infra_error", "engine gone"),
+                    RunFinished(run.id, "infra_error", None, False, "engine gone")]
+    assert done.status == "infra_error" and done.harness_error == "engine gone"
+    assert done.finished_at is not None and done.valid is False
+    # if_live: a run already final is only announced again, not rewritten
+    async with bus.subscribe() as sub:
+        again = await moves.finish(run.id, "infra_error", "x", detail="later", if_live=True,
+                                   harness_error="later")
+        seen = await _drain(sub)
+    assert seen == [RunFinished(run.id, "infra_error", None, False, "later")]
+    assert again.harness_error == "engine gone"
+
+
+async def test_a_cancelled_run_is_announced_without_a_verdict(store: Store) -> None:
+    bus = EventBus()
+    moves = RunMoves(store, bus)
+    run = await store.create_run(task_id="t", task_path="tasks/t", agent="replay")
+    await store.update_run(run.id, score=10.0, valid=True)
+    async with bus.subscribe() as sub:
+        done = await moves.finish(run.id, "cancelled", "by the operator", detail="cancelled")
+        seen = await _drain(sub)
+    assert done.status == "cancelled"
+    assert seen[-1] == RunFinished(run.id, "cancelled", None, None, "cancelled")

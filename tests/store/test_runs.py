@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 import pytest
@@ -176,3 +177,20 @@ async def test_a_unique_prefix_names_a_run_and_an_ambiguous_one_lists_candidates
         await store.resolve_run_id("no-such-run")
     with pytest.raises(RunNotFound):
         await store.resolve_run_id(first.id.upper())
+
+
+async def test_merge_extra_changes_only_its_keys_in_one_transaction(store: Store) -> None:
+    """Concurrent writers of different keys of ``extra`` lose nothing (issue 22: eight places
+    read the whole document, changed a key and wrote it all back)."""
+    run = await make_run(store)
+    await store.merge_extra(run.id, {"lease": {"pid": 1}, "table": {"a": 1}})
+    await asyncio.gather(
+        *(store.merge_extra(run.id, {f"k{i}": i}) for i in range(20)),
+        *(store.merge_extra(run.id, into={"table": {f"r{i}": i}}) for i in range(20)),
+    )
+    done = await store.merge_extra(run.id, drop=["lease", "never-there"], stop_reason="idle")
+    assert done.stop_reason == "idle"
+    assert done.extra == {"table": {"a": 1, **{f"r{i}": i for i in range(20)}},
+                          **{f"k{i}": i for i in range(20)}}
+    with pytest.raises(StoreError, match="merge_extra cannot change extra, status"):
+        await store.merge_extra(run.id, extra={}, status="scored")

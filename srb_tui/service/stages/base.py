@@ -3,7 +3,6 @@ exception, the event sink type, and where a stage's build context and image tag 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import Callable
 from pathlib import Path
@@ -36,17 +35,10 @@ def image_tag(task: Task, stage: str) -> str:
     return stage_tag(task, stage)
 
 
-_EXTRA_LOCKS: dict[str, asyncio.Lock] = {}
 
 
 async def note_run_extra(store: Store, run_id: str, key: str, role: str, value: Any) -> None:
-    """Set ``runs.extra[key][role] = value``, one writer at a time per run (image builds and
+    """Set ``runs.extra[key][role] = value`` in one write transaction (image builds and
     stage containers record concurrently); a store error never stops a stage."""
-    lock = _EXTRA_LOCKS.setdefault(run_id, asyncio.Lock())
-    async with lock:
-        with contextlib.suppress(Exception):
-            run = await store.get_run(run_id)
-            if run is not None:
-                table = dict(run.extra.get(key) or {})
-                table[role] = value
-                await store.update_run(run_id, extra={**run.extra, key: table})
+    with contextlib.suppress(Exception):
+        await store.merge_extra(run_id, into={key: {role: value}})
