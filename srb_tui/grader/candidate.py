@@ -263,7 +263,7 @@ def run_once(
         check_original(spec, pristine, "the staged copy of State A")
     stage_copy(candidate_dir, candidate)
     if _boundary_on(spec):
-        _hand_to_candidate(candidate, sandbox.candidate_ids(spec.slot)[1])
+        _hand_to_candidate(candidate, sandbox.candidate_group(spec.slot))
     elif sandbox.enabled():  # one uid for both: the slot reads it
         _hand_to_candidate(candidate, sandbox.slot_ids(spec.slot)[1])
     try:
@@ -312,13 +312,13 @@ def _hand_to_candidate(root: Path, gid: int) -> None:
 def _candidate_area(spec: CandidateSpec, stage_root: Path) -> dict[str, Path]:
     """The candidate identity's own HOME and TMPDIR (fresh per run): 0711, so a program
     can open a file the candidate names to it but cannot list or guess its way around."""
-    uid, gid = sandbox.candidate_ids(spec.slot)
+    ids = sandbox.candidate_ids(spec.slot)
     root = stage_root / "cand"
     area = {"home": root / "home", "tmp": root / "tmp"}
     try:
         if not root.is_dir():
             root.mkdir()
-            os.chown(root, -1, gid)
+            os.chown(root, -1, sandbox.candidate_group(spec.slot))
             os.chmod(root, 0o771)
     except OSError as exc:
         raise StagingError(f"cannot prepare the candidate's folder {root}: {exc}") from None
@@ -330,7 +330,7 @@ def _candidate_area(spec: CandidateSpec, stage_root: Path) -> dict[str, Path]:
             path.mkdir()
             os.chmod(path, 0o711)
 
-    if sandbox.run_as_ids((uid, gid), remake, (sandbox.slot_ids(spec.slot)[1],)) != 0:
+    if sandbox.run_as_ids(ids, remake, (sandbox.candidate_group(spec.slot),)) != 0:
         raise StagingError(f"cannot prepare {root}/home and tmp as the candidate's uid")
     return area
 
@@ -390,6 +390,16 @@ def _execute(
         raise StagingError(str(exc)) from None
 
 
+def _as_candidate(send_fd: int) -> None:
+    """Last thing before the candidate's exec: umask 002 (what it creates in the tree,
+    SRB_WORK or /tmp, group the slot's, its programs may change, as one uid could), then
+    the exec broker's filter."""
+    from .exec_broker import install_filter
+
+    os.umask(0o002)
+    install_filter(send_fd)
+
+
 def _run_brokered(
     spec: CandidateSpec,
     argv: Sequence[str],
@@ -403,12 +413,12 @@ def _run_brokered(
     stage_root: Path,
 ) -> tuple[int | None, bool, float, str | None, dict[str, Any]]:
     """The candidate as its own identity, every program it starts as the slot uid."""
-    from .exec_broker import Broker, install_filter, supported
+    from .exec_broker import Broker, supported
 
     why_not = supported()
     if why_not is not None:
         raise StagingError(f"the Stage III boundary cannot run here: {why_not}")
-    slot_gid = sandbox.slot_ids(spec.slot)[1]
+    own_gid = sandbox.candidate_group(spec.slot)
     limits = sandbox.load_limits()
     mine = {b"HOME": bytes(homes["home"]), b"TMPDIR": bytes(homes["tmp"])}
     theirs = {b"HOME": bytes(area["home"]), b"TMPDIR": bytes(area["tmp"])}
@@ -441,8 +451,8 @@ def _run_brokered(
         code, timed_out, duration, start_error, _ = sandbox.run_in_slot(
             argv, slot=spec.slot, cwd=cwd, env=env, timeout_sec=spec.timeout_sec,
             stdout=out, stderr=err, grace_sec=spec.grace_sec, keep=KEEP_IN_SCRATCH,
-            groups=(slot_gid, *groups), ids=sandbox.candidate_ids(spec.slot),
-            then=lambda: install_filter(send_fd), started_as=broker.launched,
+            groups=(own_gid, *groups), ids=sandbox.candidate_ids(spec.slot),
+            then=lambda: _as_candidate(send_fd), started_as=broker.launched,
         )  # fmt: skip
     finally:
         report = broker.stop()
@@ -501,7 +511,7 @@ def adjudicate(
         if sandbox.enabled():
             sandbox.join_slot_groups([spec.slot])
             if _boundary_on(spec):
-                os.setgroups(sorted({*os.getgroups(), sandbox.candidate_ids(spec.slot)[1]}))
+                os.setgroups(sorted({*os.getgroups(), sandbox.candidate_group(spec.slot)}))
             sandbox.give_to_slot(base, spec.slot)
         stage_root.mkdir(parents=True)
         for attempt, order in enumerate(_orders(max(1, spec.reruns)), start=1):

@@ -172,6 +172,10 @@ CODE_LOADERS = frozenset({
 its Makefile, ``node`` resolves ``node_modules`` there): started in the tree, they run it."""
 
 
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"})
+"""Shells run their script argument: ``sh build.sh`` in the tree is the code under test."""
+
+
 def _loader(file: str) -> bool:
     name = os.path.basename(file).lower()
     return name.rstrip("0123456789.-") in CODE_LOADERS or name in CODE_LOADERS
@@ -191,13 +195,15 @@ def classify(
     the candidate's own files), first rule that applies:
 
     1. the file started is the candidate's own, or in the tree or ``built``;
-    2. its first argument that is not an option (an interpreter's script) is the
-       candidate's own, or in the tree or ``built``;
-    3. any argument names a path in the tree (``--in=$SRB_TARGET/x`` too);
+    2. its first argument that is not an option is the candidate's own, or, for a shell or
+       a tool that loads code (an interpreter's script), in the tree or ``built``;
+    3. it loads code (:data:`CODE_LOADERS`) and any argument names a path in the tree
+       (``node --require=$SRB_TARGET/x.js``); a wrapper (``timeout``, ``env``, ``setsid``)
+       is the candidate's, and the program it execs is caught by rule 1;
     4. it starts in the tree or ``built`` and loads code from its working folder
        (:data:`CODE_LOADERS`);
-    5. otherwise it is the candidate's (``cmp``, ``mktemp``, ``mkdir`` on its own files or
-       in ``SRB_WORK``, ``diff``).
+    5. otherwise it is the candidate's (``cmp``, ``cp -a $SRB_TARGET/. view/``, ``mktemp``,
+       ``mkdir`` in ``SRB_WORK``, ``diff``): tools that read the tree but run none of it.
     """
     code = [*tree, *built]
     for path in _resolve(cwd, file):
@@ -211,9 +217,10 @@ def classify(
         for path in _resolve(cwd, script, only_existing=True):
             if _inside(path, own) and os.path.exists(path):
                 return "candidate"
-            if _inside(path, tree) or (_loader(file) and _inside(path, code)):
+            runs_it = _loader(file) or os.path.basename(file) in SHELLS
+            if runs_it and _inside(path, code):
                 return "program"
-    for arg in rest:
+    for arg in rest if _loader(file) else ():
         names = [arg, arg.split("=", 1)[1]] if "=" in arg else [arg]
         paths = [p for n in names if n for p in _resolve(cwd, n, only_existing=True)]
         if any(_inside(p, tree) for p in paths):

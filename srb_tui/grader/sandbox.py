@@ -41,6 +41,7 @@ from .slot import (
     SLOT_UID_BASE,
     SandboxError,
     SlotLimits,
+    candidate_group,
     candidate_ids,
     enabled,
     load_limits,
@@ -58,8 +59,8 @@ _POLL_SEC = 0.02
 
 __all__ = [
     "CANDIDATE_OFFSET", "CONFIG_PATH", "DEFAULT_FSIZE_BYTES", "DEFAULT_NPROC", "MAX_SLOTS",
-    "SLOT_UID_BASE", "SandboxError", "SlotLimits", "candidate_ids", "enabled", "load_limits",
-    "slot_ids", "submission_env",
+    "SLOT_UID_BASE", "SandboxError", "SlotLimits", "candidate_group", "candidate_ids",
+    "enabled", "load_limits", "slot_ids", "submission_env",
 ]  # fmt: skip
 
 

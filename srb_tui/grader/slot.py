@@ -119,11 +119,17 @@ def slot_ids(slot: int) -> tuple[int, int]:
 
 
 def candidate_ids(slot: int) -> tuple[int, int]:
-    """(uid, gid) a Stage III candidate of ``slot`` runs as (never a slot's own)."""
+    """(uid, gid) a Stage III candidate of ``slot`` runs as: a uid of its own, the slot's
+    gid (what it creates in shared folders, with umask 002, its programs may change)."""
     if not 0 <= slot < CANDIDATE_OFFSET - 1:
         raise SandboxError(f"slot {slot} has no candidate identity (0..{CANDIDATE_OFFSET - 2})")
     base = load_limits().uid_base
-    return base + CANDIDATE_OFFSET + slot, base + CANDIDATE_OFFSET + slot
+    return base + CANDIDATE_OFFSET + slot, base + slot
+
+
+def candidate_group(slot: int) -> int:
+    """The group only a Stage III candidate of ``slot`` is in (its staged files)."""
+    return candidate_ids(slot)[0]
 
 
 def enabled() -> bool:

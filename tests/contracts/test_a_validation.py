@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from srb_tui.schema.problems import Problem
 from srb_tui.schema.published import validate_task
 
 FIXTURE = Path(__file__).resolve().parent / "fixture" / "checkout" / "tasks"
@@ -44,14 +45,24 @@ def task_dir(tmp_path: Path) -> Path:
 
 
 def found(task_dir: Path) -> list[tuple[str, str, str, str]]:
+    """The problems, but the one warning the fixture carries by design: its build modules
+    start submission code themselves (issue 21; test_the_fixture_is_clean sees it)."""
     load = validate_task(task_dir)
     assert load.task is not None
     return [(p.kind, p.file, p.key, p.message) for p in load.problems
-            if not p.file.startswith("environment/original")]
+            if not p.file.startswith("environment/original") and not _outside_sandbox(p)]
+
+
+def _outside_sandbox(problem: Problem) -> bool:
+    return problem.kind == "warning" and problem.key == "module" \
+        and "start submission code themselves" in problem.message
 
 
 def test_the_fixture_is_clean(task_dir: Path) -> None:
     assert found(task_dir) == []
+    load = validate_task(task_dir)
+    [warning] = [p for p in load.problems if _outside_sandbox(p)]
+    assert "build, go-only" in warning.message
 
 
 def test_dockerignore_and_score_py(task_dir: Path) -> None:

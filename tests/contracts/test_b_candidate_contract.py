@@ -21,6 +21,7 @@ import pytest
 import pytest_asyncio
 
 from srb_tui.grader.lockdown import tree_digest
+from srb_tui.grader.slot import CANDIDATE_OFFSET
 from srb_tui.runner import DockerEngine, RunnerPool
 from srb_tui.runner.files import put_readonly_tree
 from srb_tui.schema import load_task
@@ -128,7 +129,8 @@ async def test_a_published_style_candidate_is_upheld_against_a_wrong_submission(
         assert fact["cwd"] == fact["target"], "cwd is the tree under test"
         assert fact["is_file"] == "yes" and fact["candidate"].endswith("/candidate.sh")
         assert fact["name"] == "c1" and fact["network"] == "denied"
-        assert fact["uid"] == box.uid_base + 1, "the candidate runs as the round's slot uid"
+        # issue 21: the candidate has a uid of its own; the programs it starts get the slot's
+        assert fact["uid"] == box.uid_base + CANDIDATE_OFFSET + 1, "the candidate's own uid"
         assert fact["leaked"] == 0 and fact["original_dir"] == "private"
         assert fact["target_writable"] == "yes", "the target is a copy, safe to build in"
     assert len({f["target"] for f in seen}) == 1, "one path for both roles"
