@@ -43,6 +43,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import fcntl
 import os
 import platform
 import select
@@ -337,8 +338,6 @@ def _fs_identity(ids: tuple[int, int] | None) -> Iterator[None]:
 
 
 def _ioctl(fd: int, request: int, buf: bytearray) -> int:
-    import fcntl
-
     return int(fcntl.ioctl(fd, request, buf, True))
 
 
@@ -583,8 +582,6 @@ def _exec_program(
 
 
 def _dup_above(fd: int, low: int) -> int:
-    import fcntl
-
     return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, low)
 
 
