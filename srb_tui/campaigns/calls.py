@@ -1,7 +1,7 @@
 """Every call the campaign scheduler makes into the run service, in one place.
 
 The scheduler drives cells only through ``RunCalls``; ``ServiceCalls`` adapts
-``srb_tui.service.orchestrator.RunService`` (launch, drive, cancel, the driver lease). A
+``srb_tui.service.run.orchestrator.RunService`` (launch, drive, cancel, the driver lease). A
 merge that changes the service's API changes this file only.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Protocol
 
 from srb_tui.campaigns.plan import TaskInfo
-from srb_tui.service.cells import agent_problem, clear_stage_containers
-from srb_tui.service.orchestrator import LaunchError, RunService
+from srb_tui.service.run.cells import agent_problem, clear_stage_containers
+from srb_tui.service.run.orchestrator import LaunchError, RunService
 from srb_tui.store import RunRecord, Store
 from srb_tui.store.campaign_records import CampaignConfigRecord
 

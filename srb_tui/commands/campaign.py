@@ -27,7 +27,7 @@ from srb_tui.campaigns.scheduler import Progress as CampaignProgress
 from srb_tui.campaigns.scheduler import Scheduler
 from srb_tui.campaigns.spec import CampaignSpec, parse_campaign, read_campaign
 from srb_tui.commands.output import Output
-from srb_tui.commands.run import guard, open_service
+from srb_tui.commands.run import guard, open_run_service
 from srb_tui.config import Settings
 from srb_tui.store import Store
 
@@ -82,7 +82,7 @@ def _show(out: Output, progress: CampaignProgress, bar: Progress, task_id: Any) 
 
 
 async def _run(args: argparse.Namespace, settings: Settings, out: Output) -> int:
-    async with open_service(settings) as service:
+    async with open_run_service(settings) as service:
         store = service.store
         spec = await _spec(args.target, store)
         if spec is None:
@@ -168,7 +168,7 @@ async def _status(store: Store, name: str, out: Output, note: str | None = None)
 
 
 async def _cancel(args: argparse.Namespace, settings: Settings, out: Output) -> int:
-    async with open_service(settings) as service:
+    async with open_run_service(settings) as service:
         store = service.store
         spec = await _spec(args.target, store)
         name = spec.name if spec is not None else args.target

@@ -102,8 +102,8 @@ async def _probe_engine(engine: Any, settings: Settings) -> list[Check]:
 def _client_checks(settings: Settings) -> list[Check]:
     """Cached agent clients, and each configured model upstream (whether its key is set
     on this host — never the key itself)."""
-    from srb_tui.service.agent_specs import client_cache_summary, upstream_summaries
     from srb_tui.service.app import GatewayConfigError
+    from srb_tui.service.run.agent_specs import client_cache_summary, upstream_summaries
 
     checks: list[Check] = [Check("agent clients", True, client_cache_summary())]
     try:

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING
 
 from srb_tui.schema import Task
 from srb_tui.scoring import ScoreEnvelope
-from srb_tui.service.image_plan import ImageMapError, load_image_map
-from srb_tui.service.run_faults import LaunchError
+from srb_tui.service.grading.image_plan import ImageMapError, load_image_map
+from srb_tui.service.run.run_faults import LaunchError
 from srb_tui.sources import prepare_state_a
 from srb_tui.store import RunRecord
 
 if TYPE_CHECKING:
-    from srb_tui.service.orchestrator import RunService
+    from srb_tui.service.run.orchestrator import RunService
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ async def grade(
     stages: Sequence[str] | None = None,
     force: bool = False,
 ) -> Graded:
-    from srb_tui.service.ladder import LadderContext, grade_run
+    from srb_tui.service.grading.ladder import LadderContext, grade_run
 
     await svc.ensure_gateway()
     if state_a is None:

@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING
 from srb_tui.config import Settings
 from srb_tui.runner import ImageBuildError, build_image
 from srb_tui.schema import Task, TaskLoad, load_task
-from srb_tui.service.image_plan import ImageMapError, load_image_map, stage_buildargs
-from srb_tui.service.run_faults import LaunchError
-from srb_tui.service.stages.base import StageFault
-from srb_tui.service.stages.stage_images import StageImages
+from srb_tui.service.grading.image_plan import ImageMapError, load_image_map, stage_buildargs
+from srb_tui.service.grading.stages.base import StageFault
+from srb_tui.service.grading.stages.stage_images import StageImages
+from srb_tui.service.run.run_faults import LaunchError
 from srb_tui.sources import prepare_state_a
 
 if TYPE_CHECKING:
-    from srb_tui.service.orchestrator import RunService
+    from srb_tui.service.run.orchestrator import RunService
 
 
 def load_task_ref(settings: Settings, task_ref: str) -> TaskLoad:

@@ -9,11 +9,11 @@ import contextlib
 from typing import TYPE_CHECKING
 
 from srb_tui.agents.spec import CLIENT_KINDS
-from srb_tui.service.agent_phase import STORE_LABEL
-from srb_tui.service.model_access import ModelAccess
+from srb_tui.service.run.agent_phase import STORE_LABEL
+from srb_tui.service.run.model_access import ModelAccess
 
 if TYPE_CHECKING:
-    from srb_tui.service.orchestrator import RunService
+    from srb_tui.service.run.orchestrator import RunService
 
 
 def access_for(svc: RunService) -> ModelAccess | None:
@@ -22,7 +22,7 @@ def access_for(svc: RunService) -> ModelAccess | None:
         return svc.model_access
     if svc.gateway is None:
         return None
-    from srb_tui.service.gateway_access import GatewayAccess
+    from srb_tui.service.run.gateway_access import GatewayAccess
 
     svc.model_access = GatewayAccess(
         svc.gateway, svc.store, svc.engine,

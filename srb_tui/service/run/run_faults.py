@@ -28,7 +28,7 @@ from srb_tui.store import RunRecord, Store, StoreError, utc_now
 if TYPE_CHECKING:
     from srb_tui.agents import AgentSpec
     from srb_tui.schema import Task
-    from srb_tui.service.orchestrator import RunService
+    from srb_tui.service.run.orchestrator import RunService
 
 LEASE = "driver"
 ADVERSARY_BUDGET = "adversary_budget_sec"  # runs.extra: the launch's Stage III override

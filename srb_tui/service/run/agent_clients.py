@@ -44,9 +44,9 @@ from srb_tui.runner import (
 )
 from srb_tui.runner.rounds_exec import put_files
 from srb_tui.schema import Task
-from srb_tui.service.agent_phase import AGENT_ROLE, AgentPhase, _stop_reason
-from srb_tui.service.agent_rounds import ContainerRounds
-from srb_tui.service.model_access import ModelAccess, NoModelAccess
+from srb_tui.service.run.agent_phase import AGENT_ROLE, AgentPhase, _stop_reason
+from srb_tui.service.run.agent_rounds import ContainerRounds
+from srb_tui.service.run.model_access import ModelAccess, NoModelAccess
 from srb_tui.store import RunRecord, utc_now
 
 CLIENT_KEY = "client"

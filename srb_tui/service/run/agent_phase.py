@@ -5,9 +5,9 @@ stored line per stream), wait for it under the budget, and collect the submissio
 Built-in agents do their work in the container's main process. Real clients (Claude
 Code, Codex CLI, mini-swe-agent) get a holder process, the pinned client mounted
 read-only, the model gateway through the relay's network namespace, and one detached
-``exec`` per round driven by the round loop (:mod:`srb_tui.service.agent_rounds`).
+``exec`` per round driven by the round loop (:mod:`srb_tui.service.run.agent_rounds`).
 
-:class:`AgentPhase` is a collaborator of :class:`srb_tui.service.orchestrator.RunService`
+:class:`AgentPhase` is a collaborator of :class:`srb_tui.service.run.orchestrator.RunService`
 built from a :class:`PhaseContext`; it does not import the orchestrator.
 """
 
@@ -46,7 +46,7 @@ from srb_tui.store import RunRecord, Store, utc_now
 
 if TYPE_CHECKING:
     from srb_tui.runner import ExitInfo, ExtractLimits, LogCursor, LogFollower
-    from srb_tui.service.model_access import ModelAccess
+    from srb_tui.service.run.model_access import ModelAccess
 
 # What runs after the agent's container has started (following its log, the budget
 # watch, collection) imports its runner parts where it starts: a launch never waits
@@ -106,7 +106,7 @@ class AgentPhase:
         self, run: RunRecord, task: Task, agent: AgentSpec, state_a: Path, image: str
     ) -> ContainerHandle:
         if agent.kind in CLIENT_KINDS:
-            from srb_tui.service.agent_clients import start_client_container
+            from srb_tui.service.run.agent_clients import start_client_container
 
             return await start_client_container(self, run, task, agent, state_a, image)
         plan = plan_agent(agent)
@@ -200,7 +200,7 @@ class AgentPhase:
     async def watch_agent(self, run: RunRecord, task: Task, agent: AgentSpec,
                           handle: ContainerHandle) -> ExitInfo:
         if agent.kind in CLIENT_KINDS:
-            from srb_tui.service.agent_clients import watch_client
+            from srb_tui.service.run.agent_clients import watch_client
 
             return await watch_client(self, run, task, agent, handle)
         run_id = run.id

@@ -24,15 +24,15 @@ from srb_tui.agents.spec import CLIENT_KINDS
 from srb_tui.config import Settings
 from srb_tui.runner import ContainerHandle, DockerEngine, RunnerError, store_tag
 from srb_tui.schema import Task, TaskLoad
-from srb_tui.service import run_access, run_prepare, run_upkeep
-from srb_tui.service.agent_phase import STORE_LABEL, AgentLimits, AgentPhase, PhaseContext
-from srb_tui.service.agent_specs import check_agent
 from srb_tui.service.events import (
     EventBus,
     RunCreated,
 )
-from srb_tui.service.model_access import ModelAccess, NoModelAccess
-from srb_tui.service.run_faults import (
+from srb_tui.service.run import run_access, run_prepare, run_upkeep
+from srb_tui.service.run.agent_phase import STORE_LABEL, AgentLimits, AgentPhase, PhaseContext
+from srb_tui.service.run.agent_specs import check_agent
+from srb_tui.service.run.model_access import ModelAccess, NoModelAccess
+from srb_tui.service.run.run_faults import (
     LEASE,
     LaunchError,
     LeaseHeld,
@@ -44,15 +44,15 @@ from srb_tui.service.run_faults import (
     score_already_stored,
     this_process_lease,
 )
-from srb_tui.service.run_moves import RunMoves
-from srb_tui.service.run_prepare import env_image_tag
+from srb_tui.service.run.run_moves import RunMoves
+from srb_tui.service.run.run_prepare import env_image_tag
 from srb_tui.sources import StateAError
 from srb_tui.store import RunRecord, Store
 
 if TYPE_CHECKING:
     from srb_tui.gateway import Gateway
     from srb_tui.runner import ExtractLimits, GcReport
-    from srb_tui.service.run_grading import Graded
+    from srb_tui.service.run.run_grading import Graded
 
 # Grading (:mod:`.run_grading`, and with it scoring and the stages) and the real clients'
 # code are imported where they are first used, not here: ``srb run`` of a built-in agent
@@ -211,7 +211,7 @@ class RunService:
         except (RunnerError, StateAError) as exc:
             return await self._fail_infra(run_id, str(exc))
         except Exception as exc:
-            from srb_tui.service.ladder import LadderError
+            from srb_tui.service.grading.ladder import LadderError
 
             if not isinstance(exc, LadderError):
                 raise
@@ -286,14 +286,14 @@ class RunService:
             faultpoint.reached("collect:done")
             await self.remove_quietly(handle)
             if aborted:
-                from srb_tui.service import run_grading
+                from srb_tui.service.run import run_grading
 
                 return await run_grading.zero_for_collection(self, run_id, aborted)
             run = await self.store.require_run(run_id)
         if not grade or run.status not in ("collecting", "audit", "behavioural",
                                            "verification"):
             return await self.store.require_run(run_id)
-        from srb_tui.service import run_grading
+        from srb_tui.service.run import run_grading
 
         if run.status != "collecting" and \
                 await score_already_stored(self.store, self.run_dir(run.id), run):
@@ -315,7 +315,7 @@ class RunService:
         """Grade a collected run again (all stages, or ``stages``): the one way `srb eval`
         and the console re-grade. Raises LaunchError when the task no longer loads,
         LadderError or StateAError when the submission or State A is missing."""
-        from srb_tui.service import run_grading
+        from srb_tui.service.run import run_grading
 
         return await run_grading.regrade(
             self, run_id, stages, force=force, adversary_budget_sec=adversary_budget_sec)
