@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 from srb_tui import faultpoint
 from srb_tui.agents import parse_agent_spec
 from srb_tui.agents.errors import AdapterError, ClientError
-from srb_tui.agents.spec import CLIENT_KINDS
 from srb_tui.config import Settings
 from srb_tui.runner import ContainerHandle, DockerEngine, RunnerError, store_tag
 from srb_tui.schema import Task, TaskLoad
@@ -29,6 +28,7 @@ from srb_tui.service.events import (
     RunCreated,
 )
 from srb_tui.service.run import run_access, run_prepare, run_upkeep
+from srb_tui.service.run.agent_kinds import agent_for, uses_gateway
 from srb_tui.service.run.agent_phase import STORE_LABEL, AgentLimits, AgentPhase, PhaseContext
 from srb_tui.service.run.agent_specs import check_agent
 from srb_tui.service.run.model_access import ModelAccess, NoModelAccess
@@ -48,6 +48,7 @@ from srb_tui.service.run.run_moves import RunMoves
 from srb_tui.service.run.run_prepare import env_image_tag
 from srb_tui.sources import StateAError
 from srb_tui.store import RunRecord, Store
+from srb_tui.store.run_extra import BUDGET, CLIENT_VERSION, AgentBudget
 
 if TYPE_CHECKING:
     from srb_tui.gateway import Gateway
@@ -147,9 +148,9 @@ class RunService:
         extra: dict[str, object] = {}
         if checked.client is not None:
             if client_version:
-                extra["client_version"] = client_version
+                extra[CLIENT_VERSION] = client_version
             if max_cost_usd is not None or max_tokens is not None:
-                extra["budget"] = {"max_cost_usd": max_cost_usd, "max_tokens": max_tokens}
+                extra[BUDGET] = AgentBudget(max_cost_usd, max_tokens).to_json()
         budget = budget_sec if budget_sec is not None else load.task.budget_sec
         if budget is None or budget <= 0:
             raise LaunchError(f"task {load.task_id}: no positive budget; pass --budget SECONDS")
@@ -190,7 +191,7 @@ class RunService:
             self.moves.set_budget(run_id, await remember_adversary_budget(
                 self.store, run_id, adversary_budget_sec))
             run = await self.store.require_run(run_id)
-            if run.agent.split(":", 1)[0] in CLIENT_KINDS:
+            if uses_gateway(run.agent):
                 await self.ensure_gateway()
             return await self._drive(run_id, grade=grade)
         except (ClientError, AdapterError, NoModelAccess) as exc:
@@ -233,6 +234,7 @@ class RunService:
             return await self._fail_infra(run_id, f"task {run.task_id} no longer loads")
         task = load.task
         agent = parse_agent_spec(run.agent, load.path)
+        kind = agent_for(self.agent_phase, agent)
         handle: ContainerHandle | None = None
         state_a: Path | None = None
 
@@ -244,20 +246,20 @@ class RunService:
             if self._cancelled(run_id):
                 return await run_upkeep.finish_cancelled(self, run_id)
             await self.moves.to(run_id, "agent")
-            handle = await self.agent_phase.start_agent(run, task, agent, state_a, image)
+            handle = await kind.start(run, task, state_a, image)
             faultpoint.reached("agent:started")
             run = await self.store.require_run(run_id)
         if run.status == "agent":
             if handle is None:
-                handle = await agent_never_started(self, run, task, agent)
+                handle = await agent_never_started(self, run, task, kind)
             if handle is None:
                 handle = await self.agent_phase.find_agent_container(run_id)
                 if handle is None:
                     return await self._fail_infra(
                         run_id, "the agent container is gone (removed while srb was down?)"
                     )
-            await self.agent_phase.watch_agent(run, task, agent, handle)
-            await run_access.close_access(self, run_id, agent.kind)
+            outcome = await kind.watch(run, task, handle)
+            await kind.close(run_id)
             if await engine_went_away(self.engine, await self.store.require_run(run_id)):
                 return await self._fail_infra(
                     run_id, "the Docker engine stopped under the agent (its container was "
@@ -266,14 +268,11 @@ class RunService:
             if self._cancelled(run_id):
                 await self.remove_quietly(handle)
                 return await run_upkeep.finish_cancelled(self, run_id)
-            run = await self.store.require_run(run_id)
-            if agent.kind in CLIENT_KINDS and run.stop_reason == "infrastructure":
+            if outcome.invalid:
                 await self.remove_quietly(handle)
-                loop = run.extra.get("agent_loop") or {}
-                detail = loop.get("detail") if isinstance(loop, dict) else None
                 return await self._fail_infra(
-                    run_id, f"agent phase stopped on an infrastructure fault: {detail}; the "
-                    "run is invalid (re-run it), not a zero")
+                    run_id, f"agent phase stopped on an infrastructure fault: "
+                    f"{outcome.detail}; the run is invalid (re-run it), not a zero")
             await self.moves.to(run_id, "collecting")
             run = await self.store.require_run(run_id)
         if run.status == "collecting":
@@ -282,7 +281,7 @@ class RunService:
             if handle is None:
                 return await self._fail_infra(run_id, "the agent container is gone; "
                                               "nothing to collect")
-            aborted = await self.agent_phase.collect(run, task, handle)
+            aborted = await kind.collect(run, task, handle)
             faultpoint.reached("collect:done")
             await self.remove_quietly(handle)
             if aborted:
