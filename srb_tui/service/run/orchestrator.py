@@ -31,6 +31,7 @@ from srb_tui.service.run import run_access, run_prepare, run_upkeep
 from srb_tui.service.run.agent_kinds import agent_for, uses_gateway
 from srb_tui.service.run.agent_phase import STORE_LABEL, AgentLimits, AgentPhase, PhaseContext
 from srb_tui.service.run.agent_specs import check_agent
+from srb_tui.service.run.context import RunContext
 from srb_tui.service.run.model_access import ModelAccess, NoModelAccess
 from srb_tui.service.run.run_faults import (
     LEASE,
@@ -87,6 +88,7 @@ class RunService:
         self.extract_limits = extract_limits  # None: the runner's defaults
         self._cancel: dict[str, asyncio.Event] = {}
         self.moves = RunMoves(store, self.bus)
+        self.ctx = RunContext(settings, store, engine, self.moves, store_label(settings.db_path))
         # The task as :meth:`launch` loaded it, for the drive that follows in this process
         # (loading validates the whole task directory; once per launch is enough).
         self._launched: dict[str, TaskLoad] = {}
@@ -287,7 +289,7 @@ class RunService:
             if aborted:
                 from srb_tui.service.run import run_grading
 
-                return await run_grading.zero_for_collection(self, run_id, aborted)
+                return await run_grading.zero_for_collection(self.ctx, run_id, aborted)
             run = await self.store.require_run(run_id)
         if not grade or run.status not in ("collecting", "audit", "behavioural",
                                            "verification"):
@@ -296,12 +298,14 @@ class RunService:
 
         if run.status != "collecting" and \
                 await score_already_stored(self.store, self.run_dir(run.id), run):
-            return await run_grading.finish_stored_score(self, run_id)
-        return (await run_grading.grade(self, run_id, task, state_a)).run
+            return await run_grading.finish_stored_score(self.ctx, run_id)
+        gateway = await self.ensure_gateway()
+        return (await run_grading.grade(self.ctx, run_id, task, state_a,
+                                        gateway=gateway)).run
 
     async def prepare(self, run_id: str, task: Task) -> tuple[Path, str]:
         """State A and the agent's image for a run (:func:`.run_prepare.prepare`)."""
-        return await run_prepare.prepare(self, run_id, task)
+        return await run_prepare.prepare(self.ctx, run_id, task)
 
     async def regrade(
         self,
@@ -316,8 +320,18 @@ class RunService:
         LadderError or StateAError when the submission or State A is missing."""
         from srb_tui.service.run import run_grading
 
-        return await run_grading.regrade(
-            self, run_id, stages, force=force, adversary_budget_sec=adversary_budget_sec)
+        run = await self.store.require_run(run_id)
+        load = self.load_task(run.task_path)
+        if load.task is None:
+            raise LaunchError(f"run {run_id}: task {run.task_id} no longer loads")
+        await self.moves.hold(run_id)
+        self.moves.set_budget(run_id, adversary_budget_sec)
+        try:
+            gateway = await self.ensure_gateway()
+            return await run_grading.grade(self.ctx, run_id, load.task, None, gateway=gateway,
+                                           stages=stages, force=force)
+        finally:
+            await self.moves.let_go(run_id)
 
     # -- cancel, recover -------------------------------------------------------------------
 
