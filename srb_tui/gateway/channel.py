@@ -110,6 +110,15 @@ def _server_context(creds: Credentials) -> ssl.SSLContext:
     return ctx
 
 
+class _TlsStream(asyncio.StreamReaderProtocol):
+    """A stream over TLS: an end of data from the peer closes the connection (TLS streams
+    cannot stay half open)."""
+
+    def eof_received(self) -> bool:
+        super().eof_received()
+        return False
+
+
 class _Incoming(asyncio.Protocol):
     """A new TCP connection: reading paused at once, the TLS handshake takes it over."""
 
@@ -173,7 +182,7 @@ class NodeChannel:
         peername = transport.get_extra_info("peername")
         peer = f"{peername[0]}:{peername[1]}" if peername else "?"
         reader = asyncio.StreamReader(limit=CHUNK)
-        protocol = asyncio.StreamReaderProtocol(reader)
+        protocol = _TlsStream(reader)
         assert self._context is not None
         try:
             tls = await loop.start_tls(transport, protocol, self._context,  # type: ignore[arg-type]
@@ -211,9 +220,15 @@ class NodeChannel:
             except (OSError, ConnectionError, ssl.SSLError, RuntimeError):
                 pass
 
+        # The gateway's side ending ends the connection (TLS has no half-close); the node's
+        # side ending only half-closes the gateway's socket, so the answer still comes back.
+        upward = asyncio.create_task(pump(reader, up_writer))
         try:
-            await asyncio.gather(pump(reader, up_writer), pump(up_reader, writer))
+            await pump(up_reader, writer)
         finally:
+            upward.cancel()
+            with contextlib.suppress(BaseException):
+                await upward
             for w in (up_writer, writer):
                 w.close()
                 with contextlib.suppress(Exception):
