@@ -196,7 +196,8 @@ class NodeChannel:
                 raise ssl.SSLError("the peer's certificate is not this run's relay's")
         except (ssl.SSLError, OSError, TimeoutError, ConnectionError) as err:
             self._refuse(peer, f"{type(err).__name__}: {err}"[:300])
-            transport.abort()
+            if isinstance(transport, asyncio.Transport):
+                transport.abort()
             return
         self.accepted += 1
         writer = asyncio.StreamWriter(tls, protocol, reader, loop)

@@ -51,6 +51,16 @@ class GatewayAccess:
         #: srb's host as the engine's node reaches it (None: found from the route).
         self.host_address = host_address
         self.channels: dict[str, NodeChannel] = {}
+        #: Runs an execution backend placed on another engine: (engine, host address).
+        self.placed: dict[str, tuple[DockerEngine, str | None]] = {}
+
+    def place(self, run_id: str, engine: DockerEngine, host_address: str | None = None) -> None:
+        """Say the run's agent goes to ``engine`` (call before :meth:`open_run`);
+        ``host_address`` is srb's host as that engine's node reaches it (None: the route's)."""
+        self.placed[run_id] = (engine, host_address)
+
+    def _engine(self, run_id: str) -> tuple[DockerEngine, str | None]:
+        return self.placed.get(run_id, (self.engine, self.host_address))
 
     def _set_budget(self, run_id: str, max_cost_usd: float | None,
                     max_tokens: int | None) -> None:
@@ -60,17 +70,19 @@ class GatewayAccess:
     async def open_run(self, run_id: str, labels: dict[str, str], *,
                        max_cost_usd: float | None, max_tokens: int | None) -> AgentAccess:
         self._set_budget(run_id, max_cost_usd, max_tokens)
-        await ensure_relay_image(self.engine, self.base_image)
-        route = relay_route(self.engine.base_url, self.host_address)
+        engine, host_address = self._engine(run_id)
+        await ensure_relay_image(engine, self.base_image)
+        route = relay_route(engine.base_url, host_address)
         all_labels = {**self.labels, **labels}
         if route.local:
-            relay = await start_relay(self.engine, run_id, self.socket_dir, labels=all_labels)
+            relay = await start_relay(engine, run_id, self.socket_dir, labels=all_labels)
         else:
-            relay = await self._open_remote(run_id, str(route.host_address), all_labels)
+            relay = await self._open_remote(engine, run_id, str(route.host_address), all_labels)
         base = f"http://127.0.0.1:{RELAY_PORT}"
         return AgentAccess(Endpoint(base, f"{base}/v1", ""), agent_network_mode(relay))
 
-    async def _open_remote(self, run_id: str, host: str, labels: dict[str, str]) -> Any:
+    async def _open_remote(self, engine: DockerEngine, run_id: str, host: str,
+                           labels: dict[str, str]) -> Any:
         """The run's node channel here and its uplink and relay on the node."""
         old = self.channels.pop(run_id, None)
         if old is not None:
@@ -81,7 +93,7 @@ class GatewayAccess:
         uplink = Uplink(host, channel.port, channel.credentials.relay_pem,
                         channel.credentials.gateway_cert, GATEWAY_NAME)
         try:
-            relay, _ = await start_remote_relay(self.engine, run_id, uplink, labels=labels)
+            relay, _ = await start_remote_relay(engine, run_id, uplink, labels=labels)
         except BaseException:
             self.channels.pop(run_id, None)
             await channel.close()
@@ -111,13 +123,15 @@ class GatewayAccess:
         with contextlib.suppress(Exception):
             await self.gateway.settle(run_id)
         await self.gateway.revoke_run(run_id)
-        managed = await list_managed(self.engine, run_id, store_tag=self.labels.get(LABEL_STORE))
+        engine, _ = self._engine(run_id)
+        managed = await list_managed(engine, run_id, store_tag=self.labels.get(LABEL_STORE))
         # The relay before its uplink: the relay uses the uplink's volume.
         for role in (RELAY_ROLE, UPLINK_ROLE):
             for c in managed:
                 if c.handle.role == role:
                     with contextlib.suppress(RunnerError):
-                        await remove(self.engine, c.handle)
+                        await remove(engine, c.handle)
+        self.placed.pop(run_id, None)
         channel = self.channels.pop(run_id, None)
         if channel is not None:
             await channel.close()
