@@ -41,6 +41,8 @@ from srb_tui.runner import (
     put_tree,
     start,
 )
+from srb_tui.runner.files import put_readonly_tree
+from srb_tui.runner.relay_uplink import engine_is_local
 from srb_tui.runner.rounds_exec import put_files
 from srb_tui.schema import Task
 from srb_tui.service.run.agent_phase import AGENT_ROLE, AgentOutcome, AgentPhase, _stop_reason
@@ -96,12 +98,17 @@ async def start_client_container(
     max_cost, max_tokens = _budget(run)
     got = await access.open_run(run.id, {"srb.task": task.id}, max_cost_usd=max_cost,
                                 max_tokens=max_tokens)
+    # The host cache is mounted read-only on this machine's engine; a remote node has no
+    # such path, so there the client is copied in (root-owned, read-only to the agent).
+    local = engine_is_local(phase.engine.base_url)
     spec = phase.container_spec(
         run, task, image, HOLDER, {}, network_mode=got.network_mode,
-        binds=(Bind(str(installed.path), pin.mount, read_only=True),))
+        binds=(Bind(str(installed.path), pin.mount, read_only=True),) if local else ())
     handle = await create(phase.engine, spec)
     await phase.store.record_container(run.id, AGENT_ROLE, container_id=handle.id,
                                        name=handle.name, created_at=utc_now())
+    if not local:
+        await put_readonly_tree(phase.engine, handle, installed.path, pin.mount)
     await put_tree(phase.engine, handle, state_a, uid=spec.uid, gid=spec.gid)
     await put_files(phase.engine, handle, AGENT_DIR, {"round.sh": ROUND_SH.encode()},
                     uid=spec.uid, gid=spec.gid, mode=0o755)

@@ -5,6 +5,7 @@ gateway's HTTP stack).
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from srb_tui.service.run.agent_phase import STORE_LABEL
@@ -25,5 +26,7 @@ def access_for(svc: RunService) -> ModelAccess | None:
     svc.model_access = GatewayAccess(
         svc.gateway, svc.store, svc.engine,
         socket_dir=svc.gateway.socket_path.parent, base_image=svc.settings.base_image,
-        labels={STORE_LABEL: svc.store_tag})
+        labels={STORE_LABEL: svc.store_tag},
+        # srb's host as a remote engine's node reaches it (else found from the route).
+        host_address=os.environ.get("SRB_CHANNEL_HOST") or None)
     return svc.model_access
