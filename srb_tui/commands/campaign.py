@@ -26,6 +26,7 @@ from srb_tui.campaigns.plan import Plan, plan_campaign
 from srb_tui.campaigns.scheduler import Progress as CampaignProgress
 from srb_tui.campaigns.scheduler import Scheduler
 from srb_tui.campaigns.spec import CampaignSpec, parse_campaign, read_campaign
+from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.output import Output
 from srb_tui.commands.run import guard, open_service
 from srb_tui.config import Settings
@@ -87,21 +88,21 @@ async def _run(args: argparse.Namespace, settings: Settings, out: Output) -> int
         spec = await _spec(args.target, store)
         if spec is None:
             out.error(f"no campaign file or stored campaign {args.target!r}")
-            return 2
+            return codes.NOT_FOUND
         if _problems(out, spec):
-            return 2
+            return codes.FAILED
         if args.action == "resume" and await store.campaign(spec.name) is None:
             out.error(f"campaign {spec.name!r} was never planned; use `srb campaign run`")
-            return 2
+            return codes.NOT_FOUND
         plan = await asyncio.to_thread(plan_campaign, spec, settings.task_roots)
         if _problems(out, plan):
-            return 2
+            return codes.FAILED
         calls = ServiceCalls(service)
         bad = _agent_problems(calls, spec, plan)
         for message in bad:
             out.error(message)
         if bad:
-            return 2
+            return codes.FAILED
         campaign, added = await store.plan_campaign(
             spec.name, file=str(Path(spec.file).resolve()) if Path(spec.file).is_file()
             else spec.file, source=spec.source, max_parallel=spec.max_parallel,
@@ -136,7 +137,7 @@ async def _status(store: Store, name: str, out: Output, note: str | None = None)
     campaign = await store.campaign(name)
     if campaign is None:
         out.error(f"no stored campaign {name!r} in {store.path}")
-        return 2
+        return codes.NOT_FOUND
     cells = await store.cells(name)
     attempts = await store.attempts(name)
     runs = {c.run_id: await store.get_run(c.run_id) for c in cells if c.run_id}
@@ -174,7 +175,7 @@ async def _cancel(args: argparse.Namespace, settings: Settings, out: Output) -> 
         name = spec.name if spec is not None else args.target
         if await store.campaign(name) is None:
             out.error(f"no stored campaign {name!r}")
-            return 2
+            return codes.NOT_FOUND
         await store.set_campaign_status(name, "cancelled")
         calls = ServiceCalls(service)
         stopped = 0
@@ -200,7 +201,7 @@ def cmd_campaign(args: argparse.Namespace, settings: Settings, out: Output) -> i
             return await _cancel(args, settings, out)
         if not settings.db_path.exists():
             out.error(f"no store at {settings.db_path}")
-            return 2
+            return codes.NOT_FOUND
         async with await Store.open(settings.db_path) as store:
             spec = await _spec(args.target, store)
             return await _status(store, spec.name if spec else args.target, out)

@@ -15,6 +15,7 @@ from typing import Any
 from rich.markup import escape
 
 from srb_tui import __version__
+from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
 
@@ -141,11 +142,11 @@ def cmd_doctor(args: argparse.Namespace, settings: Settings, out: Output) -> int
     ok = all(c.ok for c in checks)
     if out.json_mode:
         out.emit_json({"ok": ok, "checks": [c.__dict__ for c in checks], "versions": versions})
-        return 0 if ok else 1
+        return codes.OK if ok else codes.FAILED
     for c in checks:
         mark = "[yellow]![/]" if c.ok and c.warn else "[green]✓[/]" if c.ok else "[red]✗[/]"
         out.print(f"{mark} {c.name}: {escape(c.detail)}")
         if (not c.ok or c.warn) and c.fix:
             out.print(f"    fix: {escape(c.fix)}")
     out.print("versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
-    return 0 if ok else 1
+    return codes.OK if ok else codes.FAILED

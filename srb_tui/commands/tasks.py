@@ -9,6 +9,7 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
+from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
 from srb_tui.schema import Problem, TaskLoad
@@ -69,7 +70,17 @@ def _warn_duplicates(out: Output, catalog: Catalog) -> None:
         out.warn(message)
 
 
+def missing_roots(settings: Settings, out: Output) -> bool:
+    """Name every task root that does not exist (``--tasks /nonexistent``): NOT_FOUND."""
+    missing = [r for r in settings.task_roots if not r.exists()]
+    for root in missing:
+        out.error(f"task root {root}: no such directory (pass --tasks DIR or set SRB_TASKS)")
+    return bool(missing)
+
+
 def cmd_list(args: argparse.Namespace, settings: Settings, out: Output) -> int:
+    if missing_roots(settings, out):
+        return codes.NOT_FOUND
     catalog = load_catalog(settings.task_roots)
     summaries = catalog.summaries()
     _warn_duplicates(out, catalog)
@@ -100,13 +111,15 @@ def cmd_list(args: argparse.Namespace, settings: Settings, out: Output) -> int:
 
 
 def cmd_show(args: argparse.Namespace, settings: Settings, out: Output) -> int:
+    if missing_roots(settings, out):
+        return codes.NOT_FOUND
     catalog = load_catalog(settings.task_roots)
     _warn_duplicates(out, catalog)
     load = catalog.find(args.task_id)
     if load is None:
         out.error(f"no task {args.task_id!r} under "
                   f"{', '.join(str(r) for r in settings.task_roots)}")
-        return 2
+        return codes.NOT_FOUND
     doc = load_json(load)
     task = load.task
     if task is not None:
@@ -149,6 +162,7 @@ def cmd_validate(args: argparse.Namespace, settings: Settings, out: Output) -> i
     errors = sum(len(load.errors) for load in loads)
     absent = sum(len(load.absent) for load in loads)
     failed = errors > 0 or bool(missing) or not loads or (args.strict and absent > 0)
+    code = (codes.NOT_FOUND if missing or not loads else codes.FAILED) if failed else codes.OK
     if out.json_mode:
         out.emit_json({
             "ok": not failed,
@@ -158,7 +172,7 @@ def cmd_validate(args: argparse.Namespace, settings: Settings, out: Output) -> i
             "errors": errors,
             "absent": absent,
         })
-        return 1 if failed else 0
+        return code
     for m in missing:
         out.error(f"{m}: no such file or directory")
     if not loads and not missing:
@@ -171,7 +185,7 @@ def cmd_validate(args: argparse.Namespace, settings: Settings, out: Output) -> i
             out.print(f"    [{colour}]{p.kind}[/] {escape(str(p))}")
     out.print(f"{len(loads)} task(s): {errors} error(s), {absent} absent file(s)"
               + (" (schema only)" if args.schema_only else ""))
-    return 1 if failed else 0
+    return code
 
 
 def cmd_prepare(args: argparse.Namespace, settings: Settings, out: Output) -> int:
@@ -183,10 +197,10 @@ def cmd_prepare(args: argparse.Namespace, settings: Settings, out: Output) -> in
     load = services.catalog.find(args.task_id)
     if load is None:
         out.error(f"no task {args.task_id!r}")
-        return 2
+        return codes.NOT_FOUND
     if load.task is None:
         out.error(f"{load.task_id}: the task does not load; run `srb tasks validate`")
-        return 2
+        return codes.FAILED
 
     def progress(msg: str) -> None:
         if not out.json_mode:
@@ -198,7 +212,7 @@ def cmd_prepare(args: argparse.Namespace, settings: Settings, out: Output) -> in
         )
     except StateAError as exc:
         out.error(f"{load.task_id}: {exc}")
-        return 1
+        return codes.INFRA
     doc: dict[str, Any] = {
         "task": load.task_id,
         "source": prepared.source,
@@ -210,18 +224,18 @@ def cmd_prepare(args: argparse.Namespace, settings: Settings, out: Output) -> in
         "content_digest": prepared.content_digest,
         "from_cache": prepared.from_cache,
     }
-    code = 0
+    code = codes.OK
     if args.verify_tree:
         target = Path(args.verify_tree)
         if not target.is_dir():
             out.error(f"--verify-tree {target}: not a directory")
-            return 2
+            return codes.USAGE if target.exists() else codes.NOT_FOUND
         diff = services.compare_trees(prepared.tree, target)
         doc["verify_tree"] = {
             "path": str(target), "identical": diff.identical, "added": list(diff.added),
             "removed": list(diff.removed), "changed": list(diff.changed),
         }
-        code = 0 if diff.identical else 1
+        code = codes.OK if diff.identical else codes.FAILED
     if out.json_mode:
         out.emit_json(doc)
         return code
@@ -233,7 +247,7 @@ def cmd_prepare(args: argparse.Namespace, settings: Settings, out: Output) -> in
               f"({prepared.file_count} files, {prepared.total_bytes} bytes)")
     if args.verify_tree:
         vt = doc["verify_tree"]
-        verdict = "[green]same content[/]" if code == 0 else "[red]content differs[/]"
+        verdict = "[green]same content[/]" if code == codes.OK else "[red]content differs[/]"
         out.print(f"  {escape(args.verify_tree)}: {verdict} "
                   f"(+{len(vt['added'])} −{len(vt['removed'])} ~{len(vt['changed'])})")
     return code
