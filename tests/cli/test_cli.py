@@ -85,7 +85,7 @@ def test_broken_corpus_fails_with_messages(tmp_path: Path) -> None:
 
 def test_missing_path_is_named(tmp_path: Path) -> None:
     out = srb("tasks", "validate", str(tmp_path / "nowhere"), state=tmp_path)
-    assert out.returncode == 1
+    assert out.returncode == 3
     assert "nowhere" in out.stderr + out.stdout
 
 
@@ -98,7 +98,7 @@ def test_show_demo_json(tmp_path: Path) -> None:
     assert len(doc["modules"]) >= 3
     assert doc["instruction"]
     out = srb("--tasks", str(REPO / "tasks"), "tasks", "show", "nope", state=tmp_path)
-    assert out.returncode == 2
+    assert out.returncode == 3
     assert "nope" in out.stderr
 
 
@@ -125,14 +125,14 @@ def test_runs_list_and_show_on_empty_store(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["runs"] == []
     out = srb("runs", "show", "r-nope", state=tmp_path)
-    assert out.returncode == 2
+    assert out.returncode == 3
     assert "r-nope" in out.stderr
 
 
 def test_corrupt_store_gives_message_not_traceback(tmp_path: Path) -> None:
     (tmp_path / "srb.sqlite3").write_bytes(b"garbage" * 1000)
     out = srb("runs", "list", state=tmp_path)
-    assert out.returncode == 1
+    assert out.returncode == 4  # INFRA: the store cannot be read
     assert "srb.sqlite3" in out.stderr
     assert "Traceback" not in out.stderr
 
