@@ -100,13 +100,25 @@ async def _probe_engine(engine: Any, settings: Settings) -> list[Check]:
     return checks
 
 
+def _image_map(settings: Settings) -> Check:
+    """``[images]`` of state/config.toml: every value a local image reference."""
+    from srb_tui.service.image_plan import ImageMapError, load_image_map
+
+    try:
+        mapped = load_image_map(settings.state_dir)
+    except ImageMapError as exc:
+        return Check("image map", False, str(exc), "fix [images] in state/config.toml")
+    return Check("image map", True, f"{len(mapped)} image(s) mapped to local ones")
+
+
 def _client_checks(settings: Settings) -> list[Check]:
     """Cached agent clients, and each configured model upstream (whether its key is set
     on this host — never the key itself)."""
     from srb_tui.service.agent_specs import client_cache_summary, upstream_summaries
     from srb_tui.service.app import GatewayConfigError
 
-    checks: list[Check] = [Check("agent clients", True, client_cache_summary())]
+    checks: list[Check] = [Check("agent clients", True, client_cache_summary()),
+                           _image_map(settings)]
     try:
         upstreams = upstream_summaries(settings.state_dir)
     except GatewayConfigError as exc:
