@@ -13,6 +13,8 @@ from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
 from srb_tui.schema import Problem, TaskLoad
+from srb_tui.schema.disk import STATE_A_FILES
+from srb_tui.schema.loader import run_needs
 from srb_tui.schema.published import validate_task
 from srb_tui.service.catalog import Catalog, load_catalog, summarise
 from srb_tui.service.catalog import task_dirs as catalog_dirs
@@ -37,7 +39,8 @@ def add_parser(sub: Any) -> None:
     val.add_argument("--schema-only", action="store_true",
                      help="check the manifests only, not the files they refer to")
     val.add_argument("--strict", action="store_true",
-                     help="also fail when referenced files are absent")
+                     help="also fail when State A's archive or digest (or a file only the "
+                          "published harness reads) is absent; files a run needs always fail")
     val.add_argument("--json", action="store_true", help="one JSON document on stdout")
     val.set_defaults(handler=cmd_validate)
 
@@ -161,7 +164,10 @@ def cmd_validate(args: argparse.Namespace, settings: Settings, out: Output) -> i
     loads = [validate_task(p, schema_only=args.schema_only) for p in task_dirs]
     errors = sum(len(load.errors) for load in loads)
     absent = sum(len(load.absent) for load in loads)
-    failed = errors > 0 or bool(missing) or not loads or (args.strict and absent > 0)
+    needed = sum(len(load.missing) for load in loads)  # absent files a run needs: errors
+    state_a = sum(len(load.state_a_absent) for load in loads)
+    failed = (errors > 0 or needed > 0 or bool(missing) or not loads
+              or (args.strict and absent > 0))
     code = (codes.NOT_FOUND if missing or not loads else codes.FAILED) if failed else codes.OK
     if out.json_mode:
         out.emit_json({
@@ -170,6 +176,8 @@ def cmd_validate(args: argparse.Namespace, settings: Settings, out: Output) -> i
             "missing_paths": [str(m) for m in missing],
             "tasks": [load_json(load) for load in loads],
             "errors": errors,
+            "missing": needed,
+            "state_a_absent": state_a,
             "absent": absent,
         })
         return code
@@ -178,14 +186,26 @@ def cmd_validate(args: argparse.Namespace, settings: Settings, out: Output) -> i
     if not loads and not missing:
         out.error(f"no task.toml found under {', '.join(str(r) for r in roots)}")
     for load in loads:
-        mark = "[green]✓[/]" if load.ok else "[red]✗[/]"
+        mark = "[green]✓[/]" if load.ok and not load.missing else "[red]✗[/]"
         out.print(f"{mark} [bold]{escape(load.task_id)}[/]  {escape(str(load.path))}")
         for p in load.problems:
-            colour = {"error": "red", "absent": "yellow"}.get(p.kind, "dim")
-            out.print(f"    [{colour}]{p.kind}[/] {escape(str(p))}")
-    out.print(f"{len(loads)} task(s): {errors} error(s), {absent} absent file(s)"
-              + (" (schema only)" if args.schema_only else ""))
+            kind, colour = problem_label(p)
+            out.print(f"    [{colour}]{kind}[/] {escape(str(p))}")
+    out.print(f"{len(loads)} task(s): {errors} error(s), {needed} missing file(s) a run "
+              f"needs, {state_a} State A file(s) absent, {absent - needed - state_a} other "
+              "absent" + (" (schema only)" if args.schema_only else ""))
     return code
+
+
+def problem_label(p: Problem) -> tuple[str, str]:
+    """The word and colour a problem is printed with: an absent file a run needs is
+    ``missing`` (an error), State A's archive ``state-a`` (its own category)."""
+    if run_needs(p):
+        return "missing", "red"
+    if p.kind == "absent" and p.file in STATE_A_FILES:
+        return "state-a", "yellow"
+    return {"error": ("error", "red"), "absent": ("absent", "yellow")}.get(
+        p.kind, (p.kind, "dim"))
 
 
 def cmd_prepare(args: argparse.Namespace, settings: Settings, out: Output) -> int:
