@@ -356,12 +356,17 @@ def cmd_cancel(args: argparse.Namespace, settings: Settings, out: Output) -> int
         return codes.NOT_FOUND
 
     async def body() -> int:
+        try:  # the id first (a prefix will do), before the engine is asked for anything
+            async with await Store.open(settings.db_path) as store:
+                run_id = await store.resolve_run_id(args.run_id)
+        except AmbiguousRunId:
+            raise
+        except RunNotFound:
+            out.error(f"no run {args.run_id!r} in {settings.db_path}")
+            return codes.NOT_FOUND
         async with open_service(settings) as service:
             try:
-                run_id = await service.store.resolve_run_id(args.run_id)
                 run = await service.cancel_stored(run_id)
-            except AmbiguousRunId:
-                raise
             except RunNotFound:
                 out.error(f"no run {args.run_id!r} in {settings.db_path}")
                 return codes.NOT_FOUND
