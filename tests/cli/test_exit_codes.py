@@ -125,3 +125,19 @@ def test_bare_srb_in_a_pipe_ends_at_once(tmp_path: Path) -> None:
                           timeout=60)
     assert done.returncode == codes.USAGE
     assert done.stdout == ""
+
+
+@pytest.mark.docker
+def test_srb_run_that_ends_infra_error_exits_infra_and_names_bootstrap(tmp_path: Path) -> None:
+    """A real launch on the engine with a base image it does not have: the run ends
+    infra_error, ``srb run`` exits INFRA (not 0), the message names `srb images bootstrap`
+    and prints ``:x:`` in an image tag as itself (no emoji)."""
+    import json
+
+    absent = "srb-test/no-such-base:x"
+    out = srb("--tasks", str(DEMO_TASK.parent), "run", DEMO_TASK.name, "--agent", "untouched",
+              "--no-grade", "--json", state=tmp_path, env={"SRB_BASE_IMAGE": absent})
+    assert "Traceback" not in out.stderr
+    assert out.returncode == codes.INFRA, out.stderr[-2000:]
+    assert json.loads(out.stdout)["run"]["status"] == "infra_error"
+    assert f"no base image {absent}: run `srb images bootstrap`" in out.stderr
