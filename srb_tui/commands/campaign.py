@@ -257,6 +257,9 @@ def cmd_campaign(args: argparse.Namespace, settings: Settings, out: Output) -> i
             return await _run(args, settings, out)
         if args.action == "cancel":
             return await _cancel(args, settings, out)
+        if Path(args.target).is_file():  # a file is read: its problems are named here too
+            for problem in read_campaign(Path(args.target)).problems:
+                out.warn(f"{problem} (`srb campaign validate` checks the file)")
         if not settings.db_path.exists():
             out.error(f"no store at {settings.db_path}")
             return codes.NOT_FOUND

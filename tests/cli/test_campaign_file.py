@@ -83,3 +83,13 @@ def test_the_format_is_in_run_help_and_the_readme(tmp_path: Path) -> None:
         assert line in helped, line
         assert line in readme, line
     assert parse_campaign(FORMAT, "format.toml", "format").ok  # the format itself is valid
+
+
+def test_status_of_a_file_reads_it(tmp_path: Path) -> None:
+    text, _, messages = FILES["keys.toml"]
+    (tmp_path / "keys.toml").write_text(text)
+    out = srb(*TASKS, "campaign", "status", "keys.toml", state=tmp_path / "state",
+              cwd=tmp_path)
+    assert out.returncode == codes.NOT_FOUND  # never planned: no store
+    for message in messages:
+        assert message in out.stderr, out.stderr
