@@ -49,12 +49,16 @@ def add_parser(sub: Any) -> None:
 def cmd_bootstrap(args: argparse.Namespace, settings: Settings, out: Output) -> int:
     if not SCRIPT.is_file():
         out.error(f"{SCRIPT} not found; bootstrap from a source checkout of srb")
-        return 2
+        return codes.NOT_FOUND
     env_args = ["--force"] if args.force else []
     done = subprocess.run(["bash", str(SCRIPT), *env_args],
                           env={**os.environ, "SRB_BASE_IMAGE": settings.base_image},
                           check=False)
-    return done.returncode
+    if done.returncode != 0:
+        out.error(f"{SCRIPT.name} exited {done.returncode}: no base image "
+                  f"{settings.base_image} made (its output above says why)")
+        return codes.INFRA
+    return codes.OK
 
 
 def cmd_build(args: argparse.Namespace, settings: Settings, out: Output) -> int:
