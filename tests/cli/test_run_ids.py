@@ -73,3 +73,33 @@ def test_a_unique_prefix_is_taken_and_an_ambiguous_one_names_the_candidates(
     elif command == ("eval",):  # found, then: its task is not under the task roots
         assert unique.returncode == codes.NOT_FOUND, unique.stderr
         assert f"(run {first})" in unique.stderr, unique.stderr
+
+
+def test_an_80_column_terminal_shows_whole_ids(two_runs: tuple[Path, str, str]) -> None:
+    """On a terminal (a real pty) 80 columns wide the Rich table cuts other columns, never
+    the run id."""
+    import os
+    import subprocess
+    import sys
+
+    state, first, second = two_runs
+    main, child = os.openpty()
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("SRB_")},
+           "COLUMNS": "80", "LINES": "24", "NO_COLOR": "1"}
+    done = subprocess.run([sys.executable, "-m", "srb_tui", "--state", str(state), "runs",
+                           "list"], stdout=child, stderr=subprocess.PIPE, env=env, timeout=60)
+    os.close(child)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # the pty's other end is closed: all read
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(main)
+    screen = b"".join(chunks).decode(errors="replace")
+    assert done.returncode == codes.OK, done.stderr
+    assert "┏" in screen  # the table, not the plain columns
+    assert first in screen and second in screen, screen
