@@ -32,6 +32,7 @@ from srb_tui.service.events import (
     StatusChanged,
 )
 from srb_tui.service.orchestrator import LaunchError, RunService
+from srb_tui.service.run_faults import TaskInvalid, TaskNotFound
 from srb_tui.store import RunNotFound, Store, StoreError
 from srb_tui.store.errors import AmbiguousRunId
 
@@ -314,9 +315,15 @@ def guard(coro_fn: Callable[[], Coroutine[Any, Any, int]], out: Output) -> int:
     except Unavailable as exc:
         out.error(str(exc))
         return codes.INFRA
+    except TaskNotFound as exc:
+        out.error(str(exc))
+        return codes.NOT_FOUND
+    except TaskInvalid as exc:
+        out.error(f"{exc} (`srb tasks validate` lists every problem)")
+        return codes.FAILED
     except LaunchError as exc:
         out.error(str(exc))
-        return codes.NOT_FOUND if str(exc).startswith("no task ") else codes.USAGE
+        return codes.USAGE
     except AmbiguousRunId as exc:
         out.error(str(exc))
         return codes.USAGE

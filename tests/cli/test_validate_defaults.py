@@ -107,3 +107,22 @@ def test_a_huge_instruction_is_refused_unread(tmp_path: Path) -> None:
     out = srb("tasks", "validate", str(task), state=tmp_path / "state")
     assert out.returncode == codes.FAILED
     assert "314,572,800 bytes" in out.stdout
+
+
+@pytest.mark.docker
+def test_a_launch_of_a_task_missing_what_a_run_needs_is_refused(tmp_path: Path) -> None:
+    """The same rule at launch: no run is created for a task without its instruction.md
+    (the agent would be told nothing); a task id nobody has is NOT_FOUND."""
+    task = _copy(tmp_path)
+    _no_instruction(task)
+    state = tmp_path / "state"
+    out = srb("--tasks", str(task.parent), "run", task.name, "--agent", "untouched",
+              "--no-grade", state=state)
+    assert "Traceback" not in out.stderr
+    assert out.returncode == codes.FAILED, out.stderr
+    assert "instruction.md: file is absent" in out.stderr
+    listed = srb("runs", "list", "-q", state=state)
+    assert listed.stdout == ""
+    nobody = srb("--tasks", str(task.parent), "run", "nope", "--agent", "untouched",
+                 state=state)
+    assert nobody.returncode == codes.NOT_FOUND and "no task 'nope'" in nobody.stderr
