@@ -93,3 +93,17 @@ def test_status_of_a_file_reads_it(tmp_path: Path) -> None:
     assert out.returncode == codes.NOT_FOUND  # never planned: no store
     for message in messages:
         assert message in out.stderr, out.stderr
+
+
+def test_a_task_missing_what_a_run_needs_is_a_campaign_problem(tmp_path: Path) -> None:
+    import shutil
+
+    root = tmp_path / "tasks"
+    shutil.copytree(DEMO_TASK, root / DEMO_TASK.name, symlinks=True)
+    (root / DEMO_TASK.name / "instruction.md").unlink()
+    (tmp_path / "good.toml").write_text(GOOD)
+    out = srb("--tasks", str(root), "campaign", "validate", "good.toml",
+              state=tmp_path / "state", cwd=tmp_path)
+    assert out.returncode == codes.FAILED
+    assert f"task {DEMO_TASK.name} does not validate: instruction.md: file is absent" \
+        in out.stderr, out.stderr
