@@ -86,10 +86,12 @@ def cmd_list(args: argparse.Namespace, settings: Settings, out: Output) -> int:
         return codes.NOT_FOUND
     catalog = load_catalog(settings.task_roots)
     summaries = catalog.summaries()
+    needed = {load.task_id: len(load.missing) for load in catalog.loads}  # a run needs them
     _warn_duplicates(out, catalog)
     if out.json_mode:
         out.emit_json({"roots": [str(r) for r in settings.task_roots],
-                       "tasks": [s.to_json() for s in summaries],
+                       "tasks": [{**s.to_json(), "missing": needed.get(s.task_id, 0)}
+                                 for s in summaries],
                        "warnings": catalog.warnings})
         return 0
     if not summaries:
@@ -106,6 +108,8 @@ def cmd_list(args: argparse.Namespace, settings: Settings, out: Output) -> int:
         budget = "—" if s.budget_sec is None else f"{s.budget_sec / 3600:g} h"
         status = {"ok": "[green]ok[/]", "incomplete": f"[yellow]{s.absent} absent[/]",
                   "invalid": f"[red]{s.errors} error(s)[/]"}[s.status]
+        if s.status == "incomplete" and needed.get(s.task_id):
+            status = f"[red]{needed[s.task_id]} missing[/]"
         table.add_row(escape(s.task_id), escape(s.category),
                       escape(s.stacks), budget,
                       str(s.gates), str(s.modules), str(s.adversaries), status)

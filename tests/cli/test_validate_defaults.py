@@ -126,3 +126,13 @@ def test_a_launch_of_a_task_missing_what_a_run_needs_is_refused(tmp_path: Path) 
     nobody = srb("--tasks", str(task.parent), "run", "nope", "--agent", "untouched",
                  state=state)
     assert nobody.returncode == codes.NOT_FOUND and "no task 'nope'" in nobody.stderr
+
+
+def test_tasks_list_counts_the_missing_files(tmp_path: Path) -> None:
+    task = _copy(tmp_path)
+    _no_instruction(task)
+    out = srb("--tasks", str(task.parent), "tasks", "list", "--json", state=tmp_path / "s")
+    assert out.returncode == codes.OK
+    assert json.loads(out.stdout)["tasks"][0]["missing"] == 1
+    table = srb("--tasks", str(task.parent), "tasks", "list", state=tmp_path / "s")
+    assert "1 missing" in table.stdout
