@@ -33,15 +33,15 @@ from srb_tui.grader.fuzz_script import candidate_script
 from srb_tui.runner import exec_run
 from srb_tui.runner.files import put_files
 from srb_tui.service.app import open_service
-from srb_tui.service.stages.common import StageImages
-from srb_tui.service.stages.stage_container import StageContainer
-from srb_tui.service.stages.stage_layout import (
+from srb_tui.service.grading.stages.common import StageImages
+from srb_tui.service.grading.stages.stage_container import StageContainer
+from srb_tui.service.grading.stages.stage_layout import (
     GRADER_HOME,
     ORIGINAL_DIR,
     SUBMISSION_DIR,
     candidate_layout,
 )
-from srb_tui.service.stages.verification_setup import probe_setup
+from srb_tui.service.grading.stages.verification_setup import probe_setup
 
 REPO = Path(__file__).resolve().parents[1]
 TASK = REPO / "tasks" / "demo01-csvtab-python-to-node"

@@ -33,7 +33,7 @@ import time
 import uuid
 from pathlib import Path
 
-from srb_tui.service.orchestrator import env_image_tag
+from srb_tui.service.run.orchestrator import env_image_tag
 from srb_tui.timestamps import ts_epoch
 
 REPO = Path(__file__).resolve().parents[1]

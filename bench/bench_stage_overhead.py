@@ -33,10 +33,10 @@ from srb_tui.grader.module_env import CONTRACT_DEFAULTS
 from srb_tui.grader.suite_manifest import load_suite
 from srb_tui.runner import exec_run
 from srb_tui.service.app import open_service
-from srb_tui.service.stages.behavioural import LAYOUT, run_suite_in
-from srb_tui.service.stages.common import StageImages
-from srb_tui.service.stages.stage_container import StageContainer
-from srb_tui.service.stages.stage_layout import ORIGINAL_DIR, SUBMISSION_DIR, TESTS_DIR
+from srb_tui.service.grading.stages.behavioural import LAYOUT, run_suite_in
+from srb_tui.service.grading.stages.common import StageImages
+from srb_tui.service.grading.stages.stage_container import StageContainer
+from srb_tui.service.grading.stages.stage_layout import ORIGINAL_DIR, SUBMISSION_DIR, TESTS_DIR
 
 REPO = Path(__file__).resolve().parents[1]
 TASK = REPO / "tasks" / "demo01-csvtab-python-to-node"

@@ -147,10 +147,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _unavailable(exc: Exception) -> str | None:
     """The message of a failure of what srb stands on (the engine, the store) that a
     command let through; None for anything else (a bug: its traceback is wanted)."""
-    from srb_tui.service.app import EngineUnavailable, RunnerError
+    from srb_tui.service.app import EngineUnreachable, RunnerError
     from srb_tui.store.errors import StoreError
 
-    if isinstance(exc, EngineUnavailable | RunnerError | StoreError):
+    if isinstance(exc, EngineUnreachable | RunnerError | StoreError):
         return str(exc)
     return None
 

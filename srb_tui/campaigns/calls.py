@@ -1,7 +1,7 @@
 """Every call the campaign scheduler makes into the run service, in one place.
 
 The scheduler drives cells only through ``RunCalls``; ``ServiceCalls`` adapts
-``srb_tui.service.orchestrator.RunService`` (launch, drive, cancel, the driver lease). A
+``srb_tui.service.run.orchestrator.RunService`` (launch, drive, cancel, the driver lease). A
 merge that changes the service's API changes this file only.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Protocol
 
 from srb_tui.campaigns.plan import TaskInfo
-from srb_tui.service.cells import agent_problem, clear_stage_containers
-from srb_tui.service.orchestrator import LaunchError, RunService
+from srb_tui.service.run.cells import agent_problem, clear_stage_containers
+from srb_tui.service.run.orchestrator import LaunchError, RunService
 from srb_tui.store import RunRecord, Store
 from srb_tui.store.campaign_records import CampaignConfigRecord
 
@@ -35,6 +35,14 @@ class RunCalls(Protocol):
     async def clear_grading(self, run_id: str) -> int: ...
 
 
+def config_problem(config: CampaignConfigRecord, task: TaskInfo) -> str | None:
+    """The check ``srb run`` makes of a configuration's agent on a task (no engine, no
+    store: ``srb campaign validate`` uses it too)."""
+    return agent_problem(config.agent, task.path, effort=config.effort,
+                         harness=task.harness, max_cost=config.max_cost,
+                         max_tokens=config.max_tokens)
+
+
 class ServiceCalls:
     """``RunCalls`` over a RunService."""
 
@@ -45,9 +53,7 @@ class ServiceCalls:
     def check_agent(self, config: CampaignConfigRecord, task: TaskInfo) -> str | None:
         """A message when the configuration cannot run on the task, else None: the check
         ``srb run`` makes (agent spec, a real client's effort and budgets)."""
-        return agent_problem(config.agent, task.path, effort=config.effort,
-                             harness=task.harness, max_cost=config.max_cost,
-                             max_tokens=config.max_tokens)
+        return config_problem(config, task)
 
     async def launch(self, task_path: str, config: CampaignConfigRecord, *, campaign: str,
                      budget_sec: float | None) -> RunRecord:

@@ -21,16 +21,15 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from srb_tui.campaigns.calls import ServiceCalls
+from srb_tui.campaigns.calls import ServiceCalls, config_problem
 from srb_tui.campaigns.plan import Plan, plan_campaign
 from srb_tui.campaigns.scheduler import Progress as CampaignProgress
 from srb_tui.campaigns.scheduler import Scheduler
 from srb_tui.campaigns.spec import FORMAT, CampaignSpec, parse_campaign, read_campaign
 from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.output import Output
-from srb_tui.commands.run import guard, open_service
+from srb_tui.commands.run import guard, open_run_service
 from srb_tui.config import Settings
-from srb_tui.service.cells import agent_problem
 from srb_tui.store import Store
 
 
@@ -80,9 +79,7 @@ def _agent_problems(spec: CampaignSpec, plan: Plan) -> list[str]:
         return []
     found = []
     for config in plan.configs:
-        message = agent_problem(config.agent, first_task.path, effort=config.effort,
-                                harness=first_task.harness, max_cost=config.max_cost,
-                                max_tokens=config.max_tokens)
+        message = config_problem(config, first_task)
         if message:
             found.append(f"{spec.file} [config label={config.label}]: agent: {message}")
     return found
@@ -97,7 +94,7 @@ def _show(out: Output, progress: CampaignProgress, bar: Progress, task_id: Any) 
 
 
 async def _run(args: argparse.Namespace, settings: Settings, out: Output) -> int:
-    async with open_service(settings) as service:
+    async with open_run_service(settings) as service:
         store = service.store
         spec = await _spec(args.target, store)
         if spec is None:
@@ -183,7 +180,7 @@ async def _status(store: Store, name: str, out: Output, note: str | None = None)
 
 
 async def _cancel(args: argparse.Namespace, settings: Settings, out: Output) -> int:
-    async with open_service(settings) as service:
+    async with open_run_service(settings) as service:
         store = service.store
         spec = await _spec(args.target, store)
         name = spec.name if spec is not None else args.target

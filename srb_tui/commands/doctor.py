@@ -102,7 +102,7 @@ async def _probe_engine(engine: Any, settings: Settings) -> list[Check]:
 
 def _image_map(settings: Settings) -> Check:
     """``[images]`` of state/config.toml: every value a local image reference."""
-    from srb_tui.service.image_plan import ImageMapError, load_image_map
+    from srb_tui.service.run.images import ImageMapError, load_image_map
 
     try:
         mapped = load_image_map(settings.state_dir)
@@ -114,8 +114,8 @@ def _image_map(settings: Settings) -> Check:
 def _client_checks(settings: Settings) -> list[Check]:
     """Cached agent clients, and each configured model upstream (whether its key is set
     on this host — never the key itself)."""
-    from srb_tui.service.agent_specs import client_cache_summary, upstream_summaries
     from srb_tui.service.app import GatewayConfigError
+    from srb_tui.service.run.agent_specs import client_cache_summary, upstream_summaries
 
     checks: list[Check] = [Check("agent clients", True, client_cache_summary()),
                            _image_map(settings)]

@@ -23,7 +23,7 @@ from srb_tui.commands.output import Output
 from srb_tui.config import Settings
 from srb_tui.schema import STAGE_NAMES, Task, TaskLoad, load_task
 from srb_tui.service.app import (
-    EngineUnavailable,
+    EngineUnreachable,
     IdentityFailed,
     RunnerError,
     Services,
@@ -31,12 +31,12 @@ from srb_tui.service.app import (
     open_service,
 )
 from srb_tui.service.events import Progress, StageFinished, StatusChanged, Subscription
-from srb_tui.service.orchestrator import LaunchError
+from srb_tui.service.run.orchestrator import LaunchError
 from srb_tui.store import RunNotFound, StoreError
 from srb_tui.store.errors import AmbiguousRunId
 
 if TYPE_CHECKING:  # the ladder loads when something is graded, not for every srb command
-    from srb_tui.service.ladder_identity import IdentityResult
+    from srb_tui.service.grading.ladder_identity import IdentityResult
 
 
 class CommandError(Exception):
@@ -117,7 +117,7 @@ def _progress_printer(out: Output) -> Any:
 
 
 async def _eval(args: argparse.Namespace, settings: Settings, out: Output) -> dict[str, Any]:
-    from srb_tui.service import ladder
+    from srb_tui.service.grading import ladder
 
     if not settings.db_path.exists():
         raise CommandError(f"no store at {settings.db_path}; no run {args.run_id!r}",
@@ -148,7 +148,7 @@ async def _eval(args: argparse.Namespace, settings: Settings, out: Output) -> di
             )
         try:
             service = await services.runs()
-        except EngineUnavailable as exc:
+        except EngineUnreachable as exc:
             raise CommandError(str(exc), codes.INFRA) from exc
         async with _printing(services, run.id, out):
             try:
@@ -253,7 +253,7 @@ async def _record(
             return await services.record_identity(task, publish=_progress_printer(out))
         except IdentityFailed as exc:
             raise CommandError(str(exc)) from exc
-        except EngineUnavailable as exc:
+        except EngineUnreachable as exc:
             raise CommandError(str(exc), codes.INFRA) from exc
 
 

@@ -15,7 +15,7 @@ from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
 from srb_tui.service.app import Services, open_service
-from srb_tui.service.images import (
+from srb_tui.service.run.images import (
     ImageBuildError,
     ImageMapError,
     build_task_images,

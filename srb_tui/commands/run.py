@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
-from srb_tui.service.app import EngineUnavailable, GatewayConfigError
+from srb_tui.service.app import EngineUnreachable, GatewayConfigError
 from srb_tui.service.app import open_service as open_core
 from srb_tui.service.events import (
     Event,
@@ -31,8 +31,7 @@ from srb_tui.service.events import (
     StageFinished,
     StatusChanged,
 )
-from srb_tui.service.orchestrator import LaunchError, RunService
-from srb_tui.service.run_faults import TaskInvalid, TaskNotFound
+from srb_tui.service.run.orchestrator import LaunchError, RunService, TaskInvalid, TaskNotFound
 from srb_tui.store import RunNotFound, Store, StoreError
 from srb_tui.store.errors import AmbiguousRunId
 
@@ -98,12 +97,12 @@ class Unavailable(LaunchError):
 
 
 @contextlib.asynccontextmanager
-async def open_service(settings: Settings) -> AsyncIterator[RunService]:
+async def open_run_service(settings: Settings) -> AsyncIterator[RunService]:
     settings.state_dir.mkdir(parents=True, exist_ok=True)
     async with open_core(settings) as core:
         try:
             service = await core.runs()
-        except (EngineUnavailable, GatewayConfigError) as exc:
+        except (EngineUnreachable, GatewayConfigError) as exc:
             raise Unavailable(str(exc)) from exc
         yield service
 
@@ -252,7 +251,7 @@ async def _drive_interruptibly(
 
 
 async def _run(args: argparse.Namespace, settings: Settings, out: Output) -> int:
-    async with open_service(settings) as service:
+    async with open_run_service(settings) as service:
         run = await service.launch(args.task, args.agent, budget_sec=args.budget,
                                    model=args.model, effort=args.effort,
                                    client_version=args.client_version,
@@ -341,7 +340,7 @@ def cmd_run(args: argparse.Namespace, settings: Settings, out: Output) -> int:
 
 def cmd_resume(args: argparse.Namespace, settings: Settings, out: Output) -> int:
     async def body() -> int:
-        async with open_service(settings) as service:
+        async with open_run_service(settings) as service:
             live = await service.store.live_runs()
             if not out.json_mode:
                 out.err.print(f"{len(live)} live run(s) to resume")
@@ -371,7 +370,7 @@ def cmd_cancel(args: argparse.Namespace, settings: Settings, out: Output) -> int
         except RunNotFound:
             out.error(f"no run {args.run_id!r} in {settings.db_path}")
             return codes.NOT_FOUND
-        async with open_service(settings) as service:
+        async with open_run_service(settings) as service:
             try:
                 run = await service.cancel_stored(run_id)
             except RunNotFound:
@@ -388,7 +387,7 @@ def cmd_cancel(args: argparse.Namespace, settings: Settings, out: Output) -> int
 
 def cmd_gc(args: argparse.Namespace, settings: Settings, out: Output) -> int:
     async def body() -> int:
-        async with open_service(settings) as service:
+        async with open_run_service(settings) as service:
             report, live = await service.gc()
             if out.json_mode:
                 out.emit_json({"containers_removed": report.containers_removed,
@@ -412,4 +411,4 @@ def cmd_gc(args: argparse.Namespace, settings: Settings, out: Output) -> int:
     return guard(body, out)
 
 
-__all__ = ["add_cancel_parser", "add_parsers", "open_service"]
+__all__ = ["add_cancel_parser", "add_parsers", "open_run_service"]

@@ -13,9 +13,9 @@ from rich.table import Table
 from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
-from srb_tui.service.agent_report import agent_summary, cost_text
 from srb_tui.service.app import open_service
-from srb_tui.service.history import load_run_rows
+from srb_tui.service.views.agent_report import agent_summary, cost_text
+from srb_tui.service.views.history import load_run_rows
 from srb_tui.store import RunNotFound, StoreError
 from srb_tui.store.errors import AmbiguousRunId
 

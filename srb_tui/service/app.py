@@ -7,7 +7,7 @@ The CLI commands and the console both start here, so there is one way to build e
 * the catalogue loads on first use (listing tasks needs neither store nor engine);
 * the store opens on first use (reading history needs no Docker);
 * the engine is constructed on first use and connected by :meth:`Services.connect`, which
-  turns an engine that does not answer into :class:`EngineUnavailable` with its message;
+  turns an engine that does not answer into :class:`EngineUnreachable` with its message;
 * the run service needs both, and is made once.
 
 Everything a front end does with the core that is not a run's lifecycle — preparing State
@@ -34,8 +34,8 @@ from srb_tui.store import Store
 
 if TYPE_CHECKING:
     from srb_tui.gateway import Gateway
-    from srb_tui.service.ladder_identity import IdentityResult
-    from srb_tui.service.orchestrator import RunService
+    from srb_tui.service.grading.ladder_identity import IdentityResult
+    from srb_tui.service.run.orchestrator import RunService
 
 #: Runs one srb process drives at once; sizes the engine's thread pool.
 CONCURRENT_RUNS = 4
@@ -46,7 +46,7 @@ def _quiet(_event: object) -> None:
     return None
 
 
-class EngineUnavailable(Exception):
+class EngineUnreachable(Exception):
     """The Docker engine does not answer; the message says why and how to fix it."""
 
 
@@ -109,11 +109,11 @@ class Services:
         return self._engine
 
     async def connect(self) -> EngineInfo:
-        """Check the engine answers; EngineUnavailable (with the fix) when it does not."""
+        """Check the engine answers; EngineUnreachable (with the fix) when it does not."""
         info = await self.engine.ping()
         if not info.ok:
             self.engine_problem = info.error or "the Docker engine does not answer"
-            raise EngineUnavailable(f"{self.engine_problem}\n{DOCKER_FIX}")
+            raise EngineUnreachable(f"{self.engine_problem}\n{DOCKER_FIX}")
         self.engine_problem = None
         self._engine_ok = True
         return info
@@ -136,7 +136,7 @@ class Services:
             store = opened
         async with self._lock:
             if self._runs is None:
-                from srb_tui.service.orchestrator import RunService
+                from srb_tui.service.run.orchestrator import RunService
 
                 service = RunService(self.settings, store, self.engine, self.bus)
                 config = self._gateway_config()  # a bad config file is refused now
@@ -209,9 +209,9 @@ class Services:
         """The identity run (State A graded against itself) and where its record was
         written; IdentityFailed when it could not measure."""
         from srb_tui.grader.envelope import atomic_write_json
-        from srb_tui.service.image_plan import ImageMapError, load_image_map
-        from srb_tui.service.ladder_identity import record_identity
-        from srb_tui.service.stages.common import StageFault
+        from srb_tui.service.grading.image_plan import ImageMapError, load_image_map
+        from srb_tui.service.grading.ladder_identity import record_identity
+        from srb_tui.service.grading.stages.common import StageFault
 
         try:
             original = await self.prepare_state_a(task)
@@ -251,7 +251,7 @@ async def open_service(
 __all__ = [
     "CONCURRENT_RUNS",
     "DOCKER_FIX",
-    "EngineUnavailable",
+    "EngineUnreachable",
     "GatewayConfigError",
     "IdentityFailed",
     "PreparedStateA",

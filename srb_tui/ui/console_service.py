@@ -31,7 +31,7 @@ from srb_tui.config import Settings
 from srb_tui.schema import STAGE_NAMES, Task
 from srb_tui.service.app import (
     DOCKER_FIX,
-    EngineUnavailable,
+    EngineUnreachable,
     GatewayConfigError,
     IdentityFailed,
     PreparedStateA,
@@ -45,9 +45,9 @@ from srb_tui.store import FINAL_STATUSES, RunRecord, Store, StoreError
 from srb_tui.timestamps import parse_ts
 
 if TYPE_CHECKING:
-    from srb_tui.service.ladder_identity import IdentityResult
-    from srb_tui.service.orchestrator import RunService
-    from srb_tui.service.rerun import RerunResult
+    from srb_tui.service.grading.ladder_identity import IdentityResult
+    from srb_tui.service.grading.rerun import RerunResult
+    from srb_tui.service.run.orchestrator import RunService
 
 NO_GRADING = "grading is not available in this build"
 STAGES = STAGE_NAMES
@@ -76,9 +76,9 @@ class LaunchRequest:
 
 
 def grading_available() -> bool:
-    """Whether this build has the three-stage ladder (``srb_tui.service.ladder``)."""
+    """Whether this build has the three-stage ladder (``srb_tui.service.grading.ladder``)."""
     try:
-        return importlib.util.find_spec("srb_tui.service.ladder") is not None
+        return importlib.util.find_spec("srb_tui.service.grading.ladder") is not None
     except (ImportError, ValueError):
         return False
 
@@ -130,7 +130,7 @@ class ConsoleService:
         await self.store()
         try:
             service = await self.core.runs()
-        except (EngineUnavailable, GatewayConfigError) as exc:
+        except (EngineUnreachable, GatewayConfigError) as exc:
             raise ConsoleError(str(exc)) from exc
         finally:
             self._watch_engine()
@@ -151,7 +151,7 @@ class ConsoleService:
         """The identity run, recorded as `srb tasks record` records it."""
         try:
             result, _record = await self.core.record_identity(task)
-        except (IdentityFailed, EngineUnavailable) as exc:
+        except (IdentityFailed, EngineUnreachable) as exc:
             raise ConsoleError(str(exc)) from exc
         return result
 
@@ -160,7 +160,7 @@ class ConsoleService:
     ) -> RerunResult:
         """Adjudicate a stored candidate again in the run's verification image (ConsoleError
         says why it cannot be: no such candidate, no image recorded, no engine)."""
-        from srb_tui.service.rerun import RerunError, rerun_counterexample
+        from srb_tui.service.grading.rerun import RerunError, rerun_counterexample
 
         try:
             store = await self.store()
@@ -256,7 +256,7 @@ class ConsoleService:
             return  # no history yet: nothing to re-attach, and no file made just by looking
         try:
             store = await self.store()
-            from srb_tui.service.orchestrator import RunService
+            from srb_tui.service.run.orchestrator import RunService
 
             live = [r for r in await store.live_runs()
                     if r.status in REATTACH and not RunService.driven_elsewhere(r)]
@@ -291,7 +291,7 @@ class ConsoleService:
 
     async def _launch(self, request: LaunchRequest,
                       on_launched: Callable[[list[RunRecord]], None] | None) -> None:
-        from srb_tui.service.orchestrator import LaunchError
+        from srb_tui.service.run.orchestrator import LaunchError
 
         service = await self.service()
         runs: list[RunRecord] = []
@@ -361,8 +361,8 @@ class ConsoleService:
                     group="console-grade")
 
     async def _regrade(self, run_id: str, stage: str) -> None:
-        from srb_tui.service.ladder import LadderError
-        from srb_tui.service.orchestrator import LaunchError
+        from srb_tui.service.grading.ladder import LadderError
+        from srb_tui.service.run.orchestrator import LaunchError
 
         if run_id in self.driving:
             raise ConsoleError(f"run {run_id} is still being driven; re-grade it when it ends")

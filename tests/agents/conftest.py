@@ -19,7 +19,7 @@ from srb_tui.config import Settings
 from srb_tui.gateway import Gateway, load_gateway_config
 from srb_tui.runner import DockerEngine, RunnerPool
 from srb_tui.service.events import EventBus
-from srb_tui.service.orchestrator import RunService
+from srb_tui.service.run.orchestrator import RunService
 from srb_tui.store import Store
 from tests.conftest import BUILTIN_TASKS
 from tests.standin.server import StandIn

@@ -6,7 +6,7 @@ from rich.console import Console
 
 from srb_tui.commands.run import Display
 from srb_tui.service.agent_events import AgentRoundFinished
-from srb_tui.service.agent_report import cost_text
+from srb_tui.service.views.agent_report import cost_text
 
 
 def _text(display: Display) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from srb_tui.runner.dockerfile import read_dockerfile, rewrite_refs
-from srb_tui.service.image_plan import ImageMapError, load_image_map
+from srb_tui.service.grading.image_plan import ImageMapError, load_image_map
 
 LANG03_SHAPE = """\
 # comment

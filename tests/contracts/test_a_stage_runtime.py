@@ -25,9 +25,9 @@ import pytest_asyncio
 
 from srb_tui.runner import DockerEngine, ImageBuildError, ImageInfo, RunnerPool, build_image
 from srb_tui.schema import Task, load_task
-from srb_tui.service.image_plan import INFRA_TAG, load_image_map
-from srb_tui.service.images import build_task_images
-from srb_tui.service.stages.behavioural import run_behavioural
+from srb_tui.service.grading.image_plan import INFRA_TAG, load_image_map
+from srb_tui.service.grading.stages.behavioural import run_behavioural
+from srb_tui.service.run.images import build_task_images
 from srb_tui.store import Store
 
 pytestmark = [pytest.mark.docker, pytest.mark.asyncio(loop_scope="module")]
@@ -130,7 +130,7 @@ async def test_behavioural_runtime_and_root_grading(built: Built) -> None:
     tree = built.root / "state-a"
     tree.mkdir()
     (tree / "state-a.txt").write_text("the answer\n")
-    from srb_tui.service.stages.common import StageImages
+    from srb_tui.service.grading.stages.common import StageImages
 
     images = StageImages(built.engine, built.task, BASE_IMAGE, lambda e: None,
                          store=built.store, run_id=run.id, image_map=built.image_map)
@@ -167,7 +167,7 @@ async def test_behavioural_runtime_and_root_grading(built: Built) -> None:
 
 
 async def _identity(built: Built, task: Task) -> dict[str, Any]:
-    from srb_tui.service.ladder_identity import record_identity
+    from srb_tui.service.grading.ladder_identity import record_identity
 
     tree = built.root / f"state-a-{task.dir.parent.parent.name}"
     tree.mkdir(exist_ok=True)

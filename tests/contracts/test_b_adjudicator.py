@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from srb_tui.schema import Adversary, load_task
-from srb_tui.service.stages.adjudicator import rule_on_breaks
-from srb_tui.service.stages.verification import RoundResult
+from srb_tui.service.grading.stages.adjudicator import rule_on_breaks
+from srb_tui.service.grading.stages.verification import RoundResult
 
 from ..conftest import DEMO_TASK
 

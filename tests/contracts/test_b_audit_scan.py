@@ -17,9 +17,9 @@ import pytest_asyncio
 
 from srb_tui.runner import DockerEngine, RunnerPool
 from srb_tui.schema import Task, load_task
-from srb_tui.service.stages.audit import run_audit
-from srb_tui.service.stages.audit_scan import ScanConfigError, render_findings
-from srb_tui.service.stages.common import StageImages
+from srb_tui.service.grading.stages.audit import run_audit
+from srb_tui.service.grading.stages.audit_scan import ScanConfigError, render_findings
+from srb_tui.service.grading.stages.common import StageImages
 from srb_tui.store import Store
 
 from ..conftest import DEMO_TASK

@@ -25,10 +25,10 @@ from srb_tui.grader.slot import CANDIDATE_OFFSET
 from srb_tui.runner import DockerEngine, RunnerPool
 from srb_tui.runner.files import put_readonly_tree
 from srb_tui.schema import load_task
-from srb_tui.service.stages.channels import CandidateOptions, adjudicate_in
-from srb_tui.service.stages.common import StageImages
-from srb_tui.service.stages.stage_container import StageContainer
-from srb_tui.service.stages.stage_layout import (
+from srb_tui.service.grading.stages.channels import CandidateOptions, adjudicate_in
+from srb_tui.service.grading.stages.common import StageImages
+from srb_tui.service.grading.stages.stage_container import StageContainer
+from srb_tui.service.grading.stages.stage_layout import (
     CANDIDATES,
     ORIGINAL_DIR,
     STAGE_BASE,

@@ -31,10 +31,10 @@ from srb_tui.grader.sandbox import TMP_GROUP_OFFSET
 from srb_tui.runner import DockerEngine, RunnerPool
 from srb_tui.runner.files import put_files, put_readonly_tree
 from srb_tui.schema import Adversary, Task, load_task
-from srb_tui.service.stages.channels import CandidateOptions
-from srb_tui.service.stages.common import StageImages
-from srb_tui.service.stages.stage_container import StageContainer
-from srb_tui.service.stages.stage_layout import (
+from srb_tui.service.grading.stages.channels import CandidateOptions
+from srb_tui.service.grading.stages.common import StageImages
+from srb_tui.service.grading.stages.stage_container import StageContainer
+from srb_tui.service.grading.stages.stage_layout import (
     CANDIDATES,
     ORIGINAL_DIR,
     STAGE_BASE,
@@ -42,8 +42,8 @@ from srb_tui.service.stages.stage_layout import (
     candidate_layout,
     stage_mounts,
 )
-from srb_tui.service.stages.verification import _model_round
-from srb_tui.service.stages.verification_setup import probe_setup
+from srb_tui.service.grading.stages.verification import _model_round
+from srb_tui.service.grading.stages.verification_setup import probe_setup
 
 from ..conftest import DEMO_TASK
 from .candidate_contract import CONTRACT_PREAMBLE

@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 
 from srb_tui.schema import Adversary, Scope, load_task
-from srb_tui.service.stages.probe_prompt import (
+from srb_tui.service.grading.stages.probe_prompt import (
     PromptMissing,
     opening,
     probe_prompt_path,
     read_probe_prompt,
 )
-from srb_tui.service.stages.stage_layout import ORIGINAL_DIR, SUBMISSION_DIR
-from srb_tui.service.stages.verification_setup import candidate_timeout, probe_setup
+from srb_tui.service.grading.stages.stage_layout import ORIGINAL_DIR, SUBMISSION_DIR
+from srb_tui.service.grading.stages.verification_setup import candidate_timeout, probe_setup
 
 from ..conftest import DEMO_TASK
 

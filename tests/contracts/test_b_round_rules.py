@@ -12,7 +12,7 @@ from typing import Any
 
 from srb_tui.drivers.base import DriverError, RetryPolicy, ToolCall
 from srb_tui.drivers.loop import deadline_in, run_adversary_round
-from srb_tui.service.stages.round_rules import never_started, not_attacked
+from srb_tui.service.grading.stages.round_rules import never_started, not_attacked
 
 from ..drivers.fixed_turns import TurnsDriver, turn
 

@@ -24,7 +24,7 @@ from srb_tui.config import Settings
 from srb_tui.runner import DockerEngine, RunnerPool
 from srb_tui.schema import load_task
 from srb_tui.schema.published import validate_task
-from srb_tui.service.stages.common import StageImages
+from srb_tui.service.grading.stages.common import StageImages
 from srb_tui.sources import prepare_state_a
 from srb_tui.store import Store
 

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from srb_tui.service.diff import compare_trees
-from srb_tui.service.diff_files import MAX_DIFF_BYTES, file_diff
-from srb_tui.service.diff_stats import iter_line_counts, language_table, search
-from srb_tui.service.safe_read import (
+from srb_tui.service.views.diff import compare_trees
+from srb_tui.service.views.diff_files import MAX_DIFF_BYTES, file_diff
+from srb_tui.service.views.diff_stats import iter_line_counts, language_table, search
+from srb_tui.service.views.safe_read import (
     UnsafeRead,
     display_name,
     lines_around,

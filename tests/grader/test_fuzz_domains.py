@@ -9,7 +9,7 @@ from pathlib import Path
 from srb_tui.grader.fuzz import argv_vocabulary
 from srb_tui.grader.fuzz_mutate import GENERIC_TOKENS
 from srb_tui.schema import load_task
-from srb_tui.service.stages import fuzz_domains
+from srb_tui.service.grading.stages import fuzz_domains
 
 from ..conftest import DEMO02_TASK, DEMO_TASK
 

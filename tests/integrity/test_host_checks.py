@@ -14,10 +14,10 @@ from srb_tui.grader.suite import run_suite
 from srb_tui.grader.suite_manifest import load_suite
 from srb_tui.runner.containers import ExecResult, interpret_exit
 from srb_tui.schema import Module, Suite, load_task
-from srb_tui.service.stages.behavioural import outcome_of
-from srb_tui.service.stages.stage_layout import StageLayout, stage_mounts
-from srb_tui.service.stages.trust import UntrustedResult, verify_behavioural
-from srb_tui.service.stages.verification import RoundResult, flag_early_survival
+from srb_tui.service.grading.stages.behavioural import outcome_of
+from srb_tui.service.grading.stages.stage_layout import StageLayout, stage_mounts
+from srb_tui.service.grading.stages.trust import UntrustedResult, verify_behavioural
+from srb_tui.service.grading.stages.verification import RoundResult, flag_early_survival
 
 from ..conftest import DEMO_TASK
 from ..grader.helpers import make_suite

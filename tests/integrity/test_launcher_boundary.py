@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import pytest
 
-from srb_tui.service.stages.stage_container import StageContainer
+from srb_tui.service.grading.stages.stage_container import StageContainer
 
 from .test_stage_container import Submit, as_grader, as_submission, box, submit
 

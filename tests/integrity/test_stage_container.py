@@ -12,10 +12,10 @@ import pytest_asyncio
 from srb_tui.grader.submission import LIBRARY_DIR
 from srb_tui.runner import DockerEngine, RunnerPool, exec_run
 from srb_tui.schema import load_task
-from srb_tui.service.stages.behavioural import LAYOUT
-from srb_tui.service.stages.common import StageImages
-from srb_tui.service.stages.stage_container import GRADER_CAP_MASK, StageContainer
-from srb_tui.service.stages.stage_layout import LAUNCHER
+from srb_tui.service.grading.stages.behavioural import LAYOUT
+from srb_tui.service.grading.stages.common import StageImages
+from srb_tui.service.grading.stages.stage_container import GRADER_CAP_MASK, StageContainer
+from srb_tui.service.grading.stages.stage_layout import LAUNCHER
 
 from ..conftest import DEMO_TASK
 

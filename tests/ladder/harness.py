@@ -24,8 +24,8 @@ import pytest_asyncio
 from srb_tui.runner import DockerEngine, RunnerPool
 from srb_tui.schema import Task, load_task
 from srb_tui.scoring import ScoreEnvelope
-from srb_tui.service.ladder import LadderContext, grade_run
-from srb_tui.service.stages.common import StageImages
+from srb_tui.service.grading.ladder import LadderContext, grade_run
+from srb_tui.service.grading.stages.common import StageImages
 from srb_tui.sources import prepare_state_a
 from srb_tui.store import Store
 

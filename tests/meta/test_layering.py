@@ -40,7 +40,7 @@ def test_core_does_not_import_textual_at_runtime() -> None:
     import sys
 
     code = (
-        "import sys, srb_tui.cli, srb_tui.service.catalog, srb_tui.service.history; "
+        "import sys, srb_tui.cli, srb_tui.service.catalog, srb_tui.service.views.history; "
         "print('textual' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

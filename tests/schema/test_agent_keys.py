@@ -20,7 +20,7 @@ from srb_tui.agents.rounds import COMPLETION_TOKEN
 from srb_tui.schema import load_task
 from srb_tui.schema.models import AgentSpec
 from srb_tui.schema.task_toml import AGENT_KEYS
-from srb_tui.service.agent_clients import completion_token
+from srb_tui.service.run.agent_clients import completion_token
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = sorted((ROOT / "srb_tui").rglob("*.py"))

@@ -19,9 +19,9 @@ from srb_tui.campaigns.plan import plan_campaign
 from srb_tui.campaigns.spec import parse_campaign
 from srb_tui.config import Settings
 from srb_tui.runner import DockerEngine, RunnerPool
-from srb_tui.service.agent_specs import check_agent
 from srb_tui.service.events import EventBus
-from srb_tui.service.orchestrator import LaunchError, RunService
+from srb_tui.service.run.agent_specs import check_agent
+from srb_tui.service.run.orchestrator import LaunchError, RunService
 from srb_tui.store import Store
 from srb_tui.ui.screens.launch import COMMAND, LaunchTarget, build_request
 from tests.conftest import BUILTIN_TASKS, DEMO_TASK
@@ -136,7 +136,7 @@ def test_a_real_client_spec_is_accepted_wherever_a_spec_is_accepted(tmp_path: Pa
     assert not plan.problems
     cc, cx = plan.configs
     assert (cc.max_cost, cc.max_tokens, cc.budget_sec, cc.effort) == (3.0, 500000, 900.0, "high")
-    from srb_tui.service.cells import agent_problem
+    from srb_tui.service.run.cells import agent_problem
 
     task = plan.tasks[DEMO_TASK.name]
     for config in (cc, cx):

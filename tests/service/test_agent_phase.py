@@ -22,7 +22,7 @@ import pytest
 from srb_tui.config import Settings
 from srb_tui.runner import DockerEngine, RunnerPool, list_managed
 from srb_tui.service.events import EventBus, LogLines, StatusChanged
-from srb_tui.service.orchestrator import LaunchError, RunService
+from srb_tui.service.run.orchestrator import LaunchError, RunService
 from srb_tui.sources import compare_trees
 from srb_tui.store import Store
 from tests.conftest import BUILTIN_TASKS, DEMO_TASK, REPO
@@ -226,7 +226,7 @@ def test_kill_9_then_resume_keeps_every_line_exactly_once(tmp_path: Path) -> Non
 
 async def test_recover_reaps_only_this_stores_leftovers(service: RunService) -> None:
     from srb_tui.runner import ContainerSpec, create, remove
-    from srb_tui.service.orchestrator import STORE_LABEL
+    from srb_tui.service.run.orchestrator import STORE_LABEL
 
     mine = await create(service.engine, ContainerSpec(
         image="srb/base:bookworm", run_id="r-20000101-000000-aaaa", role="leftover",

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from srb_tui.config import Settings
-from srb_tui.service.diff import DiffSourceError, compare_trees, trees_for_run
-from srb_tui.service.diff_files import diff_lines, file_diff, side_by_side, unified_text
-from srb_tui.service.diff_stats import (
+from srb_tui.service.views.diff import DiffSourceError, compare_trees, trees_for_run
+from srb_tui.service.views.diff_files import diff_lines, file_diff, side_by_side, unified_text
+from srb_tui.service.views.diff_stats import (
     iter_line_counts,
     language_of,
     language_table,

@@ -13,7 +13,7 @@ from srb_tui.config import Settings
 from srb_tui.runner import list_managed
 from srb_tui.service.app import open_service
 from srb_tui.service.events import RunFinished, StageFinished
-from srb_tui.service.runs_table import RunFilter, funnel_over, stage_marks
+from srb_tui.service.views.runs_table import RunFilter, funnel_over, stage_marks
 from tests.conftest import BUILTIN_TASKS, DEMO_TASK
 
 pytestmark = pytest.mark.docker

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from srb_tui.service.events import EventBus, Progress, RunFinished, StatusChanged
-from srb_tui.service.run_faults import LEASE, LeaseHeld
-from srb_tui.service.run_moves import RunMoves
+from srb_tui.service.run.run_faults import LEASE, LeaseHeld
+from srb_tui.service.run.run_moves import RunMoves
 from srb_tui.store import Store
 
 

@@ -15,7 +15,7 @@ from textual.widgets import Static
 
 from srb_tui.config import Settings
 from srb_tui.runner import DockerEngine, RunnerPool, build_image
-from srb_tui.service.rerun import rerun_counterexample
+from srb_tui.service.grading.rerun import rerun_counterexample
 from srb_tui.store import Store
 from srb_tui.ui.app import create_app
 from srb_tui.ui.screens.counterexamples import CounterexamplesScreen

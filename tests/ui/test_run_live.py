@@ -42,7 +42,7 @@ async def _no_leftovers(builtin_settings: Settings) -> AsyncIterator[None]:
         return
     from srb_tui.runner import remove
     from srb_tui.service.events import EventBus
-    from srb_tui.service.orchestrator import RunService
+    from srb_tui.service.run.orchestrator import RunService
 
     engine = DockerEngine(RunnerPool(1))
     try:

@@ -10,7 +10,7 @@ from textual.widgets import DataTable, Static
 from srb_tui.config import Settings
 from srb_tui.scoring import ScoringPolicy, score_run
 from srb_tui.service.events import StatusChanged
-from srb_tui.service.runs_table import marks_from_score, parse_filter
+from srb_tui.service.views.runs_table import marks_from_score, parse_filter
 from srb_tui.store import Store
 from srb_tui.ui.screens.run_compare import RunCompareScreen
 from srb_tui.ui.screens.runs import RunsScreen

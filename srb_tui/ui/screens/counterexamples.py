@@ -22,14 +22,14 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static
 
 from srb_tui.schema import load_task
-from srb_tui.service.diff import task_dir_of
-from srb_tui.service.display import display_path
-from srb_tui.service.rerun import (
+from srb_tui.service.grading.rerun import (
     RerunError,
     RerunResult,
     export_candidate,
     output_text,
 )
+from srb_tui.service.views.diff import task_dir_of
+from srb_tui.service.views.display import display_path
 from srb_tui.store import CounterexampleRecord, RunRecord
 from srb_tui.ui.console_service import ConsoleError, ConsoleService
 from srb_tui.ui.palette import Tone, tone

@@ -21,15 +21,15 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Header, Input, Static, Tree
 
 from srb_tui.config import Settings
-from srb_tui.service.diff import (
+from srb_tui.service.views.diff import (
     DiffSourceError,
     FileStatus,
     TreeComparison,
     compare_trees,
     trees_for_run,
 )
-from srb_tui.service.diff_files import file_diff
-from srb_tui.service.diff_stats import (
+from srb_tui.service.views.diff_files import file_diff
+from srb_tui.service.views.diff_stats import (
     LanguageLines,
     LineCount,
     SearchResult,
@@ -37,7 +37,7 @@ from srb_tui.service.diff_stats import (
     language_table,
     search,
 )
-from srb_tui.service.display import display_path
+from srb_tui.service.views.display import display_path
 from srb_tui.ui.palette import Tone, tone
 from srb_tui.ui.widgets.diff_tree import DiffTree, NodeInfo
 from srb_tui.ui.widgets.diff_view import DiffView, PreparedDiff, prepare_diff

@@ -20,7 +20,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from srb_tui.service.agent_specs import CLIENT_KINDS, check_agent
+from srb_tui.service.run.agent_specs import CLIENT_KINDS, check_agent
 from srb_tui.ui.console_service import LaunchRequest
 from srb_tui.ui.palette import tone
 from srb_tui.ui.widgets.footer import PriorityFooter

@@ -10,8 +10,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from srb_tui.service.diff_runs import compare_runs
-from srb_tui.service.runs_table import stage_marks
+from srb_tui.service.views.diff_runs import compare_runs
+from srb_tui.service.views.runs_table import stage_marks
 from srb_tui.store import StoreError
 from srb_tui.ui.console_service import ConsoleError, ConsoleService
 from srb_tui.ui.palette import tone

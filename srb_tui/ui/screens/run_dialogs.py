@@ -15,7 +15,7 @@ from textual.widgets import Button, OptionList, Static
 from textual.widgets.option_list import Option
 
 from srb_tui.schema import Task
-from srb_tui.service.safe_read import lines_around
+from srb_tui.service.views.safe_read import lines_around
 from srb_tui.ui.console_service import ConsoleError, ConsoleService
 from srb_tui.ui.palette import tone
 from srb_tui.ui.widgets.run_format import STAGES, Citation
@@ -95,7 +95,7 @@ class StagePicker(ModalScreen[str | None]):
 def read_window(tree: Path | None, rel: str, line: int | None,
                 context: int = CONTEXT_LINES) -> tuple[list[tuple[int, str]], str | None]:
     """Lines around ``line`` of ``tree/rel`` as ``(number, text)``, or a problem; read as
-    every host-side read of a submission is (see :mod:`srb_tui.service.safe_read`)."""
+    every host-side read of a submission is (see :mod:`srb_tui.service.views.safe_read`)."""
     return lines_around(tree, rel, line, context=context, cap=MAX_FILE_BYTES)
 
 

@@ -23,9 +23,9 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Header, Input, Static
 
-from srb_tui.service.display import display_path
 from srb_tui.service.events import EventBus, RunCreated, RunFinished, StageFinished, StatusChanged
-from srb_tui.service.runs_table import (
+from srb_tui.service.views.display import display_path
+from srb_tui.service.views.runs_table import (
     PAGE_SIZE,
     RunFilter,
     RunsPage,

@@ -15,8 +15,8 @@ from textual.widgets import DataTable, Header, Input, Markdown, Static
 
 from srb_tui.schema import Task, TaskLoad
 from srb_tui.service.catalog import TaskSummary, summarise
-from srb_tui.service.display import display_path
-from srb_tui.service.state_a_status import state_a_status
+from srb_tui.service.views.display import display_path
+from srb_tui.service.views.state_a_status import state_a_status
 from srb_tui.ui.console_service import ConsoleError, ConsoleService, LaunchRequest
 from srb_tui.ui.palette import Tone, tone
 from srb_tui.ui.widgets.footer import PriorityFooter

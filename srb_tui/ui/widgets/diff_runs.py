@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from rich.text import Text
 from textual.widgets import DataTable
 
-from srb_tui.service.diff_runs import CompareRow
+from srb_tui.service.views.diff_runs import CompareRow
 from srb_tui.ui.palette import Tone, tone
 
 

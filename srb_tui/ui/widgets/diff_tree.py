@@ -15,9 +15,9 @@ from rich.text import Text
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from srb_tui.service.diff import FileEntry, FileStatus
-from srb_tui.service.diff_stats import LineCount
-from srb_tui.service.safe_read import display_name
+from srb_tui.service.views.diff import FileEntry, FileStatus
+from srb_tui.service.views.diff_stats import LineCount
+from srb_tui.service.views.safe_read import display_name
 from srb_tui.ui.palette import Tone, tone
 
 EAGER_LIMIT = 300

@@ -23,7 +23,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from srb_tui.service.diff_files import DiffLine, FileDiff, side_by_side, split_lines
+from srb_tui.service.views.diff_files import DiffLine, FileDiff, side_by_side, split_lines
 
 Layout = Literal["unified", "split"]
 RowKind = Literal["hunk", "line", "pair", "note"]

@@ -12,8 +12,8 @@ from typing import Any
 from rich.text import Text
 from textual.app import App
 
-from srb_tui.service.history import RunRow
-from srb_tui.service.runs_table import PAGE_SIZE, RunsPage, StageMarks, duration_seconds
+from srb_tui.service.views.history import RunRow
+from srb_tui.service.views.runs_table import PAGE_SIZE, RunsPage, StageMarks, duration_seconds
 from srb_tui.store import RunRecord
 from srb_tui.ui.palette import Tone, tone
 

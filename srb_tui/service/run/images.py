@@ -21,15 +21,15 @@ from srb_tui.runner import (
 )
 from srb_tui.schema import STAGE_NAMES, Task
 from srb_tui.schema.models import StageSpec
-from srb_tui.service.image_plan import (
+from srb_tui.service.grading.image_plan import (
     INFRA_TAG,
     ImageMapError,
     infra_context,
     load_image_map,
     stage_buildargs,
 )
-from srb_tui.service.orchestrator import env_image_tag
-from srb_tui.service.stages.common import StageFault, StageImages, image_tag, stage_context
+from srb_tui.service.grading.stages.common import StageFault, StageImages, image_tag, stage_context
+from srb_tui.service.run.orchestrator import env_image_tag
 
 LogSink = Callable[[str, str], Awaitable[None]]
 

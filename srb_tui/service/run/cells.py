@@ -10,8 +10,8 @@ import contextlib
 from pathlib import Path
 
 from srb_tui.runner import RunnerError, list_managed, remove
-from srb_tui.service.agent_specs import check_agent
-from srb_tui.service.orchestrator import RunService
+from srb_tui.service.run.agent_specs import check_agent
+from srb_tui.service.run.orchestrator import RunService
 
 
 def agent_problem(
@@ -24,7 +24,7 @@ def agent_problem(
     max_tokens: int | None = None,
 ) -> str | None:
     """A message when ``agent`` (with its effort and budgets) cannot run on the task, else
-    None: :func:`srb_tui.service.agent_specs.check_agent`, the check ``srb run`` and the
+    None: :func:`srb_tui.service.run.agent_specs.check_agent`, the check ``srb run`` and the
     launch dialog make, so a spec one accepts every other accepts."""
     checked = check_agent(agent, Path(task_path), effort=effort, harness=harness,
                           max_cost=max_cost, max_tokens=max_tokens)

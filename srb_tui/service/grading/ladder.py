@@ -36,10 +36,10 @@ from srb_tui.scoring import ScoreEnvelope, ScoringPolicy, score_run
 from srb_tui.scoring.published import error_document, verdict_document
 from srb_tui.scoring.result_files import write_result_files
 from srb_tui.service.events import Progress, StageFinished, StatusChanged
-from srb_tui.service.stages.audit import run_audit
-from srb_tui.service.stages.behavioural import outcome_of, run_behavioural
-from srb_tui.service.stages.common import StageImages, StageOutcome, with_fault
-from srb_tui.service.stages.verification import DEFAULT_PARALLEL, run_verification
+from srb_tui.service.grading.stages.audit import run_audit
+from srb_tui.service.grading.stages.behavioural import outcome_of, run_behavioural
+from srb_tui.service.grading.stages.common import StageImages, StageOutcome, with_fault
+from srb_tui.service.grading.stages.verification import DEFAULT_PARALLEL, run_verification
 from srb_tui.store import Store, StoreError, is_legal
 
 STAGES = ("audit", "behavioural", "verification")

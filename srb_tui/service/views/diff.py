@@ -18,7 +18,7 @@ from typing import Literal
 
 from srb_tui.config import Settings
 from srb_tui.schema import load_task
-from srb_tui.service.safe_read import display_name, open_regular
+from srb_tui.service.views.safe_read import display_name, open_regular
 from srb_tui.sources import StateAError, prepare_state_a
 from srb_tui.store import RunRecord, Store, StoreError
 

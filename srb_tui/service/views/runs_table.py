@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from srb_tui.scoring import Funnel, ScoredRun, funnel
-from srb_tui.service.agent_report import cost_text
+from srb_tui.service.views.agent_report import cost_text
 from srb_tui.store import RUN_STATUSES, RunRecord, Store
 
 PAGE_SIZE = 100
@@ -159,7 +159,7 @@ async def stage_marks(store: Store, runs: list[RunRecord],
                       run_dir: Callable[[str], Path] | None = None) -> dict[str, StageMarks]:
     """Stage marks of ``runs`` (blank for a run not graded yet). A run graded before score
     events existed gets its marks from its stage events or score.json (``run_dir``)."""
-    from srb_tui.service.legacy_marks import legacy_envelopes
+    from srb_tui.service.views.legacy_marks import legacy_envelopes
 
     envelopes = await score_envelopes(store, runs)
     older = [run for run in runs if run.id not in envelopes]

@@ -2,13 +2,13 @@
 State A and the agent's uploads, follow its log into the store (resuming after the last
 stored line per stream), wait for it under the budget, and collect the submission.
 
-Built-in agents do their work in the container's main process. Real clients (Claude
-Code, Codex CLI, mini-swe-agent) get a holder process, the pinned client mounted
-read-only, the model gateway through the relay's network namespace, and one detached
-``exec`` per round driven by the round loop (:mod:`srb_tui.service.agent_rounds`).
+It holds what both kinds of agent share, and a built-in agent's start and watch (its work
+is the container's main process). A real client's start and round loop are in
+:mod:`srb_tui.service.run.agent_clients`, which builds on this module; the orchestrator
+chooses between the two once, through :mod:`srb_tui.service.run.agent_kinds`.
 
-:class:`AgentPhase` is a collaborator of :class:`srb_tui.service.orchestrator.RunService`
-built from a :class:`PhaseContext`; it does not import the orchestrator.
+:class:`AgentPhase` is a collaborator of :class:`srb_tui.service.run.orchestrator.RunService`
+built from a :class:`PhaseContext`; it imports neither the orchestrator nor the clients.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from srb_tui.agents import AgentSpec, plan_agent
-from srb_tui.agents.spec import CLIENT_KINDS
 from srb_tui.runner import (
     LABEL_STORE,
     CollectError,
@@ -43,10 +42,11 @@ from srb_tui.schema import Task
 from srb_tui.service.events import EventBus, LogLines
 from srb_tui.sources.cache import read_record
 from srb_tui.store import RunRecord, Store, utc_now
+from srb_tui.store.run_extra import AGENT_EXIT, COLLECT, AgentExit, Collected
 
 if TYPE_CHECKING:
     from srb_tui.runner import ExitInfo, ExtractLimits, LogCursor, LogFollower
-    from srb_tui.service.model_access import ModelAccess
+    from srb_tui.service.run.model_access import ModelAccess
 
 # What runs after the agent's container has started (following its log, the budget
 # watch, collection) imports its runner parts where it starts: a launch never waits
@@ -67,6 +67,19 @@ class AgentLimits:
     disk_bytes: int = 8 * GIB
     max_file_bytes: int = 2 * GIB
     grace_sec: float = 10.0
+
+
+@dataclass(frozen=True)
+class AgentOutcome:
+    """How an agent's phase ended, as the kind of agent that ran it judged it: the
+    container's exit, the stop reason written to the run, its detail, and whether the run
+    is invalid (an infrastructure fault of a real client's round loop) rather than a
+    submission to collect."""
+
+    exit: ExitInfo
+    stop_reason: str
+    detail: str | None
+    invalid: bool
 
 
 @dataclass
@@ -102,13 +115,10 @@ class AgentPhase:
     def submission_dir(self, run_id: str) -> Path:
         return self.ctx.run_dir(run_id) / "submission"
 
-    async def start_agent(
+    async def start_builtin(
         self, run: RunRecord, task: Task, agent: AgentSpec, state_a: Path, image: str
     ) -> ContainerHandle:
-        if agent.kind in CLIENT_KINDS:
-            from srb_tui.service.agent_clients import start_client_container
-
-            return await start_client_container(self, run, task, agent, state_a, image)
+        """Start a built-in agent: its work is the container's main process."""
         plan = plan_agent(agent)
         spec = self.container_spec(run, task, image, plan.command, dict(plan.env))
         start_image = await self.workspace(run, image, state_a, spec)
@@ -197,18 +207,16 @@ class AgentPhase:
         follower = LogFollower(self.engine, handle, sink, resume=resume)
         return follower, asyncio.create_task(follower.run())
 
-    async def watch_agent(self, run: RunRecord, task: Task, agent: AgentSpec,
-                          handle: ContainerHandle) -> ExitInfo:
-        if agent.kind in CLIENT_KINDS:
-            from srb_tui.service.agent_clients import watch_client
-
-            return await watch_client(self, run, task, agent, handle)
+    async def watch_builtin(self, run: RunRecord, handle: ContainerHandle) -> AgentOutcome:
+        """Follow a built-in agent's log and wait for its container under the budget."""
         run_id = run.id
         follower, follow_task = await self.follow(run_id, handle)
         stop = self.ctx.cancel.setdefault(run_id, asyncio.Event())
         exit_info = await self.wait_container(run, handle, follower, follow_task, stop)
-        await self.record_exit(run, handle, exit_info, _stop_reason(exit_info, stop.is_set()))
-        return exit_info
+        reason = _stop_reason(exit_info, stop.is_set())
+        await self.record_exit(run, handle, exit_info, reason)
+        # A built-in agent's own failure is its submission's: collected and graded.
+        return AgentOutcome(exit_info, reason, exit_info.detail, invalid=False)
 
     async def wait_container(self, run: RunRecord, handle: ContainerHandle,
                              follower: LogFollower, follow_task: asyncio.Task[int],
@@ -250,18 +258,12 @@ class AgentPhase:
         duration = None
         if state.started_at is not None and state.finished_at is not None:
             duration = round((state.finished_at - state.started_at).total_seconds(), 3)
-        agent_exit: dict[str, object] = {
-            "duration_sec": duration,
-            "exit_code": exit_info.exit_code,
-            "reason": exit_info.reason,
-            "oom_killed": exit_info.oom_killed,
-            "escalated_to_kill": exit_info.escalated_to_kill,
-            "disk_bytes": exit_info.disk_bytes,
-            "detail": exit_info.detail,
-        }
-        if detail is not None:
-            agent_exit["stop_detail"] = detail
-        await self.store.merge_extra(run.id, {"agent_exit": agent_exit}, stop_reason=stop_reason)
+        agent_exit = AgentExit(
+            duration_sec=duration, exit_code=exit_info.exit_code, reason=exit_info.reason,
+            oom_killed=exit_info.oom_killed, escalated_to_kill=exit_info.escalated_to_kill,
+            disk_bytes=exit_info.disk_bytes, detail=exit_info.detail, stop_detail=detail)
+        await self.store.merge_extra(run.id, {AGENT_EXIT: agent_exit.to_json()},
+                                     stop_reason=stop_reason)
         self.ctx.say(run.id, f"agent stopped: {stop_reason} "
                      f"({detail or exit_info.detail or exit_info.reason})")
 
@@ -283,16 +285,13 @@ class AgentPhase:
             )
         except CollectError as exc:
             return str(exc)
-        collected = {
-            "duration_sec": round(time.monotonic() - began, 3),
-            "files": result.files, "bytes": result.bytes, "excluded": result.excluded,
-            "archive_bytes": result.archive_bytes,
-            "rejected": [{"member": m, "reason": r} for m, r in result.rejected[:200]],
-            "rejected_total": len(result.rejected),
-            "aborted_reason": result.aborted_reason,
-        }
+        collected = Collected(
+            duration_sec=round(time.monotonic() - began, 3), files=result.files,
+            bytes=result.bytes, excluded=result.excluded, archive_bytes=result.archive_bytes,
+            rejected=tuple(result.rejected[:200]), rejected_total=len(result.rejected),
+            aborted_reason=result.aborted_reason)
         await self.store.merge_extra(
-            run.id, {"collect": collected},
+            run.id, {COLLECT: collected.to_json()},
             submission_files=result.files, submission_bytes=result.bytes,
         )
         for member, reason in result.rejected[:20]:

@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING
 from srb_tui.config import Settings
 from srb_tui.runner import ImageBuildError, build_image
 from srb_tui.schema import Task, TaskLoad, load_task
-from srb_tui.service.image_plan import ImageMapError, load_image_map, stage_buildargs
-from srb_tui.service.run_faults import TaskNotFound
-from srb_tui.service.stages.base import StageFault
-from srb_tui.service.stages.stage_images import StageImages
+from srb_tui.service.grading.image_plan import ImageMapError, load_image_map, stage_buildargs
+from srb_tui.service.grading.stages.base import StageFault
+from srb_tui.service.grading.stages.stage_images import StageImages
+from srb_tui.service.run.run_faults import TaskNotFound
 from srb_tui.sources import prepare_state_a
 
 if TYPE_CHECKING:
-    from srb_tui.service.orchestrator import RunService
+    from srb_tui.service.run.context import RunContext
 
 
 def load_task_ref(settings: Settings, task_ref: str) -> TaskLoad:
@@ -42,26 +42,26 @@ def env_image_tag(task_id: str) -> str:
     return f"srb-task/{task_id.lower()}:env"
 
 
-async def prepare(svc: RunService, run_id: str, task: Task) -> tuple[Path, str]:
+async def prepare(ctx: RunContext, run_id: str, task: Task) -> tuple[Path, str]:
     """The ``preparing`` phase: State A from the cache (or fetched), the stage infra image
     the env image may build on, then the env image; State A's tree and the image tag."""
-    svc.moves.say(run_id, "preparing State A")
+    ctx.moves.say(run_id, "preparing State A")
     prepared = await asyncio.to_thread(
-        prepare_state_a, task.dir, task.state_a, svc.settings.state_a_cache,
+        prepare_state_a, task.dir, task.state_a, ctx.settings.state_a_cache,
     )
-    svc.moves.say(run_id, f"State A: {prepared.file_count} files ({prepared.source})")
+    ctx.moves.say(run_id, f"State A: {prepared.file_count} files ({prepared.source})")
     tag = env_image_tag(task.id)
-    svc.moves.say(run_id, f"building {tag}")
+    ctx.moves.say(run_id, f"building {tag}")
 
     async def on_log(line: str) -> None:
-        svc.moves.say(run_id, f"build: {line}")
+        ctx.moves.say(run_id, f"build: {line}")
 
     try:
-        image_map = load_image_map(svc.settings.state_dir)
+        image_map = load_image_map(ctx.settings.state_dir)
     except ImageMapError as exc:
         raise ImageBuildError(str(exc)) from exc
-    images = StageImages(svc.engine, task, svc.settings.base_image, svc.moves.publish,
-                         store=svc.store, run_id=run_id, image_map=image_map)
+    images = StageImages(ctx.engine, task, ctx.settings.base_image, ctx.moves.publish,
+                         store=ctx.store, run_id=run_id, image_map=image_map)
     try:
         infra = await images.infra()
     except StageFault as exc:
@@ -70,9 +70,9 @@ async def prepare(svc: RunService, run_id: str, task: Task) -> tuple[Path, str]:
     args = stage_buildargs(context, infra_tag=infra.tag if infra else None,
                            behavioural_tag=None)
     info = await build_image(
-        svc.engine, context, tag, base_image=svc.settings.base_image,
+        ctx.engine, context, tag, base_image=ctx.settings.base_image,
         on_log=on_log, buildargs=args, image_map=image_map,
     )
-    await svc.store.record_image(run_id, "env", tag=tag, image_id=info.id,
+    await ctx.store.record_image(run_id, "env", tag=tag, image_id=info.id,
                                   digest=info.digest)
     return prepared.tree, tag

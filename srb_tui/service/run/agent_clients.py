@@ -35,7 +35,6 @@ from srb_tui.agents.wrapper import ROUND_SH
 from srb_tui.runner import (
     Bind,
     ContainerHandle,
-    ExitInfo,
     create,
     exec_run,
     inspect_state,
@@ -44,12 +43,18 @@ from srb_tui.runner import (
 )
 from srb_tui.runner.rounds_exec import put_files
 from srb_tui.schema import Task
-from srb_tui.service.agent_phase import AGENT_ROLE, AgentPhase, _stop_reason
-from srb_tui.service.agent_rounds import ContainerRounds
-from srb_tui.service.model_access import ModelAccess, NoModelAccess
+from srb_tui.service.run.agent_phase import AGENT_ROLE, AgentOutcome, AgentPhase, _stop_reason
+from srb_tui.service.run.agent_rounds import ContainerRounds
+from srb_tui.service.run.model_access import ModelAccess, NoModelAccess
 from srb_tui.store import RunRecord, utc_now
-
-CLIENT_KEY = "client"
+from srb_tui.store.run_extra import (
+    AGENT_LOOP,
+    CLIENT,
+    AgentBudget,
+    AgentLoop,
+    ClientRecord,
+    read_client_version,
+)
 
 
 def completion_token(task: Task) -> str:
@@ -70,11 +75,8 @@ def _access(phase: AgentPhase, agent: AgentSpec) -> ModelAccess:
 
 
 def _budget(run: RunRecord) -> tuple[float | None, int | None]:
-    b = run.extra.get("budget") or {}
-    cost = b.get("max_cost_usd") if isinstance(b, dict) else None
-    tokens = b.get("max_tokens") if isinstance(b, dict) else None
-    return (float(cost) if cost is not None else None,
-            int(tokens) if tokens is not None else None)
+    b = AgentBudget.read(run.extra)
+    return b.max_cost_usd, b.max_tokens
 
 
 def _adapter(run: RunRecord, pin: ClientPin, agent: AgentSpec) -> ClientAdapter:
@@ -85,9 +87,8 @@ async def start_client_container(
     phase: AgentPhase, run: RunRecord, task: Task, agent: AgentSpec, state_a: Any, image: str
 ) -> ContainerHandle:
     ctx = phase.ctx
-    override = run.extra.get("client_version")
     pin = resolve_pin(agent.kind, task.manifest.agent.harness,
-                      override if isinstance(override, str) else None)
+                      read_client_version(run.extra))
     adapter = _adapter(run, pin, agent)
     ctx.say(run.id, f"client {pin.name} {pin.version} (from {pin.source}); installing if needed")
     installed = await asyncio.to_thread(ensure_installed, pin)
@@ -107,12 +108,9 @@ async def start_client_container(
     files = {"home/.srb": b"", "rounds/.srb": b"", "claude/.srb": b"", "codex/.srb": b"",
              "mini/.srb": b"", **adapter.files(got.endpoint)}
     await put_files(phase.engine, handle, AGENT_DIR, files, uid=spec.uid, gid=spec.gid)
-    await phase.store.merge_extra(run.id, {CLIENT_KEY: {
-        "name": pin.name, "version": pin.version, "source": pin.source,
-        "sha256": installed.sha256, "mount": pin.mount, "user": spec.user,
-        "endpoint": {"anthropic_base": got.endpoint.anthropic_base,
-                     "openai_base": got.endpoint.openai_base},
-    }})
+    record = ClientRecord(pin.name, pin.version, pin.source, installed.sha256, pin.mount,
+                          spec.user, got.endpoint.anthropic_base, got.endpoint.openai_base)
+    await phase.store.merge_extra(run.id, {CLIENT: record.to_json()})
     await start(phase.engine, handle)
     await phase.store.update_run(run.id, started_at=utc_now())
     await _check_in_container(phase, run, handle, adapter, spec.user)
@@ -142,24 +140,23 @@ async def _check_in_container(phase: AgentPhase, run: RunRecord, handle: Contain
 
 async def watch_client(
     phase: AgentPhase, run: RunRecord, task: Task, agent: AgentSpec, handle: ContainerHandle
-) -> ExitInfo:
+) -> AgentOutcome:
     ctx = phase.ctx
     run = await phase.store.require_run(run.id)
-    info = run.extra.get(CLIENT_KEY)
-    if not isinstance(info, dict):
+    info = ClientRecord.read(run.extra)
+    if info is None:
         raise ClientError(f"run {run.id}: no client record; the agent phase cannot go on")
-    pin = ClientPin(str(info["name"]), str(info["version"]), str(info.get("source", "")))
+    pin = ClientPin(info.name, info.version, info.source)
     adapter = _adapter(run, pin, agent)
     access = _access(phase, agent)
     max_cost, max_tokens = _budget(run)
     await access.resume_run(run.id, max_cost_usd=max_cost, max_tokens=max_tokens)
-    ep = info.get("endpoint") or {}
-    endpoint = Endpoint(str(ep.get("anthropic_base", "")), str(ep.get("openai_base", "")), "")
+    endpoint = Endpoint(info.anthropic_base, info.openai_base, "")
     rounds = ContainerRounds(
         store=phase.store, engine=phase.engine, bus=ctx.bus, access=access, run_id=run.id,
         handle=handle, adapter=adapter, endpoint=endpoint,
         instruction=task.instruction or "", raw_dir=ctx.run_dir(run.id) / "agent",
-        user=str(info.get("user", "1000:1000")), say=lambda m: ctx.say(run.id, m))
+        user=info.user, say=lambda m: ctx.say(run.id, m))
     await rounds.prime()
     follower, follow_task = await phase.follow(run.id, handle, also=rounds.on_lines)
     cancel = ctx.cancel.setdefault(run.id, asyncio.Event())
@@ -195,12 +192,16 @@ async def watch_client(
     else:
         reason, detail = _stop_reason(exit_info, False), None
     run = await phase.store.require_run(run.id)
-    agent_loop: dict[str, object] = {"stop_reason": reason, "detail": detail,
-                                     "rounds": outcome.rounds if outcome else None,
-                                     "totals": await phase.store.agent_totals(run.id)}
-    ledger = await access.totals(run.id)
-    if ledger is not None:
-        agent_loop["ledger"] = ledger
-    await phase.store.merge_extra(run.id, {"agent_loop": agent_loop})
+    agent_loop = AgentLoop(reason, detail, outcome.rounds if outcome else None,
+                           await phase.store.agent_totals(run.id), await access.totals(run.id))
+    await phase.store.merge_extra(run.id, {AGENT_LOOP: agent_loop.to_json()})
     await phase.record_exit(run, handle, exit_info, reason, detail)
-    return exit_info
+    return AgentOutcome(exit_info, reason, detail, invalid=reason == "infrastructure")
+
+
+async def close_client_access(phase: AgentPhase, run_id: str) -> None:
+    """End the run's model access; a failure here changes nothing."""
+    access = phase.ctx.access()
+    if access is not None:
+        with contextlib.suppress(Exception):
+            await access.close_run(run_id)

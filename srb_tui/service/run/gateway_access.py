@@ -20,7 +20,7 @@ from srb_tui.runner.relay import (
     ensure_relay_image,
     start_relay,
 )
-from srb_tui.service.model_access import AgentAccess
+from srb_tui.service.run.model_access import AgentAccess
 from srb_tui.store import Store
 
 RELAY_ROLE = "relay"

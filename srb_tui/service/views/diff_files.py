@@ -14,7 +14,7 @@ from itertools import zip_longest
 from pathlib import Path
 from typing import Literal
 
-from srb_tui.service.safe_read import (
+from srb_tui.service.views.safe_read import (
     display_name,
     exists_in_tree,
     is_link_in_tree,

@@ -13,9 +13,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from srb_tui.service.diff import FileEntry, TreeComparison
-from srb_tui.service.diff_files import BINARY_SNIFF, MAX_DIFF_BYTES, diff_lines, split_lines
-from srb_tui.service.safe_read import read_in_tree
+from srb_tui.service.views.diff import FileEntry, TreeComparison
+from srb_tui.service.views.diff_files import BINARY_SNIFF, MAX_DIFF_BYTES, diff_lines, split_lines
+from srb_tui.service.views.safe_read import read_in_tree
 
 LANGUAGES: dict[str, str] = {
     ".py": "Python", ".pyi": "Python", ".pyx": "Cython",

@@ -10,7 +10,12 @@ from pathlib import Path
 from srb_tui.runner import DockerEngine, ImageBuildError, ImageInfo, RunnerError, build_image
 from srb_tui.schema import StageSpec, Task
 from srb_tui.service.events import Progress
-from srb_tui.service.image_plan import INFRA_TAG, infra_context, needs_behavioural, stage_buildargs
+from srb_tui.service.grading.image_plan import (
+    INFRA_TAG,
+    infra_context,
+    needs_behavioural,
+    stage_buildargs,
+)
 from srb_tui.store import Store
 
 from .base import Publish, StageFault, image_tag, note_run_extra, stage_context

@@ -9,11 +9,11 @@ import contextlib
 from typing import TYPE_CHECKING
 
 from srb_tui.runner import ContainerHandle, GcReport, RunnerError, gc, list_managed, reap, remove
-from srb_tui.service.run_faults import LEASE, LeaseHeld, lease_alive
+from srb_tui.service.run.run_faults import LEASE, LeaseHeld, lease_alive
 from srb_tui.store import FINAL_STATUSES, RunRecord, StoreError
 
 if TYPE_CHECKING:
-    from srb_tui.service.orchestrator import RunService
+    from srb_tui.service.run.orchestrator import RunService
 
 
 async def finish_cancelled(svc: RunService, run_id: str) -> RunRecord:

@@ -2,7 +2,7 @@
 run up again at the boundary where a killed srb left it.
 
 - **The lease.** One process drives (or re-grades) a run at a time. The lease is
-  ``runs.extra["driver"] = {pid, host, since}``, claimed atomically
+  the ``driver`` key of ``runs.extra`` (:class:`DriverLease`), claimed atomically
   (:meth:`Store.claim_extra`); a lease whose process is gone does not hold. A second
   srb is refused with :class:`LeaseHeld`, whose message names the holder.
 - **Boundaries.** :func:`agent_never_started` starts an agent that srb was killed
@@ -24,14 +24,19 @@ from typing import TYPE_CHECKING
 
 from srb_tui.runner import ContainerHandle, DockerEngine, list_managed
 from srb_tui.store import RunRecord, Store, StoreError, utc_now
+from srb_tui.store.run_extra import (
+    ADVERSARY_BUDGET,
+    LEASE,
+    AgentExit,
+    DriverLease,
+    read_adversary_budget,
+)
 
 if TYPE_CHECKING:
-    from srb_tui.agents import AgentSpec
     from srb_tui.schema import Task
-    from srb_tui.service.orchestrator import RunService
+    from srb_tui.service.run.agent_kinds import AgentKind
+    from srb_tui.service.run.orchestrator import RunService
 
-LEASE = "driver"
-ADVERSARY_BUDGET = "adversary_budget_sec"  # runs.extra: the launch's Stage III override
 
 
 class LaunchError(Exception):
@@ -61,11 +66,10 @@ class LeaseHeld(LaunchError):
 def lease_alive(lease: object) -> bool:
     """Whether ``lease`` names another running srb process on this host (a killed
     driver's lease, or our own, does not hold)."""
-    if not isinstance(lease, dict) or lease.get("host") != socket.gethostname():
+    held = DriverLease.of(lease)
+    if held is None or held.host != socket.gethostname() or held.pid == os.getpid():
         return False
-    pid = lease.get("pid")
-    if not isinstance(pid, int) or pid == os.getpid():
-        return False
+    pid = held.pid
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -77,7 +81,7 @@ def lease_alive(lease: object) -> bool:
 
 def this_process_lease() -> dict[str, object]:
     """The driver lease naming this process (see :func:`lease_alive`)."""
-    return {"pid": os.getpid(), "host": socket.gethostname(), "since": utc_now()}
+    return DriverLease(os.getpid(), socket.gethostname(), utc_now()).to_json()
 
 
 async def take_lease(store: Store, run_id: str) -> None:
@@ -89,8 +93,8 @@ async def take_lease(store: Store, run_id: str) -> None:
 
 async def release_lease(store: Store, run_id: str) -> None:
     run = await store.require_run(run_id)
-    lease = run.extra.get(LEASE)
-    if isinstance(lease, dict) and lease.get("pid") == os.getpid():
+    lease = DriverLease.read(run.extra)
+    if lease is not None and lease.pid == os.getpid():
         await store.merge_extra(run_id, drop=[LEASE])
 
 
@@ -100,9 +104,8 @@ async def remember_adversary_budget(store: Store, run_id: str, given: float | No
     resumed run (``srb resume``, the console) grades as it was launched."""
     run = await store.require_run(run_id)
     if given is None:
-        stored = run.extra.get(ADVERSARY_BUDGET)
-        return float(stored) if isinstance(stored, int | float) else None
-    if run.extra.get(ADVERSARY_BUDGET) != given:
+        return read_adversary_budget(run.extra)
+    if read_adversary_budget(run.extra) != given:
         await store.merge_extra(run_id, {ADVERSARY_BUDGET: given})
     return given
 
@@ -116,7 +119,7 @@ def left_as_it_was(state_dir: Path, run_id: str, exc: OSError) -> StoreError:
 
 
 async def agent_never_started(service: RunService, run: RunRecord, task: Task,
-                              agent: AgentSpec) -> ContainerHandle | None:
+                              agent: AgentKind) -> ContainerHandle | None:
     """srb stopped between entering ``agent`` and starting the container: the agent never
     ran, so start it now (a container created but never started is removed first, its
     files may be half-copied). None when the agent did start."""
@@ -132,7 +135,7 @@ async def agent_never_started(service: RunService, run: RunRecord, task: Task,
         await service.remove_quietly(c.handle)
     service.moves.say(run.id, "the agent had not started when srb stopped; starting it now")
     state_a, image = await service.prepare(run.id, task)
-    return await service.agent_phase.start_agent(run, task, agent, state_a, image)
+    return await agent.start(run, task, state_a, image)
 
 
 SIGNAL_EXITS = (128 + 9, 128 + 15)  # KILL, TERM
@@ -147,10 +150,10 @@ async def engine_went_away(engine: DockerEngine, run: RunRecord, *, watch_sec: f
     not a cancel) is watched for a few seconds: if the engine stops answering, the exit
     was the engine's, and collecting the half-done workspace would turn an
     infrastructure fault into a score."""
-    info = run.extra.get("agent_exit")
-    if not isinstance(info, dict) or info.get("reason") != "exited":
+    info = AgentExit.read(run.extra)
+    if info is None or info.reason != "exited":
         return False
-    if info.get("exit_code") not in SIGNAL_EXITS or run.stop_reason == "cancelled":
+    if info.exit_code not in SIGNAL_EXITS or run.stop_reason == "cancelled":
         return False
     end = asyncio.get_running_loop().time() + watch_sec
     while True:

@@ -25,7 +25,7 @@ from typing import Any
 from srb_tui.config import DEFAULT_BASE_IMAGE
 from srb_tui.runner import DockerEngine
 from srb_tui.schema import Task
-from srb_tui.service.stages.behavioural import (
+from srb_tui.service.grading.stages.behavioural import (
     LAYOUT,
     boundary_given_up,
     boundary_line,
@@ -33,8 +33,8 @@ from srb_tui.service.stages.behavioural import (
     run_suite_in,
     wants_original,
 )
-from srb_tui.service.stages.common import Publish, StageImages
-from srb_tui.service.stages.stage_container import StageContainer
+from srb_tui.service.grading.stages.common import Publish, StageImages
+from srb_tui.service.grading.stages.stage_container import StageContainer
 
 
 def _no_publish(event: object) -> None:
@@ -92,7 +92,7 @@ async def record_identity(
 ) -> IdentityResult:
     """Run the behavioural suite on State A vs State A in the verification image.
 
-    Raises StageFault (from :mod:`srb_tui.service.stages.common`) or RunnerError when the
+    Raises StageFault (from :mod:`srb_tui.service.grading.stages.common`) or RunnerError when the
     image or container cannot be made.
     """
     if task.evaluation is None:

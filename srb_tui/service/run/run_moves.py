@@ -14,7 +14,7 @@ import contextlib
 from typing import Any
 
 from srb_tui.service.events import Event, EventBus, Progress, RunFinished, StatusChanged
-from srb_tui.service.run_faults import release_lease, take_lease
+from srb_tui.service.run.run_faults import release_lease, take_lease
 from srb_tui.store import FINAL_STATUSES, RunRecord, Store, utc_now
 
 _HARNESS_ERROR = object()  # finish's default detail: the run's recorded harness error

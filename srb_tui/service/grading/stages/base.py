@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from srb_tui.schema import StageSpec, Task
-from srb_tui.service.image_plan import stage_tag
+from srb_tui.service.grading.image_plan import stage_tag
 from srb_tui.store import Store
 
 Publish = Callable[[object], None]

@@ -3,7 +3,7 @@
 :class:`ModelAccess` is what the agent phase asks for: an endpoint and a network for the
 agent container, a fresh token for each round (the token identifies run, role and round;
 the gateway substitutes the real key), whether the run's budget is spent, the ledger's
-totals, and cleanup. :mod:`srb_tui.service.gateway_access` implements it over srb's own
+totals, and cleanup. :mod:`srb_tui.service.run.gateway_access` implements it over srb's own
 gateway and relay; a run of a real client without one is refused.
 """
 

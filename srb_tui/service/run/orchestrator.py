@@ -20,23 +20,25 @@ from typing import TYPE_CHECKING
 from srb_tui import faultpoint
 from srb_tui.agents import parse_agent_spec
 from srb_tui.agents.errors import AdapterError, ClientError
-from srb_tui.agents.spec import CLIENT_KINDS
 from srb_tui.config import Settings
 from srb_tui.runner import ContainerHandle, DockerEngine, RunnerError, store_tag
 from srb_tui.schema import Task, TaskLoad
-from srb_tui.service import run_access, run_prepare, run_upkeep
-from srb_tui.service.agent_phase import STORE_LABEL, AgentLimits, AgentPhase, PhaseContext
-from srb_tui.service.agent_specs import check_agent
 from srb_tui.service.events import (
     EventBus,
     RunCreated,
 )
-from srb_tui.service.model_access import ModelAccess, NoModelAccess
-from srb_tui.service.run_faults import (
+from srb_tui.service.run import run_access, run_prepare, run_upkeep
+from srb_tui.service.run.agent_kinds import agent_for, uses_gateway
+from srb_tui.service.run.agent_phase import STORE_LABEL, AgentLimits, AgentPhase, PhaseContext
+from srb_tui.service.run.agent_specs import check_agent
+from srb_tui.service.run.context import RunContext
+from srb_tui.service.run.model_access import ModelAccess, NoModelAccess
+from srb_tui.service.run.run_faults import (
     LEASE,
     LaunchError,
     LeaseHeld,
     TaskInvalid,
+    TaskNotFound,
     agent_never_started,
     engine_went_away,
     lease_alive,
@@ -45,15 +47,16 @@ from srb_tui.service.run_faults import (
     score_already_stored,
     this_process_lease,
 )
-from srb_tui.service.run_moves import RunMoves
-from srb_tui.service.run_prepare import env_image_tag
+from srb_tui.service.run.run_moves import RunMoves
+from srb_tui.service.run.run_prepare import env_image_tag
 from srb_tui.sources import StateAError
 from srb_tui.store import RunRecord, Store
+from srb_tui.store.run_extra import BUDGET, CLIENT_VERSION, AgentBudget
 
 if TYPE_CHECKING:
     from srb_tui.gateway import Gateway
     from srb_tui.runner import ExtractLimits, GcReport
-    from srb_tui.service.run_grading import Graded
+    from srb_tui.service.run.run_grading import Graded
 
 # Grading (:mod:`.run_grading`, and with it scoring and the stages) and the real clients'
 # code are imported where they are first used, not here: ``srb run`` of a built-in agent
@@ -87,6 +90,7 @@ class RunService:
         self.extract_limits = extract_limits  # None: the runner's defaults
         self._cancel: dict[str, asyncio.Event] = {}
         self.moves = RunMoves(store, self.bus)
+        self.ctx = RunContext(settings, store, engine, self.moves, store_label(settings.db_path))
         # The task as :meth:`launch` loaded it, for the drive that follows in this process
         # (loading validates the whole task directory; once per launch is enough).
         self._launched: dict[str, TaskLoad] = {}
@@ -148,9 +152,9 @@ class RunService:
         extra: dict[str, object] = {}
         if checked.client is not None:
             if client_version:
-                extra["client_version"] = client_version
+                extra[CLIENT_VERSION] = client_version
             if max_cost_usd is not None or max_tokens is not None:
-                extra["budget"] = {"max_cost_usd": max_cost_usd, "max_tokens": max_tokens}
+                extra[BUDGET] = AgentBudget(max_cost_usd, max_tokens).to_json()
         budget = budget_sec if budget_sec is not None else load.task.budget_sec
         if budget is None or budget <= 0:
             raise LaunchError(f"task {load.task_id}: no positive budget; pass --budget SECONDS")
@@ -191,7 +195,7 @@ class RunService:
             self.moves.set_budget(run_id, await remember_adversary_budget(
                 self.store, run_id, adversary_budget_sec))
             run = await self.store.require_run(run_id)
-            if run.agent.split(":", 1)[0] in CLIENT_KINDS:
+            if uses_gateway(run.agent):
                 await self.ensure_gateway()
             return await self._drive(run_id, grade=grade)
         except (ClientError, AdapterError, NoModelAccess) as exc:
@@ -212,7 +216,7 @@ class RunService:
         except (RunnerError, StateAError) as exc:
             return await self._fail_infra(run_id, str(exc))
         except Exception as exc:
-            from srb_tui.service.ladder import LadderError
+            from srb_tui.service.grading.ladder import LadderError
 
             if not isinstance(exc, LadderError):
                 raise
@@ -234,6 +238,7 @@ class RunService:
             return await self._fail_infra(run_id, f"task {run.task_id} no longer loads")
         task = load.task
         agent = parse_agent_spec(run.agent, load.path)
+        kind = agent_for(self.agent_phase, agent)
         handle: ContainerHandle | None = None
         state_a: Path | None = None
 
@@ -245,20 +250,20 @@ class RunService:
             if self._cancelled(run_id):
                 return await run_upkeep.finish_cancelled(self, run_id)
             await self.moves.to(run_id, "agent")
-            handle = await self.agent_phase.start_agent(run, task, agent, state_a, image)
+            handle = await kind.start(run, task, state_a, image)
             faultpoint.reached("agent:started")
             run = await self.store.require_run(run_id)
         if run.status == "agent":
             if handle is None:
-                handle = await agent_never_started(self, run, task, agent)
+                handle = await agent_never_started(self, run, task, kind)
             if handle is None:
                 handle = await self.agent_phase.find_agent_container(run_id)
                 if handle is None:
                     return await self._fail_infra(
                         run_id, "the agent container is gone (removed while srb was down?)"
                     )
-            await self.agent_phase.watch_agent(run, task, agent, handle)
-            await run_access.close_access(self, run_id, agent.kind)
+            outcome = await kind.watch(run, task, handle)
+            await kind.close(run_id)
             if await engine_went_away(self.engine, await self.store.require_run(run_id)):
                 return await self._fail_infra(
                     run_id, "the Docker engine stopped under the agent (its container was "
@@ -267,14 +272,11 @@ class RunService:
             if self._cancelled(run_id):
                 await self.remove_quietly(handle)
                 return await run_upkeep.finish_cancelled(self, run_id)
-            run = await self.store.require_run(run_id)
-            if agent.kind in CLIENT_KINDS and run.stop_reason == "infrastructure":
+            if outcome.invalid:
                 await self.remove_quietly(handle)
-                loop = run.extra.get("agent_loop") or {}
-                detail = loop.get("detail") if isinstance(loop, dict) else None
                 return await self._fail_infra(
-                    run_id, f"agent phase stopped on an infrastructure fault: {detail}; the "
-                    "run is invalid (re-run it), not a zero")
+                    run_id, f"agent phase stopped on an infrastructure fault: "
+                    f"{outcome.detail}; the run is invalid (re-run it), not a zero")
             await self.moves.to(run_id, "collecting")
             run = await self.store.require_run(run_id)
         if run.status == "collecting":
@@ -283,27 +285,29 @@ class RunService:
             if handle is None:
                 return await self._fail_infra(run_id, "the agent container is gone; "
                                               "nothing to collect")
-            aborted = await self.agent_phase.collect(run, task, handle)
+            aborted = await kind.collect(run, task, handle)
             faultpoint.reached("collect:done")
             await self.remove_quietly(handle)
             if aborted:
-                from srb_tui.service import run_grading
+                from srb_tui.service.run import run_grading
 
-                return await run_grading.zero_for_collection(self, run_id, aborted)
+                return await run_grading.zero_for_collection(self.ctx, run_id, aborted)
             run = await self.store.require_run(run_id)
         if not grade or run.status not in ("collecting", "audit", "behavioural",
                                            "verification"):
             return await self.store.require_run(run_id)
-        from srb_tui.service import run_grading
+        from srb_tui.service.run import run_grading
 
         if run.status != "collecting" and \
                 await score_already_stored(self.store, self.run_dir(run.id), run):
-            return await run_grading.finish_stored_score(self, run_id)
-        return (await run_grading.grade(self, run_id, task, state_a)).run
+            return await run_grading.finish_stored_score(self.ctx, run_id)
+        gateway = await self.ensure_gateway()
+        return (await run_grading.grade(self.ctx, run_id, task, state_a,
+                                        gateway=gateway)).run
 
     async def prepare(self, run_id: str, task: Task) -> tuple[Path, str]:
         """State A and the agent's image for a run (:func:`.run_prepare.prepare`)."""
-        return await run_prepare.prepare(self, run_id, task)
+        return await run_prepare.prepare(self.ctx, run_id, task)
 
     async def regrade(
         self,
@@ -316,10 +320,20 @@ class RunService:
         """Grade a collected run again (all stages, or ``stages``): the one way `srb eval`
         and the console re-grade. Raises LaunchError when the task no longer loads,
         LadderError or StateAError when the submission or State A is missing."""
-        from srb_tui.service import run_grading
+        from srb_tui.service.run import run_grading
 
-        return await run_grading.regrade(
-            self, run_id, stages, force=force, adversary_budget_sec=adversary_budget_sec)
+        run = await self.store.require_run(run_id)
+        load = self.load_task(run.task_path)
+        if load.task is None:
+            raise LaunchError(f"run {run_id}: task {run.task_id} no longer loads")
+        await self.moves.hold(run_id)
+        self.moves.set_budget(run_id, adversary_budget_sec)
+        try:
+            gateway = await self.ensure_gateway()
+            return await run_grading.grade(self.ctx, run_id, load.task, None, gateway=gateway,
+                                           stages=stages, force=force)
+        finally:
+            await self.moves.let_go(run_id)
 
     # -- cancel, recover -------------------------------------------------------------------
 
@@ -366,5 +380,5 @@ class RunService:
 
 __all__ = [
     "STORE_LABEL", "AgentLimits", "Graded", "LaunchError", "LeaseHeld", "RunService",
-    "env_image_tag",
+    "TaskInvalid", "TaskNotFound", "env_image_tag",
 ]  # fmt: skip

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from srb_tui.service.runs_table import MARK, StageMarks
+from srb_tui.service.views.runs_table import MARK, StageMarks
 from srb_tui.store import RunDetail
 
 

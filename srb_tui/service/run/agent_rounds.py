@@ -38,7 +38,7 @@ from srb_tui.runner import ContainerHandle, DockerEngine
 from srb_tui.runner.rounds_exec import exec_detached, fetch_file, is_running, put_files
 from srb_tui.service.agent_events import AgentRoundFinished, AgentRoundStarted, AgentTranscript
 from srb_tui.service.events import EventBus
-from srb_tui.service.model_access import ModelAccess
+from srb_tui.service.run.model_access import ModelAccess
 from srb_tui.store import Store, utc_now
 
 POLL_SEC = 2.0

@@ -31,10 +31,9 @@ from srb_tui.grader.lockdown import tree_digest
 from srb_tui.runner import DockerEngine, ExecResult, RunnerError
 from srb_tui.runner.files import fetch_file, put_files
 from srb_tui.schema import Task, load_task
-from srb_tui.service.diff import DiffSourceError, state_a_tree, submission_tree, task_dir_of
-from srb_tui.service.stages.common import StageFault
-from srb_tui.service.stages.stage_container import StageContainer
-from srb_tui.service.stages.stage_layout import (
+from srb_tui.service.grading.stages.common import StageFault
+from srb_tui.service.grading.stages.stage_container import StageContainer
+from srb_tui.service.grading.stages.stage_layout import (
     ORIGINAL_DIR,
     SCRATCH,
     STAGE_BASE,
@@ -42,6 +41,7 @@ from srb_tui.service.stages.stage_layout import (
     TESTS_DIR,
     candidate_layout,
 )
+from srb_tui.service.views.diff import DiffSourceError, state_a_tree, submission_tree, task_dir_of
 from srb_tui.store import CounterexampleRecord, ImageRecord, Store
 
 CANDIDATE_DIR = "/srb/cand/rerun"

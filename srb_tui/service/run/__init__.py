@@ -1,0 +1,1 @@
+"""A run's lifecycle: launch, the agent phase, grading a run, upkeep."""

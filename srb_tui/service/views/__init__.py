@@ -1,0 +1,1 @@
+"""Data prepared for screens and commands: diffs, tables, history, safe reads."""

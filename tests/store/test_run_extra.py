@@ -1,0 +1,84 @@
+"""The typed records of ``runs.extra``: each reads back what it writes, reads old or
+partial documents leniently, and no module outside ``store/run_extra.py`` picks the
+lifecycle's keys out of the raw document."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from srb_tui.store import Store
+from srb_tui.store.run_extra import (
+    AGENT_EXIT,
+    AGENT_LOOP,
+    BUDGET,
+    CLIENT,
+    COLLECT,
+    LEASE,
+    AgentBudget,
+    AgentExit,
+    AgentLoop,
+    ClientRecord,
+    Collected,
+    DriverLease,
+    read_adversary_budget,
+    read_client_version,
+)
+
+RECORDS = [
+    (LEASE, DriverLease(4242, "host-a", "2026-12-02T18:00:00Z")),
+    (BUDGET, AgentBudget(1.5, 20000)),
+    (CLIENT, ClientRecord("claude-code", "2.1.220", "srb", "ab" * 32, "/opt/client", "1000:1000",
+                          "http://127.0.0.1:4000/anthropic", "http://127.0.0.1:4000/openai")),
+    (AGENT_EXIT, AgentExit(12.5, 0, "exited", detail="done", stop_detail="token seen")),
+    (AGENT_EXIT, AgentExit(None, None, "deadline", escalated_to_kill=True)),
+    (AGENT_LOOP, AgentLoop("completed", None, 3, {"calls": 7}, {"cost_usd": 0.25})),
+    (COLLECT, Collected(0.4, 12, 3456, 2, 8192, (("a/../b", "leaves the tree"),), 1, None)),
+]
+
+
+@pytest.mark.parametrize(("key", "record"), RECORDS,
+                         ids=[f"{k}-{i}" for i, (k, _) in enumerate(RECORDS)])
+def test_a_record_reads_back_what_it_wrote(key: str, record: object) -> None:
+    doc = {key: record.to_json()}  # type: ignore[attr-defined]
+    assert type(record).read(doc) == record  # type: ignore[attr-defined]
+
+
+async def test_records_survive_the_store(tmp_path: Path) -> None:
+    store = await Store.open(tmp_path / "srb.sqlite3")
+    try:
+        run = await store.create_run(task_id="t", task_path="/t", agent="replay:x",
+                                     model=None, effort=None, budget_sec=60.0)
+        for key, record in RECORDS:
+            await store.merge_extra(run.id, {key: record.to_json()})  # type: ignore[attr-defined]
+            back = await store.require_run(run.id)
+            assert type(record).read(back.extra) == record  # type: ignore[attr-defined]
+    finally:
+        await store.close()
+
+
+def test_old_or_partial_documents_read_leniently() -> None:
+    assert AgentExit.read({}) is None
+    assert AgentExit.read({AGENT_EXIT: "not a table"}) is None
+    assert AgentExit.read({AGENT_EXIT: {"reason": "exited", "exit_code": True}}).exit_code is None
+    assert ClientRecord.read({CLIENT: {"name": "codex"}}) is None  # no version: no record
+    assert ClientRecord.read({CLIENT: {"name": "codex", "version": "0.146.0"}}).user == "1000:1000"
+    assert AgentBudget.read({}) == AgentBudget(None, None)
+    assert DriverLease.read({LEASE: {"pid": "12"}}) is None
+    assert read_adversary_budget({"adversary_budget_sec": 30}) == 30.0
+    assert read_adversary_budget({"adversary_budget_sec": False}) is None
+    assert read_client_version({"client_version": 2}) is None
+
+
+RAW_READ = re.compile(r"""extra(?:\.get\(|\[)\s*["'](driver|budget|client|client_version|"""
+                      r"""agent_exit|agent_loop|collect|adversary_budget_sec)["']""")
+
+
+def test_no_module_reads_the_lifecycle_keys_raw() -> None:
+    root = Path(__file__).resolve().parents[2] / "srb_tui"
+    found = [f"{p.relative_to(root)}:{n}" for p in root.rglob("*.py")
+             if p.name != "run_extra.py"
+             for n, line in enumerate(p.read_text().splitlines(), 1) if RAW_READ.search(line)]
+    assert found == []
