@@ -3,16 +3,19 @@
 Global options come before or after the subcommand: ``--tasks DIR`` (repeatable; env
 ``SRB_TASKS``, colon-separated) and ``--state DIR`` (env ``SRB_STATE_DIR``).
 Every listing command takes ``--json`` and then prints exactly one JSON document.
+Exit codes are one table for every command: :mod:`srb_tui.commands.exit_codes`.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import sys
 from collections.abc import Sequence
 
 from srb_tui import __version__
+from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.output import Output
 from srb_tui.config import resolve_settings
 
@@ -34,6 +37,10 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "campaign": ("campaign", "add_parser"),
 }
 _GLOBAL_WITH_VALUE = ("--tasks", "--state")
+JSON_HELP = "print exactly one JSON document on stdout (messages stay on stderr)"
+# A path the user gave that cannot be used is a usage error; other OS failures are srb's.
+_USAGE_ERRNOS = {errno.ENOENT, errno.EISDIR, errno.ENOTDIR, errno.EEXIST, errno.EACCES,
+                 errno.EPERM, errno.EROFS, errno.ENAMETOOLONG}
 
 
 def _command_of(argv: Sequence[str]) -> str | None:
@@ -56,6 +63,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="srb",
         description="Run and judge whole-repository stack migrations by coding agents.",
+        epilog=codes.epilog(), formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"srb {__version__}")
     parser.add_argument(
@@ -85,6 +93,9 @@ def _accept_globals_anywhere(parser: argparse.ArgumentParser) -> None:
         if not isinstance(action, argparse._SubParsersAction):
             continue
         for child in dict.fromkeys(action.choices.values()):
+            for option in child._actions:
+                if "--json" in option.option_strings and not option.help:
+                    option.help = JSON_HELP
             taken = {o for a in child._actions for o in a.option_strings}
             if "--tasks" not in taken:
                 child.add_argument("--tasks", action="append", metavar="DIR",
@@ -107,20 +118,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     if state.exists() and not state.is_dir():
         out.error(f"--state {state}: not a directory (the state directory holds srb.sqlite3, "
                   "runs/ and cache/; give a folder)")
-        return 2
+        return codes.USAGE
     if args.command in (None, "console"):
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            out.error("the console needs a terminal (stdin and stdout are not one); "
+                      "run a headless command instead, see `srb --help`")
+            return codes.USAGE
         return _console(settings)
     handler = args.handler
     try:
         code: int = handler(args, settings, out)
     except KeyboardInterrupt:
         out.error("interrupted")
-        return 130
+        return codes.INTERRUPTED
     except OSError as exc:  # a path the user gave that cannot be used: a message, no traceback
         where = f"{exc.filename}: " if exc.filename else ""
         out.error(f"{where}{exc.strerror or exc}")
-        return 1
+        return codes.USAGE if exc.errno in _USAGE_ERRNOS else codes.INFRA
+    except Exception as exc:
+        unavailable = _unavailable(exc)
+        if unavailable is None:
+            raise
+        out.error(unavailable)
+        return codes.INFRA
     return code
+
+
+def _unavailable(exc: Exception) -> str | None:
+    """The message of a failure of what srb stands on (the engine, the store) that a
+    command let through; None for anything else (a bug: its traceback is wanted)."""
+    from srb_tui.service.app import EngineUnreachable, RunnerError
+    from srb_tui.store.errors import StoreError
+
+    if isinstance(exc, EngineUnreachable | RunnerError | StoreError):
+        return str(exc)
+    return None
 
 
 def _console(settings: object) -> int:

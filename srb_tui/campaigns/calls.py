@@ -35,6 +35,14 @@ class RunCalls(Protocol):
     async def clear_grading(self, run_id: str) -> int: ...
 
 
+def config_problem(config: CampaignConfigRecord, task: TaskInfo) -> str | None:
+    """The check ``srb run`` makes of a configuration's agent on a task (no engine, no
+    store: ``srb campaign validate`` uses it too)."""
+    return agent_problem(config.agent, task.path, effort=config.effort,
+                         harness=task.harness, max_cost=config.max_cost,
+                         max_tokens=config.max_tokens)
+
+
 class ServiceCalls:
     """``RunCalls`` over a RunService."""
 
@@ -45,9 +53,7 @@ class ServiceCalls:
     def check_agent(self, config: CampaignConfigRecord, task: TaskInfo) -> str | None:
         """A message when the configuration cannot run on the task, else None: the check
         ``srb run`` makes (agent spec, a real client's effort and budgets)."""
-        return agent_problem(config.agent, task.path, effort=config.effort,
-                             harness=task.harness, max_cost=config.max_cost,
-                             max_tokens=config.max_tokens)
+        return config_problem(config, task)
 
     async def launch(self, task_path: str, config: CampaignConfigRecord, *, campaign: str,
                      budget_sec: float | None) -> RunRecord:

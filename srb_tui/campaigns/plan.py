@@ -77,8 +77,8 @@ def plan_campaign(spec: CampaignSpec, roots: Sequence[Path]) -> Plan:
     tasks: dict[str, TaskInfo] = {}
     for task_id in chosen:
         load = loads[task_id]
-        if load.task is None or not load.ok:
-            first = "; ".join(str(p) for p in load.errors[:2])
+        if load.task is None or not load.ok or load.missing:  # as a launch refuses it
+            first = "; ".join(str(p) for p in (load.errors or load.missing)[:2])
             problems.append(Problem(spec.file, "campaign.tasks",
                                     f"task {task_id} does not validate: {first}"))
             continue

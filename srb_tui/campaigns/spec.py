@@ -1,5 +1,6 @@
 """Campaign files (TOML), read with the task schema's reader: every problem at once, each
-with file, key and line.
+with file, key and line. ``FORMAT`` (below) is the format as ``srb campaign run --help``
+and the README show it.
 
 ```toml
 [campaign]
@@ -38,6 +39,28 @@ from pathlib import Path
 
 from srb_tui.schema import Problem
 from srb_tui.schema.reader import EMPTY, Source, Table, is_token
+
+FORMAT = """\
+[campaign]
+name = "demo"                 # default: the file's stem
+tasks = ["demo01-*"]          # task ids or globs over the task roots (required)
+repeats = 2                   # runs of each (task, config) cell (default 1)
+max_parallel = 2              # runs at once (default 1)
+max_cost = 50.0               # optional: USD over the whole campaign
+retry_limit = 2               # re-runs of a cell whose run was invalid / infra_error
+adversary_budget_sec = 20     # optional: every Stage III budget (quick looks, tests)
+budget_sec = 600              # optional: the agent budget instead of the task's
+
+[[config]]                    # one or more: the matrix columns
+label = "reference"           # a token (letters, digits, ._-), unique (required)
+agent = "replay:reference"    # as srb run --agent: claude-code:MODEL, codex:MODEL,
+                              # mini-swe-agent:MODEL, replay:NAME, command:ARGV, untouched
+model = "..."                 # optional, recorded with the run
+effort = "high"               # optional: a real client's effort level (checked)
+max_cost = 5.0                # optional: USD per run (the gateway refuses past it)
+max_tokens = 2000000          # optional: tokens per run (the gateway refuses past it)
+budget_sec = 3600             # optional: the agent's wall clock for this configuration
+"""
 
 TOP_KEYS = ("campaign", "config")
 CAMPAIGN_KEYS = ("name", "tasks", "repeats", "max_parallel", "max_cost", "retry_limit",
@@ -96,16 +119,22 @@ def parse_campaign(text: str, file: str, default_name: str = "") -> CampaignSpec
     except tomllib.TOMLDecodeError as exc:
         problems.append(Problem(file, "", f"not valid TOML: {exc}"))
         return CampaignSpec(default_name, file, text, (), (), problems=tuple(problems))
+    if not data:  # one message, not one per missing table
+        problems.append(Problem(file, "campaign", "the file is empty: a campaign needs a "
+                                "[campaign] table with `tasks` and at least one [[config]] "
+                                "(the format: `srb campaign run --help`)"))
+        return CampaignSpec(default_name, file, text, (), (), problems=tuple(problems))
     top = Table(source, "", data)
     top.check_keys(TOP_KEYS)
-    camp = top.table("campaign", required=True) or Table(source, "campaign", EMPTY)
+    found = top.table("campaign", required=True)
+    camp = found or Table(source, "campaign", EMPTY)
     camp.check_keys(CAMPAIGN_KEYS)
     name = camp.string("name", default_name)
     if not name:
         camp.report("name", "required key is missing (the file has no usable stem)")
     elif not is_token(name):
         camp.report("name", f"campaign name `{name}` is not a token (letters, digits, `._-`)")
-    selectors = camp.string_list("tasks", required=True)
+    selectors = camp.string_list("tasks", required=found is not None)
     if camp.has("tasks") and not selectors:
         camp.report("tasks", "names no task")
     repeats = camp.integer("repeats", 1, minimum=1)

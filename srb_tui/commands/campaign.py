@@ -21,11 +21,12 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from srb_tui.campaigns.calls import ServiceCalls
+from srb_tui.campaigns.calls import ServiceCalls, config_problem
 from srb_tui.campaigns.plan import Plan, plan_campaign
 from srb_tui.campaigns.scheduler import Progress as CampaignProgress
 from srb_tui.campaigns.scheduler import Scheduler
-from srb_tui.campaigns.spec import CampaignSpec, parse_campaign, read_campaign
+from srb_tui.campaigns.spec import FORMAT, CampaignSpec, parse_campaign, read_campaign
+from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.output import Output
 from srb_tui.commands.run import guard, open_run_service
 from srb_tui.config import Settings
@@ -33,14 +34,24 @@ from srb_tui.store import Store
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("campaign", help="plan and run a matrix of tasks × configurations")
+    p = sub.add_parser("campaign", help="plan and run a matrix of tasks × configurations",
+                       epilog=f"campaign file format (TOML):\n{FORMAT}",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     csub = p.add_subparsers(dest="campaign_command", metavar="ACTION", required=True)
-    for name, help_text in (("run", "plan every cell, then run them"),
+    for name, help_text in (("validate", "check a campaign file: every problem, the cells"),
+                            ("run", "plan every cell, then run them"),
                             ("resume", "re-attach live runs and run what is left"),
                             ("status", "the matrix and its counts"),
                             ("cancel", "cancel the campaign's live runs")):
-        action = csub.add_parser(name, help=help_text)
-        action.add_argument("target", metavar="FILE|NAME")
+        action = csub.add_parser(name, help=help_text,
+                                 epilog=f"campaign file format (TOML):\n{FORMAT}"
+                                 if name in ("validate", "run") else None,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+        action.add_argument("target", metavar="FILE" if name == "validate" else "FILE|NAME")
+        if name == "run":
+            action.add_argument("--dry-run", action="store_true",
+                                help="check the file and print the planned cells; nothing "
+                                     "is stored or run")
         action.add_argument("--json", action="store_true")
         action.set_defaults(handler=cmd_campaign, action=name)
 
@@ -61,13 +72,14 @@ async def _spec(target: str, store: Store) -> CampaignSpec | None:
     return parse_campaign(stored.source, stored.file or stored.id, stored.id)
 
 
-def _agent_problems(calls: ServiceCalls, spec: CampaignSpec, plan: Plan) -> list[str]:
+def _agent_problems(spec: CampaignSpec, plan: Plan) -> list[str]:
+    """The check ``srb run`` makes of each configuration's agent (no engine needed)."""
     first_task = next(iter(plan.tasks.values()), None)
     if first_task is None:
         return []
     found = []
     for config in plan.configs:
-        message = calls.check_agent(config, first_task)
+        message = config_problem(config, first_task)
         if message:
             found.append(f"{spec.file} [config label={config.label}]: agent: {message}")
     return found
@@ -87,21 +99,21 @@ async def _run(args: argparse.Namespace, settings: Settings, out: Output) -> int
         spec = await _spec(args.target, store)
         if spec is None:
             out.error(f"no campaign file or stored campaign {args.target!r}")
-            return 2
+            return codes.NOT_FOUND
         if _problems(out, spec):
-            return 2
+            return codes.FAILED
         if args.action == "resume" and await store.campaign(spec.name) is None:
             out.error(f"campaign {spec.name!r} was never planned; use `srb campaign run`")
-            return 2
+            return codes.NOT_FOUND
         plan = await asyncio.to_thread(plan_campaign, spec, settings.task_roots)
         if _problems(out, plan):
-            return 2
+            return codes.FAILED
         calls = ServiceCalls(service)
-        bad = _agent_problems(calls, spec, plan)
+        bad = _agent_problems(spec, plan)
         for message in bad:
             out.error(message)
         if bad:
-            return 2
+            return codes.FAILED
         campaign, added = await store.plan_campaign(
             spec.name, file=str(Path(spec.file).resolve()) if Path(spec.file).is_file()
             else spec.file, source=spec.source, max_parallel=spec.max_parallel,
@@ -136,7 +148,7 @@ async def _status(store: Store, name: str, out: Output, note: str | None = None)
     campaign = await store.campaign(name)
     if campaign is None:
         out.error(f"no stored campaign {name!r} in {store.path}")
-        return 2
+        return codes.NOT_FOUND
     cells = await store.cells(name)
     attempts = await store.attempts(name)
     runs = {c.run_id: await store.get_run(c.run_id) for c in cells if c.run_id}
@@ -174,7 +186,7 @@ async def _cancel(args: argparse.Namespace, settings: Settings, out: Output) -> 
         name = spec.name if spec is not None else args.target
         if await store.campaign(name) is None:
             out.error(f"no stored campaign {name!r}")
-            return 2
+            return codes.NOT_FOUND
         await store.set_campaign_status(name, "cancelled")
         calls = ServiceCalls(service)
         stopped = 0
@@ -192,15 +204,62 @@ async def _cancel(args: argparse.Namespace, settings: Settings, out: Output) -> 
         return await _status(store, name, out)
 
 
+def _check_file(args: argparse.Namespace, settings: Settings, out: Output) -> int:
+    """``validate`` and ``run --dry-run``: every problem of the file, or its planned cells.
+    Neither the store nor the engine is touched."""
+    path = Path(args.target)
+    if not path.is_file():
+        out.error(f"{path}: no such campaign file")
+        return codes.NOT_FOUND
+    spec = read_campaign(path)
+    plan = plan_campaign(spec, settings.task_roots) if spec.ok else None
+    problems = [str(p) for p in spec.problems]
+    if plan is not None:
+        problems += [str(p) for p in plan.problems]
+        if not plan.problems:
+            problems += _agent_problems(spec, plan)
+    cells = plan.cells if plan is not None and not problems else ()
+    if out.json_mode:
+        out.emit_json({"file": str(path), "name": spec.name, "ok": not problems,
+                       "problems": problems,
+                       "configs": [c.label for c in spec.configs],
+                       "cells": [{"task": c.task_id, "config": c.config, "repeat": c.repeat}
+                                 for c in cells]})
+        return codes.FAILED if problems else codes.OK
+    for problem in problems:
+        out.error(problem)
+    if problems:
+        out.print(f"{escape(str(path))}: {len(problems)} problem(s); nothing planned")
+        return codes.FAILED
+    assert plan is not None
+    if args.action == "run":  # --dry-run: the cells `run` would plan
+        table = Table(title=f"campaign {spec.name}: planned cells", title_justify="left")
+        for col in ("Task", "Config", "Repeat"):
+            table.add_column(col)
+        for c in cells:
+            table.add_row(escape(c.task_id), escape(c.config), str(c.repeat))
+        out.print(table)
+    out.print(f"campaign {escape(spec.name)}: ok, {len(cells)} cell(s) = {len(plan.tasks)} "
+              f"task(s) × {len(plan.configs)} config(s) × {spec.repeats} repeat(s), "
+              f"max_parallel {spec.max_parallel}")
+    return codes.OK
+
+
 def cmd_campaign(args: argparse.Namespace, settings: Settings, out: Output) -> int:
+    if args.action == "validate" or getattr(args, "dry_run", False):
+        return _check_file(args, settings, out)
+
     async def body() -> int:
         if args.action in ("run", "resume"):
             return await _run(args, settings, out)
         if args.action == "cancel":
             return await _cancel(args, settings, out)
+        if Path(args.target).is_file():  # a file is read: its problems are named here too
+            for problem in read_campaign(Path(args.target)).problems:
+                out.warn(f"{problem} (`srb campaign validate` checks the file)")
         if not settings.db_path.exists():
             out.error(f"no store at {settings.db_path}")
-            return 2
+            return codes.NOT_FOUND
         async with await Store.open(settings.db_path) as store:
             spec = await _spec(args.target, store)
             return await _status(store, spec.name if spec else args.target, out)

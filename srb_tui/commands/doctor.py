@@ -15,6 +15,7 @@ from typing import Any
 from rich.markup import escape
 
 from srb_tui import __version__
+from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
 
@@ -99,13 +100,25 @@ async def _probe_engine(engine: Any, settings: Settings) -> list[Check]:
     return checks
 
 
+def _image_map(settings: Settings) -> Check:
+    """``[images]`` of state/config.toml: every value a local image reference."""
+    from srb_tui.service.run.images import ImageMapError, load_image_map
+
+    try:
+        mapped = load_image_map(settings.state_dir)
+    except ImageMapError as exc:
+        return Check("image map", False, str(exc), "fix [images] in state/config.toml")
+    return Check("image map", True, f"{len(mapped)} image(s) mapped to local ones")
+
+
 def _client_checks(settings: Settings) -> list[Check]:
     """Cached agent clients, and each configured model upstream (whether its key is set
     on this host — never the key itself)."""
     from srb_tui.service.app import GatewayConfigError
     from srb_tui.service.run.agent_specs import client_cache_summary, upstream_summaries
 
-    checks: list[Check] = [Check("agent clients", True, client_cache_summary())]
+    checks: list[Check] = [Check("agent clients", True, client_cache_summary()),
+                           _image_map(settings)]
     try:
         upstreams = upstream_summaries(settings.state_dir)
     except GatewayConfigError as exc:
@@ -141,11 +154,11 @@ def cmd_doctor(args: argparse.Namespace, settings: Settings, out: Output) -> int
     ok = all(c.ok for c in checks)
     if out.json_mode:
         out.emit_json({"ok": ok, "checks": [c.__dict__ for c in checks], "versions": versions})
-        return 0 if ok else 1
+        return codes.OK if ok else codes.FAILED
     for c in checks:
         mark = "[yellow]![/]" if c.ok and c.warn else "[green]✓[/]" if c.ok else "[red]✗[/]"
         out.print(f"{mark} {c.name}: {escape(c.detail)}")
         if (not c.ok or c.warn) and c.fix:
             out.print(f"    fix: {escape(c.fix)}")
     out.print("versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
-    return 0 if ok else 1
+    return codes.OK if ok else codes.FAILED

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from rich.markup import escape
 from rich.table import Table
 
+from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
 from srb_tui.schema import STAGE_NAMES, Task, TaskLoad, load_task
@@ -31,7 +32,8 @@ from srb_tui.service.app import (
 )
 from srb_tui.service.events import Progress, StageFinished, StatusChanged, Subscription
 from srb_tui.service.run.orchestrator import LaunchError
-from srb_tui.store import StoreError
+from srb_tui.store import RunNotFound, StoreError
+from srb_tui.store.errors import AmbiguousRunId
 
 if TYPE_CHECKING:  # the ladder loads when something is graded, not for every srb command
     from srb_tui.service.grading.ladder_identity import IdentityResult
@@ -40,14 +42,14 @@ if TYPE_CHECKING:  # the ladder loads when something is graded, not for every sr
 class CommandError(Exception):
     """A message for the user and the exit status to end with."""
 
-    def __init__(self, message: str, code: int = 1) -> None:
+    def __init__(self, message: str, code: int = codes.FAILED) -> None:
         super().__init__(message)
         self.code = code
 
 
 def add_eval_parser(sub: Any) -> None:
     p = sub.add_parser("eval", help="re-grade a stored run's collected submission")
-    p.add_argument("run_id", metavar="RUN")
+    p.add_argument("run_id", metavar="RUN", help="a run id or a unique prefix of one")
     p.add_argument(
         "--stage",
         choices=STAGE_NAMES,
@@ -59,11 +61,15 @@ def add_eval_parser(sub: Any) -> None:
         help="run Stage III even when Stage I or II closed the gate (shown, not credited)",
     )
     p.add_argument(
-        "--budget",
+        "--adversary-budget",
+        dest="budget",
         type=float,
         metavar="SECONDS",
-        help="give every adversary this budget instead of probe.toml's",
+        help="give every Stage III adversary this budget instead of probe.toml's "
+             "(as `srb run --adversary-budget`)",
     )
+    p.add_argument("--budget", dest="old_budget", type=float, metavar="SECONDS",
+                   help="deprecated name of --adversary-budget (it was never the agent's)")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout")
     p.set_defaults(handler=cmd_eval)
 
@@ -83,11 +89,12 @@ def add_record_parser(tasks_sub: Any) -> None:
 
 def _usable_task(load: TaskLoad | None, what: str) -> Task:
     if load is None:
-        raise CommandError(f"no task {what}", 2)
+        raise CommandError(f"no task {what}", codes.NOT_FOUND)
     if load.task is None or not load.ok or load.task.evaluation is None:
         first = "; ".join(str(p) for p in load.errors[:3]) or "it does not load"
         raise CommandError(
-            f"{load.task_id}: the task is not usable ({first}); run `srb tasks validate`", 2
+            f"{load.task_id}: the task is not usable ({first}); run `srb tasks validate`",
+            codes.FAILED,
         )
     return load.task
 
@@ -113,12 +120,20 @@ async def _eval(args: argparse.Namespace, settings: Settings, out: Output) -> di
     from srb_tui.service.grading import ladder
 
     if not settings.db_path.exists():
-        raise CommandError(f"no store at {settings.db_path}; no run {args.run_id!r}", 2)
+        raise CommandError(f"no store at {settings.db_path}; no run {args.run_id!r}",
+                           codes.NOT_FOUND)
     async with open_service(settings) as services:
         store = await services.store()
-        run = await store.get_run(args.run_id)
+        try:
+            run_id = await store.resolve_run_id(args.run_id)  # a unique prefix will do
+        except AmbiguousRunId as exc:
+            raise CommandError(str(exc), codes.USAGE) from exc
+        except RunNotFound:
+            run_id = args.run_id
+        run = await store.get_run(run_id)
         if run is None:
-            raise CommandError(f"no run {args.run_id!r} in {settings.db_path}", 2)
+            raise CommandError(f"no run {args.run_id!r} in {settings.db_path}",
+                               codes.NOT_FOUND)
         task_path = Path(run.task_path)
         if task_path.is_dir():
             load: TaskLoad | None = load_task(task_path)
@@ -128,12 +143,13 @@ async def _eval(args: argparse.Namespace, settings: Settings, out: Output) -> di
         submission = settings.submission_dir(run.id)
         if not submission.is_dir():
             raise CommandError(
-                f"run {run.id} has no collected submission at {submission}; nothing to grade", 2
+                f"run {run.id} has no collected submission at {submission}; nothing to grade",
+                codes.NOT_FOUND,
             )
         try:
             service = await services.runs()
         except EngineUnreachable as exc:
-            raise CommandError(str(exc)) from exc
+            raise CommandError(str(exc), codes.INFRA) from exc
         async with _printing(services, run.id, out):
             try:
                 graded = await service.regrade(
@@ -141,9 +157,9 @@ async def _eval(args: argparse.Namespace, settings: Settings, out: Output) -> di
                     adversary_budget_sec=args.budget,
                 )
             except (ladder.LadderError, LaunchError) as exc:
-                raise CommandError(str(exc)) from exc
+                raise CommandError(str(exc), codes.INFRA) from exc
             except StateAError as exc:
-                raise CommandError(f"{task.id}: {exc}") from exc
+                raise CommandError(f"{task.id}: {exc}", codes.INFRA) from exc
     return {"run": run.id, "task": task.id, "run_dir": str(settings.run_dir(run.id)),
             **graded.envelope.to_json()}
 
@@ -205,6 +221,11 @@ def _print_score(out: Output, doc: dict[str, Any]) -> None:
 
 
 def cmd_eval(args: argparse.Namespace, settings: Settings, out: Output) -> int:
+    if args.old_budget is not None:
+        out.warn("`srb eval --budget` is deprecated: it is the adversaries' budget; "
+                 "use --adversary-budget")
+        if args.budget is None:
+            args.budget = args.old_budget
     try:
         doc = asyncio.run(_eval(args, settings, out))
     except CommandError as exc:
@@ -212,12 +233,12 @@ def cmd_eval(args: argparse.Namespace, settings: Settings, out: Output) -> int:
         return exc.code
     except (StoreError, RunnerError) as exc:
         out.error(str(exc))
-        return 1
+        return codes.INFRA
     if out.json_mode:
         out.emit_json(doc)
     else:
         _print_score(out, doc)
-    return 0 if doc["valid"] else 1
+    return codes.OK if doc["valid"] else codes.INFRA
 
 
 # --------------------------------------------------------------------------- srb tasks record
@@ -230,8 +251,10 @@ async def _record(
         task = _usable_task(services.catalog.find(args.task_id), repr(args.task_id))
         try:
             return await services.record_identity(task, publish=_progress_printer(out))
-        except (IdentityFailed, EngineUnreachable) as exc:
+        except IdentityFailed as exc:
             raise CommandError(str(exc)) from exc
+        except EngineUnreachable as exc:
+            raise CommandError(str(exc), codes.INFRA) from exc
 
 
 def cmd_record(args: argparse.Namespace, settings: Settings, out: Output) -> int:

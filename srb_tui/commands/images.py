@@ -11,6 +11,7 @@ from typing import Any
 
 from rich.markup import escape
 
+from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
 from srb_tui.service.app import Services, open_service
@@ -48,29 +49,33 @@ def add_parser(sub: Any) -> None:
 def cmd_bootstrap(args: argparse.Namespace, settings: Settings, out: Output) -> int:
     if not SCRIPT.is_file():
         out.error(f"{SCRIPT} not found; bootstrap from a source checkout of srb")
-        return 2
+        return codes.NOT_FOUND
     env_args = ["--force"] if args.force else []
     done = subprocess.run(["bash", str(SCRIPT), *env_args],
                           env={**os.environ, "SRB_BASE_IMAGE": settings.base_image},
                           check=False)
-    return done.returncode
+    if done.returncode != 0:
+        out.error(f"{SCRIPT.name} exited {done.returncode}: no base image "
+                  f"{settings.base_image} made (its output above says why)")
+        return codes.INFRA
+    return codes.OK
 
 
 def cmd_build(args: argparse.Namespace, settings: Settings, out: Output) -> int:
     load = Services(settings).catalog.find(args.task_id)
     if load is None:
         out.error(f"no task {args.task_id!r}")
-        return 2
+        return codes.NOT_FOUND
     task = load.task
     if task is None:
         out.error(f"{load.task_id}: the task does not load; run `srb tasks validate`")
-        return 2
+        return codes.FAILED
 
     try:
         image_map = load_image_map(settings.state_dir)
     except ImageMapError as exc:
         out.error(escape(str(exc)))
-        return 2
+        return codes.USAGE
 
     async def body() -> int:
         async def on_log(role: str, line: str) -> None:
@@ -85,7 +90,7 @@ def cmd_build(args: argparse.Namespace, settings: Settings, out: Output) -> int:
                                                on_log=on_log)
             except ImageBuildError as exc:
                 out.error(escape(f"{load.task_id}: {exc}"))
-                return 1
+                return codes.INFRA
         built = [{"role": role, "tag": info.tag, "id": info.id, "built": info.built,
                   "buildargs": dict(info.buildargs),
                   "image_map": [list(pair) for pair in info.substitutions]}

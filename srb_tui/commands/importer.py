@@ -16,6 +16,7 @@ from typing import Any
 
 from rich.markup import escape
 
+from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
 from srb_tui.reports.build import task_categories
@@ -55,10 +56,10 @@ def cmd_import(args: argparse.Namespace, settings: Settings, out: Output) -> int
         for problem in exc.problems:
             out.error(problem)
         out.error(f"{directory}: nothing imported ({len(exc.problems)} problem(s))")
-        return 2
+        return codes.FAILED
     except StoreError as exc:
         out.error(str(exc))
-        return 1
+        return codes.INFRA
     if out.json_mode:
         out.emit_json({"directory": str(directory), "runs": [
             {"id": rid, "task": task, "score": score, "valid": valid, "source": source}

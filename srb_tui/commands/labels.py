@@ -7,6 +7,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
 from srb_tui.reports.labels_csv import parse_labels
@@ -28,13 +29,13 @@ def cmd_import(args: argparse.Namespace, settings: Settings, out: Output) -> int
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         out.error(f"{path}: cannot read ({exc})")
-        return 2
+        return codes.NOT_FOUND if not path.exists() else codes.USAGE
     labels, problems = parse_labels(text, str(path))
     if problems:
         for problem in problems:
             out.error(problem)
         out.error(f"{path}: nothing imported ({len(problems)} problem(s))")
-        return 2
+        return codes.FAILED
 
     async def body() -> int:
         async with await Store.open(settings.db_path) as store:
@@ -44,7 +45,7 @@ def cmd_import(args: argparse.Namespace, settings: Settings, out: Output) -> int
         written = asyncio.run(body())
     except StoreError as exc:
         out.error(str(exc))
-        return 1
+        return codes.INFRA
     annotators = sorted({label.annotator for label in labels})
     if out.json_mode:
         out.emit_json({"file": str(path), "labels": written, "annotators": annotators})

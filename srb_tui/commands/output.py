@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 def _console(*, stderr: bool) -> Console:
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+    return Console(stderr=stderr, highlight=False, soft_wrap=True, emoji=False)
 
 
 class Output:

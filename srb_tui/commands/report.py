@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
 from srb_tui.reports import FORMATS, TABLE_IDS, build_report, load_runs, render
@@ -28,15 +29,28 @@ def add_parser(sub: Any) -> None:
     p.add_argument("filter", nargs="*", metavar="FILTER",
                    help="task:ID status:S agent:SPEC model:M, other words as free text")
     p.add_argument("--campaign", metavar="NAME", help="only this campaign's cells")
-    p.add_argument("--format", choices=FORMATS, default="md")
+    p.add_argument("--format", choices=FORMATS, default=None,
+                   help="md (default), csv, json, latex or html")
     p.add_argument("--table", action="append", choices=TABLE_IDS, metavar="ID",
                    help=f"only these tables ({', '.join(TABLE_IDS)})")
     p.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
-    p.add_argument("--json", action="store_true", help="same as --format json")
+    p.add_argument("--json", action="store_true",
+                   help="same as --format json (one JSON document; conflicts with another "
+                        "--format)")
     p.add_argument("--figures", metavar="DIR",
                    help="also write Figures 5a, 5b, 6 and Table 2's funnel to DIR as PDF and "
                         "PNG (each with ID.json: the numbers drawn)")
     p.set_defaults(handler=cmd_report)
+
+
+def output_problem(output: str) -> str | None:
+    """Why ``-o FILE`` cannot be written, found before any work is done."""
+    path = Path(output)
+    if path.is_dir():
+        return f"-o {output}: is a directory; give a file name (for example {path / 'r.md'})"
+    if not path.parent.is_dir():
+        return f"-o {output}: the folder {path.parent} does not exist"
+    return None
 
 
 def cmd_report(args: argparse.Namespace, settings: Settings, out: Output) -> int:
@@ -44,17 +58,24 @@ def cmd_report(args: argparse.Namespace, settings: Settings, out: Output) -> int
     if problems:
         for problem in problems:
             out.error(f"filter: {problem}")
-        return 2
-    fmt_name = "json" if args.json else args.format
+        return codes.USAGE
+    if args.json and args.format not in (None, "json"):
+        out.error(f"--json and --format {args.format} conflict: --json is --format json; "
+                  "give one of them")
+        return codes.USAGE
+    fmt_name = "json" if args.json else (args.format or "md")
+    if args.output and (problem := output_problem(args.output)):
+        out.error(problem)
+        return codes.USAGE
     if not settings.db_path.exists():
         out.error(f"no store at {settings.db_path} (nothing has run yet)")
-        return 1
+        return codes.NOT_FOUND
 
     async def body() -> int:
         async with await Store.open(settings.db_path) as store:
             if args.campaign and await store.campaign(args.campaign) is None:
                 out.error(f"no campaign {args.campaign!r} in {settings.db_path}")
-                return 2
+                return codes.NOT_FOUND
             categories, efforts = await asyncio.to_thread(task_facts, settings.task_roots)
             runs, order, ledger = await load_runs(
                 store, campaign=args.campaign, filters=flt.kwargs(), categories=categories,
@@ -77,17 +98,17 @@ def cmd_report(args: argparse.Namespace, settings: Settings, out: Output) -> int
                 out.err.print(f"wrote {len(written)} figure files to {args.figures}")
         except ImportError as exc:
             out.error(f"figures need matplotlib (pip install 'srb-tui[figures]'): {exc}")
-            return 2
+            return codes.INFRA
         if args.output:
             Path(args.output).write_text(text, encoding="utf-8")
             out.err.print(f"wrote {args.output} ({len(runs)} runs, {fmt_name})")
         else:
             sys.stdout.write(text)
             sys.stdout.flush()
-        return 0
+        return codes.OK
 
     try:
         return asyncio.run(body())
     except StoreError as exc:
         out.error(str(exc))
-        return 1
+        return codes.INFRA

@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
 from srb_tui.service.app import EngineUnreachable, GatewayConfigError
@@ -30,8 +31,9 @@ from srb_tui.service.events import (
     StageFinished,
     StatusChanged,
 )
-from srb_tui.service.run.orchestrator import LaunchError, RunService
+from srb_tui.service.run.orchestrator import LaunchError, RunService, TaskInvalid, TaskNotFound
 from srb_tui.store import RunNotFound, Store, StoreError
+from srb_tui.store.errors import AmbiguousRunId
 
 if TYPE_CHECKING:
     from rich.console import Group
@@ -51,8 +53,10 @@ def add_parsers(sub: Any) -> None:
     run.add_argument("--agent", required=True, metavar="SPEC",
                      help="untouched | replay:NAME|PATH | command:ARGV | claude-code:MODEL | "
                           "codex:MODEL | mini-swe-agent:MODEL")
-    run.add_argument("--budget", type=float, metavar="SECONDS",
-                     help="agent budget (default: the task's [agent].timeout_sec)")
+    run.add_argument("--agent-budget", "--budget", dest="budget", type=float,
+                     metavar="SECONDS",
+                     help="the agent's wall-clock budget (default: the task's "
+                          "[agent].timeout_sec; --budget is the old name)")
     run.add_argument("--model", help="model name recorded with the run")
     run.add_argument("--effort", help="effort level (claude-code: low|medium|high|xhigh|max; "
                      "codex: minimal|low|medium|high|xhigh)")
@@ -83,9 +87,13 @@ def add_parsers(sub: Any) -> None:
 
 def add_cancel_parser(runs_sub: Any) -> None:
     cancel = runs_sub.add_parser("cancel", help="cancel a run that is not being driven")
-    cancel.add_argument("run_id", metavar="ID")
+    cancel.add_argument("run_id", metavar="ID", help="a run id or a unique prefix of one")
     cancel.add_argument("--json", action="store_true")
     cancel.set_defaults(handler=cmd_cancel)
+
+
+class Unavailable(LaunchError):
+    """What a run needs (the engine, the gateway's configuration) is not there: exit INFRA."""
 
 
 @contextlib.asynccontextmanager
@@ -95,7 +103,7 @@ async def open_run_service(settings: Settings) -> AsyncIterator[RunService]:
         try:
             service = await core.runs()
         except (EngineUnreachable, GatewayConfigError) as exc:
-            raise LaunchError(str(exc)) from exc
+            raise Unavailable(str(exc)) from exc
         yield service
 
 
@@ -270,7 +278,7 @@ async def _run(args: argparse.Namespace, settings: Settings, out: Output) -> int
                 await follower
         if left == "leave":
             out.err.print(f"run {run.id} left going; `srb resume` re-attaches to it")
-            return 130
+            return codes.INTERRUPTED
         return await _report(service.store, run.id, out)
 
 
@@ -286,23 +294,44 @@ async def _report(store: Store, run_id: str, out: Output) -> int:
                   f"{run.submission_files} files collected")
         if run.harness_error:
             out.print(f"[red]harness error:[/] {escape(run.harness_error)}")
-    if run.status == "infra_error":
-        if out.json_mode:
-            out.error(f"run {run.id}: {run.harness_error}")
-        return 1
-    return 0
+    return run_exit_code(run, out)
+
+
+def run_exit_code(run: Any, out: Output) -> int:
+    """OK for a run that was measured (whatever its score); INFRA for one that ended
+    ``infra_error`` or invalid, so a script can tell a harness fault from a score."""
+    if run.status == "infra_error" or run.valid is False:
+        out.error(f"run {run.id} {run.status}, not measured: "
+                  f"{run.harness_error or 'invalid'}")
+        return codes.INFRA
+    return codes.OK
 
 
 def guard(coro_fn: Callable[[], Coroutine[Any, Any, int]], out: Output) -> int:
-    """Run a command body; a LaunchError is exit 2, a StoreError exit 1, each one line."""
+    """Run a command body; each failure one line and its exit code (see exit_codes)."""
     try:
         return asyncio.run(coro_fn())
+    except Unavailable as exc:
+        out.error(str(exc))
+        return codes.INFRA
+    except TaskNotFound as exc:
+        out.error(str(exc))
+        return codes.NOT_FOUND
+    except TaskInvalid as exc:
+        out.error(f"{exc} (`srb tasks validate` lists every problem)")
+        return codes.FAILED
     except LaunchError as exc:
         out.error(str(exc))
-        return 2
+        return codes.USAGE
+    except AmbiguousRunId as exc:
+        out.error(str(exc))
+        return codes.USAGE
+    except RunNotFound as exc:
+        out.error(str(exc))
+        return codes.NOT_FOUND
     except StoreError as exc:
         out.error(str(exc))
-        return 1
+        return codes.INFRA
 
 
 def cmd_run(args: argparse.Namespace, settings: Settings, out: Output) -> int:
@@ -321,19 +350,32 @@ def cmd_resume(args: argparse.Namespace, settings: Settings, out: Output) -> int
             else:
                 for r in runs:
                     out.print(f"{escape(r.id)}: {escape(r.status)} score {r.score}")
-            return 1 if any(r.status == "infra_error" for r in runs) else 0
+            failed = any(r.status == "infra_error" or r.valid is False for r in runs)
+            return codes.INFRA if failed else codes.OK
 
     return guard(body, out)
 
 
 def cmd_cancel(args: argparse.Namespace, settings: Settings, out: Output) -> int:
+    if not settings.db_path.exists():  # nothing to cancel, and no store made to say so
+        out.error(f"no store at {settings.db_path}; no run {args.run_id!r}")
+        return codes.NOT_FOUND
+
     async def body() -> int:
+        try:  # the id first (a prefix will do), before the engine is asked for anything
+            async with await Store.open(settings.db_path) as store:
+                run_id = await store.resolve_run_id(args.run_id)
+        except AmbiguousRunId:
+            raise
+        except RunNotFound:
+            out.error(f"no run {args.run_id!r} in {settings.db_path}")
+            return codes.NOT_FOUND
         async with open_run_service(settings) as service:
             try:
-                run = await service.cancel_stored(args.run_id)
+                run = await service.cancel_stored(run_id)
             except RunNotFound:
                 out.error(f"no run {args.run_id!r} in {settings.db_path}")
-                return 2
+                return codes.NOT_FOUND
             if out.json_mode:
                 out.emit_json(run.to_json())
             else:

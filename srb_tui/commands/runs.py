@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 from typing import Any
 
 from rich.markup import escape
 from rich.table import Table
 
+from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
 from srb_tui.service.app import open_service
@@ -22,11 +24,15 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser("runs", help="list and show stored runs")
     rsub = p.add_subparsers(dest="runs_command", metavar="ACTION", required=True)
     ls = rsub.add_parser("list", help="every stored run, newest first")
-    ls.add_argument("--limit", type=int, default=200)
+    ls.add_argument("--limit", type=positive_int, default=200, metavar="N",
+                    help="at most N runs, newest first (default 200)")
+    ls.add_argument("-q", "--quiet", action="store_true", help="only the run ids, one a line")
+    ls.add_argument("--no-trunc", action="store_true",
+                    help="plain columns, nothing cut (also the default when stdout is no tty)")
     ls.add_argument("--json", action="store_true", help="one JSON document on stdout")
     ls.set_defaults(handler=cmd_list)
     show = rsub.add_parser("show", help="everything recorded about one run")
-    show.add_argument("run_id", metavar="ID")
+    show.add_argument("run_id", metavar="ID", help="a run id or a unique prefix of one")
     show.add_argument("--json", action="store_true", help="one JSON document on stdout")
     show.set_defaults(handler=cmd_show)
     from srb_tui.commands.run import add_cancel_parser
@@ -34,11 +40,40 @@ def add_parser(sub: Any) -> None:
     add_cancel_parser(rsub)
 
 
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not at least 1")
+    return value
+
+
+_COLUMNS = ("Run", "Task", "Agent", "Status", "Stop", "Score", "Valid", "Started", "Duration")
+
+
+def _cells(r: Any) -> tuple[str, ...]:
+    return (r.run_id, r.task_id, r.agent, r.status, r.stop_reason or "—", r.score_text,
+            r.valid_text, r.started_text, r.duration_text)
+
+
+def plain_columns(rows: list[tuple[str, ...]]) -> str:
+    """Space-padded columns with every value whole (for pipes, ``--no-trunc``)."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))
+                     .rstrip() for row in rows) + "\n"
+
+
 def cmd_list(args: argparse.Namespace, settings: Settings, out: Output) -> int:
     result = asyncio.run(load_run_rows(settings.db_path, limit=args.limit))
     if result.problem:
         out.error(result.problem)
-        return 1
+        return codes.INFRA
+    if args.quiet and not out.json_mode:
+        sys.stdout.write("".join(f"{r.run_id}\n" for r in result.rows))
+        return codes.OK
     if out.json_mode:
         out.emit_json({"store": str(settings.db_path), "runs": [
             {"id": r.run_id, "task": r.task_id, "agent": r.agent, "status": r.status,
@@ -49,10 +84,14 @@ def cmd_list(args: argparse.Namespace, settings: Settings, out: Output) -> int:
     if not result.rows:
         out.print(f"No runs in {settings.db_path} yet.")
         return 0
+    if args.no_trunc or not sys.stdout.isatty():
+        sys.stdout.write(plain_columns([tuple(c.upper() for c in _COLUMNS),
+                                        *(_cells(r) for r in result.rows)]))
+        return codes.OK
     table = Table(title=f"Runs ({settings.db_path})", title_justify="left")
-    for col in ("Run", "Task", "Agent", "Status", "Stop", "Score", "Valid", "Started",
-                "Duration"):
-        table.add_column(col)
+    id_width = max(len(r.run_id) for r in result.rows)
+    for col in _COLUMNS:
+        table.add_column(col, no_wrap=col == "Run", min_width=id_width if col == "Run" else None)
     for r in result.rows:
         table.add_row(escape(r.run_id), escape(r.task_id), escape(r.agent), escape(r.status),
                       escape(r.stop_reason or "—"), r.score_text, r.valid_text,
@@ -79,15 +118,18 @@ async def _detail(settings: Settings, run_id: str) -> dict[str, Any] | None:
 def cmd_show(args: argparse.Namespace, settings: Settings, out: Output) -> int:
     if not settings.db_path.exists():
         out.error(f"no store at {settings.db_path}; no run {args.run_id!r}")
-        return 2
+        return codes.NOT_FOUND
     try:
         doc = asyncio.run(_detail(settings, args.run_id))
+    except AmbiguousRunId as exc:
+        out.error(str(exc))
+        return codes.USAGE
     except StoreError as exc:
         out.error(str(exc))
-        return 1
+        return codes.INFRA
     if doc is None:
         out.error(f"no run {args.run_id!r} in {settings.db_path}")
-        return 2
+        return codes.NOT_FOUND
     if out.json_mode:
         out.emit_json(doc)
         return 0

@@ -9,9 +9,12 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
+from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
 from srb_tui.schema import Problem, TaskLoad
+from srb_tui.schema.disk import STATE_A_FILES
+from srb_tui.schema.loader import run_needs
 from srb_tui.schema.published import validate_task
 from srb_tui.service.catalog import Catalog, load_catalog, summarise
 from srb_tui.service.catalog import task_dirs as catalog_dirs
@@ -36,7 +39,8 @@ def add_parser(sub: Any) -> None:
     val.add_argument("--schema-only", action="store_true",
                      help="check the manifests only, not the files they refer to")
     val.add_argument("--strict", action="store_true",
-                     help="also fail when referenced files are absent")
+                     help="also fail when State A's archive or digest (or a file only the "
+                          "published harness reads) is absent; files a run needs always fail")
     val.add_argument("--json", action="store_true", help="one JSON document on stdout")
     val.set_defaults(handler=cmd_validate)
 
@@ -69,13 +73,25 @@ def _warn_duplicates(out: Output, catalog: Catalog) -> None:
         out.warn(message)
 
 
+def missing_roots(settings: Settings, out: Output) -> bool:
+    """Name every task root that does not exist (``--tasks /nonexistent``): NOT_FOUND."""
+    missing = [r for r in settings.task_roots if not r.exists()]
+    for root in missing:
+        out.error(f"task root {root}: no such directory (pass --tasks DIR or set SRB_TASKS)")
+    return bool(missing)
+
+
 def cmd_list(args: argparse.Namespace, settings: Settings, out: Output) -> int:
+    if missing_roots(settings, out):
+        return codes.NOT_FOUND
     catalog = load_catalog(settings.task_roots)
     summaries = catalog.summaries()
+    needed = {load.task_id: len(load.missing) for load in catalog.loads}  # a run needs them
     _warn_duplicates(out, catalog)
     if out.json_mode:
         out.emit_json({"roots": [str(r) for r in settings.task_roots],
-                       "tasks": [s.to_json() for s in summaries],
+                       "tasks": [{**s.to_json(), "missing": needed.get(s.task_id, 0)}
+                                 for s in summaries],
                        "warnings": catalog.warnings})
         return 0
     if not summaries:
@@ -92,6 +108,8 @@ def cmd_list(args: argparse.Namespace, settings: Settings, out: Output) -> int:
         budget = "—" if s.budget_sec is None else f"{s.budget_sec / 3600:g} h"
         status = {"ok": "[green]ok[/]", "incomplete": f"[yellow]{s.absent} absent[/]",
                   "invalid": f"[red]{s.errors} error(s)[/]"}[s.status]
+        if s.status == "incomplete" and needed.get(s.task_id):
+            status = f"[red]{needed[s.task_id]} missing[/]"
         table.add_row(escape(s.task_id), escape(s.category),
                       escape(s.stacks), budget,
                       str(s.gates), str(s.modules), str(s.adversaries), status)
@@ -100,13 +118,15 @@ def cmd_list(args: argparse.Namespace, settings: Settings, out: Output) -> int:
 
 
 def cmd_show(args: argparse.Namespace, settings: Settings, out: Output) -> int:
+    if missing_roots(settings, out):
+        return codes.NOT_FOUND
     catalog = load_catalog(settings.task_roots)
     _warn_duplicates(out, catalog)
     load = catalog.find(args.task_id)
     if load is None:
         out.error(f"no task {args.task_id!r} under "
                   f"{', '.join(str(r) for r in settings.task_roots)}")
-        return 2
+        return codes.NOT_FOUND
     doc = load_json(load)
     task = load.task
     if task is not None:
@@ -148,7 +168,11 @@ def cmd_validate(args: argparse.Namespace, settings: Settings, out: Output) -> i
     loads = [validate_task(p, schema_only=args.schema_only) for p in task_dirs]
     errors = sum(len(load.errors) for load in loads)
     absent = sum(len(load.absent) for load in loads)
-    failed = errors > 0 or bool(missing) or not loads or (args.strict and absent > 0)
+    needed = sum(len(load.missing) for load in loads)  # absent files a run needs: errors
+    state_a = sum(len(load.state_a_absent) for load in loads)
+    failed = (errors > 0 or needed > 0 or bool(missing) or not loads
+              or (args.strict and absent > 0))
+    code = (codes.NOT_FOUND if missing or not loads else codes.FAILED) if failed else codes.OK
     if out.json_mode:
         out.emit_json({
             "ok": not failed,
@@ -156,22 +180,36 @@ def cmd_validate(args: argparse.Namespace, settings: Settings, out: Output) -> i
             "missing_paths": [str(m) for m in missing],
             "tasks": [load_json(load) for load in loads],
             "errors": errors,
+            "missing": needed,
+            "state_a_absent": state_a,
             "absent": absent,
         })
-        return 1 if failed else 0
+        return code
     for m in missing:
         out.error(f"{m}: no such file or directory")
     if not loads and not missing:
         out.error(f"no task.toml found under {', '.join(str(r) for r in roots)}")
     for load in loads:
-        mark = "[green]✓[/]" if load.ok else "[red]✗[/]"
+        mark = "[green]✓[/]" if load.ok and not load.missing else "[red]✗[/]"
         out.print(f"{mark} [bold]{escape(load.task_id)}[/]  {escape(str(load.path))}")
         for p in load.problems:
-            colour = {"error": "red", "absent": "yellow"}.get(p.kind, "dim")
-            out.print(f"    [{colour}]{p.kind}[/] {escape(str(p))}")
-    out.print(f"{len(loads)} task(s): {errors} error(s), {absent} absent file(s)"
-              + (" (schema only)" if args.schema_only else ""))
-    return 1 if failed else 0
+            kind, colour = problem_label(p)
+            out.print(f"    [{colour}]{kind}[/] {escape(str(p))}")
+    out.print(f"{len(loads)} task(s): {errors} error(s), {needed} missing file(s) a run "
+              f"needs, {state_a} State A file(s) absent, {absent - needed - state_a} other "
+              "absent" + (" (schema only)" if args.schema_only else ""))
+    return code
+
+
+def problem_label(p: Problem) -> tuple[str, str]:
+    """The word and colour a problem is printed with: an absent file a run needs is
+    ``missing`` (an error), State A's archive ``state-a`` (its own category)."""
+    if run_needs(p):
+        return "missing", "red"
+    if p.kind == "absent" and p.file in STATE_A_FILES:
+        return "state-a", "yellow"
+    return {"error": ("error", "red"), "absent": ("absent", "yellow")}.get(
+        p.kind, (p.kind, "dim"))
 
 
 def cmd_prepare(args: argparse.Namespace, settings: Settings, out: Output) -> int:
@@ -183,10 +221,10 @@ def cmd_prepare(args: argparse.Namespace, settings: Settings, out: Output) -> in
     load = services.catalog.find(args.task_id)
     if load is None:
         out.error(f"no task {args.task_id!r}")
-        return 2
+        return codes.NOT_FOUND
     if load.task is None:
         out.error(f"{load.task_id}: the task does not load; run `srb tasks validate`")
-        return 2
+        return codes.FAILED
 
     def progress(msg: str) -> None:
         if not out.json_mode:
@@ -198,7 +236,7 @@ def cmd_prepare(args: argparse.Namespace, settings: Settings, out: Output) -> in
         )
     except StateAError as exc:
         out.error(f"{load.task_id}: {exc}")
-        return 1
+        return codes.INFRA
     doc: dict[str, Any] = {
         "task": load.task_id,
         "source": prepared.source,
@@ -210,18 +248,18 @@ def cmd_prepare(args: argparse.Namespace, settings: Settings, out: Output) -> in
         "content_digest": prepared.content_digest,
         "from_cache": prepared.from_cache,
     }
-    code = 0
+    code = codes.OK
     if args.verify_tree:
         target = Path(args.verify_tree)
         if not target.is_dir():
             out.error(f"--verify-tree {target}: not a directory")
-            return 2
+            return codes.USAGE if target.exists() else codes.NOT_FOUND
         diff = services.compare_trees(prepared.tree, target)
         doc["verify_tree"] = {
             "path": str(target), "identical": diff.identical, "added": list(diff.added),
             "removed": list(diff.removed), "changed": list(diff.changed),
         }
-        code = 0 if diff.identical else 1
+        code = codes.OK if diff.identical else codes.FAILED
     if out.json_mode:
         out.emit_json(doc)
         return code
@@ -233,7 +271,7 @@ def cmd_prepare(args: argparse.Namespace, settings: Settings, out: Output) -> in
               f"({prepared.file_count} files, {prepared.total_bytes} bytes)")
     if args.verify_tree:
         vt = doc["verify_tree"]
-        verdict = "[green]same content[/]" if code == 0 else "[red]content differs[/]"
+        verdict = "[green]same content[/]" if code == codes.OK else "[red]content differs[/]"
         out.print(f"  {escape(args.verify_tree)}: {verdict} "
                   f"(+{len(vt['added'])} −{len(vt['removed'])} ~{len(vt['changed'])})")
     return code

@@ -37,6 +37,7 @@ from typing import Any
 from srb_tui.schema.suggest import suggest
 
 CONFIG_FILE = "config.toml"
+CONFIG_TABLES = ("gateway", "images")  # every top-level table config.toml may hold
 URL_ENV = {"anthropic": "SRB_GATEWAY_ANTHROPIC_URL", "openai": "SRB_GATEWAY_OPENAI_URL"}
 DEFAULT_URL = {"anthropic": "https://api.anthropic.com", "openai": "https://api.openai.com/v1"}
 DEFAULT_KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
@@ -243,6 +244,11 @@ def load_gateway_config(
         raise GatewayConfigError(f"{path}: not valid TOML ({err})") from err
     gateway = doc.get("gateway", {})
     problems: list[str] = []
+    for key in doc:  # a typo of a table name would otherwise fall back to the defaults
+        if key not in CONFIG_TABLES:
+            hint = suggest(str(key), CONFIG_TABLES)
+            problems.append(f"[{key}]: unknown table" + (f" (did you mean [{hint}]?)" if hint
+                            else f"; known: {', '.join(f'[{t}]' for t in CONFIG_TABLES)}"))
     if not isinstance(gateway, Mapping):
         raise GatewayConfigError(f"{path}: gateway: must be a table")
     problems.extend(_unknown(gateway, ("anthropic", "openai", "prices"), "gateway"))

@@ -83,7 +83,7 @@ class DockerEngine:
                     max_pool_size=pool_size,
                 )
             return docker.from_env(timeout=self._timeout_sec, max_pool_size=pool_size)
-        except sdk.DockerException as err:
+        except (sdk.DockerException, ValueError) as err:  # ValueError: a DOCKER_HOST port
             raise EngineUnavailable(unreachable_message(self.base_url, err)) from err
 
     async def client(self) -> Any:

@@ -111,8 +111,14 @@ def _run_build(
     return tail
 
 
-def missing_hint(refs: list[str]) -> str:
-    """How to provide image references a build needs and the engine does not have."""
+def missing_hint(refs: list[str], base_image: str | None = None) -> str:
+    """How to provide image references a build needs and the engine does not have (srb's
+    own base image is made with ``srb images bootstrap``, never pulled)."""
+    if base_image is not None and base_image in refs:
+        rest = [ref for ref in refs if ref != base_image]
+        return (f"the engine has no base image {base_image}: run `srb images bootstrap` "
+                "(debootstrap, then docker import; no registry needed)"
+                + (f"; and {missing_hint(rest)}" if rest else ""))
     names = ", ".join(refs)
     return (
         f"the engine has no image {names} and no registry answered; provide each one with "
@@ -184,10 +190,11 @@ async def build_image(
         await engine.call(_run_build, api, loop, on_log, kwargs)
     except ImageBuildError as err:
         if missing:
-            raise ImageBuildError(f"{err}; {missing_hint(missing)}", err.log_tail) from err
+            raise ImageBuildError(f"{err}; {missing_hint(missing, base_image)}",
+                                  err.log_tail) from err
         raise
     except sdk.APIError as err:
-        hint = f"; {missing_hint(missing)}" if missing else ""
+        hint = f"; {missing_hint(missing, base_image)}" if missing else ""
         raise ImageBuildError(f"building {tag} from {context} failed: {err}{hint}") from err
     finally:
         if temp is not None:

@@ -24,7 +24,7 @@ from srb_tui.schema.models import (
     TaskManifest,
 )
 from srb_tui.schema.problems import Problem
-from srb_tui.schema.reader import Source, is_inside
+from srb_tui.schema.reader import Source, is_inside, too_large
 from srb_tui.schema.state_a import StateASource
 
 STAGE_DIRS = STAGE_NAMES
@@ -37,6 +37,8 @@ SHA_FALLBACKS = (
     "tests/behavioural/data/original.sha256",
     "tests/verification/data/original.sha256",
 )
+#: State A's archive and its digest, wherever a task keeps them.
+STATE_A_FILES = frozenset({ARCHIVE, SHA_FILE, *SHA_FALLBACKS})
 _SHA_LINE = re.compile(r"([0-9a-fA-F]{64})(?:\s+\*?(\S.*))?")
 
 
@@ -169,6 +171,9 @@ def check_referenced_files(
 
 
 def _read_sha_file(task_dir: Path, name: str, problems: list[Problem]) -> str | None:
+    if (large := too_large(task_dir / name, 4096)) is not None:
+        problems.append(Problem(name, "", large))
+        return None
     try:
         text = (task_dir / name).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

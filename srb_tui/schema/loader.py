@@ -23,7 +23,7 @@ from srb_tui.schema.links import leaving_links
 from srb_tui.schema.models import Evaluation, Probe, Scan, Suite, Task, TaskManifest
 from srb_tui.schema.probe_toml import parse_probe
 from srb_tui.schema.problems import Problem
-from srb_tui.schema.reader import Source, fmt_number, is_inside
+from srb_tui.schema.reader import Source, fmt_number, is_inside, too_large
 from srb_tui.schema.suite_toml import parse_scan, parse_suite
 from srb_tui.schema.task_toml import parse_task_manifest
 
@@ -58,6 +58,29 @@ class TaskLoad:
     def warnings(self) -> tuple[Problem, ...]:
         return tuple(p for p in self.problems if p.kind == "warning")
 
+    @property
+    def missing(self) -> tuple[Problem, ...]:
+        """Absent files a run needs (instruction.md, a module folder, run.py, a prompt):
+        errors for ``srb tasks validate`` by default."""
+        return tuple(p for p in self.absent if run_needs(p))
+
+    @property
+    def state_a_absent(self) -> tuple[Problem, ...]:
+        """State A's archive or digest absent: a category of its own (``[srb.state_a]`` or
+        a later copy supplies it); fails validation only with ``--strict``."""
+        return tuple(p for p in self.absent if p.file in disk.STATE_A_FILES)
+
+
+#: Absent files the published harness alone reads; srb's runs do without them.
+PUBLISHED_ONLY = ("score.py",)
+
+
+def run_needs(problem: Problem) -> bool:
+    """Whether an absent file is one a run of the task needs."""
+    if problem.kind != "absent" or problem.file in disk.STATE_A_FILES:
+        return False
+    return problem.file not in PUBLISHED_ONLY and not problem.file.endswith("/.dockerignore")
+
 
 class _Missing:
     """Marker: the file is not there (the caller decides whether that matters)."""
@@ -76,6 +99,9 @@ def _read_toml(
             problems.append(Problem(name, "", "not a regular file"))
             return None
         return _MISSING
+    if (large := too_large(path)) is not None:
+        problems.append(Problem(name, "", large))
+        return None
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -280,6 +306,9 @@ def _cross_checks(
 def _read_instruction(task_dir: Path, problems: list[Problem]) -> str | None:
     path = task_dir / "instruction.md"
     if not path.is_file():
+        return None
+    if (large := too_large(path)) is not None:
+        problems.append(Problem("instruction.md", "", large))
         return None
     try:
         return path.read_text(encoding="utf-8")

@@ -28,7 +28,7 @@ from srb_tui.schema.disk import ARCHIVE, rel
 from srb_tui.schema.loader import TaskLoad, load_task
 from srb_tui.schema.models import StageSpec, Task
 from srb_tui.schema.problems import Problem
-from srb_tui.schema.reader import is_inside
+from srb_tui.schema.reader import is_inside, too_large
 
 VENDOR_FAMILIES = {"anthropic": ("claude",), "openai": ("gpt", "o1", "o3", "o4")}
 TREE_PREFIX = "/workspace/repo/"
@@ -145,6 +145,8 @@ def _build_files(task: Task, problems: list[Problem]) -> None:
 
 
 def _read(path: Path) -> str | None:
+    if too_large(path) is not None:
+        return None
     try:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):

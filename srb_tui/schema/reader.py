@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from collections.abc import Callable, Collection, Mapping
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from types import MappingProxyType
 
 from srb_tui.schema.locator import KeyLocator, join_path
@@ -329,3 +329,21 @@ def check_unique_ids(tables: list[Table], ids: list[str], what: str) -> None:
         if ident in seen:
             table.report("id", f"duplicate {what} id `{ident}`")
         seen.add(ident)
+
+
+#: The most srb reads of one text file of a task (manifests, instruction.md, prompts):
+#: far above any real one, and a 300 MB file is refused before a byte of it is read.
+MAX_TEXT_BYTES = 4 * 1024 * 1024
+
+
+def too_large(path: Path, cap: int = MAX_TEXT_BYTES) -> str | None:
+    """Why ``path`` is not read as text (its size past ``cap``), or None."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return None  # the read that follows names the problem
+    if size > cap:
+        return (f"file is {size:,} bytes; srb reads at most {cap:,} bytes of a text file "
+                "(is it the file you meant?)")
+    return None
+

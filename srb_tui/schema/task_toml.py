@@ -32,6 +32,22 @@ SRB_KEYS = ("state_a",)
 NETWORK_MODES = ("no-network",)
 
 
+#: The task.toml schema versions srb reads (the published harness's).
+SCHEMA_VERSIONS = ("1.4",)
+
+
+def _check_schema_version(top: Table, version: str) -> None:
+    """An unknown version is named: another major is an error, a newer minor a warning."""
+    if version in SCHEMA_VERSIONS:
+        return
+    known = ", ".join(SCHEMA_VERSIONS)
+    if version.split(".")[0] == SCHEMA_VERSIONS[-1].split(".")[0]:
+        top.report("schema_version", f"schema version `{version}` is not one srb knows "
+                   f"({known}); read as {SCHEMA_VERSIONS[-1]}", kind="warning")
+    else:
+        top.report("schema_version", f"unknown schema version `{version}`: srb reads {known}")
+
+
 def parse_task_manifest(
     source: Source, data: Mapping[str, object]
 ) -> tuple[TaskManifest, StateASource | None]:
@@ -40,6 +56,8 @@ def parse_task_manifest(
     top.check_keys(TOP_KEYS)
 
     schema_version = top.optional_string("schema_version")
+    if schema_version is not None:
+        _check_schema_version(top, schema_version)
 
     task = top.table("task", required=True) or Table(source, "task", EMPTY)
     task.check_keys(TASK_KEYS)

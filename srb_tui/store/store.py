@@ -88,6 +88,9 @@ class Store(RunsMixin, GradingMixin, InfraMixin, LogsMixin, LedgerMixin, AgentLo
         except OSError as exc:
             raise StoreError(f"{file}: cannot create its folder ({exc.strerror or exc})") from exc
         try:
+            # Opened once on this thread first: a file SQLite cannot open (a read-only
+            # folder) is one message here, not aiosqlite's worker thread dying on a closed loop.
+            sqlite3.connect(file, isolation_level=None).close()
             conn = await aiosqlite.connect(file, isolation_level=None)
         except sqlite3.Error as exc:
             raise open_error(file, exc) from exc

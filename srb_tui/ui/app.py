@@ -6,9 +6,7 @@ script, so all three see the same application.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 from textual.app import App, SystemCommand
@@ -19,6 +17,7 @@ from srb_tui.config import Settings
 from srb_tui.service.catalog import Catalog
 from srb_tui.ui.commands import BindingsProvider, GoToProvider
 from srb_tui.ui.console_service import ConsoleService, LaunchRequest
+from srb_tui.ui.keymap import read_keymap
 from srb_tui.ui.screens.campaign import CampaignScreen  # reports branch
 from srb_tui.ui.screens.reports import ReportsScreen  # reports branch
 from srb_tui.ui.screens.runs import RunsScreen
@@ -159,25 +158,6 @@ class SrbApp(App[None]):
                             lambda: self.switch_mode("reports"))
         yield SystemCommand("Toggle theme", keyed("app.theme", "ctrl+t", "Light or dark"),
                             self.action_toggle_theme)
-
-
-def read_keymap(path: Path) -> tuple[dict[str, str], str | None]:
-    """Read a user keymap; a broken file is reported, never fatal."""
-    if not path.exists():
-        return {}, None
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        return {}, f"{path}: not read ({exc}); default keys kept"
-    keymap: dict[str, str] = {}
-    bad: list[str] = []
-    for key, value in data.items():
-        if isinstance(value, str) and value.strip():
-            keymap[key] = value
-        else:
-            bad.append(key)
-    problem = f"{path}: ignored {', '.join(bad)} (value must be a key string)" if bad else None
-    return keymap, problem
 
 
 def create_app(settings: Settings, catalog: Catalog | None = None) -> SrbApp:

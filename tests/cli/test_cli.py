@@ -65,10 +65,11 @@ def test_official_manifests_validate_schema_only(tmp_path: Path, official_tasks:
 def test_official_manifests_full_validate_lists_absent_files(tmp_path: Path,
                                                              official_tasks: Path) -> None:
     out = srb("tasks", "validate", "--json", str(official_tasks), state=tmp_path)
-    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.returncode == 1, out.stdout + out.stderr  # manifests only: a run needs more
     doc = json.loads(out.stdout)
     assert doc["errors"] == 0
     assert doc["absent"] > 20
+    assert 0 < doc["missing"] < doc["absent"]
     lang03 = next(t for t in doc["tasks"] if t["id"] == "lang03-sqlparse-python-to-go")
     absent_files = {p["file"] for p in lang03["problems"] if p["kind"] == "absent"}
     assert "instruction.md" in absent_files
@@ -85,7 +86,7 @@ def test_broken_corpus_fails_with_messages(tmp_path: Path) -> None:
 
 def test_missing_path_is_named(tmp_path: Path) -> None:
     out = srb("tasks", "validate", str(tmp_path / "nowhere"), state=tmp_path)
-    assert out.returncode == 1
+    assert out.returncode == 3
     assert "nowhere" in out.stderr + out.stdout
 
 
@@ -98,7 +99,7 @@ def test_show_demo_json(tmp_path: Path) -> None:
     assert len(doc["modules"]) >= 3
     assert doc["instruction"]
     out = srb("--tasks", str(REPO / "tasks"), "tasks", "show", "nope", state=tmp_path)
-    assert out.returncode == 2
+    assert out.returncode == 3
     assert "nope" in out.stderr
 
 
@@ -125,14 +126,14 @@ def test_runs_list_and_show_on_empty_store(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["runs"] == []
     out = srb("runs", "show", "r-nope", state=tmp_path)
-    assert out.returncode == 2
+    assert out.returncode == 3
     assert "r-nope" in out.stderr
 
 
 def test_corrupt_store_gives_message_not_traceback(tmp_path: Path) -> None:
     (tmp_path / "srb.sqlite3").write_bytes(b"garbage" * 1000)
     out = srb("runs", "list", state=tmp_path)
-    assert out.returncode == 1
+    assert out.returncode == 4  # INFRA: the store cannot be read
     assert "srb.sqlite3" in out.stderr
     assert "Traceback" not in out.stderr
 

@@ -136,8 +136,8 @@ def test_hostile_paths_and_engine_urls_give_messages_not_tracebacks(tmp_path: Pa
 
     asyncio.run(one_run())
     table = [
-        (("report", "-o", str(tmp_path / "no" / "dir" / "r.md")), {}, 1, "No such file"),
-        (("report", "-o", str(tmp_path)), {}, 1, "Is a directory"),
+        (("report", "-o", str(tmp_path / "no" / "dir" / "r.md")), {}, 2, "does not exist"),
+        (("report", "-o", str(tmp_path)), {}, 2, "is a directory"),
         (("doctor",), {"DOCKER_HOST": "tcp://256.1.1.1:99999"}, 1, "Port out of range"),
     ]
     for command, env, code, message in table:

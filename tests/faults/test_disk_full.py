@@ -46,7 +46,7 @@ def test_disk_fills_while_the_log_streams(tmp_path: Path) -> None:
         done = srb(state, *run_argv(FLOOD, grade=False))
         run_id = only_run(state)
         try:
-            assert done.returncode == 1, done.stderr[-2000:]
+            assert done.returncode == 4, done.stderr[-2000:]  # INFRA: not measured
             assert "Traceback" not in done.stderr
             assert str(state) in done.stderr and "full" in done.stderr, done.stderr
             listed = srb(state, "runs", "list", "--json")  # the store still opens

@@ -171,7 +171,7 @@ def test_engine_stops_during_a_stage_then_regrade(tmp_path: Path,
     try:
         outcome = _judge_infra(state, run_id, "stage (behavioural)", stdout_lines(state, run_id))
         assert outcome.result == "invalid", outcome
-        again = srb(state, "eval", run_id, "--budget", "5", "--json")
+        again = srb(state, "eval", run_id, "--adversary-budget", "5", "--json")
         assert again.returncode == 0, again.stderr[-2000:]
         row = run_row(state, run_id)
         assert row["status"] == "scored" and row["valid"] == 1, row

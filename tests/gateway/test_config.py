@@ -32,8 +32,8 @@ def test_no_file_gives_the_vendor_defaults(tmp_path: Path) -> None:
 
 def test_tables_models_prices_and_env_overrides(tmp_path: Path) -> None:
     write(tmp_path, """
-[other]
-anything = "belongs to another part of srb"
+[images]  # another part of srb's table: fine here
+"python:3.12" = "local/python:3.12"
 [gateway.anthropic]
 base_url = "https://proxy.example/anthropic/"
 key_env = "MY_KEY"

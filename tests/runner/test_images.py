@@ -81,3 +81,18 @@ async def test_build_errors_are_clear(engine: DockerEngine, tmp_path: Path, tag:
     assert any("about to fail" in line for line in err.value.log_tail)
     with pytest.raises(ImageBuildError, match="not a directory"):
         await build_image(engine, tmp_path / "missing", tag, base_image=BASE_IMAGE)
+
+
+async def test_a_missing_base_image_names_srb_images_bootstrap(
+    engine: DockerEngine, tmp_path: Path, tag: str
+) -> None:
+    """Issue 26: a launch whose base image is not on the engine says how srb makes it
+    (``srb images bootstrap``), not only ``docker pull``."""
+    ctx = tmp_path / "ctx"
+    ctx.mkdir()
+    (ctx / "Dockerfile").write_text(DOCKERFILE)
+    (ctx / "marker.txt").write_text("x")
+    absent = f"srb-test/no-such-base-{uuid.uuid4().hex[:8]}:bookworm"
+    with pytest.raises(ImageBuildError) as err:
+        await build_image(engine, ctx, tag, base_image=absent)
+    assert f"the engine has no base image {absent}: run `srb images bootstrap`" in str(err.value)

@@ -124,3 +124,18 @@ async def test_detail_lists_stages_and_prepare_caches_state_a(
         heading = _text(app.screen.query_one("#task-heading", Static))
         assert "prepared: 12 files" in heading
     assert list((builtin_settings.cache_dir / "state-a").glob("*/strip-*/tree"))
+
+
+async def test_keymap_names_unknown_actions_and_shadowed_keys(builtin_settings: Settings) -> None:
+    """Issue 26, 9: an unknown binding id is named with a did-you-mean and left out; a
+    key that takes over another binding's is named (and applied, as asked)."""
+    (builtin_settings.state_dir / "keymap.toml").write_text(
+        '"app.quit" = "t"\n"app.quitt" = "x"\n"app.theme" = "ctrl+y"\n')
+    app = create_app(builtin_settings)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        problem = app.keymap_problem or ""
+        assert "unknown binding `app.quitt` (did you mean `app.quit`?)" in problem
+        assert '`app.quit` = "t" shadows `app.tasks` (key t)' in problem
+        assert "app.theme" not in problem  # a free key is no problem
+        assert "app.quitt" not in app.user_keymap

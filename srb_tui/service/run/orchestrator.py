@@ -37,6 +37,8 @@ from srb_tui.service.run.run_faults import (
     LEASE,
     LaunchError,
     LeaseHeld,
+    TaskInvalid,
+    TaskNotFound,
     agent_never_started,
     engine_went_away,
     lease_alive,
@@ -138,9 +140,9 @@ class RunService:
         For a real client (``claude-code:MODEL`` …) the client version (task pin, or
         ``client_version``), the effort level and the gateway budget are checked here."""
         load = self.load_task(task_ref)
-        if load.task is None or not load.ok:
-            first = "; ".join(str(p) for p in load.errors[:3])
-            raise LaunchError(f"task {load.task_id} does not validate: {first}")
+        if load.task is None or not load.ok or load.missing:  # missing: files a run needs
+            first = "; ".join(str(p) for p in (load.errors or load.missing)[:3])
+            raise TaskInvalid(f"task {load.task_id} does not validate: {first}")
         checked = check_agent(agent, load.path, effort=effort,
                               harness=load.task.manifest.agent.harness,
                               client_version=client_version, max_cost=max_cost_usd,
@@ -378,5 +380,5 @@ class RunService:
 
 __all__ = [
     "STORE_LABEL", "AgentLimits", "Graded", "LaunchError", "LeaseHeld", "RunService",
-    "env_image_tag",
+    "TaskInvalid", "TaskNotFound", "env_image_tag",
 ]  # fmt: skip

@@ -43,6 +43,14 @@ class LaunchError(Exception):
     """A run that cannot be created: unknown task, invalid task, bad agent spec."""
 
 
+class TaskNotFound(LaunchError):
+    """No task of that id under the task roots (``srb`` exits NOT_FOUND)."""
+
+
+class TaskInvalid(LaunchError):
+    """The task does not validate, or lacks a file a run needs (``srb`` exits FAILED)."""
+
+
 class LeaseHeld(LaunchError):
     """Another live srb process drives (or re-grades) the run; the message says which."""
 

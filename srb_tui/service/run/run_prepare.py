@@ -17,7 +17,7 @@ from srb_tui.schema import Task, TaskLoad, load_task
 from srb_tui.service.grading.image_plan import ImageMapError, load_image_map, stage_buildargs
 from srb_tui.service.grading.stages.base import StageFault
 from srb_tui.service.grading.stages.stage_images import StageImages
-from srb_tui.service.run.run_faults import LaunchError
+from srb_tui.service.run.run_faults import TaskNotFound
 from srb_tui.sources import prepare_state_a
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ def load_task_ref(settings: Settings, task_ref: str) -> TaskLoad:
     load = find_task(settings.task_roots, task_ref)
     if load is None:
         roots = ", ".join(str(r) for r in settings.task_roots)
-        raise LaunchError(f"no task {task_ref!r} under {roots}")
+        raise TaskNotFound(f"no task {task_ref!r} under {roots}")
     return load
 
 
