@@ -208,3 +208,27 @@ async def test_a_build_that_fails_on_state_a_makes_the_round_invalid(
     said = [" ".join(r.notes) + str(r.extra) for r in rounds]
     assert all("fuzz_build fails on State A" in text for text in said), said[0]
     assert not got.envelope.valid, got.envelope.to_json()
+
+
+@pytest.mark.docker
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_build_that_fails_on_the_submission_is_its_own_break(
+    ladder03: Ladder, tmp_path: Path
+) -> None:
+    """A build script that refuses any tree without a Makefile: State A builds, the CMake
+    port does not, so the fuzzers break it (the submission's own failure, not a fault)."""
+    task_dir = tmp_path / DEMO03.name
+    shutil.copytree(DEMO03, task_dir, ignore=shutil.ignore_patterns("submissions"))
+    script = task_dir / "tests" / "verification" / "fuzz-build.sh"
+    script.write_text('#!/bin/sh\nset -eu\n[ -f Makefile ] || { echo "no Makefile" >&2; '
+                      'exit 4; }\nsh build.sh stage\n')
+    load = load_task(task_dir)
+    assert load.task is not None and load.ok, load.problems
+    got = await ladder03.grade(DEMO03 / "submissions" / "reference", task=load.task)
+    rounds = await ladder03.store.adversary_rounds(got.run_id)
+    assert all(r.status == "broken" for r in rounds), [(r.status, r.notes) for r in rounds]
+    assert got.envelope.valid, got.envelope.to_json()
+    upheld = [c for c in await ladder03.store.counterexamples(got.run_id)
+              if c.verdict == "upheld"]
+    assert upheld and all("fuzz_build exits 4" in (c.extra["runs"][-1]["stderr_tail"] or "")
+                          or c.exit_b == 1 for c in upheld)
