@@ -174,6 +174,12 @@ async def test_subtle_is_broken_by_a_fuzzer_of_the_built_greet(ladder03: Ladder)
         assert 'sh /tests/verification/fuzz-build.sh "$SRB_TARGET"' in cx.code, cx.code
         assert '"$SRB_TARGET/stage/bin/greet"' in cx.code
         assert cx.exit_a == 0 and cx.exit_b not in (None, 0)
+        # issue 21's boundary: the tree's build and its product run as the slot, started
+        # by the exec broker; the task's fuzz-build.sh stays the candidate's
+        started = [argv0 for run in cx.extra["runs"]
+                   for argv0 in (run.get("boundary") or {}).get("program_argv0", [])]
+        assert any(a.endswith("/sh") for a in started), started
+        assert any(a.endswith("stage/bin/greet") for a in started), started
 
 
 @pytest.mark.docker
