@@ -19,8 +19,8 @@ from rich.markup import escape
 from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
-from srb_tui.reports.build import task_categories
 from srb_tui.reports.importer import iter_job
+from srb_tui.reports.task_facts import task_categories
 from srb_tui.store import Store, StoreError
 from srb_tui.store.imports import ImportProblems
 

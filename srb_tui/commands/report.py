@@ -19,7 +19,7 @@ from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
 from srb_tui.reports import FORMATS, TABLE_IDS, build_report, load_runs, render
-from srb_tui.reports.build import task_facts
+from srb_tui.reports.task_facts import task_facts
 from srb_tui.service.views.runs_table import parse_filter
 from srb_tui.store import Store, StoreError
 

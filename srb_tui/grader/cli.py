@@ -31,6 +31,7 @@ from .candidate_env import load_salt
 from .envelope import atomic_write_json
 from .fingerprint import fingerprint
 from .fuzz import FuzzConfig, HarnessFault, argv_vocabulary, load_argv_sets, main_fuzz
+from .fuzz_build import DEFAULT_BUILD_TIMEOUT_SEC, BuildSpec
 from .fuzz_http import DEFAULT_HEADERS, HttpConfig, main_fuzz_http
 from .launch import main as launch_main
 from .lockdown import lockdown
@@ -125,6 +126,7 @@ def _parser() -> argparse.ArgumentParser:
     fuzz.add_argument("--original-digest", help="State A's tree digest (checked before use)")
     fuzz.add_argument("--stage-base", help="where the slot sees the tree under test")
     fuzz.add_argument("--tokens-json", help="argv mutation words (probe [metadata] fuzz_tokens)")
+    _build_args(fuzz)
 
     web = sub.add_parser("fuzz-http", help="run one differential HTTP fuzz adversary")
     web.add_argument("--adversary", required=True)
@@ -151,9 +153,21 @@ def _parser() -> argparse.ArgumentParser:
     web.add_argument("--slot", type=int, default=0)
     web.add_argument("--original-digest")
     web.add_argument("--stage-base")
+    _build_args(web)
 
     sub.add_parser("fingerprint", help="print the grader fingerprint")
     return parser
+
+
+def _build_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--build", help="fuzz_build: `sh BUILD TREE` in each tree first")
+    parser.add_argument("--build-timeout", type=float, default=DEFAULT_BUILD_TIMEOUT_SEC)
+
+
+def _build_spec(args: argparse.Namespace) -> BuildSpec | None:
+    if not args.build:
+        return None
+    return BuildSpec(Path(args.build), timeout_sec=args.build_timeout)
 
 
 def _run_suite(args: argparse.Namespace) -> int:
@@ -313,6 +327,7 @@ def _run_fuzz(args: argparse.Namespace) -> int:
         max_candidates=args.max_candidates,
         stage_base=Path(args.stage_base) if args.stage_base else None,
         argv_tokens=argv_vocabulary(argv_file, argv_sets, _json_words(args.tokens_json)),
+        build=_build_spec(args),
     )
     doc = main_fuzz(config, argv_file, Path(args.result) if args.result else None)
     print(json.dumps({k: doc[k] for k in ("adversary", "outcome", "reason")}, ensure_ascii=False))
@@ -357,6 +372,7 @@ def _run_fuzz_http(args: argparse.Namespace) -> int:
         url_env=args.url_env,
         max_candidates=args.max_candidates,
         stage_base=Path(args.stage_base) if args.stage_base else None,
+        build=_build_spec(args),
     )
     doc = main_fuzz_http(config, Path(args.result) if args.result else None)
     print(json.dumps({k: doc[k] for k in ("adversary", "outcome", "reason")}, ensure_ascii=False))

@@ -32,6 +32,7 @@ from typing import Any
 
 from . import fuzz_view, sandbox
 from .candidate import CandidateSpec
+from .fuzz_build import BuildSpec
 from .fuzz_mutate import (
     GENERIC_TOKENS,
     INTERESTING,
@@ -98,7 +99,9 @@ class FuzzConfig:
     max_candidates: int = 3
     stage_base: Path | None = None
     argv_tokens: list[str] = field(default_factory=lambda: list(GENERIC_TOKENS))
-    """where the slot sees the tree under test (default: inside ``work``)"""
+    build: BuildSpec | None = None
+    """the probe's fuzz_build (:mod:`.fuzz_build`): each tree is built before its first run,
+    and every candidate builds its tree the same way first"""
 
 
 TREE_PREFIXES = ("/workspace/repo/",)
@@ -140,6 +143,10 @@ class EntryRunner:
         self.trees.park()
 
     def run(self, role: str, argv: Sequence[str], data: bytes) -> Observation:
+        failed = self.trees.build_failed.get(role)
+        if failed is not None:  # the submission's own failure: nothing of it starts
+            return Observation(None, b"", failed.encode()[-SHOWN_CHARS:], False, 0.0,
+                               f"fuzz_build failed: {failed[:200]}")
         self.trees.mount(role)
         self.counter += 1
         home = self.trees.workdir()
@@ -267,6 +274,7 @@ def _adjudicate(
         data=shrunk,
         original_len=len(data),
         expected=a,
+        build=None if config.build is None else str(config.build.script),
     )
     runner.park()
     found = {
@@ -294,6 +302,7 @@ def run_round(config: FuzzConfig, seeds: list[bytes]) -> dict[str, Any]:
     try:
         entry_in_tree(config.entry)
         runner = EntryRunner(config)
+        state.notes.extend(runner.trees.build_notes)
         probe_a, _ = runner.pair(config.argv_sets[0], seeds[0])
         state.executions += 2
         if probe_a.start_error is not None:

@@ -37,6 +37,7 @@ from typing import Any
 
 from . import fuzz_view, sandbox
 from .candidate import CandidateSpec
+from .fuzz_build import BuildSpec
 from .fuzz_http_mutate import (
     Request,
     Vocabulary,
@@ -73,6 +74,8 @@ class HttpConfig:
     url_env: str = "SERVICE_URL"
     max_candidates: int = 3
     stage_base: Path | None = None
+    build: BuildSpec | None = None
+    """the probe's fuzz_build (:mod:`.fuzz_build`): both trees are built before they serve"""
 
 
 @dataclass(frozen=True)

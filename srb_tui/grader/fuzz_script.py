@@ -77,8 +77,11 @@ def candidate_script(
     data: bytes,
     original_len: int,
     expected: Observation,
+    build: str | None = None,
 ) -> str:
-    """candidate.sh: feed ``data`` to the entry and demand State A's exit status and stdout."""
+    """candidate.sh: feed ``data`` to the entry and demand State A's exit status and stdout;
+    with ``build`` (the probe's fuzz_build script) the tree is first built the way the fuzzer
+    built it, ``sh SCRIPT TREE`` in the tree, and a build that fails is a failure (exit 1)."""
     words = " ".join(shell_word(word) for word in argv)
     command = f'"$SRB_TARGET/{entry}"' + (f" {words}" if words else "")
     header = [
@@ -92,7 +95,17 @@ def candidate_script(
         "set -u",
         'scratch="$(mktemp -d "${TMPDIR:-/tmp}/fuzz-candidate.XXXXXX")" || exit 70',
     ]
+    built = [] if build is None else [
+        f'(cd "$SRB_TARGET" && sh {shell_word(build)} "$SRB_TARGET") > "$scratch/build.log" 2>&1',
+        'build=$?',
+        'if [ "$build" -ne 0 ]; then',
+        '  echo "fuzz_build exits $build (it succeeds on State A):" >&2',
+        '  (cd "$scratch" && tail -c 1500 build.log) >&2',
+        "  exit 1",
+        "fi",
+    ]
     body = [
+        *built,
         *_printf_block(data, "$scratch/input"),
         *_printf_block(expected.stdout, "$scratch/expected"),
         f'{command} < "$scratch/input" > "$scratch/actual" 2> "$scratch/stderr"',

@@ -30,6 +30,7 @@ from .candidate import (
     stage_copy,
 )
 from .envelope import atomic_write_json, utc_iso
+from .fuzz_build import BuildFault, BuildSpec, build_tree
 from .lockdown import stat_signature
 
 ROLES = ("original", "submission")
@@ -53,6 +54,7 @@ class RoundConfig(Protocol):
     spec: CandidateSpec
     work: Path
     stage_base: Path | None
+    build: BuildSpec | None
 
 
 @dataclass
@@ -72,7 +74,10 @@ class TreeView:
 
     Both parked copies belong to the grader; the view (where the slot's uid runs them,
     read-only) is reachable by that slot alone. State A's copy is hashed when it is parked
-    and its stat signature re-checked before every mount."""
+    and its stat signature re-checked before every mount. With a ``fuzz_build``
+    (:mod:`.fuzz_build`) each parked copy is replaced by its built tree before the first
+    run: State A's build failing is a harness fault; the submission's is kept in
+    ``build_failed`` (its runs are a program that does not start)."""
 
     def __init__(self, config: RoundConfig) -> None:
         spec, stage_base = config.spec, config.stage_base
@@ -99,8 +104,37 @@ class TreeView:
             check_original(spec, self.parked["original"], "the fuzzer's copy of State A")
         except StagingError as exc:
             raise HarnessFault(str(exc)) from None
-        self.signature = stat_signature(self.parked["original"])
         self.current: str | None = None
+        self.build_failed: dict[str, str] = {}
+        self.build_notes: list[str] = []
+        if config.build is not None:
+            self._build_both(config.build, config.work.parent / "builds", shown / "build")
+        self.signature = stat_signature(self.parked["original"])
+
+    def _build_both(self, build: BuildSpec, cache: Path, rooms: Path) -> None:
+        """Replace each parked tree by its build (the slot reads it at the view path)."""
+        for role in ROLES:
+            os.rename(self.parked[role], self.view)  # where the slot may read it
+            try:
+                result = build_tree(build, self.view, self.slot, build.cache or cache, rooms)
+            except BuildFault as exc:
+                raise HarnessFault(f"fuzz_build could not run on the {role} tree: {exc}") from None
+            finally:
+                os.rename(self.view, self.parked[role])
+            how = "cached" if result.cached else "built"
+            if result.tree is None:
+                why = f"{result.error}: {result.log_tail[-800:]}"
+                if role == "original":
+                    raise HarnessFault(f"fuzz_build fails on State A (a harness fault): {why}")
+                self.build_failed[role] = why
+                self.build_notes.append(f"fuzz_build failed on the submission ({how}): "
+                                        f"{result.error}")
+                continue
+            try:
+                stage_copy(result.tree, self.parked[role])
+            except StagingError as exc:
+                raise HarnessFault(str(exc)) from None
+            self.build_notes.append(f"fuzz_build {role}: {how}")
 
     def mount(self, role: str) -> None:
         """Put ``role``'s tree at the view path (parking the other one first)."""

@@ -11,9 +11,9 @@ files and State A's file list). Each finding names the file and the key:
 * model and driver agree (an ``anthropic`` driver with a ``gpt-…`` model, an ``openai``
   driver with a ``claude-…`` model, a vendor driver without a model);
 * the probe's prompt is read relative to the probe's own folder;
-* ``[metadata].fuzz_entry`` names a file of State A (or, with ``fuzz_build``, a build
-  product: a warning, as this srb does not build the tree for its fuzzers yet), and
-  ``fuzz_seeds`` exists.
+* ``[metadata].fuzz_entry`` names a file of State A, or a product of ``fuzz_build`` (a
+  script under the probe's folder, run as ``sh SCRIPT TREE`` in each tree before it is
+  fuzzed: it must be a string naming a file that exists there), and ``fuzz_seeds`` exists.
 """
 
 from __future__ import annotations
@@ -248,6 +248,8 @@ def _probe(task: Task, problems: list[Problem]) -> None:
         problems.append(Problem(rel(task.dir, base / seeds), "metadata.fuzz_seeds",
                                 f"folder is absent (the fuzz seeds named by {probe_file})",
                                 kind="absent"))
+    build = meta.get("fuzz_build")
+    built = _check_fuzz_build(task, base, probe_file, build, problems)
     entry = meta.get("fuzz_entry")
     if entry is None:
         return
@@ -271,14 +273,33 @@ def _probe(task: Task, problems: list[Problem]) -> None:
         return  # the loader reports an unreadable archive
     if path.as_posix() in files:
         return
-    build = meta.get("fuzz_build")
-    if isinstance(build, list | tuple) and build and all(isinstance(w, str) for w in build):
-        problems.append(Problem(
-            probe_file, "metadata.fuzz_entry",
-            f"{entry!r} is a build product ({' '.join(build)} makes it); this srb does not run "
-            "fuzz_build yet, so the fuzzers find no program on either tree (issue 23)",
-            kind="warning"))
-        return
+    if built:
+        return  # a build product: the fuzzer builds each tree before it runs it
     problems.append(Problem(
         probe_file, "metadata.fuzz_entry",
-        f"{entry!r} is not a file of State A ({ARCHIVE}): the fuzzer would run nothing"))
+        f"{entry!r} is not a file of State A ({ARCHIVE}): the fuzzer would run nothing"
+        + ("" if build is not None else " (a build product needs fuzz_build)")))
+
+
+def _check_fuzz_build(
+    task: Task, base: Path, probe_file: str, build: object, problems: list[Problem]
+) -> bool:
+    """True when ``fuzz_build`` names a script that exists under the probe's folder (the
+    one form srb runs: ``sh SCRIPT TREE`` in the tree); every other form is an error."""
+    if build is None:
+        return False
+    if not isinstance(build, str) or not build.strip():
+        problems.append(Problem(
+            probe_file, "metadata.fuzz_build",
+            f"{build!r} must be a script under the probe's folder, e.g. "
+            '"fuzz-build.sh" (srb runs it as `sh SCRIPT TREE` in each tree; a command list '
+            "would run a file of the tree under test as the build's own harness)"))
+        return False
+    script = base / build
+    if not is_inside(build) or not script.is_file():
+        problems.append(Problem(
+            rel(task.dir, script), "metadata.fuzz_build",
+            f"{build!r} is not a file under the probe's folder ({rel(task.dir, base)})",
+            kind="absent" if is_inside(build) else "error"))
+        return False
+    return True

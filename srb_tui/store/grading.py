@@ -88,7 +88,7 @@ class GradingMixin(StoreBase):
             rows = await query(
                 conn, "SELECT * FROM stage_results WHERE run_id = ? AND stage = ?", (run_id, stage)
             )
-            return rec.stage_from_row(rows[0])
+            return rec.stage_from_row(rows[0], self.path.parent)
 
         return await self._write(job)
 
@@ -99,7 +99,7 @@ class GradingMixin(StoreBase):
         rows = await self._rows(
             f"SELECT * FROM stage_results WHERE run_id = ? ORDER BY {STAGE_ORDER_SQL}", (run_id,)
         )
-        return [rec.stage_from_row(row) for row in rows]
+        return [rec.stage_from_row(row, self.path.parent) for row in rows]
 
     async def clear_stage(self, run_id: str, stage: str) -> None:
         """Forget everything recorded for one stage of a run (before re-grading it)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from pathlib import Path, PurePosixPath
 from typing import Any, Self, cast
 
 from srb_tui.store.convert import load_json, need_object
@@ -201,8 +202,32 @@ class RunDetail(JsonRecord):
         return cls(**kwargs)
 
 
-def stage_from_row(row: sqlite3.Row) -> StageResultRecord:
-    """A ``stage_results`` row as a StageResultRecord."""
+IMPORTED_FILE = "srb_imported_file"
+"""The key of a stage result kept beside the store file (``srb import``: the published
+file's text, written once as a file instead of twice through the WAL); the value is its
+path relative to the store's folder."""
+
+
+def stored_result(text: str | None, what: str, root: Path | None) -> Any:
+    """A ``stage_results.result`` column decoded, reading it from its file under ``root``
+    when the column only names one (:data:`IMPORTED_FILE`)."""
+    value = load_json(text, what)
+    if not (isinstance(value, dict) and len(value) == 1 and IMPORTED_FILE in value):
+        return value
+    name = str(value[IMPORTED_FILE])
+    parts = PurePosixPath(name).parts
+    if root is None or not parts or parts[0] == "/" or ".." in parts:
+        raise StoreError(f"{what}: kept in {name!r}, which this store cannot read")
+    try:
+        kept = (root / name).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise StoreError(f"{what}: its file {name} cannot be read ({exc})") from exc
+    return load_json(kept, f"{what} ({name})")
+
+
+def stage_from_row(row: sqlite3.Row, root: Path | None = None) -> StageResultRecord:
+    """A ``stage_results`` row as a StageResultRecord (``root``: the store's folder, where
+    an imported result's file lives)."""
     return StageResultRecord(
         run_id=row["run_id"],
         stage=row["stage"],
@@ -210,7 +235,7 @@ def stage_from_row(row: sqlite3.Row) -> StageResultRecord:
         started_at=row["started_at"],
         duration_sec=row["duration_sec"],
         fingerprint=row["fingerprint"],
-        result=load_json(row["result"], f"run {row['run_id']} {row['stage']} result"),
+        result=stored_result(row["result"], f"run {row['run_id']} {row['stage']} result", root),
         recorded_at=row["recorded_at"],
     )
 

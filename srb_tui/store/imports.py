@@ -1,22 +1,28 @@
 """Runs imported from a published-harness job directory, stored beside srb's own.
 
 ``import_runs`` writes every trial in one transaction, all or nothing, filled batch by batch
-from a lazy iterable (the trials are read in a worker thread ``batch`` at a time, so memory
-holds one batch, not the job): per batch one ``executemany`` per table — the run rows
-(status ``scored``, agent ``imported:…``), their transitions, the score events the reports
-read, Stage II module rows, Stage III rounds, Stage I's gate outcomes with their vote
-tallies (the same rows a native audit writes, so the Stage I consistency table counts both
-alike), the stage results as the published files' JSON text, and ``imported_runs`` rows with
-the source folder, agent cost and telemetry. A source folder already imported is refused
-(naming it); a problem the reader reports while the trials stream (``problems``) rolls the
-whole import back too.
+from a lazy iterable (the trials are read in a worker thread ``batch`` at a time, the next
+batch while the last is written, so memory holds two batches, not the job): per batch one
+``executemany`` per table — the run rows (status ``scored``, agent ``imported:…``), their
+transitions, the score events the reports read, Stage II module rows, Stage III rounds,
+Stage I's gate outcomes with their vote tallies (the same rows a native audit writes, so the
+Stage I consistency table counts both alike), the stage results as the published files' JSON
+text (a long one kept as a file beside the store, :class:`ResultFiles`, its row naming it),
+and ``imported_runs`` rows with the source folder, agent cost and telemetry. A source folder
+already imported is refused (naming it); a problem the reader reports while the trials
+stream (``problems``) rolls the whole import back too.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
+import os
+import secrets
+import shutil
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import aiosqlite
@@ -25,9 +31,13 @@ from srb_tui.store.base import StoreBase, query
 from srb_tui.store.clock import new_run_id, utc_now
 from srb_tui.store.convert import dump_json, outcome_params
 from srb_tui.store.errors import StoreError
+from srb_tui.store.grading_records import IMPORTED_FILE
 
 _PATH = ("pending", "preparing", "agent", "collecting", "audit", "scored")
 BATCH = 32
+FILE_THRESHOLD = 16 * 1024
+"""A stage result this long (characters) is kept as a file beside the store: written once,
+where the WAL would write it twice (the import's cost was the store's write, not the read)."""
 
 
 class ImportProblems(StoreError):
@@ -42,8 +52,42 @@ def _take(it: Iterator[Mapping[str, Any]], n: int) -> list[Mapping[str, Any]]:
     return list(itertools.islice(it, n))
 
 
-def _stage_rows(rid: str, source: str, stages: Mapping[str, Any], now: str
-                ) -> list[tuple[Any, ...]]:
+class ResultFiles:
+    """Where one import keeps its large stage results: ``imports/.staging-TOKEN/`` under
+    the store's folder while the transaction is open, renamed to ``imports/TOKEN/`` just
+    before it commits (removed if it does not). The rows name ``imports/TOKEN/RUN/STAGE.json``
+    (:data:`.grading_records.IMPORTED_FILE`), so a row never names a file that is not there,
+    and a file left by a crash between the rename and the commit is named by no row."""
+
+    def __init__(self, root: Path) -> None:
+        self.token = f"{utc_now()[:10]}-{secrets.token_hex(6)}"
+        self.base = root / "imports"
+        self.staging = self.base / f".staging-{self.token}"
+        self.final = self.base / self.token
+        self.used = False
+
+    def keep(self, rid: str, stage: str, text: str) -> str:
+        """Write ``text`` to its file; the column value that names it."""
+        folder = self.staging / rid
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / f"{stage}.json", "w", encoding="utf-8") as out:
+            out.write(text)
+        self.used = True
+        return dump_json({IMPORTED_FILE: f"imports/{self.token}/{rid}/{stage}.json"}, "ref")
+
+    def publish(self) -> None:
+        """Flush the files to disk and move them to the folder the rows name."""
+        if self.used:
+            os.sync()
+            os.rename(self.staging, self.final)
+
+    def discard(self) -> None:
+        for folder in (self.staging, self.final):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _stage_rows(rid: str, source: str, stages: Mapping[str, Any], now: str,
+                files: ResultFiles | None = None) -> list[tuple[Any, ...]]:
     rows = []
     for stage, value in stages.items():
         if isinstance(value, tuple):  # (status, the published file's JSON text)
@@ -51,6 +95,8 @@ def _stage_rows(rid: str, source: str, stages: Mapping[str, Any], now: str
         else:  # a decoded result
             status = value.get("status") if isinstance(value, Mapping) else None
             text = dump_json(value, f"{source} {stage}")
+        if files is not None and len(text) >= FILE_THRESHOLD:
+            text = files.keep(rid, stage, text)
         rows.append((rid, stage, str(status or "ok"), text, now))
     return rows
 
@@ -75,22 +121,39 @@ class ImportsMixin(StoreBase):
         is still read, for its problems, but not written)."""
         now = utc_now()
         seen = problems if problems is not None else ()
+        files = ResultFiles(self.path.parent)
 
         async def job(conn: aiosqlite.Connection) -> list[str]:
             ids: list[str] = []
             it = iter(trials)
-            while chunk := await asyncio.to_thread(_take, it, max(1, batch)):
-                if not seen:
-                    ids += await self._import_batch(conn, chunk, now, set(ids))
+            size = max(1, batch)
+            ahead = asyncio.ensure_future(asyncio.to_thread(_take, it, size))
+            try:
+                while chunk := await ahead:
+                    # Read the next batch while this one is written: SQLite releases the
+                    # GIL while it writes, so parsing and writing overlap (two batches in
+                    # memory at most).
+                    ahead = asyncio.ensure_future(asyncio.to_thread(_take, it, size))
+                    if not seen:
+                        ids += await self._import_batch(conn, chunk, now, set(ids), files)
+            finally:
+                if not ahead.done():
+                    with contextlib.suppress(BaseException):
+                        await ahead
             if seen:
                 raise ImportProblems(seen)
+            await asyncio.to_thread(files.publish)  # the last step before the commit
             return ids
 
-        return await self._write(job)
+        try:
+            return await self._write(job)
+        except BaseException:
+            await asyncio.to_thread(files.discard)
+            raise
 
     async def _import_batch(self, conn: aiosqlite.Connection,
                             chunk: Sequence[Mapping[str, Any]], now: str,
-                            taken: set[str]) -> list[str]:
+                            taken: set[str], files: ResultFiles | None = None) -> list[str]:
         sources = [str(t["source_dir"]) for t in chunk]
         marks = ", ".join("?" for _ in sources)
         known = await query(conn, "SELECT source_dir, run_id FROM imported_runs WHERE"
@@ -124,7 +187,7 @@ class ImportsMixin(StoreBase):
                          dump_json({"imported": {"source_dir": source}}, "extra")))
             moves += [(rid, prev, status, now)
                       for prev, status in zip((None, *_PATH), _PATH, strict=False)]
-            stages += _stage_rows(rid, source, dict(t["stage_results"]), now)
+            stages += _stage_rows(rid, source, dict(t["stage_results"]), now, files)
             modules += [(rid, m["id"], position, m["weight"], m["status"], m["rate"],
                          m["passed"], max(0, m["scored"] - m["passed"]), m["scored"])
                         for position, m in enumerate(t["modules"])]

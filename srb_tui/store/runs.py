@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
@@ -373,14 +374,19 @@ class RunsMixin(StoreBase):
         return await self._write(job)
 
     async def delete_run(self, run_id: str) -> bool:
-        """Delete a run and everything recorded for it; False if there was no such run."""
+        """Delete a run and everything recorded for it (an imported run's result files
+        too, once the rows are gone); False if there was no such run."""
 
         async def job(conn: aiosqlite.Connection) -> bool:
             cursor = await conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))
             self._writer.forget_run(run_id)
             return cursor.rowcount > 0
 
-        return await self._write(job)
+        gone = await self._write(job)
+        if gone:
+            for folder in (self.path.parent / "imports").glob(f"[!.]*/{run_id}"):
+                shutil.rmtree(folder, ignore_errors=True)
+        return gone
 
     async def get_run(self, run_id: str) -> RunRecord | None:
         """The run, or None if there is no such id."""

@@ -168,7 +168,7 @@ class Store(RunsMixin, GradingMixin, InfraMixin, LogsMixin, LedgerMixin, AgentLo
                     )
                 ),
                 stage_results=tuple(
-                    rec.stage_from_row(r)
+                    rec.stage_from_row(r, self.path.parent)
                     for r in await rows(
                         f"SELECT * FROM stage_results WHERE run_id = ? ORDER BY {STAGE_ORDER_SQL}"
                     )

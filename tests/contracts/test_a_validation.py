@@ -148,3 +148,35 @@ def test_fuzz_entry_outside_the_tree(task_dir: Path) -> None:
     probe = task_dir / "tests" / "verification" / "probe.toml"
     probe.write_text(probe.read_text().replace("../escape", "/workspace/repo/bin/tool"))
     assert [p for p in found(task_dir) if p[1] == "tests/verification/probe.toml"] == []
+
+
+@pytest.mark.parametrize(("build", "script", "expected"), [
+    ('"fuzz-build.sh"', True, []),
+    ('"fuzz-build.sh"', False, [("absent", "tests/verification/fuzz-build.sh",
+                                 "metadata.fuzz_build"),
+                                ("error", "tests/verification/probe.toml", "metadata.fuzz_entry")]),
+    ('["sh", "build.sh", "stage"]', True, [("error", "tests/verification/probe.toml",
+                                            "metadata.fuzz_build"),
+                                           ("error", "tests/verification/probe.toml",
+                                            "metadata.fuzz_entry")]),
+    (None, True, [("error", "tests/verification/probe.toml", "metadata.fuzz_entry")]),
+], ids=["script", "script-missing", "command-list", "no-build"])
+def test_fuzz_entry_a_fuzz_build_makes(
+    task_dir: Path, build: str | None, script: bool, expected: list[tuple[str, str, str]]
+) -> None:
+    """A fuzz_entry that only a build creates is accepted when fuzz_build names a script
+    under the probe's folder (issue 23 item 4); the list form and a missing script are not."""
+    _verification(task_dir, prompt="prompt.txt", entry="stage/bin/tool",
+                  pairs=[("scripted", "scripted")] * 6, archive={"build.sh": b"#!/bin/sh\n"})
+    folder = task_dir / "tests" / "verification"
+    (folder / "prompt.txt").write_text("find it\n")
+    if script:
+        (folder / "fuzz-build.sh").write_text("sh build.sh stage\n")
+    if build is not None:
+        probe = folder / "probe.toml"
+        text = probe.read_text()
+        probe.write_text(text.replace('fuzz_entry = "stage/bin/tool"\n',
+                                      f'fuzz_entry = "stage/bin/tool"\nfuzz_build = {build}\n'))
+    got = [(kind, file, key) for kind, file, key, _message in found(task_dir)
+           if file.startswith("tests/verification")]
+    assert got == expected

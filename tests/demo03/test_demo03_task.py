@@ -7,7 +7,11 @@
 * the honest CMake port (``reference``) passes Stage I and Stage II complete, and the run
   records the boundary the build module gave up under ``runs.extra.grading``;
 * ``untouched`` (State A handed back) is stopped at Stage I by the scripted reviewer;
-* a module that writes where the sandbox forbids it fails with a record saying so.
+* a module that writes where the sandbox forbids it fails with a record saying so;
+* Stage III builds each tree first (the probe's ``fuzz_build``): a fuzz adversary breaks
+  ``subtle`` (names cut at 16 bytes) with a candidate that builds its tree the same way,
+  ``reference`` survives all six, and a build that fails on State A makes the rounds
+  errors (the run invalid), never a break.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from ..ladder.test_commands import parse, run_handler
 DEMO03 = BUILTIN_TASKS / "demo03-greet-make-to-cmake"
 BOUNDARY = "boundary given up in Stage II: module(s) build ran submission code as uid 0"
 STAGES = ("audit", "behavioural")
+IMAGES = (*STAGES, "verification")
 
 
 def test_validate_says_in_one_line_which_modules_leave_the_sandbox() -> None:
@@ -68,7 +73,7 @@ async def ladder03(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[La
     state_a = prepare_state_a(DEMO03, task.state_a, root / "cache").tree
     engine = DockerEngine(RunnerPool(2))
     images = StageImages(engine, task, BASE_IMAGE, lambda event: None)
-    for stage in STAGES:
+    for stage in IMAGES:
         await images.get(stage)
     store = await Store.open(root / "srb.sqlite3")
     try:
@@ -151,3 +156,85 @@ async def test_subtle_passes_the_fixed_suite(ladder03: Ladder) -> None:
     and Stage II pass it (a fuzzer with a long name is what should find it)."""
     env = (await graded(ladder03, "subtle")).envelope
     assert env.audit_gate == "pass" and env.behavioural["complete"] is True, env
+
+
+@pytest.mark.docker
+@pytest.mark.asyncio(loop_scope="module")
+async def test_subtle_is_broken_by_a_fuzzer_of_the_built_greet(ladder03: Ladder) -> None:
+    got = await ladder03.grade(DEMO03 / "submissions" / "subtle")
+    env = got.envelope
+    assert env.valid and env.blocked_by == "verification", env.to_json()
+    rounds = await ladder03.store.adversary_rounds(got.run_id)
+    assert len(rounds) == 6 and all(r.driver == "fuzz" for r in rounds)
+    assert any(r.status == "broken" for r in rounds), [(r.status, r.notes) for r in rounds]
+    upheld = [c for c in await ladder03.store.counterexamples(got.run_id)
+              if c.verdict == "upheld"]
+    assert upheld
+    for cx in upheld:
+        assert 'sh /tests/verification/fuzz-build.sh "$SRB_TARGET"' in cx.code, cx.code
+        assert '"$SRB_TARGET/stage/bin/greet"' in cx.code
+        assert cx.exit_a == 0 and cx.exit_b not in (None, 0)
+        # issue 21's boundary: the tree's build and its product run as the slot, started
+        # by the exec broker; the task's fuzz-build.sh stays the candidate's
+        started = [argv0 for run in cx.extra["runs"]
+                   for argv0 in (run.get("boundary") or {}).get("program_argv0", [])]
+        assert "sh" in started or any(a.endswith("/sh") for a in started), started
+        assert any(a.endswith("stage/bin/greet") for a in started), started
+
+
+@pytest.mark.docker
+@pytest.mark.asyncio(loop_scope="module")
+async def test_reference_survives_every_fuzzer_of_the_built_greet(ladder03: Ladder) -> None:
+    got = await ladder03.grade(DEMO03 / "submissions" / "reference")
+    env = got.envelope
+    rounds = await ladder03.store.adversary_rounds(got.run_id)
+    assert [r.status for r in rounds] == ["survived"] * 6, [(r.status, r.notes) for r in rounds]
+    assert env.valid and env.score == 100.0 and env.blocked_by is None, env.to_json()
+    notes = [note for r in rounds for note in r.notes if note.startswith("fuzz_build")]
+    # once per tree content: six rounds, two trees, two builds; the rest from the cache
+    assert sorted(notes).count("fuzz_build original: built") == 1, notes
+    assert sorted(notes).count("fuzz_build submission: built") == 1, notes
+    assert len([n for n in notes if n.endswith(": cached")]) == 10, notes
+
+
+@pytest.mark.docker
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_build_that_fails_on_state_a_makes_the_round_invalid(
+    ladder03: Ladder, tmp_path: Path
+) -> None:
+    task_dir = tmp_path / DEMO03.name
+    shutil.copytree(DEMO03, task_dir, ignore=shutil.ignore_patterns("submissions"))
+    script = task_dir / "tests" / "verification" / "fuzz-build.sh"
+    script.write_text("#!/bin/sh\necho 'no toolchain here' >&2\nexit 3\n")
+    load = load_task(task_dir)
+    assert load.task is not None and load.ok, load.problems
+    got = await ladder03.grade(DEMO03 / "submissions" / "reference", task=load.task)
+    rounds = await ladder03.store.adversary_rounds(got.run_id)
+    assert rounds and all(r.status == "error" for r in rounds), [r.status for r in rounds]
+    said = [" ".join(r.notes) + str(r.extra) for r in rounds]
+    assert all("fuzz_build fails on State A" in text for text in said), said[0]
+    assert not got.envelope.valid, got.envelope.to_json()
+
+
+@pytest.mark.docker
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_build_that_fails_on_the_submission_is_its_own_break(
+    ladder03: Ladder, tmp_path: Path
+) -> None:
+    """A build script that refuses any tree without a Makefile: State A builds, the CMake
+    port does not, so the fuzzers break it (the submission's own failure, not a fault)."""
+    task_dir = tmp_path / DEMO03.name
+    shutil.copytree(DEMO03, task_dir, ignore=shutil.ignore_patterns("submissions"))
+    script = task_dir / "tests" / "verification" / "fuzz-build.sh"
+    script.write_text('#!/bin/sh\nset -eu\n[ -f Makefile ] || { echo "no Makefile" >&2; '
+                      'exit 4; }\nsh build.sh stage\n')
+    load = load_task(task_dir)
+    assert load.task is not None and load.ok, load.problems
+    got = await ladder03.grade(DEMO03 / "submissions" / "reference", task=load.task)
+    rounds = await ladder03.store.adversary_rounds(got.run_id)
+    assert all(r.status == "broken" for r in rounds), [(r.status, r.notes) for r in rounds]
+    assert got.envelope.valid, got.envelope.to_json()
+    upheld = [c for c in await ladder03.store.counterexamples(got.run_id)
+              if c.verdict == "upheld"]
+    assert upheld and all("fuzz_build exits 4" in (c.extra["runs"][-1]["stderr_tail"] or "")
+                          or c.exit_b == 1 for c in upheld)

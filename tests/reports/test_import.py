@@ -331,3 +331,59 @@ def test_a_problem_after_stored_batches_rolls_the_whole_import_back(tmp_path: Pa
     message, count = asyncio.run(body())
     assert len(yielded) == 2  # two trials were read (and stored) before the bad one
     assert "key 'valid': expected a boolean" in message and count == 0
+
+
+def _long_audit(job: Path) -> dict[str, Any]:
+    """Give every trial an audit.json with a 40 KB transcript (kept as a file on import)."""
+    doc = {"schema": "swerefactor.stage-result/1", "stage": "audit", "status": "ok",
+           "transcript": "the reviewer reads the tree " * 1500}
+    for audit in job.glob("*/verifier/audit.json"):
+        audit.write_text(json.dumps(doc))
+    return doc
+
+
+def test_a_long_stage_result_is_kept_beside_the_store_and_reads_back(tmp_path: Path) -> None:
+    """Issue 23 item 6: the long text goes to a file written once (not through the WAL),
+    the row names it, and every reader gets the published JSON back unchanged."""
+    from srb_tui.reports.importer import iter_job
+    from srb_tui.store.grading_records import IMPORTED_FILE
+
+    job = _job(tmp_path)
+    doc = _long_audit(job)
+
+    async def body() -> tuple[list[Any], list[Any], list[str]]:
+        async with await Store.open(tmp_path / "srb.sqlite3") as store:
+            ids = await store.import_runs({**vars(t), "job": "j"} for t in iter_job(job, []))
+            results = [r.result for r in await store.stage_results(ids[0]) if r.stage == "audit"]
+            detail = await store.run_detail(ids[0])
+            shown = [r.result for r in detail.stage_results if r.stage == "audit"]
+            raw = [row[0] for row in await store._rows(
+                "SELECT result FROM stage_results WHERE stage = 'audit'")]
+            return results, shown, raw
+
+    results, shown, raw = asyncio.run(body())
+    assert results == [doc] and shown == [doc]
+    names = [json.loads(text)[IMPORTED_FILE] for text in raw]
+    assert len(names) == 3 and all((tmp_path / name).is_file() for name in names)
+    assert not list((tmp_path / "imports").glob(".staging-*"))
+
+
+def test_a_rolled_back_import_leaves_no_result_files(tmp_path: Path) -> None:
+    from srb_tui.reports.importer import iter_job
+    from srb_tui.store.imports import ImportProblems
+
+    job = _job(tmp_path)
+    _long_audit(job)
+    broken = job / "t-broken" / "verifier" / "score.json"  # sorted last
+    broken.write_text(broken.read_text().replace('"valid": true', '"valid": "yes"'))
+    problems: list[str] = []
+
+    async def body() -> int:
+        async with await Store.open(tmp_path / "srb.sqlite3") as store:
+            with pytest.raises(ImportProblems):
+                await store.import_runs(({**vars(t), "job": "j"} for t in iter_job(job, problems)),
+                                        problems=problems, batch=1)
+            return await store.count_runs()
+
+    assert asyncio.run(body()) == 0
+    assert not [p for p in (tmp_path / "imports").rglob("*") if p.is_file()]

@@ -283,7 +283,7 @@ async def test_figure6_takes_native_efforts_from_the_probe(tmp_path: Path) -> No
 def test_task_facts_reads_each_adversarys_effort_from_probe_toml(tmp_path: Path) -> None:
     import shutil
 
-    from srb_tui.reports.build import task_facts
+    from srb_tui.reports.task_facts import task_facts
     from tests.conftest import DEMO_TASK
 
     task = tmp_path / DEMO_TASK.name

@@ -20,8 +20,8 @@ from textual.screen import Screen
 from textual.widgets import Header, Input, Static
 
 from srb_tui.reports import build_report, load_runs, render
-from srb_tui.reports.build import adversary_efforts
 from srb_tui.reports.model import Report
+from srb_tui.reports.task_facts import adversary_efforts
 from srb_tui.service.views.runs_table import parse_filter
 from srb_tui.ui.console_service import ConsoleService
 from srb_tui.ui.palette import tone

@@ -5,7 +5,9 @@ A probe with ``[metadata] fuzz_domain = "http"`` runs ``grader fuzz-http`` inste
 the port), ``fuzz_seeds`` (the seed-request file), optional ``fuzz_headers`` (the response
 headers compared), ``fuzz_url_env`` (the variable a candidate reads the service URL from)
 and ``server_start_sec``. For the command-line domain, ``fuzz_tokens`` gives the words argv
-mutations insert.
+mutations insert. Either domain may build each tree first: ``fuzz_build`` names a script
+under tests/verification (run as ``sh SCRIPT TREE`` in the tree, :mod:`srb_tui.grader.fuzz_build`)
+and ``fuzz_build_timeout_sec`` its time limit.
 """
 
 from __future__ import annotations
@@ -19,6 +21,27 @@ def _words(value: Any) -> list[str] | None:
     if isinstance(value, list | tuple) and value and all(isinstance(v, str) for v in value):
         return [str(v) for v in value]
     return None
+
+
+DEFAULT_BUILD_TIMEOUT_SEC = 300.0
+BUILD_FORM = 'probe.toml [metadata] fuzz_build must name a script under tests/verification ' \
+    '(fuzz_build = "fuzz-build.sh", run as `sh SCRIPT TREE` in the tree)'
+
+
+def build_problem(meta: Mapping[str, Any]) -> str | None:
+    """Why ``fuzz_build`` cannot be used as it is written (None: absent or a script name)."""
+    build = meta.get("fuzz_build")
+    if build is None or (isinstance(build, str) and build.strip()):
+        return None
+    return BUILD_FORM
+
+
+def build_timeout(meta: Mapping[str, Any]) -> float:
+    """``fuzz_build_timeout_sec`` when it is a positive number, else the default."""
+    value = meta.get("fuzz_build_timeout_sec")
+    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+        return float(value)
+    return DEFAULT_BUILD_TIMEOUT_SEC
 
 
 def is_http(meta: Mapping[str, Any]) -> bool:

@@ -102,6 +102,9 @@ async def _fuzz_round(
             started,
             0.0,
         )
+    build_problem = fuzz_domains.build_problem(meta)
+    if build_problem is not None:
+        return RoundResult(adversary, "error", build_problem, started, 0.0)
     seed = adversary.metadata.get("seed", index + 1)
     rate = adversary.metadata.get("argv_mutation_rate", 0.1)
     work = f"{SCRATCH}/fuzz/{adversary.id}"
@@ -132,7 +135,11 @@ async def _fuzz_round(
     argv_file = meta.get("fuzz_argv")
     if isinstance(argv_file, str) and domain is None:
         args += ["--argv-file", inside(argv_file)]
+    build, build_sec = meta.get("fuzz_build"), fuzz_domains.build_timeout(meta)
+    if isinstance(build, str):
+        args += ["--build", inside(build), "--build-timeout", f"{build_sec:g}"]
     ceiling = budget * 1.25 + setup.candidates.exec_budget_sec() + 60
+    ceiling += 2 * build_sec if isinstance(build, str) else 0
     res = await box.grader(args, timeout_sec=ceiling)
     duration = round(time.monotonic() - clock, 3)
     if res.exit_code != 0 or res.timed_out:
