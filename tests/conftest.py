@@ -75,7 +75,24 @@ def _managed_containers() -> set[str] | None:
         ).stdout.split()
     except (OSError, subprocess.SubprocessError):
         return None
-    return set(cons) | set(vols)
+    nodes = _test_nodes()
+    return set(cons) | set(vols) | nodes
+
+
+def _test_nodes() -> set[str]:
+    """Containers and networks of tests/nodes' Docker-in-Docker nodes (label srb.test-node)."""
+    import subprocess
+
+    flt = "label=srb.test-node=1"
+    try:
+        cons = subprocess.run(["docker", "ps", "-a", "--filter", flt, "--format", "{{.Names}}"],
+                              capture_output=True, text=True, timeout=30, check=True).stdout
+        nets = subprocess.run(["docker", "network", "ls", "--filter", flt, "--format",
+                               "network:{{.Name}}"],
+                              capture_output=True, text=True, timeout=30, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return set()
+    return set(cons.split()) | set(nets.split())
 
 
 _BEFORE: set[str] | None = None

@@ -46,7 +46,9 @@ ARG BASE_IMAGE=srb/base:bookworm
 FROM ${BASE_IMAGE}
 RUN apt-get update \\
  && apt-get install -y --no-install-recommends socat \\
- && rm -rf /var/lib/apt/lists/*
+ && rm -rf /var/lib/apt/lists/* \\
+ && mkdir -p /srb/gateway /srb/channel \\
+ && chown 65534:65534 /srb/gateway /srb/channel && chmod 0700 /srb/gateway /srb/channel
 USER 65534:65534
 """
 

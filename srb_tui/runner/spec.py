@@ -98,6 +98,8 @@ class ContainerSpec:
     binds: tuple[Bind, ...] = ()
     tmpfs: Mapping[str, str] = field(default_factory=dict)
     cap_add: tuple[str, ...] = ()
+    volumes: tuple[str, ...] = ()  # anonymous volumes (removed with the container)
+    volumes_from: tuple[str, ...] = ()  # "<container id>:ro|rw"
 
     def __post_init__(self) -> None:
         problems: list[str] = []
@@ -163,7 +165,9 @@ class ContainerSpec:
                              for b in self.binds]
         if self.tmpfs:
             host["Tmpfs"] = dict(self.tmpfs)
-        return {
+        if self.volumes_from:
+            host["VolumesFrom"] = list(self.volumes_from)
+        config: dict[str, object] = {
             "Image": self.image,
             "Cmd": list(self.command) if self.command is not None else None,
             "User": self.user,
@@ -175,3 +179,6 @@ class ContainerSpec:
             "AttachStdin": False, "AttachStdout": False, "AttachStderr": False,
             "HostConfig": host,
         }
+        if self.volumes:
+            config["Volumes"] = {target: {} for target in self.volumes}
+        return config

@@ -3,16 +3,23 @@
 The agent container joins the relay's network namespace (no network of its own) and
 reaches the gateway at ``http://127.0.0.1:8642``; each round gets a fresh token for
 (run, "agent", round), so the ledger attributes every request to its round.
+
+On a local engine the relay reaches the gateway's Unix socket through a bind mount. On a
+remote engine (:func:`srb_tui.runner.relay_uplink.relay_route`) the run gets a node channel
+here (:class:`srb_tui.gateway.channel.NodeChannel`, TLS with per-run keys, on the address
+the node reaches this host by) and an uplink sidecar on the node that dials it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 from pathlib import Path
 from typing import Any
 
 from srb_tui.agents.adapters import Endpoint
 from srb_tui.gateway import Gateway
+from srb_tui.gateway.channel import GATEWAY_NAME, NodeChannel, Refusal
 from srb_tui.runner import LABEL_STORE, DockerEngine, RunnerError, list_managed, remove
 from srb_tui.runner.relay import (
     RELAY_PORT,
@@ -20,19 +27,30 @@ from srb_tui.runner.relay import (
     ensure_relay_image,
     start_relay,
 )
+from srb_tui.runner.relay_uplink import (
+    UPLINK_ROLE,
+    Uplink,
+    relay_route,
+    start_remote_relay,
+)
 from srb_tui.service.model_access import AgentAccess
 from srb_tui.store import Store
 
 RELAY_ROLE = "relay"
+LOG = logging.getLogger("srb.gateway.channel")
 
 
 class GatewayAccess:
     """The agent phase's way to the model, through ``gateway``."""
 
     def __init__(self, gateway: Gateway, store: Store, engine: DockerEngine, *,
-                 socket_dir: Path, base_image: str, labels: dict[str, str]) -> None:
+                 socket_dir: Path, base_image: str, labels: dict[str, str],
+                 host_address: str | None = None) -> None:
         self.gateway, self.store, self.engine = gateway, store, engine
         self.socket_dir, self.base_image, self.labels = socket_dir, base_image, labels
+        #: srb's host as the engine's node reaches it (None: found from the route).
+        self.host_address = host_address
+        self.channels: dict[str, NodeChannel] = {}
 
     def _set_budget(self, run_id: str, max_cost_usd: float | None,
                     max_tokens: int | None) -> None:
@@ -43,10 +61,36 @@ class GatewayAccess:
                        max_cost_usd: float | None, max_tokens: int | None) -> AgentAccess:
         self._set_budget(run_id, max_cost_usd, max_tokens)
         await ensure_relay_image(self.engine, self.base_image)
-        relay = await start_relay(self.engine, run_id, self.socket_dir,
-                                  labels={**self.labels, **labels})
+        route = relay_route(self.engine.base_url, self.host_address)
+        all_labels = {**self.labels, **labels}
+        if route.local:
+            relay = await start_relay(self.engine, run_id, self.socket_dir, labels=all_labels)
+        else:
+            relay = await self._open_remote(run_id, str(route.host_address), all_labels)
         base = f"http://127.0.0.1:{RELAY_PORT}"
         return AgentAccess(Endpoint(base, f"{base}/v1", ""), agent_network_mode(relay))
+
+    async def _open_remote(self, run_id: str, host: str, labels: dict[str, str]) -> Any:
+        """The run's node channel here and its uplink and relay on the node."""
+        old = self.channels.pop(run_id, None)
+        if old is not None:
+            await old.close()
+        channel = await NodeChannel.open(run_id, host, self.gateway.socket_path,
+                                         on_refused=lambda r: self._note_refusal(run_id, r))
+        self.channels[run_id] = channel
+        uplink = Uplink(host, channel.port, channel.credentials.relay_pem,
+                        channel.credentials.gateway_cert, GATEWAY_NAME)
+        try:
+            relay, _ = await start_remote_relay(self.engine, run_id, uplink, labels=labels)
+        except BaseException:
+            self.channels.pop(run_id, None)
+            await channel.close()
+            raise
+        return relay
+
+    def _note_refusal(self, run_id: str, refusal: Refusal) -> None:
+        LOG.warning("run %s: a connection from %s to its node channel was refused (%s)",
+                    run_id, refusal.peer, refusal.reason)
 
     async def resume_run(self, run_id: str, *, max_cost_usd: float | None,
                          max_tokens: int | None) -> None:
@@ -67,7 +111,13 @@ class GatewayAccess:
         with contextlib.suppress(Exception):
             await self.gateway.settle(run_id)
         await self.gateway.revoke_run(run_id)
-        for c in await list_managed(self.engine, run_id, store_tag=self.labels.get(LABEL_STORE)):
-            if c.handle.role == RELAY_ROLE:
-                with contextlib.suppress(RunnerError):
-                    await remove(self.engine, c.handle)
+        managed = await list_managed(self.engine, run_id, store_tag=self.labels.get(LABEL_STORE))
+        # The relay before its uplink: the relay uses the uplink's volume.
+        for role in (RELAY_ROLE, UPLINK_ROLE):
+            for c in managed:
+                if c.handle.role == role:
+                    with contextlib.suppress(RunnerError):
+                        await remove(self.engine, c.handle)
+        channel = self.channels.pop(run_id, None)
+        if channel is not None:
+            await channel.close()

@@ -1,0 +1,1 @@
+"""Tests (and a fixture for benches) over Docker-in-Docker nodes made on the test engine."""
