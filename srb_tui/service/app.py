@@ -307,6 +307,7 @@ async def open_service(
 __all__ = [
     "CONCURRENT_RUNS",
     "DOCKER_FIX",
+    "BackendConfigError",
     "EngineUnavailable",
     "GatewayConfigError",
     "IdentityFailed",

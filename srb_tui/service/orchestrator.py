@@ -264,7 +264,7 @@ class RunService:
 
     async def service_of(self, run: RunRecord) -> RunService:
         """The service whose engine holds ``run``'s containers (this one unless pooled)."""
-        from srb_tui.service.run_placement import run_node
+        from srb_tui.service.run_node import run_node
 
         if not self.pooled:
             return self

@@ -19,21 +19,15 @@ from typing import TYPE_CHECKING
 
 from srb_tui.runner import EngineUnavailable, RunnerError
 from srb_tui.runner.backends import Need, Node
+from srb_tui.service.run_node import NODE_KEY, run_node
 from srb_tui.store import FINAL_STATUSES, RunRecord
 
 if TYPE_CHECKING:
     from srb_tui.schema import Task
     from srb_tui.service.orchestrator import RunService
 
-NODE_KEY = "node"
 DEFAULT_CPUS = 1.0
 DEFAULT_MEMORY_MB = 1024
-
-
-def run_node(run: RunRecord) -> str | None:
-    """The node a run was placed on (None: never placed, or the local backend)."""
-    value = run.extra.get(NODE_KEY)
-    return value if isinstance(value, str) and value else None
 
 
 def task_need(task: Task | None) -> Need:
