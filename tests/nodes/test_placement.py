@@ -45,6 +45,6 @@ def test_a_task_larger_than_every_node_runs_alone_and_no_node_up_is_named() -> N
         pool = Backend("engines", [_node("a", 2), _node("b", 1)])
         assert (await pool.place("big", Need(8, 1024))).name == "a"
         down = Backend("engines", [_node("a", 2, up=False)])
-        with pytest.raises(EngineUnavailable, match="a .*refused"):
+        with pytest.raises(EngineUnavailable, match=r"a .*refused"):
             await down.place("r", Need(1, 1))
     asyncio.run(body())
