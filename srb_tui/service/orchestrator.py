@@ -262,6 +262,15 @@ class RunService:
                 self._on_node[node.name] = svc
         return svc
 
+    async def pool_capacity(self) -> tuple[float, int] | None:
+        """CPUs and memory (MB) of the pool's engines that answer (None: not pooled; a
+        campaign then schedules against this machine)."""
+        if not self.pooled:
+            return None
+        assert self.backend is not None
+        await self.backend.probe_all()
+        return self.backend.capacity()
+
     async def service_of(self, run: RunRecord) -> RunService:
         """The service whose engine holds ``run``'s containers (this one unless pooled)."""
         from srb_tui.service.run_node import run_node
