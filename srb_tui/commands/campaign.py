@@ -22,7 +22,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from srb_tui.campaigns.calls import ServiceCalls, config_problem
-from srb_tui.campaigns.plan import Plan, plan_campaign
+from srb_tui.campaigns.plan import Machine, Plan, plan_campaign
 from srb_tui.campaigns.scheduler import Progress as CampaignProgress
 from srb_tui.campaigns.scheduler import Scheduler
 from srb_tui.campaigns.spec import FORMAT, CampaignSpec, parse_campaign, read_campaign
@@ -128,8 +128,10 @@ async def _run(args: argparse.Namespace, settings: Settings, out: Output) -> int
                        console=out.err, disable=out.json_mode)
         with bar:
             bar_task = bar.add_task("starting", total=len(plan.cells))
+            pool = await service.pool_capacity()  # a pool: its engines' CPUs and memory
             scheduler = Scheduler(
                 calls, campaign, plan.tasks, adversary_budget_sec=spec.adversary_budget_sec,
+                machine=Machine(*pool) if pool else None,
                 budget_sec=spec.budget_sec, configs=plan.configs,
                 on_progress=lambda p: _show(out, p, bar, bar_task),
             )

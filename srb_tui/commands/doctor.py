@@ -72,10 +72,46 @@ def _engine_and_image(settings: Settings) -> list[Check]:
 
 
 async def _engine_checks(settings: Settings) -> list[Check]:
-    from srb_tui.service.app import open_service
+    from srb_tui.service.app import BackendConfigError, open_service
 
     async with open_service(settings) as core:
-        return await _probe_engine(core.engine, settings)
+        try:
+            config = core.backend_config()
+        except BackendConfigError as exc:
+            return [Check("execution backend", False, str(exc), "fix state/config.toml")]
+        if config.local:
+            return await _probe_engine(core.engine, settings)
+        return await _probe_pool(core, settings)
+
+
+async def _probe_pool(core: Any, settings: Settings) -> list[Check]:
+    """One line per engine of the pool: version, capacity, srb's running containers, or
+    what is wrong with it; and whether srb's base image is there (else it is copied to the
+    node from srb's own engine, or pulled from the registry, when a run first goes there)."""
+    from srb_tui.runner.query import image_exists
+
+    try:
+        backend = await core.backend()
+    except Exception as exc:  # a bad config, a swarm manager that does not answer
+        return [Check("execution backend", False, str(exc),
+                      "check [backend] in state/config.toml and that the manager answers")]
+    checks = [Check("execution backend", True,
+                    f"{backend.kind}: {len(backend.nodes)} engine(s)"
+                    + (f", registry {backend.registry}" if backend.registry else ""))]
+    for health in await backend.probe_all():
+        node = backend.nodes[health.name]
+        if not health.up:
+            checks.append(Check(f"engine {health.name}", False, f"{health.url}: {health.error}",
+                                "start dockerd there, check the url, the network path and "
+                                "(tcp with TLS) the certificate files"))
+            continue
+        base = await image_exists(node.engine, settings.base_image)
+        checks.append(Check(
+            f"engine {health.name}", True,
+            f"{health.url}: server {health.version}, {node.cpus:g} CPUs, "
+            f"{node.memory_mb} MB, {health.containers} srb container(s) running, base image "
+            f"{'present' if base else 'missing (copied on first run)'}"))
+    return checks
 
 
 async def _probe_engine(engine: Any, settings: Settings) -> list[Check]:

@@ -57,6 +57,8 @@ class DockerEngine:
         *,
         base_url: str | None = None,
         timeout_sec: int = DEFAULT_TIMEOUT_SEC,
+        tls: tuple[str, str, str] | None = None,
+        name: str = "local",
     ) -> None:
         self.pool = pool or RunnerPool(1)
         self.base_url = base_url or os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
@@ -64,8 +66,12 @@ class DockerEngine:
         self._timeout_sec = timeout_sec
         self._client: Any = None
         self._lock = asyncio.Lock()
+        #: (ca, cert, key) files of a ``tcp://`` engine with TLS.
+        self.tls = tls
+        #: The engine's name in srb's pool (``local`` for the single engine of today).
+        self.name = name
         #: The standard-library path to the engine (None: TLS or ssh, docker-py only).
-        self.wire = Wire.for_url(self.base_url, timeout_sec)
+        self.wire = None if tls else Wire.for_url(self.base_url, timeout_sec)
 
     async def call(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Run a blocking function on srb's pool."""
@@ -76,11 +82,18 @@ class DockerEngine:
         docker = sdk.docker()
         try:
             if self._explicit_url is not None:
+                tls: Any = False
+                if self.tls is not None:
+                    ca, cert, key = self.tls
+                    tls = docker.tls.TLSConfig(client_cert=(cert, key), ca_cert=ca,
+                                               verify=True)
                 return docker.DockerClient(
                     base_url=self._explicit_url,
                     version="auto",
                     timeout=self._timeout_sec,
                     max_pool_size=pool_size,
+                    tls=tls,
+                    use_ssh_client=self._explicit_url.startswith("ssh://"),
                 )
             return docker.from_env(timeout=self._timeout_sec, max_pool_size=pool_size)
         except (sdk.DockerException, ValueError) as err:  # ValueError: a DOCKER_HOST port

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from srb_tui.config import Settings
 from srb_tui.gateway import GatewayConfig, GatewayConfigError
 from srb_tui.runner import DockerEngine, EngineInfo, RunnerError, RunnerPool
+from srb_tui.runner.backend_config import BackendConfig, BackendConfigError, load_backend
 from srb_tui.schema import Task, archive_facts
 from srb_tui.service.catalog import Catalog, load_catalog
 from srb_tui.service.events import EventBus
@@ -34,12 +35,21 @@ from srb_tui.store import Store
 
 if TYPE_CHECKING:
     from srb_tui.gateway import Gateway
+    from srb_tui.runner.backends import Backend
     from srb_tui.service.grading.ladder_identity import IdentityResult
     from srb_tui.service.run.orchestrator import RunService
 
 #: Runs one srb process drives at once; sizes the engine's thread pool.
 CONCURRENT_RUNS = 4
 DOCKER_FIX = "Fix: run `bash scripts/ensure-docker.sh` (installs and starts a Docker engine)."
+
+
+async def make_backend_of(config: BackendConfig, engine: DockerEngine, concurrent_runs: int
+                          ) -> Backend:
+    """The backend ``config`` names (the runner's backends load only when used)."""
+    from srb_tui.runner.backends import make_backend
+
+    return await make_backend(config, engine, concurrent_runs)
 
 
 def _quiet(_event: object) -> None:
@@ -74,6 +84,7 @@ class Services:
         self._store: Store | None = None
         self._engine: DockerEngine | None = None
         self._engine_ok = False
+        self._backend: Backend | None = None
         self._runs: RunService | None = None
         self._gateway: Gateway | None = None
         self.gateway_problem: str | None = None
@@ -108,8 +119,26 @@ class Services:
             self._engine = DockerEngine(RunnerPool(self._concurrent_runs))
         return self._engine
 
+    def backend_config(self) -> BackendConfig:
+        """The execution backend of ``state/config.toml`` (BackendConfigError: a mistake)."""
+        return load_backend(self.settings.state_dir)
+
+    async def backend(self) -> Backend:
+        """Where runs go: the local engine, or the configured pool (made once; its nodes
+        are probed when a run is placed or :meth:`connect` is called)."""
+        if self._backend is None:
+            try:
+                config = self.backend_config()
+            except BackendConfigError as exc:
+                raise EngineUnreachable(str(exc)) from exc
+            self._backend = await make_backend_of(config, self.engine, self._concurrent_runs)
+        return self._backend
+
     async def connect(self) -> EngineInfo:
-        """Check the engine answers; EngineUnreachable (with the fix) when it does not."""
+        """Check the engine answers; EngineUnreachable (with the fix) when it does not.
+        With a pool: at least one of its engines must answer (each fault is named)."""
+        if not self.backend_config_is_local():
+            return await self._connect_pool()
         info = await self.engine.ping()
         if not info.ok:
             self.engine_problem = info.error or "the Docker engine does not answer"
@@ -117,6 +146,28 @@ class Services:
         self.engine_problem = None
         self._engine_ok = True
         return info
+
+    def backend_config_is_local(self) -> bool:
+        try:
+            return self.backend_config().local
+        except BackendConfigError:
+            return False  # backend() raises with the message
+
+    async def _connect_pool(self) -> EngineInfo:
+        try:
+            backend = await self.backend()
+        except RunnerError as exc:
+            self.engine_problem = str(exc)
+            raise EngineUnreachable(self.engine_problem) from exc
+        healths = await backend.probe_all()
+        up = [h for h in healths if h.up]
+        if not up:
+            self.engine_problem = "no engine of the pool answers: " + "; ".join(
+                f"{h.name} ({h.url}): {h.error}" for h in healths)
+            raise EngineUnreachable(self.engine_problem)
+        self.engine_problem = None
+        self._engine_ok = True
+        return EngineInfo(ok=True, version=up[0].version)
 
     async def runs(self) -> RunService:
         """The run service over the store and a connected engine (made once)."""
@@ -138,7 +189,9 @@ class Services:
             if self._runs is None:
                 from srb_tui.service.run.orchestrator import RunService
 
-                service = RunService(self.settings, store, self.engine, self.bus)
+                backend = await self.backend()
+                service = RunService(self.settings, store, self.engine, self.bus,
+                                     backend=backend)
                 config = self._gateway_config()  # a bad config file is refused now
                 service.gateway_starter = lambda: self._start_gateway(store, config)
                 self._runs = service
@@ -175,6 +228,9 @@ class Services:
             with contextlib.suppress(Exception):
                 await self._gateway.close()
             self._gateway = None
+        if self._backend is not None:
+            self._backend.close()
+            self._backend = None
         if self._engine is not None:
             with contextlib.suppress(Exception):
                 self._engine.close()
@@ -251,6 +307,7 @@ async def open_service(
 __all__ = [
     "CONCURRENT_RUNS",
     "DOCKER_FIX",
+    "BackendConfigError",
     "EngineUnreachable",
     "GatewayConfigError",
     "IdentityFailed",

@@ -56,6 +56,7 @@ from srb_tui.store.run_extra import BUDGET, CLIENT_VERSION, AgentBudget
 if TYPE_CHECKING:
     from srb_tui.gateway import Gateway
     from srb_tui.runner import ExtractLimits, GcReport
+    from srb_tui.runner.backends import Backend, Node
     from srb_tui.service.run.run_grading import Graded
 
 # Grading (:mod:`.run_grading`, and with it scoring and the stages) and the real clients'
@@ -81,6 +82,8 @@ class RunService:
         limits: AgentLimits | None = None,
         extract_limits: ExtractLimits | None = None,
         access: ModelAccess | None = None,
+        backend: Backend | None = None,
+        cancel: dict[str, asyncio.Event] | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
@@ -88,7 +91,12 @@ class RunService:
         self.bus = bus or EventBus()
         self.limits = limits or AgentLimits()
         self.extract_limits = extract_limits  # None: the runner's defaults
-        self._cancel: dict[str, asyncio.Event] = {}
+        # Shared with the services of a pool's nodes, so a cancel reaches the run's drive.
+        self._cancel: dict[str, asyncio.Event] = {} if cancel is None else cancel
+        #: Where runs go (None or local: this service's own engine, as always).
+        self.backend = backend
+        self._on_node: dict[str, RunService] = {}
+        self._node_lock = asyncio.Lock()
         self.moves = RunMoves(store, self.bus)
         self.ctx = RunContext(settings, store, engine, self.moves, store_label(settings.db_path))
         # The task as :meth:`launch` loaded it, for the drive that follows in this process
@@ -177,6 +185,10 @@ class RunService:
 
     # -- transitions ---------------------------------------------------------------------
 
+    async def fail_infra(self, run_id: str, message: str) -> RunRecord:
+        """End ``run_id`` in ``infra_error`` (invalid) with ``message``."""
+        return await self._fail_infra(run_id, message)
+
     async def _fail_infra(self, run_id: str, message: str) -> RunRecord:
         return await self.moves.finish(run_id, "infra_error", message, detail=message,
                                        if_live=True, harness_error=message, valid=False)
@@ -188,7 +200,13 @@ class RunService:
     ) -> RunRecord:
         """Run every remaining phase of ``run_id``; infrastructure faults end in
         ``infra_error`` with the reason, never in a score. ``adversary_budget_sec``
-        overrides the task's Stage III budgets (a quick look, not a published score)."""
+        overrides the task's Stage III budgets (a quick look, not a published score).
+        On a pool the run is driven on its node (:mod:`.run_placement`)."""
+        if self.pooled:
+            from srb_tui.service.run.run_placement import drive_placed
+
+            return await drive_placed(self, run_id, grade=grade,
+                                      adversary_budget_sec=adversary_budget_sec)
         self._cancel.setdefault(run_id, asyncio.Event())
         try:
             await self.moves.hold(run_id)
@@ -224,6 +242,49 @@ class RunService:
         finally:
             self._cancel.pop(run_id, None)
             await self.moves.let_go(run_id)
+
+    @property
+    def pooled(self) -> bool:
+        """Whether runs go to the nodes of a pool (not this service's own engine)."""
+        return self.backend is not None and not self.backend.local
+
+    async def on_node(self, node: Node) -> RunService:
+        """The run service bound to ``node``'s engine (made once; srb's base image brought
+        to the node first). It shares this service's store, bus, cancels and gateway."""
+        async with self._node_lock:
+            svc = self._on_node.get(node.name)
+            if svc is None:
+                from srb_tui.runner.image_copy import ensure_image
+
+                if node.engine is not self.engine:
+                    await ensure_image(node.engine, self.engine, self.settings.base_image,
+                                       registry=self.backend.registry if self.backend
+                                       else None)
+                svc = RunService(self.settings, self.store, node.engine, self.bus,
+                                 limits=self.limits, extract_limits=self.extract_limits,
+                                 access=self.model_access, cancel=self._cancel)
+                svc.gateway_starter = self.ensure_gateway
+                self._on_node[node.name] = svc
+        return svc
+
+    async def pool_capacity(self) -> tuple[float, int] | None:
+        """CPUs and memory (MB) of the pool's engines that answer (None: not pooled; a
+        campaign then schedules against this machine)."""
+        if not self.pooled:
+            return None
+        assert self.backend is not None
+        await self.backend.probe_all()
+        return self.backend.capacity()
+
+    async def service_of(self, run: RunRecord) -> RunService:
+        """The service whose engine holds ``run``'s containers (this one unless pooled)."""
+        from srb_tui.service.run.run_node import run_node
+
+        if not self.pooled:
+            return self
+        assert self.backend is not None
+        node = self.backend.node(run_node(run))
+        return self if node is None else await self.on_node(node)
 
     @staticmethod
     def driven_elsewhere(run: RunRecord) -> bool:

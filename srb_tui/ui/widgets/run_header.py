@@ -13,6 +13,7 @@ from typing import Any
 from rich.text import Text
 from textual.app import App
 
+from srb_tui.service.run.run_node import node_label
 from srb_tui.store import FINAL_STATUSES, RunDetail, RunRecord
 from srb_tui.ui.palette import tone
 from srb_tui.ui.widgets.run_format import (
@@ -45,6 +46,7 @@ def header_text(app: App[Any], run: RunRecord, progress: str, now: datetime) -> 
         head.append(f" · {run.model}")
     if run.effort:
         head.append(f" ({run.effort})")
+    head.append(f" · node {node_label(run)}")
     head.append("\n")
     final = run.status in FINAL_STATUSES
     head.append(run.status, style=tone(app, "ok" if run.status == "scored" else

@@ -12,6 +12,7 @@ from typing import Any
 from rich.text import Text
 from textual.app import App
 
+from srb_tui.service.run.run_node import node_label
 from srb_tui.service.views.history import RunRow
 from srb_tui.service.views.runs_table import PAGE_SIZE, RunsPage, StageMarks, duration_seconds
 from srb_tui.store import RunRecord
@@ -32,6 +33,7 @@ COLUMNS: tuple[tuple[str, str, str | None], ...] = (
     ("Started", "started", "started_at"),
     ("Duration", "duration", None),
     ("Tokens · cost", "cost", None),
+    ("Node", "node", None),
 )
 SORTABLE = [key for _, key, sort in COLUMNS if sort]
 STATUS_TONE: dict[str, Tone] = {
@@ -63,7 +65,7 @@ def run_cells(app: App[Any], run: RunRecord, marks: StageMarks, cost: str = "—
         run_cell, run.task_id, run.agent, status, row.score_text, stages,
         Text(row.valid_text, style=tone(app, valid_tone)), run.model or "—",
         run.effort or "—", run.stop_reason or "—", row.started_text,
-        row.duration_text, cost,
+        row.duration_text, cost, node_label(run),
     ]
 
 

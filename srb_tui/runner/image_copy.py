@@ -1,0 +1,62 @@
+"""Copy an image from one engine to another (``docker save | docker load`` over the API).
+
+A node of a pool needs srb's base image before it can build a task's images on top of it.
+Without a registry, the image is streamed from srb's own engine (where ``srb images
+bootstrap`` made it) to the node; with a registry the node pulls it instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from srb_tui.runner import sdk
+from srb_tui.runner.engine import DockerEngine
+from srb_tui.runner.errors import ImageBuildError
+
+CHUNK = 1 << 20
+
+
+def _present(engine: DockerEngine, ref: str) -> bool:
+    api = (engine._client or engine._make_client()).api
+    try:
+        api.inspect_image(ref)
+    except sdk.ImageNotFound:
+        return False
+    return True
+
+
+def _copy(source: DockerEngine, dest: DockerEngine, ref: str) -> None:
+    src: Any = (source._client or source._make_client()).api
+    dst: Any = (dest._client or dest._make_client()).api
+    stream = src.get_image(ref, chunk_size=CHUNK)
+    dst.load_image(stream, quiet=True)
+
+
+def _pull(dest: DockerEngine, registry: str, ref: str) -> None:
+    api: Any = (dest._client or dest._make_client()).api
+    remote = f"{registry}/{ref}"
+    api.pull(remote)
+    repo, _, tag = ref.rpartition(":")
+    api.tag(remote, repo, tag)
+
+
+async def ensure_image(dest: DockerEngine, source: DockerEngine, ref: str, *,
+                       registry: str | None = None) -> bool:
+    """Make ``ref`` present on ``dest`` (pulled from ``registry``, else copied from
+    ``source``); True when it had to be brought. ImageBuildError says why it could not."""
+    await dest.client()
+    if await dest.call(_present, dest, ref):
+        return False
+    try:
+        if registry:
+            await dest.call(_pull, dest, registry, ref)
+        else:
+            await source.client()
+            await source.call(_copy, source, dest, ref)
+    except (OSError, sdk.DockerException) as exc:
+        raise ImageBuildError(f"cannot bring {ref} to {dest.name} ({dest.base_url}): "
+                              f"{exc}") from exc
+    return True
+
+
+__all__ = ["ensure_image"]
