@@ -136,6 +136,32 @@ def test_models_drivers_probe_prompt_and_fuzz_entry(task_dir: Path) -> None:
     assert all(file == "tests/verification/probe.toml" for _k, file, _key, _m in got)
 
 
+def test_an_adversary_driver_srb_cannot_run_is_named(task_dir: Path) -> None:
+    """issue 25: claude-code (and a typo) used to validate and the run then ended invalid at
+    Stage III; validate names the driver and the ones this srb can run."""
+    pairs = [("claude-opus-5", "claude-code"), ("gpt-5.6-sol", "codex"),
+             ("claude-opus-5", "antropic"), ("gpt-5.6-sol", "openai"), ("fuzz", "fuzz"),
+             ("scripted", "scripted")]
+    _verification(task_dir, prompt="prompt.txt", entry="bin/tool", pairs=pairs,
+                  archive={"bin/tool": b"#!/bin/sh\n"})
+    keys = {(kind, key): message for kind, file, key, message in found(task_dir)
+            if file == "tests/verification/probe.toml"}
+    assert set(keys) == {("error", "adversary[0] a00"), ("error", "adversary[1] a01"),
+                         ("error", "adversary[2] a02")}, keys
+    assert keys[("error", "adversary[0] a00")] == (
+        "driver 'claude-code' is not one this srb can run as a Stage III adversary; "
+        "choose one of fuzz, anthropic, openai, scripted")
+    assert "'codex'" in keys[("error", "adversary[1] a01")]
+    assert "'antropic'" in keys[("error", "adversary[2] a02")]
+
+
+def test_the_runnable_drivers_are_the_drivers_srb_has() -> None:
+    from srb_tui.drivers.registry import DRIVERS
+    from srb_tui.schema.published import ADVERSARY_DRIVERS
+
+    assert set(ADVERSARY_DRIVERS) == {"fuzz", *DRIVERS}
+
+
 def test_fuzz_entry_outside_the_tree(task_dir: Path) -> None:
     _verification(task_dir, prompt="prompt.txt", entry="../escape",
                   pairs=[("scripted", "scripted")] * 6, archive={"bin/tool": b"x"})
