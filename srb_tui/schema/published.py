@@ -11,7 +11,7 @@ files and State A's file list). Each finding names the file and the key:
 * model and driver agree (an ``anthropic`` driver with a ``gpt-…`` model, an ``openai``
   driver with a ``claude-…`` model, a vendor driver without a model);
 * every adversary names a driver this srb can run (:data:`ADVERSARY_DRIVERS`): a probe that
-  names another (``claude-code``, ``codex``, a typo) is an error naming the ones it can,
+  names another (``gemini-cli``, ``mini-swe-agent``, a typo) is an error naming the ones it can,
   rather than a run that ends invalid at Stage III;
 * the probe's prompt is read relative to the probe's own folder;
 * ``[metadata].fuzz_entry`` names a file of State A (or, with ``fuzz_build``, a build
@@ -33,9 +33,10 @@ from srb_tui.schema.models import StageSpec, Task
 from srb_tui.schema.problems import Problem
 from srb_tui.schema.reader import is_inside
 
-ADVERSARY_DRIVERS = ("fuzz", "anthropic", "openai", "scripted")
-"""The Stage III drivers this srb runs: its model-free fuzzer and the drivers of
-``srb_tui.drivers`` (kept equal to its ``DRIVERS`` by a test; schema imports no drivers)."""
+ADVERSARY_DRIVERS = ("fuzz", "anthropic", "openai", "scripted", "claude-code", "codex")
+"""The Stage III drivers this srb runs: its model-free fuzzer, the drivers of
+``srb_tui.drivers`` and the real clients of a client lane (kept equal to ``DRIVERS`` and
+``CLIENT_DRIVERS`` by a test; schema imports neither)."""
 VENDOR_FAMILIES = {"anthropic": ("claude",), "openai": ("gpt", "o1", "o3", "o4")}
 TREE_PREFIX = "/workspace/repo/"
 

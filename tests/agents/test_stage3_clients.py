@@ -64,8 +64,10 @@ def task_copy(root: Path, lanes: list[tuple[str, str, str]], budget: int = 240) 
     shutil.copytree(BUILTIN_TASKS / TASK, dest, ignore=shutil.ignore_patterns("__pycache__"))
     (dest / "tests" / "verification" / "probe.toml").write_text(_probe(lanes, budget))
     evaluation = dest / "tests" / "evaluation.toml"
-    text = evaluation.read_text().replace("verification_models = 6",
-                                          f"verification_models = {len(lanes)}")
+    text = evaluation.read_text().replace(
+        "verification_models = 6", f"verification_models = {len(lanes)}").replace(
+        "points_per_survived_model = 10.0",
+        f"points_per_survived_model = {60.0 / len(lanes)!r}")
     evaluation.write_text(text)
     return root
 
@@ -111,14 +113,14 @@ async def test_claude_code_finds_subtles_difference_upheld_3_of_3(service_for) -
     service = await service_for([("cc-verify", "standin-verify", "claude-code")])
     run_id, took = await _verify(service, "subtle")
     (lane,) = await service.store.adversary_rounds(run_id)
+    transcript = service.run_dir(run_id) / "verification" / "round-cc-verify.jsonl"
     assert lane.driver == "claude-code"
-    assert lane.status == "broken", (lane.notes, lane.extra)
+    assert lane.status == "broken", (lane.notes, lane.extra, transcript.read_text()[-3000:])
     (try1,) = lane.extra["try_results"]
     assert try1["sides"] == {"original": "pass", "submission": "fail"}
     (cx,) = await service.store.counterexamples(run_id)
     assert cx.verdict == "upheld" and "reproduced 3 times" in (cx.reason or "")
     assert "caret" in cx.code
-    transcript = service.run_dir(run_id) / "verification" / "round-cc-verify.jsonl"
     kinds = transcript.read_text().count('"kind": "tool_call"')
     assert kinds >= 4, transcript.read_text()[:2000]
     ledger = await service.store.ledger_totals(run_id)

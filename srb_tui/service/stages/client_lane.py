@@ -163,6 +163,7 @@ def _lane_spec(box: StageContainer, adversary: Adversary, network: str,
         command=("sleep", "infinity"),
         user="0:0",
         allow_root=True,
+        cap_add=("CHOWN", "FOWNER"),  # root's set-up only; the client's uid has none
         env={"HOME": LANE_HOME},
         workdir="/",
         labels=dict(box.spec.labels),
@@ -171,9 +172,10 @@ def _lane_spec(box: StageContainer, adversary: Adversary, network: str,
         nano_cpus=box.spec.nano_cpus,
         network_mode=network,
         binds=(Bind(client_mount[0], client_mount[1], read_only=True),),
+        # HOME and the client's config are written before start, into the image's layer
+        # (an archive put into a tmpfs mount would land under it): only scratch is tmpfs.
         tmpfs={
             LANE_SCRATCH: f"size=512m,mode=0700,{uid},exec",
-            LANE_HOME: f"size=256m,mode=0700,{uid}",
             "/tmp": "size=256m,mode=1777,exec",
         },
     )
@@ -183,7 +185,7 @@ async def _put_lane(engine: DockerEngine, h: ContainerHandle, original: Path,
                     submission: Path) -> None:
     await put_tree(engine, h, original, dest=ORIGINAL_DIR, uid=0, gid=0)
     await put_tree(engine, h, submission, dest=SUBMISSION_DIR, uid=0, gid=0)
-    command = (FILES / "command.py").read_bytes()
+    command = b"#!/usr/bin/env python3\n" + (FILES / "command.py").read_bytes()
     await put_files(engine, h, DESK_DIR, {"desk.py": (FILES / "desk.py").read_bytes()},
                     uid=0, gid=0, mode=0o700)
     await put_files(engine, h, f"{DESK_DIR}/bin", {"try_test": command, "report": command},
@@ -309,6 +311,11 @@ async def run_client_session(
                  "prompt.txt": prompt.encode()}
         await put_files(box.engine, handle, f"{LANE_HOME}/agent", files,
                         uid=LANE_UID, gid=LANE_UID)
+        owned = await exec_run(box.engine, handle, [
+            "sh", "-c", f"chown -R {LANE_UID}:{LANE_UID} {LANE_HOME} && chmod 0700 {LANE_HOME}"],
+            user="0:0", timeout_sec=60)
+        if owned.exit_code != 0:
+            raise ClientError(f"cannot give the lane's HOME to its client: {owned.describe()}")
         session = await open_exec_session(
             box.engine, handle, ["python3", f"{DESK_DIR}/desk.py", DESK_SOCKET], user="0:0")
         desk = _Desk(box, setup, adversary, slot, session, note)
