@@ -137,6 +137,8 @@ async def test_codex_finds_nothing_on_reference_and_survives(service_for) -> Non
     run_id, took = await _verify(service, "reference")
     lanes = {r.adversary_id: r for r in await service.store.adversary_rounds(run_id)}
     assert lanes["cx-verify"].status == "survived", lanes["cx-verify"].notes
+    text = (service.run_dir(run_id) / "verification" / "round-cx-verify.jsonl").read_text()
+    assert text.count("\"kind\": \"try\"") == 1, text[-2000:]
     assert lanes["cx-verify"].extra["try_results"][0]["sides"] == {
         "original": "pass", "submission": "pass"}
     assert lanes["cc-look"].status == "survived", lanes["cc-look"].notes

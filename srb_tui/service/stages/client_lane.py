@@ -188,8 +188,10 @@ async def _put_lane(engine: DockerEngine, h: ContainerHandle, original: Path,
     command = b"#!/usr/bin/env python3\n" + (FILES / "command.py").read_bytes()
     await put_files(engine, h, DESK_DIR, {"desk.py": (FILES / "desk.py").read_bytes()},
                     uid=0, gid=0, mode=0o700)
-    await put_files(engine, h, f"{DESK_DIR}/bin", {"try_test": command, "report": command},
-                    uid=0, gid=0, mode=0o755)
+    # Also in /usr/local/bin: a login shell (Codex runs `bash -lc`) resets PATH.
+    for folder in (f"{DESK_DIR}/bin", "/usr/local/bin"):
+        await put_files(engine, h, folder, {"try_test": command, "report": command},
+                        uid=0, gid=0, mode=0o755)
     # Trees read-only for everyone, the desk's folder enterable (its socket is 0666).
     got = await exec_run(engine, h, ["sh", "-c",
                                      f"chmod -R a-w {ORIGINAL_DIR} {SUBMISSION_DIR} && "
