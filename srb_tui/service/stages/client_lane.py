@@ -28,6 +28,7 @@ import contextlib
 import dataclasses
 import json
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,7 @@ from srb_tui.runner.relay import (
     start_relay,
 )
 from srb_tui.schema import Adversary, Task
+from srb_tui.store import LedgerRow
 
 from .channels import adjudicate_in
 from .probe_prompt import opening, read_probe_prompt
@@ -90,6 +92,48 @@ class LaneEnd:
     error: str | None
     usage: dict[str, float]
     refused: list[str]
+
+
+TAIL = 30
+"""Transcript lines a lane's stored record keeps for the console."""
+
+
+def transcript_line(event: Mapping[str, Any]) -> str:
+    """One line of a lane's transcript for the console ('' for events it skips)."""
+    kind = event.get("kind")
+    if kind == "message":
+        return f"says: {str(event.get('text') or '')[:160]}"
+    if kind == "tool_call":
+        args = event.get("input")
+        shown = args.get("command") if isinstance(args, dict) else args
+        return f"{event.get('name')}: {str(shown)[:160]}"
+    if kind == "try":
+        got = event.get("sides") or {}
+        return (f"try_test #{event.get('n')}: original {got.get('original', '?')}, "
+                f"submission {got.get('submission', '?')}")
+    if kind == "report":
+        return f"report: {str(event.get('claim') or '')[:160]}"
+    if kind == "error":
+        return f"error: {str(event.get('text') or '')[:160]}"
+    return ""
+
+
+def lane_cost(rows: Sequence[LedgerRow], round_no: int) -> dict[str, Any]:
+    """The lane's gateway requests (its token's round): count, tokens, cost, latency."""
+    mine = [r for r in rows if r.role == "adversary" and r.round == round_no]
+    if not mine:
+        return {"requests": 0}
+    priced = [r.cost_usd for r in mine if r.cost_usd is not None]
+    return {
+        "requests": len(mine),
+        "refused_requests": sum(1 for r in mine if r.status >= 400),
+        "last_status": mine[-1].status,
+        "cost_usd": round(sum(priced), 6) if priced else None,
+        "unpriced_requests": len(mine) - len(priced),
+        "gateway_input_tokens": sum(r.input_tokens for r in mine),
+        "gateway_output_tokens": sum(r.output_tokens for r in mine),
+        "mean_latency_ms": round(sum(r.latency_ms for r in mine) / len(mine), 1),
+    }
 
 
 def is_client_driver(driver: str) -> bool:

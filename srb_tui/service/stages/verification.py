@@ -42,7 +42,15 @@ from srb_tui.store import Store
 from . import fuzz_domains
 from .adjudicator import adjudicator_options, rule_on_breaks
 from .channels import AdversaryChannel, adjudicate_in
-from .client_lane import ClientLanes, is_client_driver, lane_limit, run_client_session
+from .client_lane import (
+    TAIL,
+    ClientLanes,
+    is_client_driver,
+    lane_cost,
+    lane_limit,
+    run_client_session,
+    transcript_line,
+)
 from .common import Publish, StageFault, StageImages, StageOutcome, option_str, tests_dir
 from .counterexamples import counterexample_fields
 from .probe_prompt import PromptMissing, opening, read_probe_prompt
@@ -318,8 +326,11 @@ async def _client_round(
     gateway: Gateway | None,
     run_id: str,
     index: int,
+    store: Store,
 ) -> RoundResult:
-    """A real client's round in its own lane (:mod:`.client_lane`)."""
+    """A real client's round in its own lane (:mod:`.client_lane`). Its tries and report
+    reach the lane's stored record as they happen (the console shows them live); the
+    client's messages and tool calls, its cost and gateway latency when it ends."""
     started, clock = utc_iso(), time.monotonic()
     if gateway is None:
         return RoundResult(adversary, "error", f"driver {adversary.driver!r} needs srb's model "
@@ -328,9 +339,25 @@ async def _client_round(
     live.parent.mkdir(parents=True, exist_ok=True)
     live.write_text("", encoding="utf-8")
 
+    seen: list[str] = []
+    writes: list[asyncio.Task[None]] = []
+    order = asyncio.Lock()
+
+    async def show() -> None:
+        async with order:
+            await store.record_adversary_round(
+                run_id, adversary.id, status="running", model=adversary.model,
+                driver=adversary.driver, focus=adversary.focus or None, started_at=started,
+                extra={"transcript_tail": seen[-TAIL:]},
+            )  # fmt: skip
+
     def on_event(event: Mapping[str, Any]) -> None:
         with live.open("a", encoding="utf-8") as handle:  # the lane's live transcript
             handle.write(json.dumps(dict(event), default=str) + "\n")
+        line = transcript_line(event)
+        if line:
+            seen.append(line)
+            writes.append(asyncio.get_running_loop().create_task(show()))
 
     try:
         end = await run_client_session(
@@ -340,8 +367,10 @@ async def _client_round(
     except (ClientError, AdapterError, PromptMissing, RunnerError, StageFault) as err:
         return RoundResult(adversary, "error", f"client lane: {err}", started,
                            round(time.monotonic() - clock, 3))
+    finally:
+        await asyncio.gather(*writes, return_exceptions=True)
     write_jsonl(live, end.events)
-    ledger = await gateway.store.ledger_totals(run_id) if hasattr(gateway, "store") else None
+    cost = lane_cost(await store.ledger_rows(run_id), index + 1)
     result = RoundResult(
         adversary, "survived",
         "the session ended without a report" if not end.timed_out
@@ -351,13 +380,17 @@ async def _client_round(
             "client": adversary.driver, "exit_code": end.exit_code,
             "timed_out": end.timed_out, "tries": len(end.tries), "try_results": end.tries,
             "tool_calls": sum(1 for e in end.events if e.get("kind") == "tool_call"),
-            **end.usage,
-            **({"ledger_adversary": ledger.by_role["adversary"].to_json()}
-               if ledger is not None and "adversary" in ledger.by_role else {}),
+            **end.usage, **cost,
+            "transcript_tail": [t for t in map(transcript_line, end.events) if t][-TAIL:],
         },
     )  # fmt: skip
+    refused = cost.get("refused_requests", 0)
     if end.error is not None and end.report is None:
         result.outcome, result.reason = "error", end.error
+    elif end.report is None and refused and cost.get("last_status", 200) >= 400:
+        result.outcome = "error"
+        result.reason = (f"the gateway refused {refused} of the session's requests (last "
+                         f"HTTP {cost['last_status']}); a refused session is no survival")
     elif end.report is not None:
         await _judge_report(box, setup, result, end.report["files"],
                             str(end.report.get("claim") or ""), index)
@@ -507,7 +540,7 @@ async def run_verification(
                             result = await _client_round(
                                 box, setup, adversary, task, budget, run_dir,
                                 trees=(original, submission), lanes=client_lanes, gateway=gateway,
-                                run_id=run_id, index=index,
+                                run_id=run_id, index=index, store=store,
                             )  # fmt: skip
                     else:
                         result = await _model_round(
