@@ -10,6 +10,9 @@ files and State A's file list). Each finding names the file and the key:
 * ``{{findings}}`` in the audit prompt when a scan is declared;
 * model and driver agree (an ``anthropic`` driver with a ``gpt-…`` model, an ``openai``
   driver with a ``claude-…`` model, a vendor driver without a model);
+* every adversary names a driver this srb can run (:data:`ADVERSARY_DRIVERS`): a probe that
+  names another (``gemini-cli``, ``mini-swe-agent``, a typo) is an error naming the ones it can,
+  rather than a run that ends invalid at Stage III;
 * the probe's prompt is read relative to the probe's own folder;
 * ``[metadata].fuzz_entry`` names a file of State A, or a product of ``fuzz_build`` (a
   script under the probe's folder, run as ``sh SCRIPT TREE`` in each tree before it is
@@ -30,6 +33,10 @@ from srb_tui.schema.models import StageSpec, Task
 from srb_tui.schema.problems import Problem
 from srb_tui.schema.reader import is_inside, too_large
 
+ADVERSARY_DRIVERS = ("fuzz", "anthropic", "openai", "scripted", "claude-code", "codex")
+"""The Stage III drivers this srb runs: its model-free fuzzer, the drivers of
+``srb_tui.drivers`` and the real clients of a client lane (kept equal to ``DRIVERS`` and
+``CLIENT_DRIVERS`` by a test; schema imports neither)."""
 VENDOR_FAMILIES = {"anthropic": ("claude",), "openai": ("gpt", "o1", "o3", "o4")}
 TREE_PREFIX = "/workspace/repo/"
 
@@ -216,6 +223,11 @@ def _models(task: Task, problems: list[Problem]) -> None:
         for index, adversary in enumerate(task.probe.adversaries):
             pairs.append((probe_file, f"adversary[{index}] {adversary.id}", adversary.model,
                           adversary.driver))
+            if adversary.driver not in ADVERSARY_DRIVERS:
+                problems.append(Problem(
+                    probe_file, f"adversary[{index}] {adversary.id}",
+                    f"driver {adversary.driver!r} is not one this srb can run as a Stage III "
+                    f"adversary; choose one of {', '.join(ADVERSARY_DRIVERS)}"))
     for file, key, model, driver in pairs:
         message = _family_problem(model, driver)
         if message is not None:

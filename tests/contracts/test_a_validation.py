@@ -136,6 +136,34 @@ def test_models_drivers_probe_prompt_and_fuzz_entry(task_dir: Path) -> None:
     assert all(file == "tests/verification/probe.toml" for _k, file, _key, _m in got)
 
 
+def test_an_adversary_driver_srb_cannot_run_is_named(task_dir: Path) -> None:
+    """issue 25: any driver string used to validate and the run then ended invalid at
+    Stage III; validate names a driver srb cannot run, with the ones it can (the real
+    clients claude-code and codex among them)."""
+    pairs = [("gemini-3", "gemini-cli"), ("gpt-5.6-sol", "mini-swe-agent"),
+             ("claude-opus-5", "antropic"), ("gpt-5.6-sol", "openai"), ("fuzz", "fuzz"),
+             ("claude-opus-5", "claude-code")]
+    _verification(task_dir, prompt="prompt.txt", entry="bin/tool", pairs=pairs,
+                  archive={"bin/tool": b"#!/bin/sh\n"})
+    keys = {(kind, key): message for kind, file, key, message in found(task_dir)
+            if file == "tests/verification/probe.toml"}
+    assert set(keys) == {("error", "adversary[0] a00"), ("error", "adversary[1] a01"),
+                         ("error", "adversary[2] a02")}, keys
+    assert keys[("error", "adversary[0] a00")] == (
+        "driver 'gemini-cli' is not one this srb can run as a Stage III adversary; "
+        "choose one of fuzz, anthropic, openai, scripted, claude-code, codex")
+    assert "'mini-swe-agent'" in keys[("error", "adversary[1] a01")]
+    assert "'antropic'" in keys[("error", "adversary[2] a02")]
+
+
+def test_the_runnable_drivers_are_the_drivers_srb_has() -> None:
+    from srb_tui.drivers.registry import DRIVERS
+    from srb_tui.schema.published import ADVERSARY_DRIVERS
+    from srb_tui.service.grading.stages.client_lane import CLIENT_DRIVERS
+
+    assert set(ADVERSARY_DRIVERS) == {"fuzz", *DRIVERS, *CLIENT_DRIVERS}
+
+
 def test_fuzz_entry_outside_the_tree(task_dir: Path) -> None:
     _verification(task_dir, prompt="prompt.txt", entry="../escape",
                   pairs=[("scripted", "scripted")] * 6, archive={"bin/tool": b"x"})

@@ -86,3 +86,14 @@ def test_candidate_timeout_sec_bounds_a_candidate_run() -> None:
     setup = probe_setup(dataclasses.replace(task, probe=probe), spec)
     assert setup.candidates.timeout_sec == 1200.0
     assert setup.run_timeout_sec == float(task.probe.metadata["run_timeout_sec"])  # type: ignore[arg-type]
+
+
+def test_every_model_adversary_is_told_where_expectations_belong() -> None:
+    """issue 25: the system prompt every model adversary gets (anthropic, openai, scripted;
+    `_model_round` passes no other) says expectations live in the candidate and
+    comparisons happen outside the trees."""
+    from srb_tui.service.grading.stages.verification import ADVERSARY_EXPECTATIONS, ADVERSARY_SYSTEM
+
+    assert ADVERSARY_SYSTEM.endswith(ADVERSARY_EXPECTATIONS)
+    assert "Expectations belong in the candidate" in ADVERSARY_SYSTEM
+    assert "outside the tree under test" in ADVERSARY_SYSTEM

@@ -18,6 +18,15 @@ The mode is chosen by the model name the client asks for:
 ``standin-drop``      every stream is cut after its first event (-> ``infrastructure``)
 ``standin-slow``      the migration with a pause before each answer (kill -9 tests)
 ``standin-short``     two small commands, then the token (parser fixtures)
+
+Playing a Stage III verifier (issue 25; the client runs in a Stage III lane):
+
+``standin-verify``    reads both trees, writes a candidate that expects State A's caret
+                      notation for a control character (demo01 ``subtle`` drops it),
+                      ``try_test``s it and ``report``s it
+``standin-look``      reads both trees and stops without a report (a survival)
+``standin-hostile``   tries the grader's files, the token in /proc, the network, then
+                      reports a candidate that tells the trees apart by a file
 """
 
 from __future__ import annotations
@@ -31,7 +40,8 @@ DEMO = Path(__file__).resolve().parents[2] / "tasks" / "demo01-csvtab-python-to-
 REFERENCE = DEMO / "submissions" / "reference"
 UNTOUCHED = DEMO / "submissions" / "untouched"
 TOKEN = "SRB_TASK_COMPLETE"
-MODES = ("migrate", "idle", "overspend", "500", "drop", "slow", "short")
+MODES = ("migrate", "idle", "overspend", "500", "drop", "slow", "short", "verify", "look",
+         "hostile")
 SHORT = ("printf 'stand-in note\\n' > note.txt", "cat note.txt && ls")
 
 
@@ -73,6 +83,43 @@ CLOSING = ("The port to Node.js is done: the Python package is gone, bin/csvtab 
 IDLE_TEXT = "I am still weighing how to approach this port."
 
 
+CARET_CANDIDATE = """#!/bin/bash
+# State A shows a control character in a cell in caret notation (^A): the expectation
+# lives here, the comparison happens in this script, outside the tree under test.
+expected=$(printf '+------+---+\\n| a    | b |\\n+------+---+\\n| x^Ay | z |\\n+------+---+')
+actual=$(printf 'a,b\\nx\\001y,z\\n' | "$CSVTAB")
+[ "$actual" = "$expected" ]
+"""
+TREE_CANDIDATE = """#!/bin/bash
+# tells the trees apart by a file only State A has (out of scope: refused)
+test -e "$SRB_TARGET/csvtab/__init__.py"
+"""
+LOOK = ("ls /srb/original /workspace/repo", "head -n 20 /workspace/repo/lib/width.js")
+
+
+def _write(name: str, text: str) -> str:
+    blob = base64.b64encode(text.encode()).decode()
+    return f"printf %s {blob} | base64 -d > {name} && chmod 755 {name} && cat {name}"
+
+
+def verify_commands() -> tuple[str, ...]:
+    return (*LOOK, _write("caret.sh", CARET_CANDIDATE), "try_test caret.sh",
+            "report --claim 'control characters in cells lose their caret notation' caret.sh")
+
+
+def hostile_commands() -> tuple[str, ...]:
+    return (
+        "ls /opt/srb /tests /srb/grader 2>&1; cat /opt/srb/sandbox.json 2>&1 | head -3",
+        "cat /proc/1/environ 2>&1 | tr '\\0' '\\n' | head -5; id",
+        "python3 -c \"import socket; socket.create_connection(('1.1.1.1', 80), 3)\" 2>&1 "
+        "| tail -1; getent hosts example.com || echo no-dns",
+        "touch /workspace/repo/marker 2>&1; touch /srb/original/marker 2>&1",
+        _write("tree.sh", TREE_CANDIDATE),
+        "try_test tree.sh",
+        "report --claim 'State A has a Python package' tree.sh",
+    )
+
+
 def mode_for(model: str) -> Mode:
     name = model.removeprefix("standin-") if model.startswith("standin-") else "migrate"
     if name == "idle":
@@ -85,6 +132,12 @@ def mode_for(model: str) -> Mode:
         return Mode(name, migration_commands(), CLOSING, drop_stream=True)
     if name == "short":
         return Mode(name, SHORT, "Wrote note.txt.\n" + TOKEN)
+    if name == "verify":
+        return Mode(name, verify_commands(), "Reported the caret-notation difference.")
+    if name == "look":
+        return Mode(name, LOOK, "I found no difference between the trees.")
+    if name == "hostile":
+        return Mode(name, hostile_commands(), "Reported.")
     if name == "slow":
         return Mode(name, migration_commands(), CLOSING, delay_sec=1.0)
     return Mode("migrate", migration_commands(), CLOSING)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
+from typing import Any
 
 from rich.table import Table
 from rich.text import Text
@@ -81,12 +83,34 @@ class VerificationPane(RunPane):
             self._show_candidate(None)
             return
         found = [c for c in self.detail.counterexamples if c.adversary_id == lane]
-        title.update(Text(f"Candidates of {lane} ({len(found)})", style="bold") if found
-                     else Text(f"No candidates from {lane}", style=tone(self.app, "muted")))
+        heading = (Text(f"Candidates of {lane} ({len(found)})", style="bold") if found
+                   else Text(f"No candidates from {lane}", style=tone(self.app, "muted")))
+        record = next((a for a in self.detail.adversary_rounds if a.adversary_id == lane), None)
+        title.update(self._lane_transcript(record.extra, heading) if record else heading)
         sync_rows(table, [(str(c.id), [str(c.id), self.paint(c.verdict, c.verdict),
                                        (c.reason or "")[:100]]) for c in found])
         table.display = bool(found)
         self._show_candidate(selected_key(table))
+
+    def _lane_transcript(self, extra: Mapping[str, Any], heading: Text) -> Text:
+        """A client lane's transcript tail (live while it runs), its time to a
+        counterexample or survival, and its cost, above its candidates."""
+        tail = extra.get("transcript_tail")
+        if not isinstance(tail, list):
+            return heading
+        text = Text("Transcript (latest last)\n", style="bold")
+        for line in tail:
+            text.append(f"  {line}\n")
+        facts = []
+        if isinstance(extra.get("time_to_counterexample_sec"), int | float):
+            facts.append(f"counterexample after {clock(extra['time_to_counterexample_sec'])}")
+        if isinstance(extra.get("requests"), int):
+            cost = extra.get("cost_usd")
+            facts.append(f"{extra['requests']} model request(s), "
+                         + (f"${cost:.4f}" if isinstance(cost, int | float) else "unpriced"))
+        if facts:
+            text.append(" · ".join(facts) + "\n", style=tone(self.app, "muted"))
+        return text.append_text(heading)
 
     @on(DataTable.RowHighlighted, "#verif-candidates")
     def _candidate_highlighted(self, event: DataTable.RowHighlighted) -> None:

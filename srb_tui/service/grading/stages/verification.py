@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from srb_tui.agents.errors import AdapterError, ClientError
 from srb_tui.drivers import (
     ChannelError,
     DriverConfigError,
@@ -41,6 +42,15 @@ from srb_tui.store import Store
 from . import fuzz_domains
 from .adjudicator import adjudicator_options, rule_on_breaks
 from .channels import AdversaryChannel, adjudicate_in
+from .client_lane import (
+    TAIL,
+    ClientLanes,
+    is_client_driver,
+    lane_cost,
+    lane_limit,
+    run_client_session,
+    transcript_line,
+)
 from .common import Publish, StageFault, StageImages, StageOutcome, option_str, tests_dir
 from .counterexamples import counterexample_fields
 from .probe_prompt import PromptMissing, opening, read_probe_prompt
@@ -62,12 +72,21 @@ from .verification_setup import (
     probe_setup,
 )
 
+ADVERSARY_EXPECTATIONS = (
+    "Expectations belong in the candidate: write the output you expect (what State A "
+    "gives) into the candidate's own files and compare the program's output against it "
+    "outside the tree under test (in the candidate's folder or a scratch directory). "
+    "Never write markers into either tree, read one tree's output from the other, or "
+    "detect which tree you run on: such a candidate is refused."
+)
+"""Issue 25: said to every model adversary (SDK, scripted and client drivers alike)."""
 ADVERSARY_SYSTEM = (
     "You are a Stage III verifier of a repository migration. State A ('original') and the "
     "migrated submission are open to you read-only. Find one behaviour in scope where they "
     "differ and prove it with an executable candidate: try it with try_test, then report "
     "it. A candidate counts only if it passes on State A, fails on the submission, "
-    "reproduces every time and stays in scope."
+    "reproduces every time and stays in scope. "
+    + ADVERSARY_EXPECTATIONS
 )
 DEFAULT_PARALLEL = 6
 
@@ -265,28 +284,126 @@ async def _model_round(
             f"the round could not attack the submission ({unattacked}); it pays nothing"
         )
     elif transcript.status == "reported" and transcript.candidate:
-        folder = f"{CANDIDATES}/reported/{adversary.id}"
-        # Judged under tokens the round never saw (a salt of its own, so fresh SRB_WORK
-        # too): a candidate that hard-codes State A's token, learnt from a try_test's
-        # output, cannot pass on State A.
-        reported = dataclasses.replace(
-            setup.candidates, token_salt_file=f"{SCRATCH}/reported-{adversary.id}.salt"
-        )
-        try:
-            verdict = await adjudicate_in(box, reported, transcript.candidate, folder, slot=index)
-        except ChannelError as err:
-            result.outcome, result.reason = "error", f"adjudicating the reported candidate: {err}"
-        else:
-            claim = str((transcript.report or {}).get("claim") or "")
-            result.candidates.append(
-                {"files": transcript.candidate, "verdict": verdict, "claim": claim}
-            )
-            upheld = verdict.get("outcome") == "upheld"
-            result.outcome = "broken" if upheld else "survived"
-            if verdict.get("outcome") == "error":
-                result.outcome = "error"
-            result.reason = str(verdict.get("reason", ""))
+        claim = str((transcript.report or {}).get("claim") or "")
+        await _judge_report(box, setup, result, transcript.candidate, claim, index)
     result.duration_sec = round(time.monotonic() - clock, 3)
+    return result
+
+
+async def _judge_report(
+    box: StageContainer,
+    setup: ProbeSetup,
+    result: RoundResult,
+    files: Mapping[str, str],
+    claim: str,
+    index: int,
+) -> None:
+    """Adjudicate a round's reported candidate; the round's outcome from its verdict."""
+    adversary = result.adversary
+    folder = f"{CANDIDATES}/reported/{adversary.id}"
+    # Judged under tokens the round never saw (a salt of its own, so fresh SRB_WORK
+    # too): a candidate that hard-codes State A's token, learnt from a try_test's
+    # output, cannot pass on State A.
+    reported = dataclasses.replace(
+        setup.candidates, token_salt_file=f"{SCRATCH}/reported-{adversary.id}.salt"
+    )
+    try:
+        verdict = await adjudicate_in(box, reported, dict(files), folder, slot=index)
+    except ChannelError as err:
+        result.outcome, result.reason = "error", f"adjudicating the reported candidate: {err}"
+        return
+    result.candidates.append({"files": dict(files), "verdict": verdict, "claim": claim})
+    upheld = verdict.get("outcome") == "upheld"
+    result.outcome = "broken" if upheld else "survived"
+    if verdict.get("outcome") == "error":
+        result.outcome = "error"
+    result.reason = str(verdict.get("reason", ""))
+
+
+async def _client_round(
+    box: StageContainer,
+    setup: ProbeSetup,
+    adversary: Adversary,
+    task: Task,
+    budget: float,
+    run_dir: Path,
+    *,
+    trees: tuple[Path, Path],
+    lanes: ClientLanes,
+    gateway: Gateway | None,
+    run_id: str,
+    index: int,
+    store: Store,
+) -> RoundResult:
+    """A real client's round in its own lane (:mod:`.client_lane`). Its tries and report
+    reach the lane's stored record as they happen (the console shows them live); the
+    client's messages and tool calls, its cost and gateway latency when it ends."""
+    started, clock = utc_iso(), time.monotonic()
+    if gateway is None:
+        return RoundResult(adversary, "error", f"driver {adversary.driver!r} needs srb's model "
+                           "gateway (see `srb doctor`)", started, 0.0)
+    live = round_path(run_dir, adversary.id)
+    live.parent.mkdir(parents=True, exist_ok=True)
+    live.write_text("", encoding="utf-8")
+
+    seen: list[str] = []
+    writes: list[asyncio.Task[None]] = []
+    order = asyncio.Lock()
+
+    async def show() -> None:
+        async with order:
+            await store.record_adversary_round(
+                run_id, adversary.id, status="running", model=adversary.model,
+                driver=adversary.driver, focus=adversary.focus or None, started_at=started,
+                extra={"transcript_tail": seen[-TAIL:]},
+            )  # fmt: skip
+
+    def on_event(event: Mapping[str, Any]) -> None:
+        with live.open("a", encoding="utf-8") as handle:  # the lane's live transcript
+            handle.write(json.dumps(dict(event), default=str) + "\n")
+        line = transcript_line(event)
+        if line:
+            seen.append(line)
+            writes.append(asyncio.get_running_loop().create_task(show()))
+
+    try:
+        end = await run_client_session(
+            box, setup, adversary, task, budget, original=trees[0], submission=trees[1],
+            lanes=lanes, gateway=gateway, run_id=run_id, slot=index, on_event=on_event,
+        )  # fmt: skip
+    except (ClientError, AdapterError, PromptMissing, RunnerError, StageFault) as err:
+        return RoundResult(adversary, "error", f"client lane: {err}", started,
+                           round(time.monotonic() - clock, 3))
+    finally:
+        await asyncio.gather(*writes, return_exceptions=True)
+    write_jsonl(live, end.events)
+    cost = lane_cost(await store.ledger_rows(run_id), index + 1)
+    result = RoundResult(
+        adversary, "survived",
+        "the session ended without a report" if not end.timed_out
+        else f"no report within the {budget:g} s session", started, 0.0,
+        notes=[f"refused: {r}" for r in end.refused],
+        extra={
+            "client": adversary.driver, "exit_code": end.exit_code,
+            "timed_out": end.timed_out, "tries": len(end.tries), "try_results": end.tries,
+            "tool_calls": sum(1 for e in end.events if e.get("kind") == "tool_call"),
+            **end.usage, **cost,
+            "transcript_tail": [t for t in map(transcript_line, end.events) if t][-TAIL:],
+        },
+    )  # fmt: skip
+    refused = cost.get("refused_requests", 0)
+    if end.error is not None and end.report is None:
+        result.outcome, result.reason = "error", end.error
+    elif end.report is None and refused and cost.get("last_status", 200) >= 400:
+        result.outcome = "error"
+        result.reason = (f"the gateway refused {refused} of the session's requests (last "
+                         f"HTTP {cost['last_status']}); a refused session is no survival")
+    elif end.report is not None:
+        await _judge_report(box, setup, result, end.report["files"],
+                            str(end.report.get("claim") or ""), index)
+    result.duration_sec = round(time.monotonic() - clock, 3)
+    if result.outcome == "broken":
+        result.extra["time_to_counterexample_sec"] = result.duration_sec
     return result
 
 
@@ -403,6 +520,10 @@ async def run_verification(
         await box.put_trees(original, submission)
         await box.put_context(task, [option_str(spec, "context", spec.name), setup.folder])
         limit = asyncio.Semaphore(max(1, max_parallel))
+        clients = sum(1 for a in setup.probe.adversaries if is_client_driver(a.driver))
+        client_limit = asyncio.Semaphore(lane_limit(
+            float(box.grading["cpus"]), int(box.grading["memory_mb"]), clients))
+        client_lanes = ClientLanes(engine, gateway, run_id, dict(box.spec.labels))
         lane_breaks: dict[str, list[dict[str, Any]]] = {}
 
         async def one(index: int, adversary: Adversary) -> RoundResult:
@@ -421,6 +542,13 @@ async def run_verification(
                 try:
                     if adversary.driver == "fuzz":
                         result = await _fuzz_round(box, setup, adversary, index, budget)
+                    elif is_client_driver(adversary.driver):
+                        async with client_limit:
+                            result = await _client_round(
+                                box, setup, adversary, task, budget, run_dir,
+                                trees=(original, submission), lanes=client_lanes, gateway=gateway,
+                                run_id=run_id, index=index, store=store,
+                            )  # fmt: skip
                     else:
                         result = await _model_round(
                             box, setup, adversary, task, spec, budget, run_dir, environ,
@@ -439,9 +567,12 @@ async def run_verification(
                 publish(Progress(run_id, f"verification: {adversary.id} {result.outcome}"))
                 return result
 
-        results = list(
-            await asyncio.gather(*(one(i, a) for i, a in enumerate(setup.probe.adversaries)))
-        )
+        try:
+            results = list(
+                await asyncio.gather(*(one(i, a) for i, a in enumerate(setup.probe.adversaries)))
+            )
+        finally:
+            await client_lanes.aclose()
     breaks: list[dict[str, Any]] = []
     for result in results:
         breaks.extend(lane_breaks.get(result.adversary.id, []))
