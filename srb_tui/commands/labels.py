@@ -11,7 +11,7 @@ from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
 from srb_tui.reports.labels_csv import parse_labels
-from srb_tui.store import Store, StoreError
+from srb_tui.store import ContentRefused, Store, StoreError
 
 
 def add_parser(sub: Any) -> None:
@@ -43,6 +43,9 @@ def cmd_import(args: argparse.Namespace, settings: Settings, out: Output) -> int
 
     try:
         written = asyncio.run(body())
+    except ContentRefused as exc:
+        out.error(str(exc))
+        return codes.FAILED
     except StoreError as exc:
         out.error(str(exc))
         return codes.INFRA

@@ -34,10 +34,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from srb_tui.config_file import CONFIG_FILE, TABLES
 from srb_tui.schema.suggest import suggest
 
-CONFIG_FILE = "config.toml"
-CONFIG_TABLES = ("gateway", "images")  # every top-level table config.toml may hold
+CONFIG_TABLES = tuple(TABLES)  # every top-level table config.toml may hold
 URL_ENV = {"anthropic": "SRB_GATEWAY_ANTHROPIC_URL", "openai": "SRB_GATEWAY_OPENAI_URL"}
 DEFAULT_URL = {"anthropic": "https://api.anthropic.com", "openai": "https://api.openai.com/v1"}
 DEFAULT_KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}

@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-CONFIG_FILE = "config.toml"
+from srb_tui.config_file import CONFIG_FILE
+
 KINDS = ("local", "engines", "swarm")
 SCHEMES = ("tcp", "ssh", "unix", "http")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,39}$")

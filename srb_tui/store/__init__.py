@@ -10,7 +10,12 @@ from srb_tui.lazy import exports_on_first_use
 
 if TYPE_CHECKING:
     from srb_tui.store.clock import docker_ts_ns, new_run_id, utc_now
-    from srb_tui.store.errors import IllegalTransition, RunNotFound, StoreError
+    from srb_tui.store.errors import (
+        ContentRefused,
+        IllegalTransition,
+        RunNotFound,
+        StoreError,
+    )
     from srb_tui.store.grading_records import (
         AdversaryRoundRecord,
         CheckRecord,
@@ -55,6 +60,7 @@ __all__ = [
     "AdversaryRoundRecord",
     "CheckRecord",
     "ContainerRecord",
+    "ContentRefused",
     "CounterexampleRecord",
     "EventRecord",
     "GateOutcomeRecord",

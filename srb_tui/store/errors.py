@@ -7,6 +7,11 @@ class StoreError(Exception):
     """A store problem with a message fit to show a user (names the file or run)."""
 
 
+class ContentRefused(StoreError):
+    """What was handed to the store is refused as a whole (a label for an unknown run, a
+    trial imported before): the store is fine, the answer is no; nothing was written."""
+
+
 class RunNotFound(StoreError):
     """The run id is not in the store."""
 

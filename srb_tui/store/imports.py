@@ -30,7 +30,7 @@ import aiosqlite
 from srb_tui.store.base import StoreBase, query
 from srb_tui.store.clock import new_run_id, utc_now
 from srb_tui.store.convert import dump_json, outcome_params
-from srb_tui.store.errors import StoreError
+from srb_tui.store.errors import ContentRefused
 from srb_tui.store.grading_records import IMPORTED_FILE
 
 _PATH = ("pending", "preparing", "agent", "collecting", "audit", "scored")
@@ -40,7 +40,7 @@ FILE_THRESHOLD = 16 * 1024
 where the WAL would write it twice (the import's cost was the store's write, not the read)."""
 
 
-class ImportProblems(StoreError):
+class ImportProblems(ContentRefused):
     """The reader found problems while the trials streamed: nothing was stored."""
 
     def __init__(self, problems: Sequence[str]) -> None:
@@ -160,8 +160,8 @@ class ImportsMixin(StoreBase):
                                   f" source_dir IN ({marks})", sources)
         if known:
             first = dict(known[0])
-            raise StoreError(f"{first['source_dir']}: already imported as run "
-                             f"{first['run_id']}; nothing imported")
+            raise ImportProblems([f"{first['source_dir']}: already imported as run "
+                                  f"{first['run_id']}"])
         ids = [new_run_id() for _ in chunk]
         while True:
             clash = {str(r[0]) for r in await query(

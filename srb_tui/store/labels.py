@@ -15,7 +15,7 @@ import aiosqlite
 from srb_tui.store.base import StoreBase, query
 from srb_tui.store.campaigns import chunks
 from srb_tui.store.clock import utc_now
-from srb_tui.store.errors import StoreError
+from srb_tui.store.errors import ContentRefused
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class LabelsMixin(StoreBase):
             if unknown:
                 shown = "; ".join(f"{u.where or source}: no run {u.run_id!r}" for u in unknown[:10])
                 more = f" (and {len(unknown) - 10} more)" if len(unknown) > 10 else ""
-                raise StoreError(f"{source}: nothing imported — {shown}{more}")
+                raise ContentRefused(f"{source}: nothing imported — {shown}{more}")
             await conn.executemany(
                 "INSERT OR REPLACE INTO human_labels (run_id, annotator, genuine, source,"
                 " imported_at) VALUES (?, ?, ?, ?, ?)",

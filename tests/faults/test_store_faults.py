@@ -13,6 +13,7 @@ import signal
 import socket
 import sqlite3
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -91,20 +92,43 @@ def test_a_store_from_a_newer_srb_is_named_and_left_alone(tmp_path: Path) -> Non
     assert "newer than this srb" in text
 
 
+_HOLD_LOCK = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], timeout=1, isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")
+print("held", flush=True)
+sys.stdin.readline()
+conn.execute("ROLLBACK")
+conn.close()
+"""
+
+
+@contextlib.contextmanager
+def _write_lock_held(db: Path) -> Iterator[None]:
+    """Another process holds ``db``'s write lock until the block ends. A process of its
+    own: SQLite's locks are POSIX locks, which a process drops on every descriptor of the
+    file when it closes any one of them (reading the file for its digest would free it)."""
+    holder = subprocess.Popen([sys.executable, "-c", _HOLD_LOCK, str(db)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdin is not None and holder.stdout is not None
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        yield
+    finally:
+        holder.stdin.write("\n")
+        holder.stdin.close()
+        holder.wait(timeout=30)
+
+
 @pytest.mark.docker  # `srb runs cancel` opens the run service, which needs the engine
 def test_a_locked_store_is_named_and_left_alone(tmp_path: Path) -> None:
     """Another process holds the write lock: a command that must write waits the busy
     timeout, then says the file is locked (and by whom it may be) instead of failing
     with a traceback."""
     state, run_id = _made_store(tmp_path)
-    holder = sqlite3.connect(state / "srb.sqlite3", timeout=1, isolation_level=None)
-    try:
-        holder.execute("BEGIN IMMEDIATE")
+    with _write_lock_held(state / "srb.sqlite3"):
         text = _refused(state, "runs", "cancel", run_id, fault="store-locked")
         assert "locked" in text
-    finally:
-        holder.execute("ROLLBACK")
-        holder.close()
     assert srb(state, "runs", "cancel", run_id).returncode == 0  # free again: it works
 
 

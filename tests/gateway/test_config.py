@@ -90,3 +90,25 @@ def test_broken_toml_and_bad_override_are_clear(tmp_path: Path) -> None:
     write(tmp_path, "")
     with pytest.raises(GatewayConfigError, match=r"\$SRB_GATEWAY_ANTHROPIC_URL: 'x' is not"):
         load_gateway_config(tmp_path, {"SRB_GATEWAY_ANTHROPIC_URL": "x"})
+
+
+def test_one_file_holds_every_readers_tables(tmp_path: Path) -> None:
+    """The gateway, the image map and the backend each read their part of one file; the
+    gateway's unknown-table check must let the others' tables through (it refused
+    [backend] and [engines] once) and still name a typo."""
+    from srb_tui.config_file import TABLES
+    from srb_tui.runner.backend_config import load_backend
+    from srb_tui.service.grading.image_plan import load_image_map
+
+    write(tmp_path, '[gateway.openai]\nbase_url = "http://127.0.0.1:9/v1"\n'
+                    '[images]\n"python:3.12" = "local/python:3.12"\n'
+                    '[backend]\nkind = "engines"\n'
+                    '[engines.n1]\nurl = "tcp://10.0.0.2:2375"\n')
+    assert set(TABLES) == {"gateway", "images", "backend", "engines"}
+    assert load_gateway_config(tmp_path, {}).openai.base_url == "http://127.0.0.1:9/v1"
+    assert load_image_map(tmp_path) == {"python:3.12": "local/python:3.12"}
+    assert load_backend(tmp_path).kind == "engines"
+    write(tmp_path, '[backnd]\nkind = "engines"\n')
+    with pytest.raises(GatewayConfigError, match=r"\[backnd\]: unknown table \(did you mean "
+                                                 r"\[backend\]\?\)"):
+        load_gateway_config(tmp_path, {})

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from srb_tui.commands import exit_codes as codes
 from srb_tui.commands import grading
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
@@ -118,10 +119,10 @@ def test_eval_names_what_is_missing(
     builtin_settings: Settings, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code = run_handler(parse("eval", "r-20260101-000000-abcd"), builtin_settings)
-    assert code == 2
+    assert code == codes.NOT_FOUND
     assert "no store" in capsys.readouterr().err
     run_id = asyncio.run(_stored_run(builtin_settings, "untouched"))
     shutil.rmtree(builtin_settings.runs_dir / run_id / "submission")
     code = run_handler(parse("eval", run_id), builtin_settings)
     err = capsys.readouterr().err
-    assert code == 2 and "no collected submission" in err and run_id in err
+    assert code == codes.NOT_FOUND and "no collected submission" in err and run_id in err

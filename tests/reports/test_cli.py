@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from srb_tui.cli import main
+from srb_tui.commands import exit_codes as codes
 from srb_tui.store import Store
 
 from .synth import Spec, add_run
@@ -68,9 +69,9 @@ def test_report_filter_problems(tmp_path: Path, capsys: pytest.CaptureFixture[st
                                       ) -> None:
     asyncio.run(_store(tmp_path))
     code = main(["--state", str(tmp_path), "report", "status:bogus"])
-    assert code == 2
+    assert code == codes.USAGE
     assert "status:bogus is not a run status" in capsys.readouterr().err
-    assert main(["--state", str(tmp_path), "report", "--campaign", "nope"]) == 2
+    assert main(["--state", str(tmp_path), "report", "--campaign", "nope"]) == codes.NOT_FOUND
     assert "no campaign 'nope'" in capsys.readouterr().err
 
 
@@ -84,7 +85,7 @@ def test_labels_import(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     bad = tmp_path / "bad.csv"
     bad.write_text(f"run_id,genuine,annotator\n{ids[2]},maybe,ann2\n,yes,ann2\n"
                    f"{ids[0]},no,ann1\n{ids[0]},yes,ann1\n")
-    assert main(["--state", str(tmp_path), "labels", "import", str(bad)]) == 2
+    assert main(["--state", str(tmp_path), "labels", "import", str(bad)]) == codes.FAILED
     err = capsys.readouterr().err
     assert f"{bad}:2: column genuine: 'maybe' is not yes/no" in err
     assert f"{bad}:3: column run_id is empty" in err
@@ -93,7 +94,7 @@ def test_labels_import(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     unknown = tmp_path / "unknown.csv"
     unknown.write_text(f"run_id,genuine,annotator\n{ids[2]},yes,ann2\nr-20990101-000000-beef,"
                        "no,ann2\n")
-    assert main(["--state", str(tmp_path), "labels", "import", str(unknown)]) == 1
+    assert main(["--state", str(tmp_path), "labels", "import", str(unknown)]) == codes.FAILED
     assert f"{unknown}:3: no run 'r-20990101-000000-beef'" in capsys.readouterr().err
 
     async def stored() -> tuple[list[bool], list[bool]]:

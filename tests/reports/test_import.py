@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from srb_tui.cli import main
+from srb_tui.commands import exit_codes as codes
 from srb_tui.store import Store
 
 from .synth import Spec, add_run
@@ -113,7 +114,7 @@ def test_import_then_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert verifiers["a01"]["broken"] == 1 and verifiers["a01"]["rounds"] == 3
 
     # the same folders again: refused, nothing added
-    assert main(["--state", str(state), "import", str(job)]) == 1
+    assert main(["--state", str(state), "import", str(job)]) == codes.FAILED
     assert "already imported" in capsys.readouterr().err
     assert _count_runs(state) == 4
 
@@ -129,7 +130,7 @@ def test_bad_and_partial_files_change_nothing(tmp_path: Path,
     broken.write_text(json.dumps(doc))
     (job / "t-blind" / "verifier" / "reward.json").write_text('{"reward": 0.0, "score": 12}')
     (job / "t-accepted" / "result.json").write_text("{not json")
-    assert main(["--state", str(state), "import", str(job)]) == 2
+    assert main(["--state", str(state), "import", str(job)]) == codes.FAILED
     err = capsys.readouterr().err
     assert f"{broken}: key 'valid': expected a boolean, got str" in err
     assert f"{broken}: key 'audit_gate': 'maybe' is not pass, fail or not-run" in err
@@ -140,7 +141,7 @@ def test_bad_and_partial_files_change_nothing(tmp_path: Path,
 
     empty = tmp_path / "empty"
     empty.mkdir()
-    assert main(["--state", str(state), "import", str(empty)]) == 2
+    assert main(["--state", str(state), "import", str(empty)]) == codes.FAILED
     assert "no score.json anywhere below it" in capsys.readouterr().err
 
 
@@ -227,7 +228,7 @@ def test_a_bad_vote_tally_is_named_and_nothing_is_imported(
     audit["checks"][2]["verdict"] = "maybe"
     path = job / "t-accepted" / "verifier" / "audit.json"
     _write(path.parent, "audit.json", audit)
-    assert main(["--state", str(state), "import", str(job)]) == 2
+    assert main(["--state", str(state), "import", str(job)]) == codes.FAILED
     err = capsys.readouterr().err
     assert f"{path}: key 'checks[1].metadata.votes.fail': expected a count" in err
     assert f"{path}: key 'checks[2].verdict': 'maybe' is not pass, fail or error" in err

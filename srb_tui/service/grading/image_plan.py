@@ -21,12 +21,12 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 
+from srb_tui.config_file import CONFIG_FILE
 from srb_tui.runner.dockerfile import read_dockerfile
 from srb_tui.schema import Task
 from srb_tui.schema.models import StageSpec
 
 INFRA_TAG = "swerefactor/infra:1"
-CONFIG_FILE = "config.toml"
 _TAG_UNSAFE = re.compile(r"[^a-z0-9._-]+")
 _REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@-]*$")
 
