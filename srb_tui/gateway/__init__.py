@@ -21,7 +21,6 @@ from srb_tui.lazy import exports_on_first_use
 # not pay for it.
 if TYPE_CHECKING:
     from srb_tui.gateway.config import (
-        CONFIG_FILE,
         GatewayConfig,
         GatewayConfigError,
         Price,
@@ -35,7 +34,6 @@ if TYPE_CHECKING:
     from srb_tui.gateway.vendor import ROUTES
 
 __all__ = [
-    "CONFIG_FILE",
     "ROUTES",
     "SOCKET_NAME",
     "DriverEndpoint",

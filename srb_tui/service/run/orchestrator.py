@@ -39,12 +39,11 @@ from srb_tui.service.run.run_faults import (
     LeaseHeld,
     TaskInvalid,
     TaskNotFound,
-    agent_never_started,
     engine_went_away,
     lease_alive,
-    left_as_it_was,
     remember_adversary_budget,
     score_already_stored,
+    state_dir_unwritable,
     this_process_lease,
 )
 from srb_tui.service.run.run_moves import RunMoves
@@ -225,7 +224,7 @@ class RunService:
             return await self._fail_infra(run_id, str(exc))
         except OSError as exc:
             if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS):
-                raise left_as_it_was(self.settings.state_dir, run_id, exc) from exc
+                raise state_dir_unwritable(self.settings.state_dir, run_id, exc) from exc
             if type(exc).__module__.startswith(("requests", "urllib3")):  # the engine's socket
                 return await self._fail_infra(
                     run_id, f"lost the Docker engine at {self.engine.base_url}: {exc}; the "
@@ -309,14 +308,15 @@ class RunService:
         if run.status == "preparing":
             state_a, image = await self.prepare(run_id, task)
             if self._cancelled(run_id):
-                return await run_upkeep.finish_cancelled(self, run_id)
+                return await run_upkeep.finish_cancelled(self.moves, run_id)
             await self.moves.to(run_id, "agent")
             handle = await kind.start(run, task, state_a, image)
             faultpoint.reached("agent:started")
             run = await self.store.require_run(run_id)
         if run.status == "agent":
-            if handle is None:
-                handle = await agent_never_started(self, run, task, kind)
+            if handle is None and await run_upkeep.agent_never_ran(self.ctx, run):
+                state_a, image = await self.prepare(run_id, task)
+                handle = await kind.start(run, task, state_a, image)
             if handle is None:
                 handle = await self.agent_phase.find_agent_container(run_id)
                 if handle is None:
@@ -332,7 +332,7 @@ class RunService:
                     "(re-run it), not a zero")
             if self._cancelled(run_id):
                 await self.remove_quietly(handle)
-                return await run_upkeep.finish_cancelled(self, run_id)
+                return await run_upkeep.finish_cancelled(self.moves, run_id)
             if outcome.invalid:
                 await self.remove_quietly(handle)
                 return await self._fail_infra(
@@ -407,17 +407,50 @@ class RunService:
         self._cancel.setdefault(run_id, asyncio.Event()).set()
 
     async def cancel_stored(self, run_id: str) -> RunRecord:
-        """Cancel a run that no process is driving: remove its containers, mark it."""
-        return await run_upkeep.cancel_stored(self, run_id)
+        """Cancel a run that no process is driving: remove its containers (on its node),
+        mark it. Another live srb's run is refused (:class:`LeaseHeld`)."""
+        run = await run_upkeep.refuse_if_driven(self.store, run_id)
+        return await run_upkeep.cancel_on((await self.service_of(run)).ctx, run_id)
 
     async def recover(self, *, grade: bool = True) -> list[RunRecord]:
-        """Finish every run a previous srb left live; reap containers of finished runs."""
-        return await run_upkeep.recover(self, grade=grade)
+        """Finish every run a previous srb left live, and first reap the containers of
+        runs that are over (on every node of a pool). Each live run is driven on from
+        where it stopped (:meth:`drive`); on a pool they are driven at once, each on its
+        node. A run another live srb drives is left alone."""
+        live = await self.store.live_runs()
+        live_ids = {r.id for r in live}
+        for on in await self._node_services():
+            await run_upkeep.reap_leftovers(on.ctx, live_ids)
+        if self.pooled:
+            return list(await asyncio.gather(*(self._recover_one(r, grade) for r in live)))
+        return [await self._recover_one(r, grade) for r in live]
+
+    async def _recover_one(self, run: RunRecord, grade: bool) -> RunRecord:
+        if self.driven_elsewhere(run):
+            self.moves.say(run.id, "driven by another srb process; left alone")
+            return run
+        try:
+            return await self.drive(run.id, grade=grade)
+        except LeaseHeld as exc:  # another srb claimed it since we looked
+            self.moves.say(run.id, str(exc))
+            return await self.store.require_run(run.id)
 
     async def gc(self) -> tuple[GcReport, set[str]]:
-        """Remove this store's containers of runs that are over and prune dangling srb
-        images (see :func:`.run_upkeep.collect_garbage`)."""
-        return await run_upkeep.collect_garbage(self)
+        """Remove this store's containers of runs that are over, the workspace images no
+        live run uses and dangling srb images (:func:`.run_upkeep.collect_garbage`), on
+        every node that answers; returns the summed report and the live run ids kept."""
+        live = {r.id for r in await self.store.live_runs()}
+        reports = [await run_upkeep.collect_garbage(on.ctx, live)
+                   for on in await self._node_services()]
+        return run_upkeep.summed(reports), live
+
+    async def _node_services(self) -> list[RunService]:
+        """The service of every node that answers (just this one when not pooled)."""
+        if not self.pooled:
+            return [self]
+        assert self.backend is not None
+        await self.backend.probe_all()
+        return [await self.on_node(n) for n in self.backend.nodes.values() if n.up]
 
     def _model_access(self) -> ModelAccess | None:
         """The explicit access given at construction, else one over ``self.gateway``."""
@@ -425,7 +458,7 @@ class RunService:
 
     async def remove_quietly(self, handle: ContainerHandle) -> None:
         """Remove a container of srb's and record its removal; an engine error is ignored."""
-        await run_upkeep.remove_quietly(self, handle)
+        await run_upkeep.remove_quietly(self.ctx, handle)
 
     # -- paths -------------------------------------------------------------------------
 
@@ -434,9 +467,6 @@ class RunService:
 
     def submission_dir(self, run_id: str) -> Path:
         return self.settings.submission_dir(run_id)
-
-
-
 
 
 __all__ = [

@@ -5,13 +5,13 @@ run up again at the boundary where a killed srb left it.
   the ``driver`` key of ``runs.extra`` (:class:`DriverLease`), claimed atomically
   (:meth:`Store.claim_extra`); a lease whose process is gone does not hold. A second
   srb is refused with :class:`LeaseHeld`, whose message names the holder.
-- **Boundaries.** :func:`agent_never_started` starts an agent that srb was killed
-  before starting; :func:`score_already_stored` sees that a killed srb had recorded
+- **Boundaries.** :func:`score_already_stored` sees that a killed srb had recorded
   the score before the run became ``scored`` (so resume finishes it, and never records
   a second score); :func:`remember_adversary_budget` keeps a launch's Stage III
   override with the run so a resumed run grades as it was launched.
 - **A state dir that cannot be written** (full, read-only) leaves the run as it was:
-  :func:`left_as_it_was` makes the message naming the path.
+  :func:`state_dir_unwritable` makes the message naming the path. (An agent srb was killed
+  before starting is found by :func:`.run_upkeep.agent_never_ran`.)
 """
 
 from __future__ import annotations
@@ -20,9 +20,8 @@ import asyncio
 import os
 import socket
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from srb_tui.runner import ContainerHandle, DockerEngine, list_managed
+from srb_tui.runner import DockerEngine
 from srb_tui.store import RunRecord, Store, StoreError, utc_now
 from srb_tui.store.run_extra import (
     ADVERSARY_BUDGET,
@@ -31,12 +30,6 @@ from srb_tui.store.run_extra import (
     DriverLease,
     read_adversary_budget,
 )
-
-if TYPE_CHECKING:
-    from srb_tui.schema import Task
-    from srb_tui.service.run.agent_kinds import AgentKind
-    from srb_tui.service.run.orchestrator import RunService
-
 
 
 class LaunchError(Exception):
@@ -110,32 +103,12 @@ async def remember_adversary_budget(store: Store, run_id: str, given: float | No
     return given
 
 
-def left_as_it_was(state_dir: Path, run_id: str, exc: OSError) -> StoreError:
+def state_dir_unwritable(state_dir: Path, run_id: str, exc: OSError) -> StoreError:
     """The state directory cannot be written (full, read-only): nothing more can be
     recorded, so the run is left in its status for `srb resume`; say where."""
     where = exc.filename or state_dir
     return StoreError(f"{where}: {exc.strerror or exc}; run {run_id} was left as it was: "
                       "make room (or make it writable) and `srb resume` goes on")
-
-
-async def agent_never_started(service: RunService, run: RunRecord, task: Task,
-                              agent: AgentKind) -> ContainerHandle | None:
-    """srb stopped between entering ``agent`` and starting the container: the agent never
-    ran, so start it now (a container created but never started is removed first, its
-    files may be half-copied). None when the agent did start."""
-    found = [c for c in await list_managed(service.engine, run.id,
-                                           store_tag=service.store_tag)
-             if c.handle.role == "agent"]
-    if any(c.started_at is not None or c.running for c in found):
-        return None
-    recorded = [c for c in await service.store.containers(run.id) if c.role == "agent"]
-    if recorded and not found:
-        return None  # it existed and is gone: that is a fault, not a fresh start
-    for c in found:
-        await service.remove_quietly(c.handle)
-    service.moves.say(run.id, "the agent had not started when srb stopped; starting it now")
-    state_a, image = await service.prepare(run.id, task)
-    return await agent.start(run, task, state_a, image)
 
 
 SIGNAL_EXITS = (128 + 9, 128 + 15)  # KILL, TERM
@@ -183,13 +156,12 @@ __all__ = [
     "LEASE",
     "LaunchError",
     "LeaseHeld",
-    "agent_never_started",
     "engine_went_away",
     "lease_alive",
-    "left_as_it_was",
     "release_lease",
     "remember_adversary_budget",
     "score_already_stored",
+    "state_dir_unwritable",
     "take_lease",
     "this_process_lease",
 ]

@@ -1,93 +1,81 @@
-"""Run upkeep: cancelling a run nobody drives, recovering the runs a stopped srb left live,
-and removing containers (recording their removal) — the run service's housekeeping, apart
-from driving a run (:mod:`.orchestrator`).
+"""Run upkeep over one engine's :class:`.RunContext`: removing containers (recording their
+removal), cancelling a run nobody drives, reaping the containers of runs that are over and
+collecting garbage. Each function does its job on the context it is handed and returns
+what happened; which engines (one, or every node of a pool) and in what order is the
+orchestrator's business (:meth:`.RunService.recover`, :meth:`.RunService.gc`), as is
+driving the runs a stopped srb left live.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
 from srb_tui.runner import ContainerHandle, GcReport, RunnerError, gc, list_managed, reap, remove
+from srb_tui.service.run.context import RunContext
 from srb_tui.service.run.run_faults import LEASE, LeaseHeld, lease_alive
-from srb_tui.store import FINAL_STATUSES, RunRecord, StoreError
-
-if TYPE_CHECKING:
-    from srb_tui.service.run.orchestrator import RunService
+from srb_tui.service.run.run_moves import RunMoves
+from srb_tui.store import FINAL_STATUSES, RunRecord, Store, StoreError
 
 
-async def finish_cancelled(svc: RunService, run_id: str) -> RunRecord:
-    return await svc.moves.finish(run_id, "cancelled", "cancelled by the operator",
-                                  detail="cancelled")
+async def finish_cancelled(moves: RunMoves, run_id: str) -> RunRecord:
+    """End ``run_id`` as the operator asked."""
+    return await moves.finish(run_id, "cancelled", "cancelled by the operator",
+                              detail="cancelled")
 
 
-async def cancel_stored(svc: RunService, run_id: str) -> RunRecord:
-    """Cancel a run that no process is driving: remove its containers, mark it."""
-    held = (await svc.store.require_run(run_id)).extra.get(LEASE)
+async def refuse_if_driven(store: Store, run_id: str) -> RunRecord:
+    """The run, unless another live srb process drives it (:class:`LeaseHeld`)."""
+    run = await store.require_run(run_id)
+    held = run.extra.get(LEASE)
     if lease_alive(held):
         assert isinstance(held, dict)
         raise LeaseHeld(run_id, held)
-    on = await svc.service_of(await svc.store.require_run(run_id))
+    return run
+
+
+async def cancel_on(on: RunContext, run_id: str) -> RunRecord:
+    """Cancel a run nobody drives whose containers are on ``on``'s engine: remove them,
+    then mark the run (a run already over keeps its ending)."""
     with contextlib.suppress(OSError, RunnerError):  # a node that is gone holds nothing
-        for c in await list_managed(on.engine, run_id, store_tag=svc.store_tag):
+        for c in await list_managed(on.engine, run_id, store_tag=on.store_tag):
             await remove_quietly(on, c.handle)
-    run = await svc.store.require_run(run_id)
+    run = await on.store.require_run(run_id)
     if run.status in FINAL_STATUSES:
         return run
-    return await finish_cancelled(svc, run_id)
+    return await finish_cancelled(on.moves, run_id)
 
 
-async def _reap_leftovers(svc: RunService, live_ids: set[str]) -> None:
-    known = await svc.store.known_run_ids(
-        [c.handle.run_id for c in await list_managed(svc.engine)])
-    for c in await reap(svc.engine, live_ids, store_tag=svc.store_tag,
-                        known_run_ids=known):
-        await mark_removed(svc, c.handle)
-        svc.moves.say(c.handle.run_id, f"reaped leftover container {c.handle.name}")
+async def reap_leftovers(on: RunContext, live_ids: set[str]) -> int:
+    """Remove this store's containers on ``on``'s engine whose run is over; how many."""
+    known = await on.store.known_run_ids(
+        [c.handle.run_id for c in await list_managed(on.engine)])
+    reaped = await reap(on.engine, live_ids, store_tag=on.store_tag, known_run_ids=known)
+    for c in reaped:
+        await mark_removed(on, c.handle)
+        on.moves.say(c.handle.run_id, f"reaped leftover container {c.handle.name}")
+    return len(reaped)
 
 
-async def node_services(svc: RunService) -> list[RunService]:
-    """The service of every node that answers (just ``svc`` when not pooled)."""
-    if not svc.pooled:
-        return [svc]
-    assert svc.backend is not None
-    await svc.backend.probe_all()
-    return [await svc.on_node(n) for n in svc.backend.nodes.values() if n.up]
+async def collect_garbage(on: RunContext, live: set[str]) -> GcReport:
+    """On ``on``'s engine: remove this store's containers of runs that are over (never
+    another store's, never a live run's), the workspace images no container and no live
+    run uses, and dangling srb images."""
+    known = await on.store.known_run_ids(
+        [c.handle.run_id for c in await list_managed(on.engine)])
+    keep = {i.image_id for run_id in live for i in await on.store.images(run_id)
+            if i.role == "workspace" and i.image_id}  # a launch between image and container
+    report = await gc(on.engine, live, store_tag=on.store_tag, known_run_ids=known,
+                      keep_image_ids=keep)
+    for c in report.removed:
+        await mark_removed(on, c.handle)
+    return report
 
 
-async def recover(svc: RunService, *, grade: bool = True) -> list[RunRecord]:
-    """Finish every run a previous srb left live; reap containers of finished runs (on
-    every node of a pool; the live runs of a pool are driven at once, each on its node)."""
-    live = await svc.store.live_runs()
-    live_ids = {r.id for r in live}
-    for on in await node_services(svc):
-        await _reap_leftovers(on, live_ids)
-    if svc.pooled:
-        return list(await asyncio.gather(*(_recover_one(svc, run, grade) for run in live)))
-    return [await _recover_one(svc, run, grade) for run in live]
-
-
-async def _recover_one(svc: RunService, run: RunRecord, grade: bool) -> RunRecord:
-    if svc.driven_elsewhere(run):
-        svc.moves.say(run.id, "driven by another srb process; left alone")
-        return run
-    try:
-        return await svc.drive(run.id, grade=grade)
-    except LeaseHeld as exc:  # another srb claimed it since we looked
-        svc.moves.say(run.id, str(exc))
-        return await svc.store.require_run(run.id)
-
-
-async def collect_garbage(svc: RunService) -> tuple[GcReport, set[str]]:
-    """Remove this store's containers of runs that are over (never another store's,
-    never a live run's), the workspace images no container and no live run uses, and
-    dangling srb images; returns the report and the live run ids kept. On a pool: on
-    every node that answers, the reports summed."""
-    live = {r.id for r in await svc.store.live_runs()}
-    reports = [await _gc_one(on, live) for on in await node_services(svc)]
+def summed(reports: Sequence[GcReport]) -> GcReport:
+    """The reports of several engines as one."""
     if len(reports) == 1:
-        return reports[0], live
+        return reports[0]
     return GcReport(
         containers_removed=sum(r.containers_removed for r in reports),
         image_bytes_reclaimed=sum(r.image_bytes_reclaimed for r in reports),
@@ -95,28 +83,35 @@ async def collect_garbage(svc: RunService) -> tuple[GcReport, set[str]]:
         removed=tuple(c for r in reports for c in r.removed),
         workspace_images_removed=tuple(t for r in reports for t in r.workspace_images_removed),
         workspace_bytes_reclaimed=sum(r.workspace_bytes_reclaimed for r in reports),
-        workspace_images_kept=sum(r.workspace_images_kept for r in reports)), live
+        workspace_images_kept=sum(r.workspace_images_kept for r in reports))
 
 
-async def _gc_one(svc: RunService, live: set[str]) -> GcReport:
-    known = await svc.store.known_run_ids(
-        [c.handle.run_id for c in await list_managed(svc.engine)])
-    keep = {i.image_id for run_id in live for i in await svc.store.images(run_id)
-            if i.role == "workspace" and i.image_id}  # a launch between image and container
-    report = await gc(svc.engine, live, store_tag=svc.store_tag, known_run_ids=known,
-                      keep_image_ids=keep)
-    for c in report.removed:
-        await mark_removed(svc, c.handle)
-    return report
-
-
-async def remove_quietly(svc: RunService, handle: ContainerHandle) -> None:
+async def remove_quietly(on: RunContext, handle: ContainerHandle) -> None:
+    """Remove a container of srb's and record its removal; an engine error is ignored."""
     with contextlib.suppress(RunnerError):
-        await remove(svc.engine, handle)
-        await mark_removed(svc, handle)
+        await remove(on.engine, handle)
+        await mark_removed(on, handle)
 
 
-async def mark_removed(svc: RunService, handle: ContainerHandle) -> None:
+async def mark_removed(on: RunContext, handle: ContainerHandle) -> None:
     """Record the container's removal (``removed_at``) when srb recorded it."""
     with contextlib.suppress(StoreError):
-        await svc.store.mark_container_removed(handle.id)
+        await on.store.mark_container_removed(handle.id)
+
+
+async def agent_never_ran(on: RunContext, run: RunRecord) -> bool:
+    """Whether the agent of a run in ``agent`` never ran: srb stopped between entering
+    the status and starting the container. A container created but never started is
+    removed (its files may be half-copied); the orchestrator then starts the agent
+    afresh. False when it did start, or existed and is gone (a fault, not a fresh start)."""
+    found = [c for c in await list_managed(on.engine, run.id, store_tag=on.store_tag)
+             if c.handle.role == "agent"]
+    if any(c.started_at is not None or c.running for c in found):
+        return False
+    recorded = [c for c in await on.store.containers(run.id) if c.role == "agent"]
+    if recorded and not found:
+        return False
+    for c in found:
+        await remove_quietly(on, c.handle)
+    on.moves.say(run.id, "the agent had not started when srb stopped; starting it now")
+    return True
