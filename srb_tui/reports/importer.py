@@ -23,10 +23,13 @@ reported (file and key); with any problem nothing is imported.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from srb_tui.store.imports import PublishedFile
 
 SCORE_SCHEMA = "swerefactor.score/1"
 STAGE_FILES = ("audit.json", "behavioural.json", "verification.json")
@@ -50,8 +53,9 @@ class ImportedTrial:
     envelope: dict[str, Any]
     modules: list[dict[str, Any]]
     rounds: list[dict[str, Any]]
-    # stage -> (its status, the file's JSON text as published: stored as read, not re-encoded)
-    stage_results: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # stage -> (its status, the file's JSON text as published: stored as read, not re-encoded,
+    # the file it was read from: linked into the store's folder rather than written again)
+    stage_results: dict[str, tuple[str, str, PublishedFile]] = field(default_factory=dict)
     gates: list[dict[str, Any]] = field(default_factory=list)
     cost_usd: float | None = None
     telemetry: str | None = None  # telemetry.json's text
@@ -67,20 +71,28 @@ class _Reader:
 
     def load_text(self, path: Path, required: bool) -> tuple[str | None, Any]:
         """The file's text and its JSON (both None when missing, unreadable or not JSON)."""
+        text, loaded, _ = self.load_file(path, required)
+        return text, loaded
+
+    def load_file(self, path: Path, required: bool
+                  ) -> tuple[str | None, Any, PublishedFile | None]:
+        """:meth:`load_text` and the identity of the file read (its open descriptor's)."""
         try:
-            text = path.read_text(encoding="utf-8")
+            with open(path, encoding="utf-8") as f:
+                published = PublishedFile.of(str(path), os.fstat(f.fileno()))
+                text = f.read()
         except FileNotFoundError:
             if required:
                 self.problems.append(f"{path}: missing")
-            return None, None
+            return None, None, None
         except (OSError, UnicodeDecodeError) as exc:
             self.problems.append(f"{path}: cannot read ({exc})")
-            return None, None
+            return None, None, None
         try:
-            return text, json.loads(text, parse_constant=_no_constant)
+            return text, json.loads(text, parse_constant=_no_constant), published
         except ValueError as exc:
             self.problems.append(f"{path}: not JSON ({exc})")
-            return None, None
+            return None, None, None
 
     def need(self, path: Path, doc: Mapping[str, Any], key: str, kind: type | tuple[type, ...],
              what: str, optional: bool = False) -> Any:
@@ -309,14 +321,14 @@ def read_trial(score_path: Path, root: Path, problems: list[str]) -> ImportedTri
                     and abs(float(reward["score"]) - float(score)) > 1e-6):
                 problems.append(f"{score_path.parent / 'reward.json'}: key 'score': "
                                 f"{reward['score']} disagrees with score.json's {score}")
-    stage_results: dict[str, tuple[str, str]] = {}
+    stage_results: dict[str, tuple[str, str, PublishedFile]] = {}
     gates: list[dict[str, Any]] = []
     for name in STAGE_FILES:
-        text, loaded = r.load_text(score_path.parent / name, required=False)
-        if text is None:
+        text, loaded, published = r.load_file(score_path.parent / name, required=False)
+        if text is None or published is None:
             continue
         status = loaded.get("status") if isinstance(loaded, Mapping) else None
-        stage_results[name.removesuffix(".json")] = (str(status or "ok"), text)
+        stage_results[name.removesuffix(".json")] = (str(status or "ok"), text, published)
         if name == "audit.json":
             gates = _gates(r, score_path.parent / name, loaded)
         del loaded  # only the text is kept: a trial's transcripts are parsed once, dropped

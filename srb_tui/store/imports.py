@@ -7,7 +7,10 @@ batch while the last is written, so memory holds two batches, not the job): per 
 transitions, the score events the reports read, Stage II module rows, Stage III rounds,
 Stage I's gate outcomes with their vote tallies (the same rows a native audit writes, so the
 Stage I consistency table counts both alike), the stage results as the published files' JSON
-text (a long one kept as a file beside the store, :class:`ResultFiles`, its row naming it),
+text (a long one kept as a file beside the store, :class:`ResultFiles`, its row naming it;
+a hard link to the published file when that is still the file read, so the import does not
+write the job's bytes a second time — an edit of the published file in place would show in
+the imported run too, a rewrite by rename would not),
 and ``imported_runs`` rows with the source folder, agent cost and telemetry. A source folder
 already imported is refused (naming it); a problem the reader reports while the trials
 stream (``problems``) rolls the whole import back too.
@@ -23,7 +26,7 @@ import secrets
 import shutil
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import aiosqlite
 
@@ -38,6 +41,25 @@ BATCH = 32
 FILE_THRESHOLD = 16 * 1024
 """A stage result this long (characters) is kept as a file beside the store: written once,
 where the WAL would write it twice (the import's cost was the store's write, not the read)."""
+
+
+class PublishedFile(NamedTuple):
+    """The file a stage result's text was read from, as the open descriptor saw it: when
+    the same inode, size and modification time are still at ``path``, the import links the
+    file into the store's folder instead of writing its text a second time."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    ino: int
+    dev: int
+
+    @classmethod
+    def of(cls, path: str, st: os.stat_result) -> PublishedFile:
+        return cls(path, st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev)
+
+    def same_as(self, st: os.stat_result) -> bool:
+        return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev) == self[1:]
 
 
 class ImportProblems(ContentRefused):
@@ -66,12 +88,19 @@ class ResultFiles:
         self.final = self.base / self.token
         self.used = False
 
-    def keep(self, rid: str, stage: str, text: str) -> str:
-        """Write ``text`` to its file; the column value that names it."""
+    def keep(self, rid: str, stage: str, text: str, source: PublishedFile | None = None
+             ) -> str:
+        """Keep ``text`` in its file; the column value that names it. With ``source`` (the
+        published file the text was read from, unchanged since), the file is a hard link to
+        it: the bytes are on disk already, and writing them again was most of an import's
+        cost. A link that cannot be made (another file system, a changed file) falls back
+        to writing the text."""
         folder = self.staging / rid
         folder.mkdir(parents=True, exist_ok=True)
-        with open(folder / f"{stage}.json", "w", encoding="utf-8") as out:
-            out.write(text)
+        dest = folder / f"{stage}.json"
+        if source is None or not _linked(source, dest):
+            with open(dest, "w", encoding="utf-8") as out:
+                out.write(text)
         self.used = True
         return dump_json({IMPORTED_FILE: f"imports/{self.token}/{rid}/{stage}.json"}, "ref")
 
@@ -86,17 +115,34 @@ class ResultFiles:
             shutil.rmtree(folder, ignore_errors=True)
 
 
+def _linked(source: PublishedFile, dest: Path) -> bool:
+    """Hard-link ``source`` at ``dest`` when it is still the file that was read."""
+    try:
+        os.link(source.path, dest)
+    except OSError:
+        return False
+    try:
+        if source.same_as(os.stat(dest)):
+            return True
+    except OSError:
+        pass
+    dest.unlink(missing_ok=True)  # replaced or changed since it was read: write the text
+    return False
+
+
 def _stage_rows(rid: str, source: str, stages: Mapping[str, Any], now: str,
                 files: ResultFiles | None = None) -> list[tuple[Any, ...]]:
     rows = []
     for stage, value in stages.items():
-        if isinstance(value, tuple):  # (status, the published file's JSON text)
-            status, text = value
+        published: PublishedFile | None = None
+        if isinstance(value, tuple):  # (status, the published file's JSON text[, its file])
+            status, text = value[0], value[1]
+            published = value[2] if len(value) > 2 else None
         else:  # a decoded result
             status = value.get("status") if isinstance(value, Mapping) else None
             text = dump_json(value, f"{source} {stage}")
         if files is not None and len(text) >= FILE_THRESHOLD:
-            text = files.keep(rid, stage, text)
+            text = files.keep(rid, stage, text, published)
         rows.append((rid, stage, str(status or "ok"), text, now))
     return rows
 

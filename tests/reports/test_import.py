@@ -388,3 +388,50 @@ def test_a_rolled_back_import_leaves_no_result_files(tmp_path: Path) -> None:
 
     assert asyncio.run(body()) == 0
     assert not [p for p in (tmp_path / "imports").rglob("*") if p.is_file()]
+
+
+def test_a_long_result_is_a_link_to_the_published_file_and_outlives_it(tmp_path: Path) -> None:
+    """The kept file is the published file hard-linked (same inode: its bytes are not
+    written again); the job folder can go and the run still reads back; a published file
+    that changed after it was read is written from the text read, not linked."""
+    import os
+    import shutil
+
+    from srb_tui.reports.importer import iter_job
+    from srb_tui.store.grading_records import IMPORTED_FILE
+    from srb_tui.store.imports import ResultFiles
+
+    job = _job(tmp_path)
+    doc = _long_audit(job)
+    published = {(p.stat().st_ino, p.stat().st_dev) for p in job.glob("*/verifier/audit.json")}
+
+    async def imported() -> tuple[list[str], list[str]]:
+        async with await Store.open(tmp_path / "srb.sqlite3") as store:
+            ids = await store.import_runs({**vars(t), "job": "j"} for t in iter_job(job, []))
+            raw = [row[0] for row in await store._rows(
+                "SELECT result FROM stage_results WHERE stage = 'audit'")]
+            return ids, raw
+
+    ids, raw = asyncio.run(imported())
+    kept = [tmp_path / json.loads(text)[IMPORTED_FILE] for text in raw]
+    assert {(p.stat().st_ino, p.stat().st_dev) for p in kept} == published
+    shutil.rmtree(job)
+
+    async def read_back() -> list[Any]:
+        async with await Store.open(tmp_path / "srb.sqlite3") as store:
+            return [r.result for r in await store.stage_results(ids[0]) if r.stage == "audit"]
+
+    assert asyncio.run(read_back()) == [doc]
+
+    # changed after it was read: the text read is written, the changed file not linked
+    job = _job(tmp_path / "again")
+    _long_audit(job)
+    trial = next(iter_job(job, []))
+    status, text, source = trial.stage_results["audit"]
+    Path(source.path).write_text("{}")
+    files = ResultFiles(tmp_path / "again")
+    ref = files.keep("r-x", "audit", text, source)
+    dest = files.staging / "r-x" / "audit.json"
+    assert json.loads(ref)[IMPORTED_FILE].endswith("r-x/audit.json")
+    assert dest.read_text() == text and os.stat(dest).st_ino != os.stat(source.path).st_ino
+    assert status == "ok"
