@@ -123,6 +123,9 @@ async def test_claude_code_finds_subtles_difference_upheld_3_of_3(service_for) -
     assert "caret" in cx.code
     kinds = transcript.read_text().count('"kind": "tool_call"')
     assert kinds >= 4, transcript.read_text()[:2000]
+    # its shell commands ran as the runner, not as the client (issue 25 item 3), and its
+    # own plain try_test/report calls were still credited to it (the try above, the report)
+    assert "srb-runner" in transcript.read_text(), transcript.read_text()[:3000]
     ledger = await service.store.ledger_totals(run_id)
     spent = ledger.by_role["adversary"]
     assert spent.requests >= 5
@@ -160,6 +163,12 @@ async def test_a_hostile_client_is_refused_and_recorded(service_for) -> None:
     assert "sandbox.json: No such file" in text or "No such file" in text
     assert "Read-only file system" in text or "Permission denied" in text
     assert "no-dns" in text
+    # held apart from the client: the commands ran as the runner, the client's HOME was
+    # closed to them, no readable process held a token, a report from a script was refused
+    assert "srb-runner" in text and "token-bearing env lines: 0" in text, text[-4000:]
+    assert "cannot open directory '/srb/lane/home'" in text or "Permission denied" in text
+    assert "count only when the client runs them itself" in text, text[-4000:]
+    assert "forged" not in (cx.reason or "") and lane.extra.get("claim") != "forged"
 
 
 @FULL

@@ -16,6 +16,15 @@ keeps the final candidate and its claim, adjudicated after the session like any
 reported candidate. The code under test never runs in the lane through srb, and the
 lane holds neither grader files nor the other trees' outputs.
 
+What the client runs itself while it explores (its shell tool: Claude Code through
+``CLAUDE_CODE_SHELL_PREFIX``, Codex through the shell it is given) goes through the lane's
+shell (:mod:`.lane_files` ``shell.py``) to the desk, which runs it as
+:data:`RUNNER_UID` with a HOME of its own and no token: so the submission's program, which
+only runs inside such a command, is held apart from the client as a candidate is held
+apart from the grader — it cannot read the client's files, transcript, memory or token,
+and the desk takes ``try_test``/``report`` only from the client's own uid (a plain call of
+either runs as the client; anything else, including a script that calls them, does not).
+
 Outcomes: a report upheld -> broken, else survived; no report by the end of the session
 (its ``budget_sec`` is the session's wall clock) -> survived; a client that crashes or
 that the gateway refuses -> error, never a survival.
@@ -60,11 +69,17 @@ from .verification_setup import ProbeSetup, allowed_commands
 
 CLIENT_DRIVERS = ("claude-code", "codex")
 LANE_UID = 2900
+RUNNER_UID = 2901
+"""The uid the client's shell commands (and so the code under test) run as: not the
+client's, so they cannot read its HOME, transcript, memory or token (issue 25 item 3)."""
 LANE_DIR = "/srb/lane"
 LANE_SCRATCH = f"{LANE_DIR}/scratch"
 LANE_HOME = f"{LANE_DIR}/home"
+RUNNER_HOME = f"{LANE_DIR}/run"
 DESK_DIR = "/srb/desk"
 DESK_SOCKET = f"{DESK_DIR}/desk.sock"
+SHELL_PREFIX = f"{DESK_DIR}/bin/srb-run"
+SHIM_DIR = f"{DESK_DIR}/shim"
 LANE_ROLE_PREFIX = "lane-"
 FILES = Path(__file__).resolve().parent / "lane_files"
 DESK_LINE_SEC = 5.0
@@ -219,7 +234,9 @@ def _lane_spec(box: StageContainer, adversary: Adversary, network: str,
         # HOME and the client's config are written before start, into the image's layer
         # (an archive put into a tmpfs mount would land under it): only scratch is tmpfs.
         tmpfs={
-            LANE_SCRATCH: f"size=512m,mode=0700,{uid},exec",
+            # Shared by the client (its file tools) and the runner (its commands).
+            LANE_SCRATCH: f"size=512m,mode=0777,{uid},exec",
+            RUNNER_HOME: f"size=64m,mode=0700,uid={RUNNER_UID},gid={RUNNER_UID}",
             "/tmp": "size=256m,mode=1777,exec",
         },
     )
@@ -230,16 +247,23 @@ async def _put_lane(engine: DockerEngine, h: ContainerHandle, original: Path,
     await put_tree(engine, h, original, dest=ORIGINAL_DIR, uid=0, gid=0)
     await put_tree(engine, h, submission, dest=SUBMISSION_DIR, uid=0, gid=0)
     command = b"#!/usr/bin/env python3\n" + (FILES / "command.py").read_bytes()
+    shell = b"#!/usr/bin/env python3\n" + (FILES / "shell.py").read_bytes()
     await put_files(engine, h, DESK_DIR, {"desk.py": (FILES / "desk.py").read_bytes()},
                     uid=0, gid=0, mode=0o700)
     # Also in /usr/local/bin: a login shell (Codex runs `bash -lc`) resets PATH.
     for folder in (f"{DESK_DIR}/bin", "/usr/local/bin"):
         await put_files(engine, h, folder, {"try_test": command, "report": command},
                         uid=0, gid=0, mode=0o755)
+    await put_files(engine, h, f"{DESK_DIR}/bin", {"srb-run": shell}, uid=0, gid=0, mode=0o755)
+    await put_files(engine, h, SHIM_DIR, {"bash": shell}, uid=0, gid=0, mode=0o755)
+    users = (f"srb-client:x:{LANE_UID}:{LANE_UID}:srb lane client:{LANE_HOME}:"
+             f"{SHIM_DIR}/bash\nsrb-runner:x:{RUNNER_UID}:{RUNNER_UID}:srb lane runner:"
+             f"{RUNNER_HOME}:/bin/bash\n")
     # Trees read-only for everyone, the desk's folder enterable (its socket is 0666).
     got = await exec_run(engine, h, ["sh", "-c",
                                      f"chmod -R a-w {ORIGINAL_DIR} {SUBMISSION_DIR} && "
-                                     f"chmod 0755 {DESK_DIR} {DESK_DIR}/bin"],
+                                     f"chmod 0755 {DESK_DIR} {DESK_DIR}/bin {SHIM_DIR} && "
+                                     f"printf '{users}' >> /etc/passwd"],
                          user="0:0", timeout_sec=120)
     if got.exit_code != 0:
         raise ClientError(f"cannot make the lane's trees read-only: {got.describe()}")
@@ -363,11 +387,13 @@ async def run_client_session(
         if owned.exit_code != 0:
             raise ClientError(f"cannot give the lane's HOME to its client: {owned.describe()}")
         session = await open_exec_session(
-            box.engine, handle, ["python3", f"{DESK_DIR}/desk.py", DESK_SOCKET], user="0:0")
+            box.engine, handle, ["python3", f"{DESK_DIR}/desk.py", DESK_SOCKET, str(LANE_UID),
+                                 str(RUNNER_UID), RUNNER_HOME, LANE_SCRATCH, "/tmp",
+                                 ORIGINAL_DIR, SUBMISSION_DIR], user="0:0")
         desk = _Desk(box, setup, adversary, slot, session, note)
         serving = asyncio.create_task(desk.serve())
         token = await gateway.issue_token(run_id, "adversary", round=slot + 1)
-        env = _lane_env(adapter.env(Endpoint(base, f"{base}/v1", token)))
+        env = _lane_env(adapter.env(Endpoint(base, f"{base}/v1", token)), adversary.driver)
         argv = adapter.round_argv(1, None, "")
         clock = time.monotonic()
         try:
@@ -403,10 +429,17 @@ async def run_client_session(
             await remove(box.engine, handle)
 
 
-def _lane_env(env: dict[str, str]) -> dict[str, str]:
+def _lane_env(env: dict[str, str], driver: str) -> dict[str, str]:
+    """The client's environment: its HOME in the lane, srb's commands on PATH, and its
+    shell commands routed through the lane's shell (Claude Code: a prefix before each
+    command; Codex: the shell it runs, first on PATH and named in SHELL)."""
     path = env.get("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
     home = f"{LANE_HOME}/agent"
     out = {**env, "PATH": f"{DESK_DIR}/bin:{path}", "HOME": f"{home}/home"}
+    if driver == "codex":
+        out.update(PATH=f"{SHIM_DIR}:{out['PATH']}", SHELL=f"{SHIM_DIR}/bash")
+    else:
+        out.update(CLAUDE_CODE_SHELL_PREFIX=SHELL_PREFIX, SHELL="/bin/bash")
     for key in ("CLAUDE_CONFIG_DIR", "CODEX_HOME"):
         if key in out:
             out[key] = f"{home}/{out[key].rsplit('/', 1)[-1]}"
