@@ -16,7 +16,7 @@ from srb_tui.schema import Problem, TaskLoad
 from srb_tui.schema.disk import STATE_A_FILES
 from srb_tui.schema.loader import run_needs
 from srb_tui.schema.published import validate_task
-from srb_tui.service.catalog import Catalog, load_catalog, summarise
+from srb_tui.service.catalog import Catalog, find_task, load_catalog, summarise
 from srb_tui.service.catalog import task_dirs as catalog_dirs
 
 
@@ -34,8 +34,9 @@ def add_parser(sub: Any) -> None:
     show.set_defaults(handler=cmd_show)
 
     val = tsub.add_parser("validate", help="validate task directories, reporting every problem")
-    val.add_argument("paths", nargs="*", metavar="PATH",
-                     help="task directories or folders of them (default: the task roots)")
+    val.add_argument("paths", nargs="*", metavar="PATH|ID",
+                     help="task directories or folders of them, or task ids found under the "
+                          "task roots (default: the task roots)")
     val.add_argument("--schema-only", action="store_true",
                      help="check the manifests only, not the files they refer to")
     val.add_argument("--strict", action="store_true",
@@ -159,8 +160,22 @@ def _print_problems(out: Output, load: TaskLoad) -> None:
         out.print(f"  [{colour}]{p.kind}[/] {escape(str(p))}")
 
 
+def _validate_roots(given: list[str], settings: Settings) -> list[Path]:
+    """Each PATH as given; one that is not there but is a task id under the task roots
+    (as ``tasks show`` takes one) is that task's directory."""
+    roots = []
+    for text in given:
+        path = Path(text)
+        if not path.exists() and "/" not in text:
+            found = find_task(settings.task_roots, text)
+            path = found.path if found is not None else path
+        roots.append(path)
+    return roots
+
+
 def cmd_validate(args: argparse.Namespace, settings: Settings, out: Output) -> int:
-    roots = [Path(p) for p in args.paths] if args.paths else list(settings.task_roots)
+    roots = (_validate_roots(args.paths, settings) if args.paths
+             else list(settings.task_roots))
     missing = [r for r in roots if not r.exists()]
     task_dirs, duplicates = catalog_dirs(roots)
     for duplicate in duplicates:
@@ -186,7 +201,8 @@ def cmd_validate(args: argparse.Namespace, settings: Settings, out: Output) -> i
         })
         return code
     for m in missing:
-        out.error(f"{m}: no such file or directory")
+        out.error(f"{m}: no such file, directory or task id (task roots: "
+                  f"{', '.join(str(r) for r in settings.task_roots)})")
     if not loads and not missing:
         out.error(f"no task.toml found under {', '.join(str(r) for r in roots)}")
     for load in loads:
