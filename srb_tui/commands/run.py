@@ -389,6 +389,7 @@ def cmd_gc(args: argparse.Namespace, settings: Settings, out: Output) -> int:
     async def body() -> int:
         async with open_run_service(settings) as service:
             report, live = await service.gc()
+            swept = await service.store.sweep_import_files()
             if out.json_mode:
                 out.emit_json({"containers_removed": report.containers_removed,
                                "image_bytes_reclaimed": report.image_bytes_reclaimed,
@@ -397,7 +398,8 @@ def cmd_gc(args: argparse.Namespace, settings: Settings, out: Output) -> int:
                                    report.workspace_bytes_reclaimed,
                                "workspace_images_kept": report.workspace_images_kept,
                                "live_runs_kept": sorted(live),
-                               "other_stores_containers_kept": report.foreign_kept})
+                               "other_stores_containers_kept": report.foreign_kept,
+                               "import_folders_removed": swept})
             else:
                 out.print(f"removed {report.containers_removed} container(s), reclaimed "
                           f"{report.image_bytes_reclaimed} bytes of images; removed "
@@ -405,7 +407,9 @@ def cmd_gc(args: argparse.Namespace, settings: Settings, out: Output) -> int:
                           f"{report.workspace_bytes_reclaimed} bytes "
                           f"({report.workspace_images_kept} in use or another store's kept); "
                           f"{len(live)} live run(s) untouched, {report.foreign_kept} "
-                          "container(s) of other stores left alone")
+                          "container(s) of other stores left alone"
+                          + (f"; removed {len(swept)} import folder(s) no run names"
+                             if swept else ""))
             return 0
 
     return guard(body, out)

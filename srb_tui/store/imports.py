@@ -24,6 +24,7 @@ import itertools
 import os
 import secrets
 import shutil
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -151,8 +152,36 @@ def _telemetry(value: Any, source: str) -> str:
     return value if isinstance(value, str) else dump_json(value, f"{source} telemetry")
 
 
+ORPHAN_AGE_SEC = 3600.0
+"""How old a folder under ``imports/`` that no row names must be before ``srb gc`` removes
+it: an import renames its folder a moment before it commits, so a younger one may be an
+import committing now."""
+
+
 class ImportsMixin(StoreBase):
     """The imported_runs table and the rows an import writes."""
+
+    async def sweep_import_files(self, *, older_than_sec: float = ORPHAN_AGE_SEC
+                                 ) -> list[str]:
+        """Remove what imports left under ``imports/`` that no row names: a folder a crash
+        left between its rename and the commit, a staging folder of an import that died
+        (each older than ``older_than_sec``); the names removed."""
+        base = self.path.parent / "imports"
+        if not base.is_dir():
+            return []
+        rows = await self._rows(
+            "SELECT json_extract(result, '$.srb_imported_file') FROM stage_results"
+            " WHERE json_valid(result) AND json_extract(result, '$.srb_imported_file')"
+            " IS NOT NULL")
+        named = {Path(str(r[0])).parts[1] for r in rows if len(Path(str(r[0])).parts) > 1}
+        cutoff = time.time() - older_than_sec
+        gone = []
+        for child in sorted(base.iterdir()):
+            if child.name in named or not child.is_dir() or child.stat().st_ctime > cutoff:
+                continue
+            await asyncio.to_thread(shutil.rmtree, child, True)
+            gone.append(child.name)
+        return gone
 
     async def import_runs(
         self,

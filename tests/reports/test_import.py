@@ -435,3 +435,32 @@ def test_a_long_result_is_a_link_to_the_published_file_and_outlives_it(tmp_path:
     assert json.loads(ref)[IMPORTED_FILE].endswith("r-x/audit.json")
     assert dest.read_text() == text and os.stat(dest).st_ino != os.stat(source.path).st_ino
     assert status == "ok"
+
+
+def test_gc_sweeps_import_folders_no_row_names_and_keeps_the_named(tmp_path: Path) -> None:
+    """A crash between the rename and the commit leaves a folder no row names; a died
+    import leaves its staging folder: the sweep removes both once they are old enough and
+    never a folder a run reads (nor a young one, which may be an import committing now)."""
+    from srb_tui.reports.importer import iter_job
+
+    job = _job(tmp_path)
+    doc = _long_audit(job)
+    imports = tmp_path / "imports"
+
+    async def body() -> tuple[list[str], list[str], list[Any]]:
+        async with await Store.open(tmp_path / "srb.sqlite3") as store:
+            ids = await store.import_runs({**vars(t), "job": "j"} for t in iter_job(job, []))
+            (named,) = [p.name for p in imports.iterdir()]
+            for orphan in ("2026-01-01-deadbeef0000", ".staging-2026-01-01-0123456789ab"):
+                (imports / orphan / "r-x").mkdir(parents=True)
+                (imports / orphan / "r-x" / "audit.json").write_text("{}")
+            young = await store.sweep_import_files(older_than_sec=3600)
+            old = await store.sweep_import_files(older_than_sec=0)
+            read = [r.result for r in await store.stage_results(ids[0]) if r.stage == "audit"]
+            assert sorted(p.name for p in imports.iterdir()) == [named]
+            return young, old, read
+
+    young, old, read = asyncio.run(body())
+    assert young == [] and sorted(old) == [".staging-2026-01-01-0123456789ab",
+                                           "2026-01-01-deadbeef0000"]
+    assert read == [doc]
