@@ -142,6 +142,7 @@ async def test_codex_finds_nothing_on_reference_and_survives(service_for) -> Non
     assert lanes["cx-verify"].status == "survived", lanes["cx-verify"].notes
     text = (service.run_dir(run_id) / "verification" / "round-cx-verify.jsonl").read_text()
     assert text.count("\"kind\": \"try\"") == 1, text[-2000:]
+    assert "srb-runner" in text, text[:3000]  # Codex's commands ran as the runner too
     assert lanes["cx-verify"].extra["try_results"][0]["sides"] == {
         "original": "pass", "submission": "pass"}
     assert lanes["cc-look"].status == "survived", lanes["cc-look"].notes

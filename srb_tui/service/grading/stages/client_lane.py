@@ -222,7 +222,9 @@ def _lane_spec(box: StageContainer, adversary: Adversary, network: str,
         command=("sleep", "infinity"),
         user="0:0",
         allow_root=True,
-        cap_add=("CHOWN", "FOWNER"),  # root's set-up only; the client's uid has none
+        # Root's only (set-up; the desk starting the runner's commands as RUNNER_UID): the
+        # client's and the runner's uids hold none, and no-new-privileges stays on.
+        cap_add=("CHOWN", "FOWNER", "SETUID", "SETGID"),
         env={"HOME": LANE_HOME},
         workdir="/",
         labels=dict(box.spec.labels),
