@@ -78,7 +78,8 @@ def _take(it: Iterator[Mapping[str, Any]], n: int) -> list[Mapping[str, Any]]:
 class ResultFiles:
     """Where one import keeps its large stage results: ``imports/.staging-TOKEN/`` under
     the store's folder while the transaction is open, renamed to ``imports/TOKEN/`` just
-    before it commits (removed if it does not). The rows name ``imports/TOKEN/RUN/STAGE.json``
+    before it commits (removed if it does not). The rows name ``imports/TOKEN/RUN.STAGE.json`` (one
+    folder per import: a folder per run cost a ``mkdir`` each, a tenth of an import)
     (:data:`.grading_records.IMPORTED_FILE`), so a row never names a file that is not there,
     and a file left by a crash between the rename and the commit is named by no row."""
 
@@ -96,14 +97,15 @@ class ResultFiles:
         it: the bytes are on disk already, and writing them again was most of an import's
         cost. A link that cannot be made (another file system, a changed file) falls back
         to writing the text."""
-        folder = self.staging / rid
-        folder.mkdir(parents=True, exist_ok=True)
-        dest = folder / f"{stage}.json"
+        if not self.used:
+            self.staging.mkdir(parents=True, exist_ok=True)
+        name = f"{rid}.{stage}.json"
+        dest = self.staging / name
         if source is None or not _linked(source, dest):
             with open(dest, "w", encoding="utf-8") as out:
                 out.write(text)
         self.used = True
-        return dump_json({IMPORTED_FILE: f"imports/{self.token}/{rid}/{stage}.json"}, "ref")
+        return dump_json({IMPORTED_FILE: f"imports/{self.token}/{name}"}, "ref")
 
     def publish(self) -> None:
         """Flush the files to disk and move them to the folder the rows name."""

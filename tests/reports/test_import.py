@@ -431,8 +431,8 @@ def test_a_long_result_is_a_link_to_the_published_file_and_outlives_it(tmp_path:
     Path(source.path).write_text("{}")
     files = ResultFiles(tmp_path / "again")
     ref = files.keep("r-x", "audit", text, source)
-    dest = files.staging / "r-x" / "audit.json"
-    assert json.loads(ref)[IMPORTED_FILE].endswith("r-x/audit.json")
+    dest = files.staging / "r-x.audit.json"
+    assert json.loads(ref)[IMPORTED_FILE].endswith("/r-x.audit.json")
     assert dest.read_text() == text and os.stat(dest).st_ino != os.stat(source.path).st_ino
     assert status == "ok"
 
