@@ -172,8 +172,8 @@ class ImportsMixin(StoreBase):
         if not base.is_dir():
             return []
         rows = await self._rows(
-            "SELECT json_extract(result, '$.srb_imported_file') FROM stage_results"
-            " WHERE json_valid(result) AND json_extract(result, '$.srb_imported_file')"
+            f"SELECT json_extract(result, '$.{IMPORTED_FILE}') FROM stage_results"
+            f" WHERE json_valid(result) AND json_extract(result, '$.{IMPORTED_FILE}')"
             " IS NOT NULL")
         named = {Path(str(r[0])).parts[1] for r in rows if len(Path(str(r[0])).parts) > 1}
         cutoff = time.time() - older_than_sec

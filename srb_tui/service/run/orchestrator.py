@@ -49,7 +49,7 @@ from srb_tui.service.run.run_faults import (
 from srb_tui.service.run.run_moves import RunMoves
 from srb_tui.service.run.run_prepare import env_image_tag
 from srb_tui.sources import StateAError
-from srb_tui.store import RunRecord, Store
+from srb_tui.store import FINAL_STATUSES, RunRecord, Store
 from srb_tui.store.run_extra import BUDGET, CLIENT_VERSION, AgentBudget
 
 if TYPE_CHECKING:
@@ -202,10 +202,8 @@ class RunService:
         overrides the task's Stage III budgets (a quick look, not a published score).
         On a pool the run is driven on its node (:mod:`.run_placement`)."""
         if self.pooled:
-            from srb_tui.service.run.run_placement import drive_placed
-
-            return await drive_placed(self, run_id, grade=grade,
-                                      adversary_budget_sec=adversary_budget_sec)
+            return await self._drive_placed(run_id, grade=grade,
+                                            adversary_budget_sec=adversary_budget_sec)
         self._cancel.setdefault(run_id, asyncio.Event())
         try:
             await self.moves.hold(run_id)
@@ -241,6 +239,35 @@ class RunService:
         finally:
             self._cancel.pop(run_id, None)
             await self.moves.let_go(run_id)
+
+    async def _drive_placed(self, run_id: str, *, grade: bool,
+                            adversary_budget_sec: float | None) -> RunRecord:
+        """Drive ``run_id`` on its node of the pool (placing it first when it has none):
+        the node's own service drives it; the run's share of the node is released after."""
+        from srb_tui.service.run.run_placement import node_for, task_need
+
+        assert self.backend is not None
+        run = await self.store.require_run(run_id)
+        if run.status in FINAL_STATUSES:
+            return run
+        try:
+            need = task_need(self.load_task(run.task_path).task)
+        except Exception:  # the drive says what is wrong with the task
+            need = task_need(None)
+        placed = await node_for(self.ctx, self.backend, run, need)
+        if isinstance(placed, str):
+            return await self.fail_infra(run_id, placed)
+        try:
+            try:
+                on_node = await self.on_node(placed)
+            except RunnerError as exc:
+                return await self.fail_infra(
+                    run_id, f"node {placed.name}: {exc}; the run is invalid (re-run it), "
+                    "not a zero")
+            return await on_node.drive(run_id, grade=grade,
+                                       adversary_budget_sec=adversary_budget_sec)
+        finally:
+            await self.backend.release(run_id)
 
     @property
     def pooled(self) -> bool:
@@ -453,8 +480,11 @@ class RunService:
         return [await self.on_node(n) for n in self.backend.nodes.values() if n.up]
 
     def _model_access(self) -> ModelAccess | None:
-        """The explicit access given at construction, else one over ``self.gateway``."""
-        return run_access.access_for(self)
+        """The explicit access given at construction, else one over ``self.gateway``
+        (made once, when the gateway is up)."""
+        if self.model_access is None and self.gateway is not None:
+            self.model_access = run_access.gateway_access(self.ctx, self.gateway)
+        return self.model_access
 
     async def remove_quietly(self, handle: ContainerHandle) -> None:
         """Remove a container of srb's and record its removal; an engine error is ignored."""

@@ -1,6 +1,6 @@
-"""Which model access a run's agent gets: the one given to the run service, else one over
-srb's model gateway (built on first need, so a run of a command agent never imports the
-gateway's HTTP stack).
+"""The model access a run's agent gets over srb's model gateway, built on first need (so a
+run of a command agent never imports the gateway's HTTP stack). Which access a run gets —
+the one given to the run service, else this one — is the orchestrator's choice.
 """
 
 from __future__ import annotations
@@ -9,24 +9,20 @@ import os
 from typing import TYPE_CHECKING
 
 from srb_tui.service.run.agent_phase import STORE_LABEL
+from srb_tui.service.run.context import RunContext
 from srb_tui.service.run.model_access import ModelAccess
 
 if TYPE_CHECKING:
-    from srb_tui.service.run.orchestrator import RunService
+    from srb_tui.gateway import Gateway
 
 
-def access_for(svc: RunService) -> ModelAccess | None:
-    """The explicit access given at construction, else one over ``svc.gateway``."""
-    if svc.model_access is not None:
-        return svc.model_access
-    if svc.gateway is None:
-        return None
+def gateway_access(ctx: RunContext, gateway: Gateway) -> ModelAccess:
+    """Model access for the agents of ``ctx``'s engine through ``gateway``."""
     from srb_tui.service.run.gateway_access import GatewayAccess
 
-    svc.model_access = GatewayAccess(
-        svc.gateway, svc.store, svc.engine,
-        socket_dir=svc.gateway.socket_path.parent, base_image=svc.settings.base_image,
-        labels={STORE_LABEL: svc.store_tag},
+    return GatewayAccess(
+        gateway, ctx.store, ctx.engine,
+        socket_dir=gateway.socket_path.parent, base_image=ctx.settings.base_image,
+        labels={STORE_LABEL: ctx.store_tag},
         # srb's host as a remote engine's node reaches it (else found from the route).
         host_address=os.environ.get("SRB_CHANNEL_HOST") or None)
-    return svc.model_access

@@ -10,21 +10,22 @@ logs, collection and the stages all run on that node.
 
 A node that stops answering fails its runs as ``infra_error`` (invalid, resumable, never a
 zero), through the run service's own handling of a lost engine; its next placement skips it
-until it answers again.
+until it answers again. The drive on a node (place, bind, drive, release) is sequenced by
+:meth:`RunService.drive`; this module answers where.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from srb_tui.runner import EngineUnavailable, RunnerError
-from srb_tui.runner.backends import Need, Node
+from srb_tui.runner import EngineUnavailable
+from srb_tui.runner.backends import Backend, Need, Node
+from srb_tui.service.run.context import RunContext
 from srb_tui.service.run.run_node import NODE_KEY, run_node
-from srb_tui.store import FINAL_STATUSES, RunRecord
+from srb_tui.store import RunRecord
 
 if TYPE_CHECKING:
     from srb_tui.schema import Task
-    from srb_tui.service.run.orchestrator import RunService
 
 DEFAULT_CPUS = 1.0
 DEFAULT_MEMORY_MB = 1024
@@ -40,16 +41,11 @@ def task_need(task: Task | None) -> Need:
                 else DEFAULT_MEMORY_MB)
 
 
-async def node_for(svc: RunService, run: RunRecord) -> Node | str:
-    """The node ``run`` was placed on, else a new placement (recorded); a message when it
-    cannot have one."""
-    backend = svc.backend
-    assert backend is not None
-    try:
-        load = svc.load_task(run.task_path)
-        need = task_need(load.task)
-    except Exception:  # the drive says what is wrong with the task
-        need = task_need(None)
+async def node_for(ctx: RunContext, backend: Backend, run: RunRecord, need: Need
+                   ) -> Node | str:
+    """The node ``run`` was placed on (its share of it held again), else a new placement
+    with room for ``need`` (recorded in the run before anything runs there); a message
+    when it cannot have one."""
     name = run_node(run)
     if name is not None:
         node = backend.node(name)
@@ -62,33 +58,9 @@ async def node_for(svc: RunService, run: RunRecord) -> Node | str:
         node = await backend.place(run.id, need)
     except EngineUnavailable as exc:
         return f"{exc}; the run is invalid (re-run it), not a zero"
-    await svc.store.merge_extra(run.id, {NODE_KEY: node.name})
-    svc.moves.say(run.id, f"placed on node {node.name} ({node.engine.base_url})")
+    await ctx.store.merge_extra(run.id, {NODE_KEY: node.name})
+    ctx.moves.say(run.id, f"placed on node {node.name} ({node.engine.base_url})")
     return node
 
 
-async def drive_placed(svc: RunService, run_id: str, *, grade: bool,
-                       adversary_budget_sec: float | None) -> RunRecord:
-    """Drive ``run_id`` on its node (placing it first when it has none)."""
-    backend = svc.backend
-    assert backend is not None
-    run = await svc.store.require_run(run_id)
-    if run.status in FINAL_STATUSES:
-        return run
-    placed = await node_for(svc, run)
-    if isinstance(placed, str):
-        return await svc.fail_infra(run_id, placed)
-    try:
-        try:
-            on_node = await svc.on_node(placed)
-        except RunnerError as exc:
-            return await svc.fail_infra(
-                run_id, f"node {placed.name}: {exc}; the run is invalid (re-run it), "
-                "not a zero")
-        return await on_node.drive(run_id, grade=grade,
-                                   adversary_budget_sec=adversary_budget_sec)
-    finally:
-        await backend.release(run_id)
-
-
-__all__ = ["NODE_KEY", "drive_placed", "node_for", "run_node", "task_need"]
+__all__ = ["NODE_KEY", "node_for", "run_node", "task_need"]
