@@ -100,7 +100,8 @@ async def test_launch_from_dialog_streams_filters_and_finds_the_error(
         dialog.query_one("#launch-command", Input).value = SCRIPT
         dialog.query_one("#launch-budget", Input).value = "120"
         await pilot.press("ctrl+s")
-        await until(pilot, lambda: isinstance(app.screen, RunScreen), "the run screen")
+        # the screen is pushed before it is composed: wait for its first load
+        await until(pilot, lambda: _status(app) is not None, "the run screen")
         screen = app.screen
         assert isinstance(screen, RunScreen)
         log = screen.query_one("#run-log", LogView)
