@@ -22,12 +22,18 @@ import stat
 import struct
 import tarfile
 import tempfile
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
 from srb_tui.runner import sdk
-from srb_tui.runner.containers import ContainerHandle
+from srb_tui.runner.containers import (
+    EXEC_KILL_AFTER_SEC,
+    ContainerHandle,
+    ExecResult,
+    interpret_exit,
+)
 from srb_tui.runner.engine import DockerEngine
 from srb_tui.runner.errors import ContainerError
 
@@ -437,3 +443,67 @@ async def open_exec_session(
             f"run {handle.run_id}: cannot start {argv[0]!r} in {handle.name}: {err}"
         ) from err
     return ExecSession(engine, handle, exec_id, sock)
+
+
+STREAM_READ_SEC = 2.0
+"""How long one read of a streamed exec holds a pool thread (it re-reads until the end)."""
+EXIT_POLL_SEC = 0.05
+EXIT_POLL_TRIES = 100
+
+
+async def exec_streamed(
+    engine: DockerEngine,
+    handle: ContainerHandle,
+    argv: list[str],
+    *,
+    timeout_sec: float,
+    on_line: Callable[[bytes], None],
+    user: str = "",
+    workdir: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> ExecResult:
+    """Run ``argv`` in the running container and hand each stdout line to ``on_line`` as it
+    arrives (stdout is not kept; the result's ``stderr`` is its tail).
+
+    The budget is enforced as :func:`~srb_tui.runner.containers.exec_run` enforces it
+    (``timeout -k`` in the container, so 124/137 read as a timeout); should the process
+    outlive even that, srb stops reading and reports it as timed out.
+    """
+    wrapped = ["timeout", "-k", str(EXEC_KILL_AFTER_SEC), f"{timeout_sec:g}", *argv]
+    started = time.monotonic()
+    deadline = started + timeout_sec + EXEC_KILL_AFTER_SEC + 10.0
+    session = await open_exec_session(engine, handle, wrapped, user=user, workdir=workdir,
+                                      env=env)
+    hung = False
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                hung = True
+                break
+            try:
+                line = await session.readline(min(left, STREAM_READ_SEC))
+            except TimeoutError:
+                continue
+            if line is None:
+                break
+            on_line(line)
+        code = None if hung else await _exit_code_after_eof(session)
+    finally:
+        await session.close()
+    stderr = session.stderr_tail.encode()
+    if code is None:
+        return ExecResult(137, b"", stderr, timed_out=True)
+    return interpret_exit(ExecResult(code, b"", stderr), timeout_sec,
+                          time.monotonic() - started)
+
+
+async def _exit_code_after_eof(session: ExecSession) -> int | None:
+    """The exec's code once the engine has noticed the end (it may lag the stream's EOF
+    by a moment); None if it never says."""
+    for _ in range(EXIT_POLL_TRIES):
+        code = await session.exit_code()
+        if code is not None:
+            return code
+        await asyncio.sleep(EXIT_POLL_SEC)
+    return None

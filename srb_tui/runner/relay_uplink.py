@@ -30,7 +30,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from srb_tui.runner.containers import ContainerHandle, create, exec_run, remove, start
+from srb_tui.runner.containers import (
+    ContainerHandle,
+    create,
+    exec_run,
+    inspect_state,
+    kill,
+    remove,
+    start,
+)
 from srb_tui.runner.engine import DockerEngine
 from srb_tui.runner.errors import ContainerError
 from srb_tui.runner.files import put_files
@@ -119,21 +127,30 @@ def relay_route(base_url: str, host_address: str | None = None) -> RelayRoute:
     return RelayRoute(local=False, host_address=host_address or host_address_for(base_url))
 
 
-def uplink_command(uplink: Uplink) -> list[str]:
-    """socat: the Unix socket in the shared volume to TLS 1.3 with the run's relay key."""
-    return [
-        "socat",
-        f"UNIX-LISTEN:{SOCKET_MOUNT}/{SOCKET_NAME},fork,unlink-early,mode=600,backlog=512",
-        (f"OPENSSL:{uplink.host}:{uplink.port},cert={CHANNEL_DIR}/relay.pem,"
-         f"cafile={CHANNEL_DIR}/gateway.crt,verify=1,commonname={uplink.gateway_name},"
-         "nodelay"),
-    ]
+ADDRESS_FILE = "address"
+
+
+def uplink_command() -> list[str]:
+    """socat: the Unix socket in the shared volume to TLS 1.3 with the run's relay key, to
+    the channel named in the container's ``address`` file (so a restarted srb can point the
+    uplink at its new channel, :func:`repoint_uplink`)."""
+    dial = (f"OPENSSL:$(cat {CHANNEL_DIR}/{ADDRESS_FILE}),cert={CHANNEL_DIR}/relay.pem,"
+            f"cafile={CHANNEL_DIR}/gateway.crt,verify=1,"
+            f"commonname=$(cat {CHANNEL_DIR}/gateway.name),nodelay")
+    listen = f"UNIX-LISTEN:{SOCKET_MOUNT}/{SOCKET_NAME},fork,unlink-early,mode=600,backlog=512"
+    return ["sh", "-c", f'exec socat {listen} "{dial}"']
+
+
+def _channel_files(uplink: Uplink) -> dict[str, bytes]:
+    return {"relay.pem": uplink.relay_pem, "gateway.crt": uplink.gateway_cert,
+            "gateway.name": uplink.gateway_name.encode(),
+            ADDRESS_FILE: f"{uplink.host}:{uplink.port}".encode()}
 
 
 def uplink_spec(run_id: str, uplink: Uplink, *, labels: Mapping[str, str],
                 image: str = RELAY_IMAGE) -> ContainerSpec:
     return ContainerSpec(
-        image=image, run_id=run_id, role=UPLINK_ROLE, command=tuple(uplink_command(uplink)),
+        image=image, run_id=run_id, role=UPLINK_ROLE, command=tuple(uplink_command()),
         user=RELAY_USER, workdir="/", mem_limit=RELAY_MEM_BYTES, pids_limit=RELAY_PIDS,
         nano_cpus=RELAY_NANO_CPUS, network_mode=UPLINK_NETWORK, labels=dict(labels),
         log_max_size="1m", log_max_files=2, volumes=(SOCKET_MOUNT,),
@@ -175,8 +192,7 @@ async def start_remote_relay(
     up = await create(engine, uplink_spec(run_id, uplink, labels=labels, image=image))
     relay: ContainerHandle | None = None
     try:
-        await put_files(engine, up, CHANNEL_DIR,
-                        {"relay.pem": uplink.relay_pem, "gateway.crt": uplink.gateway_cert},
+        await put_files(engine, up, CHANNEL_DIR, _channel_files(uplink),
                         uid=NOBODY, gid=NOBODY, mode=0o400)
         await start(engine, up)
         relay = await create(engine, inner_relay_spec(run_id, up, labels=labels, image=image,
@@ -188,6 +204,24 @@ async def start_remote_relay(
         await remove_remote_relay(engine, relay, up)
         raise
     return relay, up
+
+
+async def repoint_uplink(engine: DockerEngine, handle: ContainerHandle, uplink: Uplink) -> None:
+    """Point a run's uplink at a new channel (srb restarted: the old channel, its port and
+    its keys died with the old process): stop it, write the new keys and address, start it.
+
+    The relay and the agent in its network namespace are not touched; connections the
+    agent opens meanwhile fail as they did while srb was away, and its client retries.
+    """
+    await kill(engine, handle)
+    deadline = time.monotonic() + SOCKET_TIMEOUT_SEC
+    while (await inspect_state(engine, handle)).running:
+        if time.monotonic() > deadline:
+            raise ContainerError(f"run {handle.run_id}: the uplink {handle.name} did not stop")
+        await asyncio.sleep(0.05)
+    await put_files(engine, handle, CHANNEL_DIR, _channel_files(uplink),
+                    uid=NOBODY, gid=NOBODY, mode=0o400)
+    await start(engine, handle)
 
 
 async def remove_remote_relay(engine: DockerEngine, relay: ContainerHandle | None,

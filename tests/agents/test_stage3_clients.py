@@ -10,6 +10,7 @@ need ``SRB_FULL_AGENTIC=1``.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import time
@@ -109,9 +110,38 @@ async def _verify(service: RunService, submission: str) -> tuple[str, float]:
     return run.id, time.monotonic() - clock
 
 
-async def test_claude_code_finds_subtles_difference_upheld_3_of_3(service_for) -> None:
+async def _shown_while_held(service: RunService, run_id: str, want: str) -> list[str]:
+    """The lane's stored transcript (what the Verification tab shows) once it holds a line
+    starting with ``want``, while the session is still running."""
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        for lane in await service.store.adversary_rounds(run_id):
+            tail = [str(t) for t in (lane.extra or {}).get("transcript_tail") or []]
+            if lane.status == "running" and any(t.startswith(want) for t in tail):
+                return tail
+        await asyncio.sleep(0.1)  # polling the store; the session is held meanwhile
+    raise AssertionError(f"the lane's live transcript never showed {want!r}")
+
+
+async def test_claude_code_finds_subtles_difference_upheld_3_of_3(service_for,
+                                                                  standin: StandIn) -> None:
     service = await service_for([("cc-verify", "standin-verify", "claude-code")])
-    run_id, took = await _verify(service, "subtle")
+    run = await service.launch(TASK, "replay:subtle")
+    done = await service.drive(run.id, grade=False)
+    assert done.stop_reason == "completed", done.harness_error
+    run_id, clock = run.id, time.monotonic()
+    # The stand-in keeps its second answer back until the client's first tool call is on
+    # the lane's record: the transcript is parsed as the client prints it (item 5), not
+    # when its session ends.
+    grading = asyncio.create_task(service.regrade(run_id, ["verification"], force=True))
+    try:
+        with standin.holding("verify", 1):
+            live = await _shown_while_held(service, run_id, "Bash: id -un && ls /srb/original")
+        await grading
+    finally:
+        grading.cancel()
+    took = time.monotonic() - clock
+    assert not any(line.startswith("try_test") for line in live), live
     (lane,) = await service.store.adversary_rounds(run_id)
     transcript = service.run_dir(run_id) / "verification" / "round-cc-verify.jsonl"
     assert lane.driver == "claude-code"

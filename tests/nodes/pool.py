@@ -28,3 +28,10 @@ def srb_workspace_images(host: str) -> list[str]:
     out = dind.docker("images", "--format", "{{.Repository}}:{{.Tag}}", host=host,
                       check=False, timeout=30)
     return [i for i in out.stdout.decode().split() if i.startswith("srb-workspace")]
+
+
+def write_swarm_config(state: Path, manager: str) -> None:
+    """``state/config.toml`` with ``kind = "swarm"`` over the manager at ``manager``."""
+    state.mkdir(parents=True, exist_ok=True)
+    (state / "config.toml").write_text(
+        f'[backend]\nkind = "swarm"\nmanager = "{manager}"\nengine_port = {dind.NODE_PORT}\n')

@@ -7,7 +7,9 @@ only through its run's uplink, over TLS with per-run keys, and its model key sta
 * ``SRB_MULTINODE=1``: a real ``srb run demo01 --agent claude-code:standin-slow`` (the
   pinned Claude Code against a STAND-IN model server, not Anthropic's API) with
   ``DOCKER_HOST`` at a DinD node finishes with a score through the channel; the ledger holds
-  its calls, the agent has loopback only, and the key is nowhere on the node.
+  its calls, the agent has loopback only, and the key is nowhere on the node. The same run
+  with srb SIGKILLed mid-round goes on after ``srb resume`` through a new channel (new
+  port, new keys, the uplink pointed at it) and ends scored.
 """
 
 from __future__ import annotations
@@ -191,3 +193,60 @@ def test_claude_code_on_a_node_scores_through_the_channel_and_its_key_stays_here
                        host=dind_node.docker_host).stdout.decode().split()
     vols = dind.docker("volume", "ls", "-q", host=dind_node.docker_host).stdout.decode().split()
     assert left == [] and vols == [], (left, vols)
+
+
+@multinode
+def test_claude_code_on_a_node_goes_on_through_a_new_channel_after_srb_is_killed(
+        dind_node: dind.Node, tmp_path: Path, standin: StandIn, installed_clients: None) -> None:
+    """srb SIGKILLed mid-round: the channel, its port and its keys die with it while the
+    client keeps running on the node. ``srb resume`` opens a new channel with new keys,
+    points the run's uplink at it, and the same round's calls reach the gateway again."""
+    dind.load_image(dind_node, dind.BASE_IMAGE)
+    state = tmp_path / "state"
+    state.mkdir()
+    db = state / "srb.sqlite3"
+    env = {**os.environ, **gateway_environ(standin), "PYTHONPATH": str(REPO),
+           "DOCKER_HOST": dind_node.docker_host}
+    srb = [sys.executable, "-m", "srb_tui.cli", "--tasks", str(BUILTIN_TASKS), "--state",
+           str(state)]
+    proc = subprocess.Popen([*srb, "run", DEMO_TASK.name, "--agent", "claude-code:standin-slow",
+                             "--budget", "900", "--adversary-budget", "15", "--json"],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            cwd=REPO, text=True)
+    try:
+        deadline = time.monotonic() + 600
+        while True:  # mid-round on the node
+            calls = _q(db, "SELECT count(*) FROM agent_events WHERE kind = 'tool_call'")
+            if calls and int(calls[0][0]) >= 2:  # type: ignore[call-overload]
+                break
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "round 1 never got going on the node"
+            time.sleep(0.5)
+        proc.kill()  # SIGKILL: no cleanup of any kind
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    run_id = str(_q(db, "SELECT id FROM runs")[0][0])
+    before = int(_q(db, f"SELECT count(*) FROM ledger WHERE run_id = '{run_id}'")[0][0])  # type: ignore[call-overload]
+    roles = dind.docker("ps", "--format", "{{.Label \"srb.role\"}}",
+                        host=dind_node.docker_host).stdout.decode().split()
+    assert {"agent", "relay", "relay-uplink"} <= set(roles), roles  # all outlived srb
+
+    resumed = subprocess.run([*srb, "resume", "--json"], env=env, capture_output=True,
+                             text=True, cwd=REPO, timeout=1500)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    status, valid, stop = _q(db, f"SELECT status, valid, stop_reason FROM runs "
+                                 f"WHERE id = '{run_id}'")[0]
+    assert (status, valid, stop) == ("scored", 1, "completed"), (
+        status, valid, stop, resumed.stderr[-3000:])
+    after = int(_q(db, f"SELECT count(*) FROM ledger WHERE run_id = '{run_id}' AND "
+                       "role = 'agent' AND status = 200")[0][0])  # type: ignore[call-overload]
+    assert after > before, (before, after)  # the model was reached again, through the node
+    print(f"remote run {run_id}: {before} ledger rows before the kill, {after} agent calls "
+          "answered in all")
+    assert _key_on_node(dind_node) == ""
+    left = dind.docker("ps", "-aq", "--filter", "label=srb.managed=1",
+                       host=dind_node.docker_host).stdout.decode().split()
+    assert left == [], left

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import json
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,14 +44,25 @@ class Seen:
     step: int | None = None
 
 
+HOLD_MAX_SEC = 120.0
+
+
 @dataclass
 class StandInState:
     seen: list[Seen] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    holds: dict[tuple[str, int], threading.Event] = field(default_factory=dict)
 
     def record(self, item: Seen) -> None:
         with self.lock:
             self.seen.append(item)
+
+    async def wait_if_held(self, mode: str, step: int | None) -> None:
+        """A test holding (mode, step) keeps that answer back until it lets go."""
+        with self.lock:
+            gate = self.holds.get((mode, step)) if step is not None else None
+        if gate is not None:
+            await asyncio.to_thread(gate.wait, HOLD_MAX_SEC)
 
 
 STATE: web.AppKey[StandInState] = web.AppKey("state", StandInState)
@@ -155,6 +168,7 @@ async def anthropic_messages(request: web.Request) -> web.StreamResponse:
     mode = mode_for(model)
     block, stop, step = _anthropic_block(mode, body)
     state.record(Seen(request.method, request.path, model, _auth(request), step))
+    await state.wait_if_held(mode.name, step)
     if mode.fail_status is not None:
         return _error(mode.fail_status, "anthropic")
     if mode.delay_sec:
@@ -216,6 +230,7 @@ async def openai_responses(request: web.Request) -> web.StreamResponse:
     mode = mode_for(model)
     item, step = _responses_item(mode, body)
     state.record(Seen(request.method, request.path, model, _auth(request), step))
+    await state.wait_if_held(mode.name, step)
     if mode.fail_status is not None:
         return _error(mode.fail_status, "openai")
     if mode.delay_sec:
@@ -264,6 +279,7 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
     mode = mode_for(model)
     step = _chat_step(body)
     state.record(Seen(request.method, request.path, model, _auth(request), step))
+    await state.wait_if_held(mode.name, step)
     if mode.fail_status is not None:
         return _error(mode.fail_status, "openai")
     inp, out = _usage_numbers(mode, body)
@@ -343,6 +359,20 @@ class StandIn:
             asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(30)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=30)
+
+    @contextlib.contextmanager
+    def holding(self, mode: str, step: int) -> Iterator[threading.Event]:
+        """Keep the answer to ``mode``'s request at ``step`` (tool results so far) back
+        until the block ends or the test sets the event (bounded by HOLD_MAX_SEC)."""
+        gate = threading.Event()
+        with self.state.lock:
+            self.state.holds[(mode, step)] = gate
+        try:
+            yield gate
+        finally:
+            gate.set()
+            with self.state.lock:
+                self.state.holds.pop((mode, step), None)
 
     def __enter__(self) -> StandIn:
         return self.start()

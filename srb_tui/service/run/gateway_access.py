@@ -31,6 +31,7 @@ from srb_tui.runner.relay_uplink import (
     UPLINK_ROLE,
     Uplink,
     relay_route,
+    repoint_uplink,
     start_remote_relay,
 )
 from srb_tui.service.run.model_access import AgentAccess
@@ -106,7 +107,31 @@ class GatewayAccess:
 
     async def resume_run(self, run_id: str, *, max_cost_usd: float | None,
                          max_tokens: int | None) -> None:
-        return None  # budgets and token hashes are persisted by the gateway
+        """Budgets and token hashes are persisted by the gateway. A run on a remote node
+        whose channel this process does not hold (srb restarted) gets a new channel, new
+        keys and its uplink pointed at it; the relay and the agent stay as they are."""
+        engine, host_address = self._engine(run_id)
+        route = relay_route(engine.base_url, host_address)
+        if route.local or run_id in self.channels:
+            return
+        managed = await list_managed(engine, run_id, store_tag=self.labels.get(LABEL_STORE))
+        uplink = next((c.handle for c in managed if c.handle.role == UPLINK_ROLE), None)
+        if uplink is None:
+            return  # nothing dials back: the run's rounds fail as they would have
+        host = str(route.host_address)
+        channel = await NodeChannel.open(run_id, host, self.gateway.socket_path,
+                                         on_refused=lambda r: self._note_refusal(run_id, r))
+        self.channels[run_id] = channel
+        try:
+            await repoint_uplink(engine, uplink, Uplink(
+                host, channel.port, channel.credentials.relay_pem,
+                channel.credentials.gateway_cert, GATEWAY_NAME))
+        except BaseException:
+            self.channels.pop(run_id, None)
+            await channel.close()
+            raise
+        LOG.info("run %s: its uplink on %s now dials the new channel on %s:%d", run_id,
+                 engine.name, host, channel.port)
 
     async def round_token(self, run_id: str, round_no: int) -> str:
         return await self.gateway.issue_token(run_id, "agent", round=round_no)

@@ -50,7 +50,7 @@ from srb_tui.drivers import ChannelError
 from srb_tui.gateway import Gateway
 from srb_tui.runner import Bind, ContainerHandle, ContainerSpec, DockerEngine, RunnerError
 from srb_tui.runner.containers import create, exec_run, put_tree, remove, start
-from srb_tui.runner.files import ExecSession, open_exec_session, put_files
+from srb_tui.runner.files import ExecSession, exec_streamed, open_exec_session, put_files
 from srb_tui.runner.relay import (
     RELAY_PORT,
     RELAY_ROLE,
@@ -397,23 +397,25 @@ async def run_client_session(
         token = await gateway.issue_token(run_id, "adversary", round=slot + 1)
         env = _lane_env(adapter.env(Endpoint(base, f"{base}/v1", token)), adversary.driver)
         argv = adapter.round_argv(1, None, "")
+        parser = parser_for(adapter.client)
+
+        def heard(raw: bytes) -> None:  # the client's stream, parsed as it arrives
+            for event in parser.feed(raw.decode("utf-8", "replace")):
+                note(_event_dict(event))
+
         clock = time.monotonic()
         try:
-            res = await exec_run(
+            res = await exec_streamed(
                 box.engine, handle,
                 ["sh", "-c", f'cd {LANE_SCRATCH} && exec "$@" < {LANE_HOME}/agent/prompt.txt',
                  "client", *argv],
-                user=f"{LANE_UID}:{LANE_UID}", env=env, timeout_sec=budget)
+                user=f"{LANE_UID}:{LANE_UID}", env=env, timeout_sec=budget, on_line=heard)
         finally:
             serving.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await serving
             with contextlib.suppress(RunnerError):
                 await session.close()
-        parser = parser_for(adapter.client)
-        transcript: list[dict[str, Any]] = []
-        for line in res.stdout.decode("utf-8", "replace").splitlines():
-            transcript += [_event_dict(e) for e in parser.feed(line)]
         summary = getattr(parser, "summary", None)
         error = None
         if summary is not None and summary.is_error:
@@ -424,7 +426,7 @@ async def run_client_session(
         usage = {"input_tokens": getattr(summary, "input_tokens", 0),
                  "output_tokens": getattr(summary, "output_tokens", 0),
                  "session_sec": round(time.monotonic() - clock, 3)}
-        return LaneEnd(transcript + events, desk.tries, desk.report, res.exit_code,
+        return LaneEnd(events, desk.tries, desk.report, res.exit_code,
                        res.timed_out, error, usage, desk.refused)
     finally:
         with contextlib.suppress(RunnerError):
