@@ -14,13 +14,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from rich.markup import escape
-
 from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
 from srb_tui.reports.importer import iter_job
-from srb_tui.reports.task_facts import task_categories
 from srb_tui.store import Store, StoreError
 from srb_tui.store.imports import ImportProblems
 
@@ -34,7 +31,17 @@ def add_parser(sub: Any) -> None:
 
 def cmd_import(args: argparse.Namespace, settings: Settings, out: Output) -> int:
     directory = Path(args.directory)
-    categories = task_categories(settings.task_roots)
+    known: dict[str, str] | None = None
+
+    def category_of(task: str) -> str | None:
+        # The task roots are read only for a trial that does not name its own debt class.
+        nonlocal known
+        if known is None:
+            from srb_tui.reports.task_facts import task_categories
+
+            known = task_categories(settings.task_roots)
+        return known.get(task)
+
     problems: list[str] = []
     job = directory.resolve().name
     summaries: list[tuple[str, float | None, bool, str]] = []
@@ -42,7 +49,7 @@ def cmd_import(args: argparse.Namespace, settings: Settings, out: Output) -> int
     def docs() -> Iterator[dict[str, Any]]:
         # Streamed: one trial in memory at a time (its dict is shallow: no copies).
         for trial in iter_job(directory, problems):
-            trial.category = trial.category or categories.get(trial.task)
+            trial.category = trial.category or category_of(trial.task)
             summaries.append((trial.task, trial.score, trial.valid, trial.source_dir))
             yield {**vars(trial), "job": job}
 
@@ -65,8 +72,7 @@ def cmd_import(args: argparse.Namespace, settings: Settings, out: Output) -> int
             {"id": rid, "task": task, "score": score, "valid": valid, "source": source}
             for rid, (task, score, valid, source) in zip(ids, summaries, strict=True)]})
     else:
-        for rid, (task, score, valid, source) in zip(ids, summaries, strict=True):
-            out.print(f"{escape(rid)}  {escape(task)}  score {score}  valid {valid}  "
-                      f"← {escape(source)}")
-        out.print(f"imported {len(ids)} run(s) from {escape(str(directory))}")
+        out.lines(f"{rid}  {task}  score {score}  valid {valid}  ← {source}"
+                  for rid, (task, score, valid, source) in zip(ids, summaries, strict=True))
+        out.lines([f"imported {len(ids)} run(s) from {directory}"])
     return 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -57,6 +58,17 @@ class Output:
         from rich.markup import escape
 
         self.err.print(f"[bold yellow]warning:[/] {escape(message)}", markup=True)
+
+    def lines(self, texts: Iterable[str]) -> None:
+        """Plain text lines on stdout, exactly as given (no markup, no wrapping): a long
+        listing of a headless command without Rich's per-line rendering. Through Rich when
+        a console was handed in (tests that capture it)."""
+        if self._console is not None:
+            for text in texts:
+                self._console.print(text, markup=False, highlight=False)
+            return
+        sys.stdout.writelines(f"{text}\n" for text in texts)
+        sys.stdout.flush()
 
     def print(self, *objects: Any, **kwargs: Any) -> None:
         self.console.print(*objects, **kwargs)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import itertools
 import os
 import secrets
@@ -89,6 +90,7 @@ class ResultFiles:
         self.staging = self.base / f".staging-{self.token}"
         self.final = self.base / self.token
         self.used = False
+        self.written: list[Path] = []  # files whose text was written (not linked)
 
     def keep(self, rid: str, stage: str, text: str, source: PublishedFile | None = None
              ) -> str:
@@ -104,18 +106,55 @@ class ResultFiles:
         if source is None or not _linked(source, dest):
             with open(dest, "w", encoding="utf-8") as out:
                 out.write(text)
+            self.written.append(dest)
         self.used = True
         return dump_json({IMPORTED_FILE: f"imports/{self.token}/{name}"}, "ref")
 
     def publish(self) -> None:
-        """Flush the files to disk and move them to the folder the rows name."""
-        if self.used:
-            os.sync()
-            os.rename(self.staging, self.final)
+        """Make the files durable and move them to the folder the rows name. A linked file
+        is the published file itself (srb flushes only its new folder entry: its bytes are
+        as durable as the harness left them); the written ones are flushed one by one, or,
+        when there are many, with one flush of their file system."""
+        if not self.used:
+            return
+        if len(self.written) > FSYNC_EACH_MAX:
+            _sync_file_system(self.staging)
+        else:
+            for path in self.written:
+                _fsync(path, os.O_RDONLY)
+        _fsync(self.staging, os.O_DIRECTORY)
+        os.rename(self.staging, self.final)
+        _fsync(self.base, os.O_DIRECTORY)
 
     def discard(self) -> None:
         for folder in (self.staging, self.final):
             shutil.rmtree(folder, ignore_errors=True)
+
+
+FSYNC_EACH_MAX = 64
+
+
+def _fsync(path: Path, flags: int) -> None:
+    fd = os.open(path, flags)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _sync_file_system(folder: Path) -> None:
+    """Flush the file system that holds ``folder`` (Linux ``syncfs``; else every one)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        fd = os.open(folder, os.O_DIRECTORY)
+        try:
+            if libc.syncfs(fd) == 0:
+                return
+        finally:
+            os.close(fd)
+    except (OSError, AttributeError):
+        pass
+    os.sync()
 
 
 def _linked(source: PublishedFile, dest: Path) -> bool:
@@ -152,6 +191,43 @@ def _stage_rows(rid: str, source: str, stages: Mapping[str, Any], now: str,
 
 def _telemetry(value: Any, source: str) -> str:
     return value if isinstance(value, str) else dump_json(value, f"{source} telemetry")
+
+
+Rows = list[tuple[Any, ...]]
+
+
+def _batch_rows(ids: Sequence[str], chunk: Sequence[Mapping[str, Any]], sources: Sequence[str],
+                now: str, files: ResultFiles | None) -> tuple[Rows, ...]:
+    """Every table's rows for one batch (runs, transitions, stage results, modules, gate
+    outcomes, rounds, score events, imported_runs), its long results kept as files."""
+    runs: Rows = []
+    moves: Rows = []
+    stages: Rows = []
+    modules: Rows = []
+    rounds: Rows = []
+    gates: Rows = []
+    events: Rows = []
+    imported: Rows = []
+    for rid, t, source in zip(ids, chunk, sources, strict=True):
+        runs.append((rid, t["task"], source, t["agent"], t["model"], t["effort"], now, now,
+                     now, now, int(bool(t["valid"])), t["score"], t["max_score"],
+                     t["blocked_by"], t["harness_error"],
+                     dump_json([f"imported from {source}"], "notes"),
+                     dump_json({"imported": {"source_dir": source}}, "extra")))
+        moves += [(rid, prev, status, now)
+                  for prev, status in zip((None, *_PATH), _PATH, strict=False)]
+        stages += _stage_rows(rid, source, dict(t["stage_results"]), now, files)
+        modules += [(rid, m["id"], position, m["weight"], m["status"], m["rate"],
+                     m["passed"], max(0, m["scored"] - m["passed"]), m["scored"])
+                    for position, m in enumerate(t["modules"])]
+        gates += outcome_params(rid, t.get("gates") or [])
+        rounds += [(rid, rd["adversary"], rd["model"], rd["status"], rd["duration_sec"],
+                    dump_json({"effort": rd["effort"]} if rd.get("effort") else {},
+                              f"{source} round")) for rd in t["rounds"]]
+        events.append((rid, now, dump_json(t["envelope"], f"{source} score")))
+        imported.append((rid, source, t.get("job"), t.get("category"), t.get("cost_usd"),
+                         now, _telemetry(t.get("telemetry"), source)))
+    return runs, moves, stages, modules, gates, rounds, events, imported
 
 
 ORPHAN_AGE_SEC = 3600.0
@@ -247,34 +323,10 @@ class ImportsMixin(StoreBase):
             if not clash:
                 break
             ids = [new_run_id() if i in clash else i for i in ids]
-        Rows = list[tuple[Any, ...]]
-        runs: Rows = []
-        moves: Rows = []
-        stages: Rows = []
-        modules: Rows = []
-        rounds: Rows = []
-        gates: Rows = []
-        events: Rows = []
-        imported: Rows = []
-        for rid, t, source in zip(ids, chunk, sources, strict=True):
-            runs.append((rid, t["task"], source, t["agent"], t["model"], t["effort"], now, now,
-                         now, now, int(bool(t["valid"])), t["score"], t["max_score"],
-                         t["blocked_by"], t["harness_error"],
-                         dump_json([f"imported from {source}"], "notes"),
-                         dump_json({"imported": {"source_dir": source}}, "extra")))
-            moves += [(rid, prev, status, now)
-                      for prev, status in zip((None, *_PATH), _PATH, strict=False)]
-            stages += _stage_rows(rid, source, dict(t["stage_results"]), now, files)
-            modules += [(rid, m["id"], position, m["weight"], m["status"], m["rate"],
-                         m["passed"], max(0, m["scored"] - m["passed"]), m["scored"])
-                        for position, m in enumerate(t["modules"])]
-            gates += outcome_params(rid, t.get("gates") or [])
-            rounds += [(rid, rd["adversary"], rd["model"], rd["status"], rd["duration_sec"],
-                        dump_json({"effort": rd["effort"]} if rd.get("effort") else {},
-                                  f"{source} round")) for rd in t["rounds"]]
-            events.append((rid, now, dump_json(t["envelope"], f"{source} score")))
-            imported.append((rid, source, t.get("job"), t.get("category"), t.get("cost_usd"),
-                             now, _telemetry(t.get("telemetry"), source)))
+        # Built off the event loop: the links and writes of the long results release the
+        # GIL, so they overlap the reader parsing the next batch.
+        rows = await asyncio.to_thread(_batch_rows, ids, chunk, sources, now, files)
+        runs, moves, stages, modules, gates, rounds, events, imported = rows
         await conn.executemany(
             "INSERT INTO runs (id, task_id, task_path, agent, model, effort, status,"
             " created_at, updated_at, started_at, finished_at, valid, score, max_score,"
