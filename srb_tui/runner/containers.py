@@ -197,6 +197,11 @@ def _exec(
     )
 
 
+def with_timeout(argv: list[str], timeout_sec: float) -> list[str]:
+    """``argv`` under coreutils ``timeout -k`` in the container (read by :func:`interpret_exit`)."""
+    return ["timeout", "-k", str(EXEC_KILL_AFTER_SEC), f"{timeout_sec:g}", *argv]
+
+
 async def exec_run(
     engine: DockerEngine,
     handle: ContainerHandle,
@@ -210,7 +215,7 @@ async def exec_run(
     """Run ``argv`` in a running container; with ``timeout_sec`` it is wrapped in
     coreutils ``timeout -k`` inside the container (exit 124/137 ⇒ ``timed_out``)."""
     if timeout_sec is not None:
-        argv = ["timeout", "-k", str(EXEC_KILL_AFTER_SEC), f"{timeout_sec:g}", *argv]
+        argv = with_timeout(argv, timeout_sec)
     api = await engine.api()
     started = time.monotonic()
     try:

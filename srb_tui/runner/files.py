@@ -33,6 +33,7 @@ from srb_tui.runner.containers import (
     ContainerHandle,
     ExecResult,
     interpret_exit,
+    with_timeout,
 )
 from srb_tui.runner.engine import DockerEngine
 from srb_tui.runner.errors import ContainerError
@@ -469,7 +470,7 @@ async def exec_streamed(
     (``timeout -k`` in the container, so 124/137 read as a timeout); should the process
     outlive even that, srb stops reading and reports it as timed out.
     """
-    wrapped = ["timeout", "-k", str(EXEC_KILL_AFTER_SEC), f"{timeout_sec:g}", *argv]
+    wrapped = with_timeout(argv, timeout_sec)
     started = time.monotonic()
     deadline = started + timeout_sec + EXEC_KILL_AFTER_SEC + 10.0
     session = await open_exec_session(engine, handle, wrapped, user=user, workdir=workdir,

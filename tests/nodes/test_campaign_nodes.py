@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -25,7 +24,12 @@ import pytest
 from tests.conftest import BUILTIN_TASKS, REPO
 from tests.nodes import dind
 from tests.nodes.conftest import multinode
-from tests.nodes.pool import srb_containers, write_pool_config, write_swarm_config
+from tests.nodes.pool import (
+    srb_containers,
+    store_rows,
+    write_pool_config,
+    write_swarm_config,
+)
 
 pytestmark = [pytest.mark.docker, multinode]
 
@@ -40,18 +44,6 @@ def _srb(state: Path, *args: str) -> list[str]:
 
 def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(REPO)}
-
-
-def _rows(db: Path, sql: str) -> list[tuple[object, ...]]:
-    if not db.exists():
-        return []
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
-    try:
-        return conn.execute(sql).fetchall()
-    except sqlite3.OperationalError:
-        return []  # the schema is not there yet
-    finally:
-        conn.close()
 
 
 def _campaign(path: Path, configs: dict[str, str], **keys: object) -> Path:
@@ -89,7 +81,7 @@ def test_a_campaign_on_a_three_node_swarm_lands_on_every_node_and_scores_as_loca
                               capture_output=True, text=True, timeout=DEADLINE_SEC)
         took = time.monotonic() - clock
         assert done.returncode == 0, done.stderr[-3000:]
-        cells = _rows(state / "srb.sqlite3", CELLS)
+        cells = store_rows(state / "srb.sqlite3", CELLS)
         assert {c[1] for c in cells} == {"done"} and len(cells) == 3, cells
         assert all(c[4] == "scored" and c[5] == 1 for c in cells), cells
         nodes = {str(c[6]) for c in cells}
@@ -118,7 +110,7 @@ def test_srb_killed_mid_campaign_reattaches_to_its_runs_on_every_node(tmp_path: 
         try:
             deadline = time.monotonic() + 900
             while time.monotonic() < deadline and first.poll() is None:
-                placed = _rows(db, CELLS)
+                placed = store_rows(db, CELLS)
                 if len(placed) == 3 and all(c[4] == "agent" and c[6] for c in placed):
                     break
                 time.sleep(0.5)  # polling the store of another process
@@ -139,7 +131,7 @@ def test_srb_killed_mid_campaign_reattaches_to_its_runs_on_every_node(tmp_path: 
         resume = subprocess.run(_srb(state, "campaign", "resume", "nodes"), env=_env(),
                                 capture_output=True, text=True, timeout=DEADLINE_SEC)
         assert resume.returncode == 0, resume.stderr[-3000:]
-        cells = _rows(db, CELLS)
+        cells = store_rows(db, CELLS)
         assert {c[1] for c in cells} == {"done"}, cells
         # the same run on the same node for every cell: re-attached, never replaced
         assert {str(c[3]): str(c[6]) for c in cells} == before, (cells, before)

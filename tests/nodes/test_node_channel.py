@@ -18,7 +18,6 @@ import asyncio
 import json
 import logging
 import os
-import sqlite3
 import subprocess
 import sys
 import time
@@ -32,6 +31,7 @@ from tests.agents.conftest import SENTINEL, gateway_environ, installed_clients, 
 from tests.conftest import BUILTIN_TASKS, DEMO_TASK, REPO
 from tests.nodes import dind
 from tests.nodes.conftest import multinode
+from tests.nodes.pool import store_rows as _q
 from tests.standin.server import StandIn
 
 __all__ = ["installed_clients", "standin"]  # the real-client fixtures, shared with tests/agents
@@ -110,16 +110,16 @@ async def test_a_node_process_without_the_run_key_is_refused_and_logged(
         server.close()
 
 
-def _q(db: Path, sql: str) -> list[tuple[object, ...]]:
-    if not db.exists():
-        return []
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
-    try:
-        return list(conn.execute(sql))
-    except sqlite3.OperationalError:
-        return []
-    finally:
-        conn.close()
+def _wait_mid_round(db: Path, proc: subprocess.Popen[str]) -> None:
+    """Until srb in ``proc`` has recorded two tool calls of round 1 (the client is mid-round)."""
+    deadline = time.monotonic() + 600
+    while True:
+        calls = _q(db, "SELECT count(*) FROM agent_events WHERE kind = 'tool_call'")
+        if calls and int(calls[0][0]) >= 2:  # type: ignore[call-overload]
+            return
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "round 1 never got going on the node"
+        time.sleep(0.5)  # polling the store of another process
 
 
 def _key_on_node(node: dind.Node) -> str:
@@ -146,14 +146,7 @@ def test_claude_code_on_a_node_scores_through_the_channel_and_its_key_stays_here
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             cwd=REPO, text=True)
     try:
-        deadline = time.monotonic() + 600
-        while True:  # mid-round: the agent container is up on the node
-            calls = _q(db, "SELECT count(*) FROM agent_events WHERE kind = 'tool_call'")
-            if calls and int(calls[0][0]) >= 2:  # type: ignore[call-overload]
-                break
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "round 1 never got going on the node"
-            time.sleep(0.5)
+        _wait_mid_round(db, proc)  # the agent container is up on the node
         run_id = str(_q(db, "SELECT id FROM runs")[0][0])
         agent = f"srb-{run_id}-agent"
         probe = (f"grep -rlsF {SENTINEL} / --exclude-dir=proc --exclude-dir=sys | head -3;"
@@ -214,14 +207,7 @@ def test_claude_code_on_a_node_goes_on_through_a_new_channel_after_srb_is_killed
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             cwd=REPO, text=True)
     try:
-        deadline = time.monotonic() + 600
-        while True:  # mid-round on the node
-            calls = _q(db, "SELECT count(*) FROM agent_events WHERE kind = 'tool_call'")
-            if calls and int(calls[0][0]) >= 2:  # type: ignore[call-overload]
-                break
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "round 1 never got going on the node"
-            time.sleep(0.5)
+        _wait_mid_round(db, proc)
         proc.kill()  # SIGKILL: no cleanup of any kind
         proc.wait(30)
     finally:
