@@ -8,10 +8,13 @@ result.json); ``--kb`` sets the size of each trial's transcripts (the published 
 hold ~430 MB, ~830 KB a trial). The raw floor opens every file, ``json.loads`` it and sums a
 few fields (scores, gate votes, rounds, cost) — what any reader must pay. The measured
 figure is ``srb import DIR`` in a child process (parse, validate, store: the rows in SQLite,
-the long stage results as files beside it, all or nothing). Two floors are printed for
-context: SQLite storing every file's text (WAL: each byte written twice) and the same text
-written once as files. Each side runs in its own child, so the peak RSS printed beside the
-times is that side's own; the import's is also taken at N/2 to show it does not grow with N.
+the long stage results as files beside it, all or nothing), with its default reader
+processes (one per core, at most 4: the trials are parsed there while the importing
+process stores); ``--jobs 1`` (one process parses and stores) is printed beside it. Two
+floors are printed for context: SQLite storing every file's text (WAL: each byte written
+twice) and the same text written once as files. Each side runs in its own child, so the
+peak RSS printed beside the times is that side's own (its largest process); the import's
+is also taken at N/2 to show it does not grow with N.
 
     .venv/bin/python bench/bench_import.py [--trials 520] [--kb 830]
 """
@@ -194,13 +197,16 @@ def main() -> int:
         srb = [sys.executable, "-m", "srb_tui.cli", "--tasks", str(root / "no-tasks")]
         # Interleaved, best of TRIES each: this VM's disk and CPU swing by a third from one
         # run to the next, and both sides get the same chances.
-        raws, runs = [], []
+        raws, runs, ones = [], [], []
         for attempt in range(TRIES):
             raws.append(_child(raw))
             state = root / f"state-{attempt}"
             runs.append(_child([*srb, "--state", str(state), "import", str(job)]))
+            ones.append(_child([*srb, "--state", str(root / f"state-one-{attempt}"), "import",
+                                "--jobs", "1", str(job)]))
         raw_sec, raw_rss, raw_out = min(raws, key=lambda r: r[0])
         imp_sec, imp_rss, imp_out = min(runs, key=lambda r: r[0])
+        one_sec, one_rss, _ = min(ones, key=lambda r: r[0])
         _half_sec, half_rss, _ = _child([*srb, "--state", str(root / "state-half"), "import",
                                          str(half)])
         if f"imported {args.trials} run(s)" not in imp_out:
@@ -212,12 +218,15 @@ def main() -> int:
               f"  {raw_out.strip()}")
         print(f"srb import:                {imp_sec:6.2f} s  peak RSS {imp_rss / 1024:6.0f} MB"
               f"  (N/2: {half_rss / 1024:.0f} MB)")
+        print(f"srb import --jobs 1:        {one_sec:6.2f} s  peak RSS {one_rss / 1024:6.0f} MB"
+              f"  = {one_sec / raw_sec:.2f}x (one process parses and stores, for context)")
         print(f"(context) sqlite3 storing the same bytes, no parsing: {floor:6.2f} s "
               f"= {floor / raw_sec:.2f}x the raw read")
         print(f"(context) the same bytes written once as files:        {files:6.2f} s "
               f"= {files / raw_sec:.2f}x the raw read")
         print("every try: raw " + ", ".join(f"{r[0]:.2f}" for r in raws) + " s; import "
-              + ", ".join(f"{r[0]:.2f}" for r in runs) + " s")
+              + ", ".join(f"{r[0]:.2f}" for r in runs) + " s; --jobs 1 "
+              + ", ".join(f"{r[0]:.2f}" for r in ones) + " s")
         print(f"ratio import / raw: {ratio:.2f}x (goal <= {GOAL_RATIO}x) — "
               f"{'met' if ratio <= GOAL_RATIO else 'NOT met'}")
         return 0 if ratio <= GOAL_RATIO else 1

@@ -11,13 +11,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 from collections.abc import Iterator
+from multiprocessing.pool import Pool
 from pathlib import Path
 from typing import Any
 
 from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
-from srb_tui.reports.importer import iter_job
+from srb_tui.reports.importer import default_jobs, iter_job, reader_pool
 from srb_tui.store import Store, StoreError
 from srb_tui.store.imports import ImportProblems
 
@@ -26,11 +27,17 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser("import", help="import a published-harness job directory as runs")
     p.add_argument("directory", metavar="DIR")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--jobs", type=int, default=0, metavar="N",
+                   help="reader processes parsing the trials (default: one per core, at"
+                        " most 4; 1 reads in this process)")
     p.set_defaults(handler=cmd_import)
 
 
 def cmd_import(args: argparse.Namespace, settings: Settings, out: Output) -> int:
     directory = Path(args.directory)
+    if args.jobs < 0:
+        out.error(f"--jobs {args.jobs}: expected a number of reader processes (>= 1)")
+        return codes.USAGE
     known: dict[str, str] | None = None
 
     def category_of(task: str) -> str | None:
@@ -46,19 +53,21 @@ def cmd_import(args: argparse.Namespace, settings: Settings, out: Output) -> int
     job = directory.resolve().name
     summaries: list[tuple[str, float | None, bool, str]] = []
 
-    def docs() -> Iterator[dict[str, Any]]:
+    def docs(pool: Pool | None) -> Iterator[dict[str, Any]]:
         # Streamed: one trial in memory at a time (its dict is shallow: no copies).
-        for trial in iter_job(directory, problems):
+        for trial in iter_job(directory, problems, pool=pool):
             trial.category = trial.category or category_of(trial.task)
             summaries.append((trial.task, trial.score, trial.valid, trial.source_dir))
             yield {**vars(trial), "job": job}
 
-    async def body() -> list[str]:
+    async def body(pool: Pool | None) -> list[str]:
         async with await Store.open(settings.db_path) as store:
-            return await store.import_runs(docs(), problems=problems)
+            return await store.import_runs(docs(pool), problems=problems)
 
     try:
-        ids = asyncio.run(body())
+        # The reader processes are forked before asyncio and the store start their threads.
+        with reader_pool(args.jobs or default_jobs()) as pool:
+            ids = asyncio.run(body(pool))
     except ImportProblems as exc:
         for problem in exc.problems:
             out.error(problem)

@@ -22,14 +22,17 @@ reported (file and key); with any problem nothing is imported.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import multiprocessing
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from multiprocessing.pool import Pool
 from pathlib import Path
 from typing import Any
 
-from srb_tui.store.imports import PublishedFile
+from srb_tui.store.imports import FILE_THRESHOLD, PublishedFile
 
 SCORE_SCHEMA = "swerefactor.score/1"
 STAGE_FILES = ("audit.json", "behavioural.json", "verification.json")
@@ -53,9 +56,11 @@ class ImportedTrial:
     envelope: dict[str, Any]
     modules: list[dict[str, Any]]
     rounds: list[dict[str, Any]]
-    # stage -> (its status, the file's JSON text as published: stored as read, not re-encoded,
+    # stage -> (its status, the file's JSON text as published: stored as read, not re-encoded
+    # (None for a long one read by a reader process: the file is linked or copied instead),
     # the file it was read from: linked into the store's folder rather than written again)
-    stage_results: dict[str, tuple[str, str, PublishedFile]] = field(default_factory=dict)
+    stage_results: dict[str, tuple[str, str | None, PublishedFile]] = field(
+        default_factory=dict)
     gates: list[dict[str, Any]] = field(default_factory=list)
     cost_usd: float | None = None
     telemetry: str | None = None  # telemetry.json's text
@@ -321,7 +326,7 @@ def read_trial(score_path: Path, root: Path, problems: list[str]) -> ImportedTri
                     and abs(float(reward["score"]) - float(score)) > 1e-6):
                 problems.append(f"{score_path.parent / 'reward.json'}: key 'score': "
                                 f"{reward['score']} disagrees with score.json's {score}")
-    stage_results: dict[str, tuple[str, str, PublishedFile]] = {}
+    stage_results: dict[str, tuple[str, str | None, PublishedFile]] = {}
     gates: list[dict[str, Any]] = []
     for name in STAGE_FILES:
         text, loaded, published = r.load_file(score_path.parent / name, required=False)
@@ -385,9 +390,29 @@ def read_trial(score_path: Path, root: Path, problems: list[str]) -> ImportedTri
     )
 
 
-def iter_job(directory: Path, problems: list[str]) -> Iterator[ImportedTrial]:
-    """Every trial under ``directory``, read one at a time (memory bounded by one trial);
-    every problem found is appended to ``problems`` and the bad trial is not yielded."""
+POOL_MIN = 16
+"""Fewer trials than this are read in the calling process even when a pool is given."""
+
+
+def read_for_pool(where: tuple[str, str]) -> tuple[ImportedTrial | None, list[str]]:
+    """:func:`read_trial` in a reader process: the trial and the problems it found. A long
+    stage result's text is not sent back (``None`` in its place): the importer links or
+    copies the published file itself, checked unchanged since it was read here."""
+    problems: list[str] = []
+    trial = read_trial(Path(where[0]), Path(where[1]), problems)
+    if trial is not None:
+        trial.stage_results = {
+            stage: (status, None if text is None or len(text) >= FILE_THRESHOLD else text,
+                    published)
+            for stage, (status, text, published) in trial.stage_results.items()}
+    return trial, problems
+
+
+def iter_job(directory: Path, problems: list[str], *, pool: Pool | None = None
+             ) -> Iterator[ImportedTrial]:
+    """Every trial under ``directory``, in path order (memory bounded by one trial, or by
+    what ``pool``'s reader processes have parsed ahead); every problem found is appended
+    to ``problems`` and the bad trial is not yielded."""
     if not directory.is_dir():
         problems.append(f"{directory}: not a directory")
         return
@@ -396,10 +421,40 @@ def iter_job(directory: Path, problems: list[str]) -> Iterator[ImportedTrial]:
         problems.append(f"{directory}: no score.json anywhere below it (not a job directory?)")
         return
     root = directory.resolve()
+    if pool is not None and len(scores) >= POOL_MIN:
+        # JSON parsing holds the GIL: the reader processes parse on every core while this
+        # process stores; the results (without the long texts) come back in path order.
+        work = [(str(path), str(root)) for path in scores]
+        for trial, found in pool.imap(read_for_pool, work, chunksize=4):
+            problems += found
+            if trial is not None:
+                yield trial
+        return
     for path in scores:
         trial = read_trial(path, root, problems)
         if trial is not None:
             yield trial
+
+
+@contextlib.contextmanager
+def reader_pool(jobs: int) -> Iterator[Pool | None]:
+    """``jobs`` reader processes for :func:`iter_job` (None for one: read in-process).
+    Forked, so call it before the process starts threads (the store's, asyncio's)."""
+    if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        yield None
+        return
+    pool = multiprocessing.get_context("fork").Pool(jobs)
+    try:
+        yield pool
+    finally:
+        pool.terminate()
+        pool.join()
+
+
+def default_jobs() -> int:
+    """Reader processes when ``--jobs`` is not given: one per core, at most four."""
+    return max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                      else os.cpu_count() or 1))
 
 
 def read_job(directory: Path) -> tuple[list[ImportedTrial], list[str]]:

@@ -92,20 +92,25 @@ class ResultFiles:
         self.used = False
         self.written: list[Path] = []  # files whose text was written (not linked)
 
-    def keep(self, rid: str, stage: str, text: str, source: PublishedFile | None = None
-             ) -> str:
+    def keep(self, rid: str, stage: str, text: str | None,
+             source: PublishedFile | None = None) -> str:
         """Keep ``text`` in its file; the column value that names it. With ``source`` (the
         published file the text was read from, unchanged since), the file is a hard link to
         it: the bytes are on disk already, and writing them again was most of an import's
         cost. A link that cannot be made (another file system, a changed file) falls back
-        to writing the text."""
+        to writing the text; without the text (a reader process kept it), to copying the
+        file, refused if it is no longer the file that was read."""
         if not self.used:
             self.staging.mkdir(parents=True, exist_ok=True)
         name = f"{rid}.{stage}.json"
         dest = self.staging / name
         if source is None or not _linked(source, dest):
-            with open(dest, "w", encoding="utf-8") as out:
-                out.write(text)
+            if text is not None:
+                with open(dest, "w", encoding="utf-8") as out:
+                    out.write(text)
+            elif source is None or not _copied(source, dest):
+                where = source.path if source is not None else f"{rid} {stage}"
+                raise ImportProblems([f"{where}: changed while it was imported"])
             self.written.append(dest)
         self.used = True
         return dump_json({IMPORTED_FILE: f"imports/{self.token}/{name}"}, "ref")
@@ -172,21 +177,53 @@ def _linked(source: PublishedFile, dest: Path) -> bool:
     return False
 
 
+def _copied(source: PublishedFile, dest: Path) -> bool:
+    """Copy ``source`` to ``dest`` when it is still the file that was read (before and
+    after the copy); False (``dest`` removed) when it changed."""
+    try:
+        if not source.same_as(os.stat(source.path)):
+            return False
+        shutil.copyfile(source.path, dest)
+        if source.same_as(os.stat(source.path)):
+            return True
+    except OSError:
+        pass
+    dest.unlink(missing_ok=True)
+    return False
+
+
 def _stage_rows(rid: str, source: str, stages: Mapping[str, Any], now: str,
                 files: ResultFiles | None = None) -> list[tuple[Any, ...]]:
     rows = []
     for stage, value in stages.items():
         published: PublishedFile | None = None
+        text: str | None
         if isinstance(value, tuple):  # (status, the published file's JSON text[, its file])
-            status, text = value[0], value[1]
+            status, text = value[0], value[1]  # text None: long, left in the published file
             published = value[2] if len(value) > 2 else None
         else:  # a decoded result
             status = value.get("status") if isinstance(value, Mapping) else None
             text = dump_json(value, f"{source} {stage}")
-        if files is not None and len(text) >= FILE_THRESHOLD:
+        if files is not None and (text is None or len(text) >= FILE_THRESHOLD):
             text = files.keep(rid, stage, text, published)
+        elif text is None:
+            text = _published_text(published, f"{rid} {stage}")
         rows.append((rid, stage, str(status or "ok"), text, now))
     return rows
+
+
+def _published_text(source: PublishedFile | None, what: str) -> str:
+    """The text of a published file a reader process did not send back (no files folder
+    to link it into), refused if the file is no longer the one that was read."""
+    try:
+        if source is not None:
+            with open(source.path, encoding="utf-8") as f:
+                if source.same_as(os.fstat(f.fileno())):
+                    return f.read()
+    except OSError:
+        pass
+    where = source.path if source is not None else what
+    raise ImportProblems([f"{where}: changed while it was imported"])
 
 
 def _telemetry(value: Any, source: str) -> str:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -25,6 +24,7 @@ import pytest
 from tests.agents.conftest import gateway_environ
 from tests.conftest import BUILTIN_TASKS, DEMO_TASK, REPO
 from tests.standin.server import StandIn
+from tests.store_reader import store_rows
 
 pytestmark = pytest.mark.docker
 DEADLINE_SEC = 1500
@@ -64,18 +64,6 @@ def _srb(state: Path, *args: str) -> list[str]:
             "--state", str(state), *args]
 
 
-def _rows(db: Path, sql: str) -> list[tuple[object, ...]]:
-    if not db.exists():
-        return []
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
-    try:
-        return conn.execute(sql).fetchall()
-    except sqlite3.OperationalError:
-        return []  # the schema is not there yet
-    finally:
-        conn.close()
-
-
 def test_real_client_campaign_runs_resumes_and_reports_ledger_costs(
         tmp_path: Path, standin: StandIn, installed_clients: None) -> None:
     state = tmp_path / "state"
@@ -91,8 +79,8 @@ def test_real_client_campaign_runs_resumes_and_reports_ledger_costs(
     try:
         deadline = time.monotonic() + DEADLINE_SEC
         while time.monotonic() < deadline and first.poll() is None:
-            done = _rows(db, "SELECT config, run_id FROM campaign_cells WHERE state = 'done'")
-            grading = _rows(db, "SELECT c.config, r.id FROM campaign_cells c JOIN runs r ON"
+            done = store_rows(db, "SELECT config, run_id FROM campaign_cells WHERE state = 'done'")
+            grading = store_rows(db, "SELECT c.config, r.id FROM campaign_cells c JOIN runs r ON"
                                 " r.id = c.run_id WHERE r.status IN ('audit', 'behavioural')")
             if done and grading:
                 killed = (done[0], grading[0])
@@ -113,7 +101,7 @@ def test_real_client_campaign_runs_resumes_and_reports_ledger_costs(
                             env=env, capture_output=True, text=True, timeout=DEADLINE_SEC)
     assert resume.returncode == 0, resume.stderr[-3000:]
 
-    cells = {str(c[0]): c[1:] for c in _rows(
+    cells = {str(c[0]): c[1:] for c in store_rows(
         db, "SELECT config, state, run_id, attempts FROM campaign_cells")}
     assert set(cells) == {"cc-high", "codex-low"}
     assert {c[0] for c in cells.values()} == {"done"}, cells
@@ -121,7 +109,7 @@ def test_real_client_campaign_runs_resumes_and_reports_ledger_costs(
     assert cells[str(done_config)][1:] == (done_run, 1)
     # the cell being graded was re-attached, not replaced
     assert cells[str(_graded_config)][1:] == (graded_run, 1)
-    runs = _rows(db, "SELECT id, agent, effort, status, score, json_extract(extra,"
+    runs = store_rows(db, "SELECT id, agent, effort, status, score, json_extract(extra,"
                      " '$.budget.max_cost_usd'), json_extract(extra, '$.budget.max_tokens'),"
                      " budget_sec FROM runs WHERE batch_id = 'clients'")
     by_agent = {str(r[1]): r for r in runs}
@@ -129,7 +117,7 @@ def test_real_client_campaign_runs_resumes_and_reports_ledger_costs(
     cc, cx = by_agent["claude-code:standin-migrate"], by_agent["codex:standin-migrate"]
     assert cc[2:] == ("high", "scored", 100.0, 20.0, 5000000, 600.0)
     assert cx[2:] == ("low", "scored", 100.0, 20.0, None, 600.0)
-    ledger = {str(r[0]): float(r[1]) for r in _rows(  # type: ignore[arg-type]
+    ledger = {str(r[0]): float(r[1]) for r in store_rows(  # type: ignore[arg-type]
         db, "SELECT run_id, sum(cost_usd) FROM ledger WHERE role = 'agent' GROUP BY run_id")}
     assert ledger[str(cc[0])] > 0 and ledger[str(cx[0])] > 0
 

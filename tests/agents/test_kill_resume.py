@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -23,21 +22,10 @@ import pytest
 from tests.agents.conftest import PRICES, gateway_environ
 from tests.conftest import BUILTIN_TASKS, DEMO_TASK, REPO
 from tests.standin.server import StandIn
+from tests.store_reader import store_rows
 
 pytestmark = pytest.mark.docker
 PARTIAL = 16 * 1024
-
-
-def _q(db: Path, sql: str) -> list[tuple[object, ...]]:
-    if not db.exists():
-        return []
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
-    try:
-        return list(conn.execute(sql))
-    except sqlite3.OperationalError:
-        return []
-    finally:
-        conn.close()
 
 
 def _srb(state: Path, *args: str) -> list[str]:
@@ -77,28 +65,28 @@ def test_kill_9_mid_round_then_resume_finishes_with_every_line_once(
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
     deadline = time.monotonic() + 300
     while True:
-        calls = _q(db, "SELECT count(*) FROM agent_events WHERE kind = 'tool_call'")
+        calls = store_rows(db, "SELECT count(*) FROM agent_events WHERE kind = 'tool_call'")
         if calls and int(calls[0][0]) >= 3:  # type: ignore[call-overload]
             break
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < deadline, "round 1 never got going"
         time.sleep(0.2)
-    run_id = str(_q(db, "SELECT id FROM runs")[0][0])
+    run_id = str(store_rows(db, "SELECT id FROM runs")[0][0])
     name = f"srb-{run_id}-agent"
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
-    assert _q(db, "SELECT ended_at FROM agent_rounds WHERE round = 1")[0][0] is None
+    assert store_rows(db, "SELECT ended_at FROM agent_rounds WHERE round = 1")[0][0] is None
     assert "claude.exe" in _container_procs(name), "the client died with srb"
 
     resumed = subprocess.run(_srb(state, "resume", "--no-grade", "--json"), env=env,
                              capture_output=True, text=True, timeout=600, cwd=REPO)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
-    status, stop = _q(db, f"SELECT status, stop_reason FROM runs WHERE id = '{run_id}'")[0]
+    status, stop = store_rows(db, f"SELECT status, stop_reason FROM runs WHERE id = '{run_id}'")[0]
     assert status == "collecting" and stop == "completed", (status, stop, resumed.stderr[-1500:])
-    rounds = _q(db, "SELECT round, verdict FROM agent_rounds ORDER BY round")
+    rounds = store_rows(db, "SELECT round, verdict FROM agent_rounds ORDER BY round")
     assert len(rounds) >= 1 and all(r[1] for r in rounds)
 
-    stored = [str(r[0]) for r in _q(
+    stored = [str(r[0]) for r in store_rows(
         db, f"SELECT text FROM log_lines WHERE run_id = '{run_id}' AND stream = 'stdout'"
             " ORDER BY seq")]
     client_lines = [t for t in _joined(stored) if not t.startswith("@@srb round")]

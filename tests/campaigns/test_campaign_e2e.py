@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -25,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import BUILTIN_TASKS, REPO
+from tests.store_reader import store_rows
 
 pytestmark = pytest.mark.docker
 
@@ -41,18 +41,6 @@ DEADLINE_SEC = 3600 if FULL else 1500
 def _srb(state: Path, *args: str) -> list[str]:
     return [sys.executable, "-m", "srb_tui.cli", "--tasks", str(BUILTIN_TASKS),
             "--state", str(state), *args]
-
-
-def _rows(db: Path, sql: str) -> list[tuple[object, ...]]:
-    if not db.exists():
-        return []
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
-    try:
-        return conn.execute(sql).fetchall()
-    except sqlite3.OperationalError:
-        return []  # the schema is not there yet
-    finally:
-        conn.close()
 
 
 def test_demo_campaign_survives_kill_and_resumes(tmp_path: Path) -> None:
@@ -73,9 +61,9 @@ def test_demo_campaign_survives_kill_and_resumes(tmp_path: Path) -> None:
     try:
         deadline = time.monotonic() + DEADLINE_SEC
         while time.monotonic() < deadline and first.poll() is None:
-            grading = _rows(db, "SELECT r.id, r.status FROM campaign_cells c JOIN runs r ON"
+            grading = store_rows(db, "SELECT r.id, r.status FROM campaign_cells c JOIN runs r ON"
                                 " r.id = c.run_id WHERE r.status IN ('audit', 'behavioural')")
-            done = _rows(db, "SELECT count(*) FROM campaign_cells WHERE state = 'done'")
+            done = store_rows(db, "SELECT count(*) FROM campaign_cells WHERE state = 'done'")
             if grading and (not FULL or (done and int(done[0][0]) >= 1)):  # type: ignore[arg-type]
                 killed_during = grading[0]
                 break
@@ -90,18 +78,18 @@ def test_demo_campaign_survives_kill_and_resumes(tmp_path: Path) -> None:
             first.kill()
         first.wait(30)
     killed_run = str(killed_during[0])
-    assert _rows(db, "SELECT status FROM campaigns")[0][0] == "running"  # it never got to say
+    assert store_rows(db, "SELECT status FROM campaigns")[0][0] == "running"  # it never got to say
 
     resume = subprocess.run(_srb(state, "campaign", "resume", "demo"), cwd=tmp_path, env=env,
                             capture_output=True, text=True, timeout=DEADLINE_SEC)
     assert resume.returncode == 0, resume.stderr[-3000:]
 
-    cells = _rows(db, "SELECT task_id, config, repeat, state, run_id, attempts FROM"
+    cells = store_rows(db, "SELECT task_id, config, repeat, state, run_id, attempts FROM"
                       " campaign_cells ORDER BY position")
     assert len(cells) == len(CONFIGS) * REPEATS
     assert {c[3] for c in cells} == {"done"}, cells
-    assert _rows(db, "SELECT status FROM campaigns")[0][0] == "done"
-    attempts = _rows(db, "SELECT config, repeat, attempt, run_id, outcome FROM cell_attempts")
+    assert store_rows(db, "SELECT status FROM campaigns")[0][0] == "done"
+    attempts = store_rows(db, "SELECT config, repeat, attempt, run_id, outcome FROM cell_attempts")
     for _task, config, repeat, _state, run_id, count in cells:
         mine = [a for a in attempts if a[0] == config and a[1] == repeat]
         assert len(mine) == count  # every attempt recorded
@@ -111,7 +99,7 @@ def test_demo_campaign_survives_kill_and_resumes(tmp_path: Path) -> None:
     # the run being graded when srb was killed was re-attached, not replaced
     killed_cell = next(c for c in cells if c[4] == killed_run)
     assert killed_cell[5] == 1
-    runs = _rows(db, "SELECT id, status, valid FROM runs WHERE batch_id = 'demo'")
+    runs = store_rows(db, "SELECT id, status, valid FROM runs WHERE batch_id = 'demo'")
     attempted = {a[3] for a in attempts}
     assert attempted <= {r[0] for r in runs}
     # anything else is a run created just before the kill and never attached: cancelled

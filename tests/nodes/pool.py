@@ -3,7 +3,6 @@ on a node, the score of each demo submission."""
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 from tests.nodes import dind
@@ -36,16 +35,3 @@ def write_swarm_config(state: Path, manager: str) -> None:
     state.mkdir(parents=True, exist_ok=True)
     (state / "config.toml").write_text(
         f'[backend]\nkind = "swarm"\nmanager = "{manager}"\nengine_port = {dind.NODE_PORT}\n')
-
-
-def store_rows(db: Path, sql: str) -> list[tuple[object, ...]]:
-    """Rows of a store another process writes, read-only ([] before its schema exists)."""
-    if not db.exists():
-        return []
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
-    try:
-        return list(conn.execute(sql))
-    except sqlite3.OperationalError:
-        return []
-    finally:
-        conn.close()

@@ -24,12 +24,8 @@ import pytest
 from tests.conftest import BUILTIN_TASKS, REPO
 from tests.nodes import dind
 from tests.nodes.conftest import multinode
-from tests.nodes.pool import (
-    srb_containers,
-    store_rows,
-    write_pool_config,
-    write_swarm_config,
-)
+from tests.nodes.pool import srb_containers, write_pool_config, write_swarm_config
+from tests.store_reader import store_rows
 
 pytestmark = [pytest.mark.docker, multinode]
 

@@ -31,8 +31,8 @@ from tests.agents.conftest import SENTINEL, gateway_environ, installed_clients, 
 from tests.conftest import BUILTIN_TASKS, DEMO_TASK, REPO
 from tests.nodes import dind
 from tests.nodes.conftest import multinode
-from tests.nodes.pool import store_rows as _q
 from tests.standin.server import StandIn
+from tests.store_reader import store_rows as _q
 
 __all__ = ["installed_clients", "standin"]  # the real-client fixtures, shared with tests/agents
 
