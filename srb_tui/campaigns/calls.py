@@ -34,6 +34,8 @@ class RunCalls(Protocol):
 
     async def clear_grading(self, run_id: str) -> int: ...
 
+    async def reap_leftovers(self) -> None: ...
+
 
 def config_problem(config: CampaignConfigRecord, task: TaskInfo) -> str | None:
     """The check ``srb run`` makes of a configuration's agent on a task (no engine, no
@@ -88,6 +90,11 @@ class ServiceCalls:
         from Stage I on re-attach, and a leftover would block the new container's name).
         The agent container is kept: re-attach and collection need it."""
         return await clear_stage_containers(self.service, run_id)
+
+    async def reap_leftovers(self) -> None:
+        """Before a campaign (re)starts: remove what a dead srb left on every node (the
+        containers of runs that are over, a workspace builder it died making)."""
+        await self.service.reap_leftovers()
 
 
 __all__ = ["LaunchError", "RunCalls", "ServiceCalls"]

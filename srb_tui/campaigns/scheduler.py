@@ -207,6 +207,7 @@ class Scheduler:
     async def run(self) -> Progress:
         """Run every cell that still needs it; return the final progress."""
         await self.store.set_campaign_status(self.campaign.id, "running")
+        await self.calls.reap_leftovers()
         await self.reconcile()
         try:
             while True:

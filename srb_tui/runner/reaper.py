@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from srb_tui.runner import sdk
@@ -27,7 +27,8 @@ from srb_tui.runner.containers import (
 from srb_tui.runner.engine import DockerEngine
 from srb_tui.runner.images import prune_images
 from srb_tui.runner.spec import LABEL_MANAGED, LABEL_RUN, LABEL_STORE
-from srb_tui.runner.workspace import prune_workspaces
+from srb_tui.runner.workspace import BUILDER_ROLE, prune_workspaces
+from srb_tui.timestamps import parse_ts
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class ManagedContainer:
     running: bool
     started_at: datetime | None
     store: str | None = None  # the srb.store label, None when the container has none
+    created_at: datetime | None = None
 
     def owned_by(self, store_tag: str, known_run_ids: Collection[str]) -> bool:
         """Whether this container belongs to the store tagged ``store_tag``."""
@@ -78,6 +80,7 @@ def _list(api: Any, run_id: str | None) -> list[ManagedContainer]:
                 running=state.running,
                 started_at=state.started_at,
                 store=state.labels.get(LABEL_STORE),
+                created_at=parse_ts(data["Created"]) if data.get("Created") else None,
             )
         )
     return out
@@ -96,6 +99,15 @@ async def list_managed(
     return [c for c in found if c.store in (None, store_tag)]
 
 
+BUILDER_GRACE_SEC = 600.0
+"""How old a workspace builder (created, filled, committed, removed: seconds) must be before
+a reap takes it for a dead srb's."""
+
+
+def _younger(c: ManagedContainer, now: datetime, seconds: float) -> bool:
+    return c.created_at is not None and (now - c.created_at).total_seconds() < seconds
+
+
 async def reap(
     engine: DockerEngine,
     live_run_ids: Collection[str],
@@ -104,9 +116,13 @@ async def reap(
     known_run_ids: Collection[str] = (),
 ) -> list[ManagedContainer]:
     """Force-remove this store's managed containers whose run is not live; returns what
-    was removed. Containers of other stores are never touched."""
+    was removed. Containers of other stores are never touched, nor a workspace builder
+    younger than :data:`BUILDER_GRACE_SEC` (it belongs to no run: another srb on this store
+    may be making the image now; an older one was left by an srb that died making it)."""
+    now = datetime.now(UTC)
     gone = [c for c in await list_managed(engine)
-            if c.owned_by(store_tag, known_run_ids) and c.handle.run_id not in live_run_ids]
+            if c.owned_by(store_tag, known_run_ids) and c.handle.run_id not in live_run_ids
+            and not (c.handle.role == BUILDER_ROLE and _younger(c, now, BUILDER_GRACE_SEC))]
     for c in gone:
         await remove(engine, c.handle)
     return gone

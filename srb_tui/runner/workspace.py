@@ -28,13 +28,14 @@ from pathlib import Path
 from typing import Any
 
 from srb_tui.runner import sdk
-from srb_tui.runner.containers import create, put_tree, remove
+from srb_tui.runner.containers import ContainerHandle, create, put_tree, remove
 from srb_tui.runner.engine import DockerEngine
 from srb_tui.runner.errors import ContainerError
 from srb_tui.runner.images import inspect_image
 from srb_tui.runner.spec import LABEL_STORE, REPO_DIR, ContainerSpec
 
 WORKSPACE_REPO = "srb-workspace"
+BUILDER_ROLE = "workspace"
 LABEL_WORKSPACE = "srb.workspace"
 FORMAT = "1"  # bump when what a copy puts in the container changes
 
@@ -66,9 +67,12 @@ def _commit(engine: DockerEngine, api: Any, cid: str, tag: str) -> str:
 async def workspace_image(
     engine: DockerEngine, base_image: str, tree: Path, tree_digest: str, *,
     dest: str = REPO_DIR, uid: int, gid: int, store_tag: str | None = None,
+    for_run: str | None = None,
 ) -> WorkspaceImage:
     """``base_image`` with ``tree`` at ``dest`` owned by ``uid:gid`` (made on first need,
-    labelled ``srb.store=<store_tag>`` when given)."""
+    labelled ``srb.store=<store_tag>`` when given). The builder container is the run's
+    (``for_run``: named and labelled for it, so a reap of a finished run or a cancel takes
+    it, and one a dead srb left is removed here, the run's driver lease being the caller's)."""
     base = await inspect_image(engine, base_image)
     if base is None:
         raise ContainerError(f"image {base_image!r} not found; build it first")
@@ -80,10 +84,14 @@ async def workspace_image(
         return WorkspaceImage(tag=tag, id=str(found["Id"]), key=key, made=False)
     # The image's own command, entrypoint and environment are kept (no command given);
     # the run, role and managed labels are overwritten by every container made from it.
-    spec = ContainerSpec(image=str(base["Id"]), run_id=f"workspace-{secrets.token_hex(6)}",
-                         role="workspace", user=f"{uid}:{gid}", workdir=dest,
+    spec = ContainerSpec(image=str(base["Id"]),
+                         run_id=for_run or f"workspace-{secrets.token_hex(6)}",
+                         role=BUILDER_ROLE, user=f"{uid}:{gid}", workdir=dest,
                          labels={LABEL_WORKSPACE: key,
                                  **({LABEL_STORE: store_tag} if store_tag else {})})
+    if for_run is not None:  # a builder a killed srb left for this run: gone already is fine
+        await remove(engine, ContainerHandle(id=spec.name, name=spec.name, run_id=for_run,
+                                             role=BUILDER_ROLE))
     handle = await create(engine, spec)
     try:
         await put_tree(engine, handle, tree, dest=dest, uid=uid, gid=gid)

@@ -32,6 +32,7 @@ class StandInCalls:
         self.live = 0
         self.max_live = 0
         self.launched: list[str] = []
+        self.reaped = 0  # reap_leftovers calls (one per scheduler run, before reconcile)
         self.driven: list[str] = []
         self.attempt_of: dict[str, int] = {}
 
@@ -83,6 +84,9 @@ class StandInCalls:
 
     async def clear_grading(self, run_id: str) -> int:
         return 0
+
+    async def reap_leftovers(self) -> None:
+        self.reaped += 1
 
     async def cancel_stored(self, run_id: str) -> RunRecord:
         run = await self.store.require_run(run_id)
@@ -180,6 +184,7 @@ async def test_stop_leaves_runs_live_and_resume_reattaches(tmp_path: Path) -> No
         second = StandInCalls(store, lambda agent, attempt: "scored")
         await Scheduler(second, campaign, TASKS, machine=Machine(8, 8000)).run()
         assert sorted(second.driven[:4]) == sorted(c.run_id for c in live)  # re-attached
+        assert (first.reaped, second.reaped) == (1, 1)  # leftovers cleared before each start
         assert len(second.launched) == 4  # only the four never-started cells
         assert (await store.require_run(orphan.id)).status == "cancelled"
         cells = await store.cells("c1")

@@ -56,3 +56,27 @@ async def test_reap_dead_and_reattach_live(
     state = await inspect_state(engine, live)
     assert back[0].started_at == state.started_at
     assert back[0].started_at is not None and back[0].started_at <= datetime.now(UTC)
+
+
+async def test_a_workspace_builder_is_reaped_only_once_it_is_stale(
+    engine: DockerEngine, make_container: MakeContainer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A workspace builder (never started, of no run) may be another srb's image being made
+    now: a reap keeps it while it is young and removes it once it is older than the grace
+    (an srb that died making it left it: seen on a node after a SIGKILL mid-campaign)."""
+    from srb_tui.runner import reaper
+
+    builder_run = f"workspace-{new_run_id()[-12:]}"
+    builder, _ = await make_container(command=("true",), run_id=builder_run, role="workspace",
+                                      labels={LABEL_STORE: "store-w"})
+    others = {c.handle.run_id for c in await list_managed(engine)} - {builder_run}
+    young = await reap(engine, live_run_ids=others, store_tag="store-w")
+    assert young == []
+    assert [c.handle.id for c in await list_managed(engine, builder_run)] == [builder.id]
+    listed = (await list_managed(engine, builder_run))[0]
+    assert listed.created_at is not None and listed.started_at is None
+
+    monkeypatch.setattr(reaper, "BUILDER_GRACE_SEC", 0.0)
+    stale = await reap(engine, live_run_ids=others, store_tag="store-w")
+    assert [c.handle.id for c in stale] == [builder.id]
+    assert await list_managed(engine, builder_run) == []

@@ -81,6 +81,27 @@ async def test_an_image_the_engine_lacks_is_named(engine: DockerEngine, tmp_path
                               uid=1000, gid=1000)
 
 
+
+async def test_a_builder_a_killed_srb_left_for_the_run_is_replaced(
+    engine: DockerEngine, make_container: MakeContainer, tmp_path: Path
+) -> None:
+    """The builder is the run's (``srb-RUN-workspace``): one a dead srb left mid-build (on a
+    node after a SIGKILL mid-campaign) is removed when the run's driver builds again, and
+    the new builder is gone once the image is committed."""
+    from tests.runner.conftest import new_run_id
+
+    run_id = new_run_id()
+    left, _ = await make_container(command=("true",), run_id=run_id, role="workspace")
+    assert left.name == f"srb-{run_id}-workspace"
+    made = await workspace_image(engine, BASE_IMAGE, _tree(tmp_path / "t"),
+                                 f"test-{uuid.uuid4().hex}", uid=1000, gid=1000, for_run=run_id)
+    try:
+        assert made.made
+        assert _containers(f"srb.run={run_id}") == []  # the leftover and the new one: gone
+    finally:
+        subprocess.run(["docker", "rmi", "-f", made.tag], check=False, capture_output=True)
+
+
 def _image_size(ref: str) -> int:
     return int(subprocess.run(["docker", "image", "inspect", "-f", "{{.Size}}", ref],
                               check=True, capture_output=True, text=True).stdout)

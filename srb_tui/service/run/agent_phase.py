@@ -146,7 +146,8 @@ class AgentPhase:
         if record is None or not record.content_digest:
             return None
         made = await workspace_image(self.engine, image, state_a, record.content_digest,
-                                     uid=spec.uid, gid=spec.gid, store_tag=self.ctx.store_tag)
+                                     uid=spec.uid, gid=spec.gid, store_tag=self.ctx.store_tag,
+                                     for_run=run.id)
         await self.store.record_image(run.id, "workspace", tag=made.tag, image_id=made.id,
                                       digest=made.id)
         if made.made:

@@ -444,13 +444,20 @@ class RunService:
         runs that are over (on every node of a pool). Each live run is driven on from
         where it stopped (:meth:`drive`); on a pool they are driven at once, each on its
         node. A run another live srb drives is left alone."""
+        live = await self.reap_leftovers()
+        if self.pooled:
+            return list(await asyncio.gather(*(self._recover_one(r, grade) for r in live)))
+        return [await self._recover_one(r, grade) for r in live]
+
+    async def reap_leftovers(self) -> list[RunRecord]:
+        """Remove, on every node that answers, this store's containers whose run is over
+        (a dead srb's leftovers: a finished run's, a stale workspace builder); the live
+        runs, whose containers stay."""
         live = await self.store.live_runs()
         live_ids = {r.id for r in live}
         for on in await self._node_services():
             await run_upkeep.reap_leftovers(on.ctx, live_ids)
-        if self.pooled:
-            return list(await asyncio.gather(*(self._recover_one(r, grade) for r in live)))
-        return [await self._recover_one(r, grade) for r in live]
+        return live
 
     async def _recover_one(self, run: RunRecord, grade: bool) -> RunRecord:
         if self.driven_elsewhere(run):
