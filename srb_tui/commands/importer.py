@@ -11,14 +11,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 from collections.abc import Iterator
-from multiprocessing.pool import Pool
+from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any
 
 from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
-from srb_tui.reports.importer import default_jobs, iter_job, reader_pool
+from srb_tui.reports.importer import ReaderDied, default_jobs, iter_job, reader_pool
 from srb_tui.store import Store, StoreError
 from srb_tui.store.imports import ImportProblems
 
@@ -53,14 +53,14 @@ def cmd_import(args: argparse.Namespace, settings: Settings, out: Output) -> int
     job = directory.resolve().name
     summaries: list[tuple[str, float | None, bool, str]] = []
 
-    def docs(pool: Pool | None) -> Iterator[dict[str, Any]]:
+    def docs(pool: Executor | None) -> Iterator[dict[str, Any]]:
         # Streamed: one trial in memory at a time (its dict is shallow: no copies).
         for trial in iter_job(directory, problems, pool=pool):
             trial.category = trial.category or category_of(trial.task)
             summaries.append((trial.task, trial.score, trial.valid, trial.source_dir))
             yield {**vars(trial), "job": job}
 
-    async def body(pool: Pool | None) -> list[str]:
+    async def body(pool: Executor | None) -> list[str]:
         async with await Store.open(settings.db_path) as store:
             return await store.import_runs(docs(pool), problems=problems)
 
@@ -73,7 +73,7 @@ def cmd_import(args: argparse.Namespace, settings: Settings, out: Output) -> int
             out.error(problem)
         out.error(f"{directory}: nothing imported ({len(exc.problems)} problem(s))")
         return codes.FAILED
-    except StoreError as exc:
+    except (StoreError, ReaderDied) as exc:
         out.error(str(exc))
         return codes.INFRA
     if out.json_mode:

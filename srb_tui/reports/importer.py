@@ -27,8 +27,9 @@ import json
 import multiprocessing
 import os
 from collections.abc import Iterator, Mapping
+from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from multiprocessing.pool import Pool
 from pathlib import Path
 from typing import Any
 
@@ -408,7 +409,7 @@ def read_for_pool(where: tuple[str, str]) -> tuple[ImportedTrial | None, list[st
     return trial, problems
 
 
-def iter_job(directory: Path, problems: list[str], *, pool: Pool | None = None
+def iter_job(directory: Path, problems: list[str], *, pool: Executor | None = None
              ) -> Iterator[ImportedTrial]:
     """Every trial under ``directory``, in path order (memory bounded by one trial, or by
     what ``pool``'s reader processes have parsed ahead); every problem found is appended
@@ -425,10 +426,14 @@ def iter_job(directory: Path, problems: list[str], *, pool: Pool | None = None
         # JSON parsing holds the GIL: the reader processes parse on every core while this
         # process stores; the results (without the long texts) come back in path order.
         work = [(str(path), str(root)) for path in scores]
-        for trial, found in pool.imap(read_for_pool, work, chunksize=4):
-            problems += found
-            if trial is not None:
-                yield trial
+        try:
+            for trial, found in pool.map(read_for_pool, work, chunksize=4):
+                problems += found
+                if trial is not None:
+                    yield trial
+        except BrokenProcessPool as exc:
+            raise ReaderDied(f"{directory}: a reader process died while parsing the trials"
+                             f" ({exc}); nothing imported (try --jobs 1)") from exc
         return
     for path in scores:
         trial = read_trial(path, root, problems)
@@ -436,19 +441,24 @@ def iter_job(directory: Path, problems: list[str], *, pool: Pool | None = None
             yield trial
 
 
+class ReaderDied(RuntimeError):
+    """A reader process of :func:`reader_pool` died (killed, out of memory)."""
+
+
 @contextlib.contextmanager
-def reader_pool(jobs: int) -> Iterator[Pool | None]:
+def reader_pool(jobs: int) -> Iterator[Executor | None]:
     """``jobs`` reader processes for :func:`iter_job` (None for one: read in-process).
-    Forked, so call it before the process starts threads (the store's, asyncio's)."""
+    Forked, all at once here, so call it before the process starts threads (the store's,
+    asyncio's): a fork beside running threads may copy a lock another thread holds."""
     if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         yield None
         return
-    pool = multiprocessing.get_context("fork").Pool(jobs)
+    pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"))
     try:
+        pool.submit(os.getpid).result()  # forks every reader now, before any thread runs
         yield pool
     finally:
-        pool.terminate()
-        pool.join()
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def default_jobs() -> int:

@@ -136,3 +136,32 @@ def test_a_negative_jobs_count_is_a_usage_error(tmp_path: Path,
         codes.USAGE
     assert "--jobs -2" in capsys.readouterr().err
     assert not (tmp_path / "s" / "srb.sqlite3").exists()
+
+
+def test_a_reader_that_dies_is_named_and_nothing_is_imported(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reader process killed mid-job (out of memory, a signal) fails the import with a
+    message naming the directory, rather than hanging; the store gets no run."""
+    from srb_tui.reports import importer
+
+    job, _doc = _big_job(tmp_path)
+    victim = sorted(job.rglob("score.json"))[7]
+    real = importer.read_trial
+
+    def dies_on_the_victim(path: Path, root: Path, problems: list[str]) -> Any:
+        if path == victim:
+            os._exit(9)  # in the forked reader: as a kill would end it
+        return real(path, root, problems)
+
+    monkeypatch.setattr(importer, "read_trial", dies_on_the_victim)  # inherited by the fork
+    state = tmp_path / "state"
+    assert main(["--state", str(state), "import", "--jobs", "2", str(job)]) == codes.INFRA
+    err = capsys.readouterr().err
+    assert f"{job}: a reader process died" in err and "nothing imported" in err
+
+    async def count() -> int:
+        async with await Store.open(state / "srb.sqlite3") as store:
+            return await store.count_runs()
+
+    assert asyncio.run(count()) == 0
