@@ -15,6 +15,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from srb_tui.schema.scoring_policy import ScoringPolicy
+from srb_tui.schema.stage_names import STAGE_NAMES as STAGE_NAMES  # re-exported
 from srb_tui.schema.state_a import StateASource
 
 _EMPTY: Mapping[str, object] = MappingProxyType({})
@@ -28,8 +29,6 @@ def _empty() -> Mapping[str, object]:
 def _empty_env() -> Mapping[str, str]:
     return _EMPTY_ENV
 
-
-STAGE_NAMES: tuple[str, ...] = ("audit", "behavioural", "verification")
 
 SCHEMA_EVALUATION = "swerefactor.evaluation/1"
 SCHEMA_SUITE = "swerefactor.behavioural-suite/1"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 from typing import Final, Literal, get_args
 
-from srb_tui.schema.models import STAGE_NAMES
+from srb_tui.schema.stage_names import STAGE_NAMES
 
 RunStatus = Literal[
     "pending",

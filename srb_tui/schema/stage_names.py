@@ -1,0 +1,6 @@
+"""The three grading stages by name, in order: a leaf, so the store can name them without
+loading the task model."""
+
+from __future__ import annotations
+
+STAGE_NAMES: tuple[str, ...] = ("audit", "behavioural", "verification")
