@@ -213,6 +213,8 @@ class LogFollower:
                     p.result()
         finally:
             self.close()
+            for p in pumps:  # closed early: a pump may still end in an error (engine gone)
+                p.add_done_callback(_retrieved)
         return delivered
 
     def close(self) -> None:
@@ -223,3 +225,9 @@ class LogFollower:
             self._cond.notify_all()
         for it in streams:
             it.close()
+
+
+def _retrieved(fut: asyncio.Future[Any]) -> None:
+    """Mark a pump's outcome seen: after close(), its error is nobody's to handle."""
+    if not fut.cancelled():
+        fut.exception()

@@ -40,7 +40,7 @@ def dind_nodes() -> Iterator[dind.Cluster]:
         yield made
     finally:
         dind.remove_cluster(made)
-        left = dind.leftovers()
+        left = dind.leftovers(made)
         assert not left, f"test nodes left behind: {left}"
 
 
@@ -53,6 +53,8 @@ def dind_node() -> Iterator[dind.Node]:
         yield made.nodes[0]
     finally:
         dind.remove_cluster(made)
+        left = dind.leftovers(made)
+        assert not left, f"test node left behind: {left}"
 
 
 @pytest.fixture(scope="session")

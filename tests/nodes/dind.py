@@ -240,12 +240,17 @@ def cluster(k: int = 3, **kwargs: str) -> Iterator[Cluster]:
         remove_cluster(made)
 
 
-def leftovers() -> list[str]:
-    """Containers, networks and volumes of test nodes still on the test engine."""
+def leftovers(of: Cluster | None = None) -> list[str]:
+    """Containers, networks and volumes of test nodes still on the test engine; with
+    ``of``, only that cluster's containers and network (another session cluster may still
+    be in use when one is torn down)."""
     flt = f"label={LABEL}=1"
     found = _out("ps", "-a", "--filter", flt, "--format", "{{.Names}}").split()
     found += ["network:" + n for n in
               _out("network", "ls", "--filter", flt, "--format", "{{.Name}}").split()]
+    if of is not None:
+        mine = {n.name for n in of.nodes} | set(of.extra) | {"network:" + of.network}
+        return [name for name in found if name in mine]
     found += ["volume:" + n for n in
               _out("volume", "ls", "--filter", flt, "--format", "{{.Name}}").split()]
     return found
