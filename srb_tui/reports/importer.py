@@ -26,8 +26,9 @@ import contextlib
 import json
 import multiprocessing
 import os
+from collections import deque
 from collections.abc import Iterator, Mapping
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -409,6 +410,16 @@ def read_for_pool(where: tuple[str, str]) -> tuple[ImportedTrial | None, list[st
     return trial, problems
 
 
+def read_chunk(work: list[tuple[str, str]]) -> list[tuple[ImportedTrial | None, list[str]]]:
+    """:func:`read_for_pool` over a few trials (one round trip to a reader for them)."""
+    return [read_for_pool(where) for where in work]
+
+
+POOL_CHUNK = 4
+POOL_AHEAD = 16
+"""Chunks of trials a reader pool may have parsed and not yet handed over."""
+
+
 def iter_job(directory: Path, problems: list[str], *, pool: Executor | None = None
              ) -> Iterator[ImportedTrial]:
     """Every trial under ``directory``, in path order (memory bounded by one trial, or by
@@ -426,11 +437,18 @@ def iter_job(directory: Path, problems: list[str], *, pool: Executor | None = No
         # JSON parsing holds the GIL: the reader processes parse on every core while this
         # process stores; the results (without the long texts) come back in path order.
         work = [(str(path), str(root)) for path in scores]
+        chunks = [work[i:i + POOL_CHUNK] for i in range(0, len(work), POOL_CHUNK)]
+        ahead: deque[Future[list[tuple[ImportedTrial | None, list[str]]]]] = deque()
         try:
-            for trial, found in pool.map(read_for_pool, work, chunksize=4):
-                problems += found
-                if trial is not None:
-                    yield trial
+            for n in range(len(chunks)):
+                # A window of chunks in flight, not the job: memory stays bounded when the
+                # readers outrun the store.
+                while len(ahead) < POOL_AHEAD and n + len(ahead) < len(chunks):
+                    ahead.append(pool.submit(read_chunk, chunks[n + len(ahead)]))
+                for trial, found in ahead.popleft().result():
+                    problems += found
+                    if trial is not None:
+                        yield trial
         except BrokenProcessPool as exc:
             raise ReaderDied(f"{directory}: a reader process died while parsing the trials"
                              f" ({exc}); nothing imported (try --jobs 1)") from exc

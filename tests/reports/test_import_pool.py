@@ -165,3 +165,29 @@ def test_a_reader_that_dies_is_named_and_nothing_is_imported(
             return await store.count_runs()
 
     assert asyncio.run(count()) == 0
+
+
+def test_the_readers_run_a_bounded_window_ahead_of_the_store(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """However slow the consumer, no more than POOL_AHEAD chunks are parsed and waiting:
+    memory is bounded by the window, not by the job."""
+    from srb_tui.reports import importer
+
+    monkeypatch.setattr(importer, "POOL_CHUNK", 1)
+    monkeypatch.setattr(importer, "POOL_AHEAD", 3)
+    job, _doc = _big_job(tmp_path)
+    submitted: list[int] = []
+    worst = 0
+    with reader_pool(2) as pool:
+        assert pool is not None
+        real_submit = pool.submit
+
+        def counting(fn: Any, *args: Any) -> Any:
+            submitted.append(1)
+            return real_submit(fn, *args)
+
+        monkeypatch.setattr(pool, "submit", counting)
+        for taken, _trial in enumerate(iter_job(job, [], pool=pool), start=1):
+            worst = max(worst, len(submitted) - taken)
+    assert len(submitted) == TRIALS
+    assert worst == 2  # the trial being handed over plus two more in flight, never more
