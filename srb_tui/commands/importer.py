@@ -18,7 +18,7 @@ from typing import Any
 from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
-from srb_tui.reports.importer import ReaderDied, default_jobs, iter_job, reader_pool
+from srb_tui.reports.import_job import ReaderDied, default_jobs, iter_job, reader_pool
 from srb_tui.store import Store, StoreError
 from srb_tui.store.imports import ImportProblems
 

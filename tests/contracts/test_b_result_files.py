@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from srb_tui.reports.importer import read_job
+from srb_tui.reports.import_job import read_job
 from srb_tui.scoring import ScoringPolicy, score_run
 from srb_tui.scoring.published import error_document, verdict_document
 from srb_tui.scoring.result_files import write_result_files

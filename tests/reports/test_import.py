@@ -305,7 +305,7 @@ def test_figure6_pools_slots_over_tasks_and_keeps_efforts_apart(
 def test_a_problem_after_stored_batches_rolls_the_whole_import_back(tmp_path: Path) -> None:
     """Batches of one trial: the first two are written before the reader meets the third's
     problem; the one transaction is rolled back and the store holds no run."""
-    from srb_tui.reports.importer import iter_job
+    from srb_tui.reports.import_job import iter_job
     from srb_tui.store.imports import ImportProblems
 
     job = _job(tmp_path)
@@ -346,7 +346,7 @@ def _long_audit(job: Path) -> dict[str, Any]:
 def test_a_long_stage_result_is_kept_beside_the_store_and_reads_back(tmp_path: Path) -> None:
     """Issue 23 item 6: the long text goes to a file written once (not through the WAL),
     the row names it, and every reader gets the published JSON back unchanged."""
-    from srb_tui.reports.importer import iter_job
+    from srb_tui.reports.import_job import iter_job
     from srb_tui.store.grading_records import IMPORTED_FILE
 
     job = _job(tmp_path)
@@ -370,7 +370,7 @@ def test_a_long_stage_result_is_kept_beside_the_store_and_reads_back(tmp_path: P
 
 
 def test_a_rolled_back_import_leaves_no_result_files(tmp_path: Path) -> None:
-    from srb_tui.reports.importer import iter_job
+    from srb_tui.reports.import_job import iter_job
     from srb_tui.store.imports import ImportProblems
 
     job = _job(tmp_path)
@@ -397,7 +397,7 @@ def test_a_long_result_is_a_link_to_the_published_file_and_outlives_it(tmp_path:
     import os
     import shutil
 
-    from srb_tui.reports.importer import iter_job
+    from srb_tui.reports.import_job import iter_job
     from srb_tui.store.grading_records import IMPORTED_FILE
     from srb_tui.store.imports import ResultFiles
 
@@ -441,7 +441,7 @@ def test_gc_sweeps_import_folders_no_row_names_and_keeps_the_named(tmp_path: Pat
     """A crash between the rename and the commit leaves a folder no row names; a died
     import leaves its staging folder: the sweep removes both once they are old enough and
     never a folder a run reads (nor a young one, which may be an import committing now)."""
-    from srb_tui.reports.importer import iter_job
+    from srb_tui.reports.import_job import iter_job
 
     job = _job(tmp_path)
     doc = _long_audit(job)

@@ -17,7 +17,7 @@ import pytest
 
 from srb_tui.cli import main
 from srb_tui.commands import exit_codes as codes
-from srb_tui.reports.importer import POOL_MIN, iter_job, reader_pool
+from srb_tui.reports.import_job import POOL_MIN, iter_job, reader_pool
 from srb_tui.store import Store
 from srb_tui.store.grading_records import IMPORTED_FILE
 from srb_tui.store.imports import ImportProblems
@@ -171,10 +171,10 @@ def test_the_readers_run_a_bounded_window_ahead_of_the_store(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """However slow the consumer, no more than POOL_AHEAD chunks are parsed and waiting:
     memory is bounded by the window, not by the job."""
-    from srb_tui.reports import importer
+    from srb_tui.reports import import_job
 
-    monkeypatch.setattr(importer, "POOL_CHUNK", 1)
-    monkeypatch.setattr(importer, "POOL_AHEAD", 3)
+    monkeypatch.setattr(import_job, "POOL_CHUNK", 1)
+    monkeypatch.setattr(import_job, "POOL_AHEAD", 3)
     job, _doc = _big_job(tmp_path)
     submitted: list[int] = []
     worst = 0

@@ -17,7 +17,7 @@ from textual.widgets import DataTable, Input, Markdown, Static, TabbedContent, T
 from textual.widgets._footer import FooterKey
 
 from srb_tui.config import Settings
-from srb_tui.reports.importer import read_job
+from srb_tui.reports.import_job import read_job
 from srb_tui.service.catalog import load_catalog
 from srb_tui.store import Store
 from srb_tui.ui.app import SrbApp
