@@ -27,9 +27,10 @@ POOL_MIN = 16
 
 
 def read_for_pool(where: tuple[str, str]) -> tuple[ImportedTrial | None, list[str]]:
-    """:func:`.importer.read_trial` in a reader process: the trial and the problems it found. A long
-    stage result's text is not sent back (``None`` in its place): the importer links or
-    copies the published file itself, checked unchanged since it was read here."""
+    """:func:`.importer.read_trial` in a reader process: the trial and the problems it
+    found. A long stage result's text is not sent back (``None`` in its place): the
+    importer links or copies the published file itself, checked unchanged since it was
+    read here."""
     problems: list[str] = []
     trial = trials.read_trial(Path(where[0]), Path(where[1]), problems)
     if trial is not None:
@@ -118,5 +119,5 @@ def default_jobs() -> int:
 def read_job(directory: Path) -> tuple[list[ImportedTrial], list[str]]:
     """Every trial under ``directory`` and every problem found (trials empty on a problem)."""
     problems: list[str] = []
-    trials = list(iter_job(directory, problems))
-    return ([] if problems else trials), problems
+    found = list(iter_job(directory, problems))
+    return ([] if problems else found), problems

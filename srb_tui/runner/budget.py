@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from srb_tui.runner import sdk
 from srb_tui.runner.containers import ContainerHandle, inspect_state, kill
-from srb_tui.runner.engine import DockerEngine
+from srb_tui.runner.engine import DockerEngine, outcome_seen
 from srb_tui.runner.errors import ContainerError, EngineUnavailable
 
 ExitReason = Literal["exited", "deadline", "oom", "killed", "disk"]
@@ -73,11 +73,6 @@ def _writable_size(api: Any, cid: str) -> int:
     return int(rows[0].get("SizeRw") or 0) if rows else 0
 
 
-def _consume(fut: asyncio.Future[Any]) -> None:
-    if not fut.cancelled():
-        fut.exception()
-
-
 async def _wait_exit(
     engine: DockerEngine, api: Any, cid: str, timeout: float, stop: asyncio.Event | None
 ) -> bool:
@@ -92,7 +87,7 @@ async def _wait_exit(
         stopper.cancel()
     if waiter.done():
         return waiter.result()
-    waiter.add_done_callback(_consume)
+    waiter.add_done_callback(outcome_seen)
     return False
 
 

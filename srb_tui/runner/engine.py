@@ -43,6 +43,13 @@ class EngineInfo:
     error: str = ""
 
 
+def outcome_seen(fut: asyncio.Future[Any]) -> None:
+    """A done-callback for an engine call nobody awaits any more (its waiter moved on):
+    its error is marked retrieved, not logged as "Task exception was never retrieved"."""
+    if not fut.cancelled():
+        fut.exception()
+
+
 def unreachable_message(base_url: str, err: BaseException) -> str:
     """The user-facing message for an engine that does not answer."""
     return f"Docker engine not reachable at {base_url}: {err}. {START_HINT}"

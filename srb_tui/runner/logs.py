@@ -21,7 +21,7 @@ from typing import Any
 
 from srb_tui.runner import sdk
 from srb_tui.runner.containers import ContainerHandle
-from srb_tui.runner.engine import DockerEngine
+from srb_tui.runner.engine import DockerEngine, outcome_seen
 from srb_tui.runner.spec import ContainerLogLine, Stream
 from srb_tui.timestamps import normalize_ts, ts_epoch
 
@@ -214,7 +214,7 @@ class LogFollower:
         finally:
             self.close()
             for p in pumps:  # closed early: a pump may still end in an error (engine gone)
-                p.add_done_callback(_retrieved)
+                p.add_done_callback(outcome_seen)
         return delivered
 
     def close(self) -> None:
@@ -226,8 +226,3 @@ class LogFollower:
         for it in streams:
             it.close()
 
-
-def _retrieved(fut: asyncio.Future[Any]) -> None:
-    """Mark a pump's outcome seen: after close(), its error is nobody's to handle."""
-    if not fut.cancelled():
-        fut.exception()

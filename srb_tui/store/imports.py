@@ -193,7 +193,7 @@ def _copied(source: PublishedFile, dest: Path) -> bool:
 
 
 def _stage_rows(rid: str, source: str, stages: Mapping[str, Any], now: str,
-                files: ResultFiles | None = None) -> list[tuple[Any, ...]]:
+                files: ResultFiles) -> list[tuple[Any, ...]]:
     rows = []
     for stage, value in stages.items():
         published: PublishedFile | None = None
@@ -204,26 +204,10 @@ def _stage_rows(rid: str, source: str, stages: Mapping[str, Any], now: str,
         else:  # a decoded result
             status = value.get("status") if isinstance(value, Mapping) else None
             text = dump_json(value, f"{source} {stage}")
-        if files is not None and (text is None or len(text) >= FILE_THRESHOLD):
+        if text is None or len(text) >= FILE_THRESHOLD:
             text = files.keep(rid, stage, text, published)
-        elif text is None:
-            text = _published_text(published, f"{rid} {stage}")
         rows.append((rid, stage, str(status or "ok"), text, now))
     return rows
-
-
-def _published_text(source: PublishedFile | None, what: str) -> str:
-    """The text of a published file a reader process did not send back (no files folder
-    to link it into), refused if the file is no longer the one that was read."""
-    try:
-        if source is not None:
-            with open(source.path, encoding="utf-8") as f:
-                if source.same_as(os.fstat(f.fileno())):
-                    return f.read()
-    except OSError:
-        pass
-    where = source.path if source is not None else what
-    raise ImportProblems([f"{where}: changed while it was imported"])
 
 
 def _telemetry(value: Any, source: str) -> str:
@@ -234,7 +218,7 @@ Rows = list[tuple[Any, ...]]
 
 
 def _batch_rows(ids: Sequence[str], chunk: Sequence[Mapping[str, Any]], sources: Sequence[str],
-                now: str, files: ResultFiles | None) -> tuple[Rows, ...]:
+                now: str, files: ResultFiles) -> tuple[Rows, ...]:
     """Every table's rows for one batch (runs, transitions, stage results, modules, gate
     outcomes, rounds, score events, imported_runs), its long results kept as files."""
     runs: Rows = []
@@ -343,7 +327,7 @@ class ImportsMixin(StoreBase):
 
     async def _import_batch(self, conn: aiosqlite.Connection,
                             chunk: Sequence[Mapping[str, Any]], now: str,
-                            taken: set[str], files: ResultFiles | None = None) -> list[str]:
+                            taken: set[str], files: ResultFiles) -> list[str]:
         sources = [str(t["source_dir"]) for t in chunk]
         marks = ", ".join("?" for _ in sources)
         known = await query(conn, "SELECT source_dir, run_id FROM imported_runs WHERE"
