@@ -36,6 +36,12 @@ class Check:
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("doctor", help="check the engine, base image, state directory, versions")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    p.add_argument("--deep", action="store_true",
+                   help="check the store with PRAGMA integrity_check (indexes against their "
+                        "tables) instead of quick_check")
+    p.add_argument("--recover", action="store_true",
+                   help="rebuild a damaged store into a new file (the damaged one moves to "
+                        "damaged-STAMP/ beside it) and exit")
     p.set_defaults(handler=cmd_doctor)
 
 
@@ -50,21 +56,53 @@ def _state_writable(settings: Settings) -> Check:
     return Check("state directory", True, f"{settings.state_dir} is writable")
 
 
-def _store(settings: Settings) -> Check:
+def _store(settings: Settings, deep: bool = False) -> Check:
     from srb_tui.store import Store, StoreError
+    from srb_tui.store.health import damage_message, recovery_steps
 
     if not settings.db_path.exists():
         return Check("store", True, f"{settings.db_path} will be created on first run")
+    pragma = "integrity_check" if deep else "quick_check"
 
-    async def probe() -> int:
+    async def probe() -> tuple[int, list[str]]:
         async with await Store.open(settings.db_path) as store:
-            return await store.count_runs()
+            return await store.count_runs(), await store.check_integrity(deep=deep)
 
     try:
-        n = asyncio.run(probe())
+        n, problems = asyncio.run(probe())
     except StoreError as exc:
-        return Check("store", False, str(exc), "move the file aside; srb starts a new store")
-    return Check("store", True, f"{settings.db_path}: {n} run(s)")
+        return Check("store", False, str(exc), recovery_steps(settings.db_path))
+    if problems:
+        return Check("store", False,
+                     damage_message(settings.db_path, problems, check=pragma).split("\n")[0],
+                     recovery_steps(settings.db_path))
+    return Check("store", True, f"{settings.db_path}: {n} run(s), PRAGMA {pragma}: ok")
+
+
+def _recover(settings: Settings, out: Output) -> int:
+    from srb_tui.store import StoreError
+    from srb_tui.store.recover import rebuild
+
+    if not settings.db_path.exists():
+        out.error(f"no store at {settings.db_path}: nothing to recover")
+        return codes.NOT_FOUND
+    try:
+        report = rebuild(settings.db_path)
+    except StoreError as exc:
+        out.error(str(exc))
+        return codes.FAILED
+    if out.json_mode:
+        out.emit_json({"store": str(settings.db_path), "copied": report.copied,
+                       "unreadable": report.unreadable,
+                       "damaged": str(report.damaged_folder)})
+        return codes.OK
+    rows = sum(report.copied.values())
+    out.print(f"rebuilt {escape(str(settings.db_path))}: {rows} row(s) in "
+              f"{len(report.copied)} table(s); integrity_check ok")
+    for table, lost in report.unreadable.items():
+        out.print(f"[yellow]![/] {escape(table)}: {escape(lost)}")
+    out.print(f"the damaged file is in {escape(str(report.damaged_folder))}")
+    return codes.OK
 
 
 def _engine_and_image(settings: Settings) -> list[Check]:
@@ -181,7 +219,10 @@ def _versions() -> dict[str, str]:
 
 
 def cmd_doctor(args: argparse.Namespace, settings: Settings, out: Output) -> int:
-    checks = [_state_writable(settings), _store(settings), *_engine_and_image(settings)]
+    if args.recover:
+        return _recover(settings, out)
+    checks = [_state_writable(settings), _store(settings, args.deep),
+              *_engine_and_image(settings)]
     roots = [str(r) for r in settings.task_roots]
     checks.append(Check("task roots", all(os.path.isdir(r) for r in roots), ", ".join(roots),
                         "pass --tasks DIR or set SRB_TASKS"))

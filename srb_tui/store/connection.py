@@ -1,8 +1,8 @@
 """Opening the database file: sniffing, pragmas, version checks, and the read-only pool.
 
-Nothing here writes to a file it does not recognise: the header is sniffed before SQLite
-opens it, and the version and ownership checks run before WAL mode (which rewrites the
-header) is switched on.
+Nothing here writes to a file it does not recognise: the header is sniffed by a read-only
+SQLite connection first, and the version and ownership checks run before WAL mode (which
+rewrites the header) is switched on. Nothing here opens the file with anything but SQLite.
 """
 
 from __future__ import annotations
@@ -19,8 +19,6 @@ import aiosqlite
 from srb_tui.store.errors import StoreError
 from srb_tui.store.logs import PLAIN_SQL, plain_text
 from srb_tui.store.migrations import APPLICATION_ID, SCHEMA_VERSION
-
-SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 def corrupt_message(path: Path, detail: object) -> str:
@@ -44,18 +42,30 @@ def open_error(path: Path, exc: sqlite3.Error) -> StoreError:
 
 
 def sniff(path: Path) -> None:
-    """Refuse a path that exists but cannot be an SQLite database, before SQLite touches it."""
+    """Refuse a path that exists but cannot be an SQLite database, before srb writes to it.
+
+    The header is read by SQLite itself, through a read-only connection (``mode=ro``: it
+    never writes, never makes a ``-wal`` or journal), never with ``open()``: closing a
+    descriptor of the file would drop the locks this process's live connections hold on it
+    (see ``store.guard``).
+    """
     if path.is_dir():
         raise StoreError(f"{path} is a directory, not a database file")
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(len(SQLITE_HEADER))
-    except FileNotFoundError:
+    if not path.exists():
         return
-    except OSError as exc:
-        raise StoreError(f"{path}: cannot read the store ({exc.strerror or exc})") from exc
-    if head and head != SQLITE_HEADER:
-        raise StoreError(corrupt_message(path, "not an SQLite file"))
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True,
+                               isolation_level=None)
+    except sqlite3.Error as exc:
+        raise open_error(path, exc) from exc
+    try:
+        conn.execute("PRAGMA schema_version").fetchall()
+    except sqlite3.OperationalError as exc:  # unreadable, locked: not damage
+        raise open_error(path, exc) from exc
+    except sqlite3.DatabaseError as exc:  # "file is not a database"
+        raise StoreError(corrupt_message(path, f"not an SQLite file: {exc}")) from exc
+    finally:
+        conn.close()
 
 
 async def pragma_value(conn: aiosqlite.Connection, name: str) -> Any:
@@ -126,9 +136,11 @@ class ReaderPool:
     a ``ROLLBACK`` is queued behind that work, so no reader inherits a transaction.
     """
 
-    def __init__(self, conns: list[aiosqlite.Connection], label: str) -> None:
+    def __init__(self, conns: list[aiosqlite.Connection], label: str, *,
+                 closed: bool = False) -> None:
         self._conns = conns
         self._label = label
+        self._closed = closed
         self._dirty: set[int] = set()
         self._free: asyncio.Queue[aiosqlite.Connection] = asyncio.Queue()
         for conn in conns:
@@ -137,6 +149,8 @@ class ReaderPool:
     @contextlib.asynccontextmanager
     async def borrow(self) -> AsyncIterator[aiosqlite.Connection]:
         """One connection for the duration of the block."""
+        if self._closed:
+            raise StoreError(f"{self._label}: the store is closed")
         conn = await self._free.get()
         try:
             if id(conn) in self._dirty:

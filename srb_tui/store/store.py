@@ -2,19 +2,30 @@
 
 All writes go through one writer task (see ``writer``); reads use read-only connections, so
 with WAL a read never waits for the writer. ``run_detail`` reads a whole run in one snapshot.
+
+One store per process per file: a second ``Store.open`` of a file already open on the same
+event loop returns a handle on the same connections and writer (counted; the last close
+closes them), so a console view that opens "its own" store adds no connection. While any
+store of a file is open, nothing in the process may open its files outside SQLite
+(``store.guard``). Before the first write of a process, the file passes
+``PRAGMA quick_check``; a damaged store is still readable, and every write is refused with
+the recovery to run (``store.health``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import sqlite3
+import weakref
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Self
 
 import aiosqlite
 
+from srb_tui.store import guard
 from srb_tui.store.agent_log import AgentLogMixin
 from srb_tui.store.base import query
 from srb_tui.store.campaigns import CampaignsMixin
@@ -35,6 +46,7 @@ from srb_tui.store.convert import (
 )
 from srb_tui.store.errors import StoreError
 from srb_tui.store.grading import STAGE_ORDER_SQL, GradingMixin
+from srb_tui.store.health import check_problems, quick_check_problem
 from srb_tui.store.imports import ImportsMixin
 from srb_tui.store.infra import InfraMixin
 from srb_tui.store.labels import LabelsMixin
@@ -51,17 +63,59 @@ if TYPE_CHECKING:
 DEFAULT_BUSY_TIMEOUT_MS = 10_000
 
 
+class _Shared:
+    """The connections and writer of one file on one event loop, and who holds them."""
+
+    def __init__(self, path: Path, writer: Writer, readers: ReaderPool, version: int,
+                 loop: asyncio.AbstractEventLoop) -> None:
+        self.path = path
+        self.writer = writer
+        self.readers = readers
+        self.version = version
+        self.loop = weakref.ref(loop)
+        self.holders = 1
+
+
+_SHARED: dict[tuple[str, int], _Shared] = {}
+_OPENING: dict[tuple[str, int], tuple[weakref.ref[asyncio.AbstractEventLoop], asyncio.Lock]] = {}
+
+
+def _key(file: Path, loop: asyncio.AbstractEventLoop) -> tuple[str, int]:
+    return (os.path.realpath(file), id(loop))
+
+
+def _opening_lock(key: tuple[str, int], loop: asyncio.AbstractEventLoop) -> asyncio.Lock:
+    """The lock that makes concurrent opens of one file on one loop share one store."""
+    held = _OPENING.get(key)
+    if held is None or held[0]() is not loop:
+        held = (weakref.ref(loop), asyncio.Lock())
+        _OPENING[key] = held
+    return held[1]
+
+
+def _live(key: tuple[str, int], loop: asyncio.AbstractEventLoop) -> _Shared | None:
+    shared = _SHARED.get(key)
+    if shared is None:
+        return None
+    if shared.loop() is not loop or loop.is_closed():  # a dead loop's id was reused
+        del _SHARED[key]
+        return None
+    return shared
+
+
 class Store(RunsMixin, GradingMixin, InfraMixin, LogsMixin, LedgerMixin, AgentLogMixin,
             CampaignsMixin, ReportRowsMixin, LabelsMixin, ImportsMixin):
     """srb's source of truth. Open with ``await Store.open(path)`` or ``async with``."""
 
-    def __init__(self, path: Path, writer: Writer, readers: ReaderPool, version: int) -> None:
+    def __init__(self, path: Path, writer: Writer, readers: ReaderPool, version: int,
+                 shared: _Shared | None = None) -> None:
         self.path = path
         self._label = str(path)
         self._writer = writer
         self._readers = readers
         self._version = version
         self._closed = False
+        self._shared = shared
 
     @property
     def schema_version(self) -> int:
@@ -82,6 +136,23 @@ class Store(RunsMixin, GradingMixin, InfraMixin, LogsMixin, LedgerMixin, AgentLo
         is damaged, or has a newer schema than this code; such a file is left untouched.
         """
         file = Path(path)
+        if file.is_dir():
+            raise StoreError(f"{file} is a directory, not a database file")
+        loop = asyncio.get_running_loop()
+        key = _key(file, loop)
+        async with _opening_lock(key, loop):
+            shared = _live(key, loop)
+            if shared is None:
+                shared = await cls._open_new(file, readers, busy_timeout_ms, loop)
+                _SHARED[key] = shared
+            else:
+                shared.holders += 1
+        return cls(file, shared.writer, shared.readers, shared.version, shared)
+
+    @staticmethod
+    async def _open_new(file: Path, readers: int, busy_timeout_ms: int,
+                        loop: asyncio.AbstractEventLoop) -> _Shared:
+        """The connections and writer of a file this loop has not open yet."""
         sniff(file)
         try:
             file.parent.mkdir(parents=True, exist_ok=True)
@@ -99,6 +170,10 @@ class Store(RunsMixin, GradingMixin, InfraMixin, LogsMixin, LedgerMixin, AgentLo
             conn.row_factory = sqlite3.Row
             await set_pragmas(conn, busy_timeout_ms)
             version = await inspect(conn, file)
+            if 0 < version < SCHEMA_VERSION:  # a migration writes: only into a sound file
+                problem = await quick_check_problem(conn, file)
+                if problem:
+                    raise StoreError(problem)
             await enable_wal(conn, file)
             version = await apply_migrations(conn, version)
             for _ in range(max(1, readers)):
@@ -112,24 +187,39 @@ class Store(RunsMixin, GradingMixin, InfraMixin, LogsMixin, LedgerMixin, AgentLo
             if isinstance(exc, sqlite3.Error):
                 raise open_error(file, exc) from exc
             raise
-        writer = Writer(conn, str(file))
+        writer = Writer(conn, str(file), preflight=lambda c: quick_check_problem(c, file))
         writer.start()
-        return cls(file, writer, ReaderPool(pool, str(file)), version)
+        guard.protect(os.path.realpath(file))
+        return _Shared(file, writer, ReaderPool(pool, str(file)), version, loop)
 
     async def close(self) -> None:
-        """Apply every queued write, then close all connections (idempotent)."""
+        """Apply every queued write, then close all connections (idempotent). A handle that
+        shares its connections with others (see the module docstring) only stops answering:
+        its writes were committed when they returned, and the connections stay theirs."""
         if self._closed:
             return
         self._closed = True
+        shared, writer, readers = self._shared, self._writer, self._readers
+        self._writer = Writer.closed(writer.connection, self._label)
+        self._readers = ReaderPool([], self._label, closed=True)
+        if shared is not None:
+            shared.holders -= 1
+            if shared.holders > 0:
+                return
+            key = (os.path.realpath(shared.path), id(shared.loop()))
+            if _SHARED.get(key) is shared:
+                del _SHARED[key]
         try:
-            await self._writer.close()
+            await writer.close()
         finally:
-            await self._readers.close()
+            await readers.close()
             with contextlib.suppress(sqlite3.Error):
-                await self._writer_conn_close()
+                await self._writer_conn_close(writer)
+            guard.release(os.path.realpath(self.path))
 
-    async def _writer_conn_close(self) -> None:
-        conn = self._writer.connection
+    @staticmethod
+    async def _writer_conn_close(writer: Writer) -> None:
+        conn = writer.connection
         with contextlib.suppress(sqlite3.Error):
             await conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         await conn.close()
@@ -144,6 +234,11 @@ class Store(RunsMixin, GradingMixin, InfraMixin, LogsMixin, LedgerMixin, AgentLo
         tb: TracebackType | None,
     ) -> None:
         await self.close()
+
+    async def check_integrity(self, *, deep: bool = False) -> list[str]:
+        """What ``PRAGMA quick_check`` (``integrity_check`` with ``deep``) finds; [] if sound."""
+        async with self._readers.borrow() as conn:
+            return await check_problems(conn, deep=deep)
 
     async def run_detail(self, run_id: str, *, events_limit: int = 1000) -> RunDetail:
         """Everything recorded about a run, read in one consistent snapshot.

@@ -64,8 +64,11 @@ class Writer:
         max_group_jobs: int = 256,
         max_group_lines: int = 20_000,
         queue_size: int = 2048,
+        preflight: Callable[[aiosqlite.Connection], Awaitable[str | None]] | None = None,
     ) -> None:
         self._conn = conn
+        self._preflight = preflight
+        self._refusal: str | None = None
         self._label = label
         self._queue: asyncio.Queue[_Job | None] = asyncio.Queue(maxsize=queue_size)
         self._max_jobs = max_group_jobs
@@ -74,6 +77,13 @@ class Writer:
         self._task: asyncio.Task[None] | None = None
         self._closing = False
         self._broken: BaseException | None = None
+
+    @classmethod
+    def closed(cls, conn: aiosqlite.Connection, label: str) -> Writer:
+        """A writer that refuses every job as closed (a closed handle's)."""
+        writer = cls(conn, label)
+        writer._closing = True
+        return writer
 
     @property
     def connection(self) -> aiosqlite.Connection:
@@ -87,6 +97,8 @@ class Writer:
     # --- submitting ---------------------------------------------------------------------------
 
     def _check_open(self) -> None:
+        if self._refusal is not None:
+            raise StoreError(self._refusal)
         if self._broken is not None:
             raise StoreError(f"{self._label}: the store writer stopped ({self._broken})")
         if self._closing:
@@ -164,8 +176,25 @@ class Writer:
             if job is not None and not job.future.done():
                 job.future.set_exception(StoreError(f"{self._label}: store writer stopped ({exc})"))
 
+    async def _refused(self, group: list[_Job]) -> bool:
+        """Run the preflight once (before the first write); fail ``group`` if it refused."""
+        if self._preflight is not None:
+            check, self._preflight = self._preflight, None
+            try:
+                self._refusal = await check(self._conn)
+            except sqlite3.Error as exc:
+                self._refusal = f"{self._label}: cannot check the store before writing: {exc}"
+        if self._refusal is None:
+            return False
+        for job in group:
+            if not job.future.done():
+                job.future.set_exception(StoreError(self._refusal))
+        return True
+
     async def _apply(self, group: list[_Job]) -> None:
         outcomes: list[_Outcome] = []
+        if await self._refused(group):
+            return
         try:
             await self._conn.execute("BEGIN IMMEDIATE")
             logs: list[_LogJob] = []

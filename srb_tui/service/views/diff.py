@@ -201,15 +201,22 @@ def submission_tree(settings: Settings, run_id: str) -> Path:
     return settings.submission_dir(run_id)
 
 
-async def trees_for_run(settings: Settings, run_id: str) -> tuple[Path, Path]:
-    """(State A tree, submission tree) of a stored run; DiffSourceError says what is missing."""
+async def trees_for_run(settings: Settings, run_id: str,
+                        store: Store | None = None) -> tuple[Path, Path]:
+    """(State A tree, submission tree) of a stored run; DiffSourceError says what is missing.
+
+    ``store`` is the caller's open store (the console's: one store per process per file);
+    without one, the store is opened for the read (sharing this loop's if one is open)."""
     import asyncio
 
-    if not settings.db_path.exists():
+    if store is None and not settings.db_path.exists():
         raise DiffSourceError(f"run {run_id}: no store at {settings.db_path}")
     try:
-        async with await Store.open(settings.db_path) as store:
+        if store is not None:
             run = await store.get_run(run_id)
+        else:
+            async with await Store.open(settings.db_path) as opened:
+                run = await opened.get_run(run_id)
     except StoreError as exc:
         raise DiffSourceError(str(exc)) from exc
     if run is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import cast
 
 from rich.text import Text
 from textual import on, work
@@ -38,6 +39,8 @@ from srb_tui.service.views.diff_stats import (
     search,
 )
 from srb_tui.service.views.display import display_path
+from srb_tui.store import Store
+from srb_tui.ui.console_service import ConsoleError
 from srb_tui.ui.palette import Tone, tone
 from srb_tui.ui.widgets.diff_tree import DiffTree, NodeInfo
 from srb_tui.ui.widgets.diff_view import DiffView, PreparedDiff, prepare_diff
@@ -164,13 +167,24 @@ class DiffScreen(Screen[None]):
     async def _compare(self) -> None:
         try:
             if self.run_id is not None and self.settings is not None:
-                self.left, self.right = await trees_for_run(self.settings, self.run_id)
+                self.left, self.right = await trees_for_run(
+                    self.settings, self.run_id, await self._store())
             assert self.left is not None and self.right is not None
             comparison = await asyncio.to_thread(compare_trees, self.left, self.right)
         except DiffSourceError as exc:
             self.post_message(DiffProblem(str(exc)))
             return
         self.post_message(TreesCompared(comparison))
+
+    async def _store(self) -> Store | None:
+        """The console's own store (one per process per file), when it has one."""
+        host = getattr(self.app, "run_host", None)
+        if host is None or self.settings is None or not self.settings.db_path.exists():
+            return None
+        try:
+            return cast("Store", await host.store())
+        except ConsoleError as exc:
+            raise DiffSourceError(str(exc)) from exc
 
     def on_diff_problem(self, message: DiffProblem) -> None:
         summary = self.query_one("#diff-summary", Static)
