@@ -97,14 +97,48 @@ def _test_nodes() -> set[str]:
 
 _BEFORE: set[str] | None = None
 
+# Every Python-level open of a store file (srb.sqlite3, its -wal, -shm, -journal) made by srb's
+# own code during the session, with the srb frame that made it (issue 33: only SQLite may
+# hold a descriptor of them; closing one drops the process's SQLite locks). Test code may
+# open them (to corrupt a file on purpose); srb_tui may not, whether a store is open or not.
+_STORE_OPENS: list[str] = []
+_SRB_CODE = str(REPO / "srb_tui") + "/"
+_STORE_SUFFIXES = (".sqlite3", ".sqlite3-wal", ".sqlite3-shm", ".sqlite3-journal")
+
+
+def _store_open_audit(event: str, args: tuple[object, ...]) -> None:
+    if event != "open" or not args or not isinstance(args[0], str | bytes | Path):
+        return
+    import os
+    import sys
+
+    name = os.fsdecode(args[0])  # type: ignore[arg-type]
+    if not name.endswith(_STORE_SUFFIXES):
+        return
+    frame = sys._getframe(1)
+    while frame is not None:
+        where = frame.f_code.co_filename
+        if where.startswith(_SRB_CODE) and not where.endswith("store/guard.py"):
+            _STORE_OPENS.append(f"{name} opened by {where}:{frame.f_lineno}")
+            return
+        frame = frame.f_back  # type: ignore[assignment]
+
 
 def pytest_sessionstart(session: pytest.Session) -> None:
+    import sys
+
     global _BEFORE
     _BEFORE = _managed_containers()
+    sys.addaudithook(_store_open_audit)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Fail the session if it left srb-managed containers or volumes behind."""
+    """Fail the session if srb's code opened a store file outside SQLite, or if it left
+    srb-managed containers or volumes behind."""
+    if _STORE_OPENS:
+        print("\nsrb code opened store files outside SQLite:\n  "
+              + "\n  ".join(sorted(set(_STORE_OPENS))[:20]))
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
     if _BEFORE is None:
         return
     after = _managed_containers() or set()
