@@ -209,6 +209,9 @@ class Store(RunsMixin, GradingMixin, InfraMixin, LogsMixin, LedgerMixin, AgentLo
             key = (os.path.realpath(shared.path), id(shared.loop()))
             if _SHARED.get(key) is shared:
                 del _SHARED[key]
+                held = _OPENING.get(key)
+                if held is not None and not held[1].locked():
+                    del _OPENING[key]
         try:
             await writer.close()
         finally:
