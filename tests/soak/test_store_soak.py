@@ -5,7 +5,8 @@ the store — Runs, a Run, its Diff (which used to open a second store in the co
 drop the console's SQLite locks), Counterexamples, Tasks — in a loop, and launches a run of
 its own, while other *processes* use the same store: ``srb run`` (agent phase; a graded run
 too with ``SRB_FULL_FAULTS=1``), ``srb runs list`` / ``runs show``, ``srb runs cancel`` on a
-live run whose ``srb run`` was killed, ``srb gc``, ``srb report`` and ``srb import`` of new job folders.
+live run whose ``srb run`` was killed, ``srb gc``, ``srb report`` and ``srb import`` of new
+job folders.
 
 Checked *during* the soak, not only at the end: every run a process has finished is seen
 with its status by the console's own store and by the next ``srb runs list`` / ``runs show``
