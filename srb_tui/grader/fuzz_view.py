@@ -27,6 +27,7 @@ from .candidate import (
     adjudicate,
     candidate_env,
     check_original,
+    counts_as_break,
     stage_copy,
 )
 from .envelope import atomic_write_json, utc_iso
@@ -207,7 +208,7 @@ def round_end(record: dict[str, Any] | None) -> tuple[str, str] | None:
     """The round's (outcome, reason) when a candidate's verdict ends it, else None (also
     when there was no candidate)."""
     verdict = record["verdict"] if record is not None else {"outcome": None}
-    if verdict["outcome"] == "upheld":
+    if counts_as_break(verdict):
         return "broken", str(verdict["reason"])
     if verdict["outcome"] == "error":
         return "error", "adjudication failed: " + str(verdict["reason"])
