@@ -244,6 +244,7 @@ async def test_verification_tab_shows_a_nondeterministic_submission(
         await pilot.press("5")
         summary = str(screen.query_one("#verif-summary", Static).render())
         assert "1 candidate(s) nondeterministic on the submission" in summary
+        assert "No adversary has run yet" not in summary
         lanes = screen.query_one("#verif-lanes", DataTable)
         lanes.move_cursor(row=3)
         await pilot.pause()

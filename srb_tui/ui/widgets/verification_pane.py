@@ -43,13 +43,13 @@ class VerificationPane(RunPane):
         summary = self.stage_heading("verification", "Stage III verification")
         lanes = list(detail.adversary_rounds)
         broken = sum(1 for a in lanes if a.status == "broken")
+        moved = [c for c in detail.counterexamples if c.verdict == "nondeterministic"]
         if lanes:
             summary.append(f" · {broken} of {len(lanes)} lane(s) broke the submission")
-        moved = [c for c in detail.counterexamples if c.verdict == "nondeterministic"]
         if moved:
             summary.append(f" · {len(moved)} candidate(s) nondeterministic on the submission",
                            style=tone(self.app, "bad"))
-        else:
+        if not lanes:
             summary.append("\nNo adversary has run yet. Verification runs when the audit "
                            "passes and the suite is complete.", style=tone(self.app, "muted"))
         self.query_one("#verif-summary", Static).update(summary)
