@@ -537,10 +537,16 @@ def adjudicate(
     stage_base: str | os.PathLike[str] | None = None,
     name: str | None = None,
     on_run: Callable[[RunObservation], None] | None = None,
+    seen_failing: bool = False,
 ) -> CandidateVerdict:
     """Run and judge one candidate. Never raises for candidate behaviour; a staging or
     start failure of the harness's own command is an ``error`` verdict. ``on_run`` sees
-    each execution as it ends (progress only; the verdict is the return value)."""
+    each execution as it ends (progress only; the verdict is the return value).
+    ``seen_failing``: the caller has already seen this input fail on the submission while
+    State A gave the expected answer (the fuzzer's difference, observed before the candidate
+    was written); a first attempt that passes on the submission then does not end it: every
+    attempt runs, and a submission that fails some of them while State A passes all is
+    nondeterministic, one that passes all of them is "passes on the submission too"."""
     trees = {"original": Path(original).resolve(), "submission": Path(submission).resolve()}
     candidate_path = Path(candidate_dir).resolve()
     for label, path in (*trees.items(), ("candidate", candidate_path)):
@@ -558,7 +564,6 @@ def adjudicate(
                 os.setgroups(sorted({*os.getgroups(), sandbox.candidate_group(spec.slot)}))
             sandbox.give_to_slot(base, spec.slot)
         stage_root.mkdir(parents=True)
-        moved: list[int] = []  # attempts whose submission run passed (attempt 1 failed)
         for attempt, order in enumerate(_orders(max(1, spec.reruns)), start=1):
             pair: dict[str, RunObservation] = {}
             for role in order:
@@ -577,11 +582,9 @@ def adjudicate(
                         f"candidate command could not start: {run.start_error} {said[0]}".strip(),
                         runs,
                     )
-            verdict = _judge_pair(pair, attempt, spec)
+            verdict = _judge_pair(pair, attempt, spec, seen_failing)
             if verdict is not None:
                 return CandidateVerdict(verdict[0], verdict[1], runs)
-            if attempt > 1 and pair["submission"].passed:
-                moved.append(attempt)
     except StagingError as exc:
         return CandidateVerdict("error", str(exc), runs)
     except OSError as exc:
@@ -599,6 +602,12 @@ def adjudicate(
         first = findings[0]
         where = f"{first.path}:{first.line}" if first.line else first.path
         return CandidateVerdict("rejected", f"out of scope: {first.rule} ({where})", runs, findings)
+    mine = [run for run in runs if run.role == "submission"]
+    if all(run.passed for run in mine):  # only when seen_failing kept attempt 1 going
+        return CandidateVerdict("invalid", (
+            f"passes on the submission too: not a break (all {len(mine)} attempts, though "
+            "the fuzzer had seen this input fail there)"), runs)
+    moved = [run.attempt for run in mine if run.passed]
     if moved:
         return _nondeterministic(spec, runs, moved)
     reason = "passes on State A and fails on the submission"
@@ -611,6 +620,7 @@ def _nondeterministic(
     spec: CandidateSpec, runs: Sequence[RunObservation], moved: Sequence[int]
 ) -> CandidateVerdict:
     """State A passed every attempt; the submission failed some and passed ``moved``."""
+    moved = sorted(moved)
     attempts = max(1, spec.reruns)
     failed = [run.attempt for run in runs if run.role == "submission" and not run.passed]
     counts = spec.nondeterminism == "break"
@@ -629,9 +639,11 @@ def _nondeterministic(
 
 
 def _judge_pair(
-    pair: Mapping[str, RunObservation], attempt: int, spec: CandidateSpec
+    pair: Mapping[str, RunObservation], attempt: int, spec: CandidateSpec,
+    seen_failing: bool = False,
 ) -> tuple[str, str] | None:
-    """None while the pair still looks like a break; else (outcome, reason)."""
+    """None while the pair still looks like a break (or, ``seen_failing``, may yet show
+    one); else (outcome, reason)."""
     a, b = pair["original"], pair["submission"]
     for run in (a, b):
         if not run.timed_out and run.exit_code in spec.fault_exit_codes:
@@ -642,7 +654,7 @@ def _judge_pair(
     if attempt == 1:
         if not a.passed:
             return "invalid", f"does not pass on State A ({_describe(a)})"
-        if b.passed:
+        if b.passed and not seen_failing:
             return "invalid", "passes on the submission too: not a break"
         return None
     if not a.passed:  # State A moved: the candidate itself is flaky

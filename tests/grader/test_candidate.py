@@ -122,6 +122,37 @@ def test_nondeterministic_submission_is_its_own_verdict(world: dict[str, Path]) 
     assert adversary_outcome([ours]) == "broken"
 
 
+def test_a_difference_the_fuzzer_saw_is_judged_over_every_attempt(
+    world: dict[str, Path],
+) -> None:
+    """A submission right on its first run and wrong after: by itself attempt 1 ends it
+    ("passes on the submission too"); when the caller (the fuzzer) has already seen the
+    input fail there, every attempt runs and the verdict is nondeterministic."""
+    flag = world["tmp"] / "late.flag"
+    late = write_tree(
+        world["tmp"] / "late",
+        {"tool.sh": f'if [ -e "{flag}" ]; then echo 0; else touch "{flag}"; echo 42; fi\n'},
+    )
+    world["late"] = late
+    alone = judge(world, EQUALS_42, submission="late", nondeterminism="break")
+    assert (alone.outcome, len(alone.runs)) == ("invalid", 2), alone.reason
+    flag.unlink()
+    seen = adjudicate(
+        candidate(world, "c", EQUALS_42), world["original"], late,
+        spec(world, nondeterminism="break"), stage_base=world["tmp"] / "stage",
+        seen_failing=True,
+    )  # fmt: skip
+    assert seen.outcome == "nondeterministic" and counts_as_break(seen), seen.reason
+    assert "failed attempts 2, 3 and passed 1" in seen.reason
+    same = adjudicate(
+        candidate(world, "d", EQUALS_42), world["original"], world["original"],
+        spec(world, nondeterminism="break"), stage_base=world["tmp"] / "stage",
+        seen_failing=True,
+    )  # fmt: skip
+    assert same.outcome == "invalid" and "all 3 attempts" in same.reason
+    assert len(same.runs) == 6
+
+
 def test_flaky_state_a_is_rejected_as_not_reproducible(world: dict[str, Path]) -> None:
     """State A itself passing once and failing after: the candidate is flaky, not a break,
     under either rule."""
