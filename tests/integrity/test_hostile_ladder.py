@@ -266,7 +266,7 @@ async def test_nondeterministic_submission_is_a_difference(ladder: Ladder, tmp_p
     kept anywhere). A counterexample that catches it sees State A pass every rerun and the
     submission fail on some and pass on others: recorded as "nondeterministic" and, on
     srb's own tasks, counted as the break it is. Without that every such counterexample was
-    "not reproducible" and the round survived (the honest 40 became 80-100)."""
+    "not reproducible" and the round survived (the honest 40 became 70)."""
     honest = await ladder.submission("subtle")
     tree = make_flaky(SUBMISSIONS / "subtle", tmp_path / "flaky")
     # The flaw shows on three runs in four, so the fuzzers see fewer differences per
@@ -276,9 +276,8 @@ async def test_nondeterministic_submission_is_a_difference(ladder: Ladder, tmp_p
     assert ref.valid and ref.verification["breaks"]
     assert env.valid is True and env.harness_error is None, env.to_json()
     assert env.audit_gate == "pass" and env.behavioural["complete"] is True
-    # The honest score, give or take one adversary whose candidates all landed on the
-    # run in four where the program is right (attempt 1 then passes on the submission).
-    assert env.score <= ref.score + 10 and env.score < 100, (env.score, ref.score)
+    # Where the honest `subtle` ends, or lower (before issue 32: 70 against 40).
+    assert env.score <= ref.score and env.score < 100, (env.score, ref.score, env.verification)
     assert env.blocked_by == "verification"
     rounds = await ladder.store.adversary_rounds(got.run_id)
     assert len(rounds) == 6 and all(r.status in ("broken", "survived") for r in rounds)
