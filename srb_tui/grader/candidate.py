@@ -39,7 +39,10 @@ with every run, after all ``reruns`` attempts (so State A was seen to pass each 
 the same scope scan. Under ``nondeterminism = "break"`` (srb's own tasks: probe.toml
 ``[metadata] nondeterminism = "break"``) it counts as a break, like ``upheld``; under the
 published ``"reject"`` it is recorded and does not count. :func:`counts_as_break` is the
-one rule every consumer (the fuzzer's round, the service, the adjudicator) asks.
+one rule every consumer (the fuzzer's round, the service, the adjudicator) asks. A caller
+that has already seen the input fail on the submission (the fuzzer: ``seen_failing``) has
+every attempt run even when the first passes there, so a port wrong only some of the time
+cannot hide behind the run adjudication happened to start with.
 """
 
 from __future__ import annotations
@@ -591,6 +594,11 @@ def adjudicate(
         return CandidateVerdict("error", f"cannot prepare {stage_root}: {exc}", runs)
     finally:
         shutil.rmtree(stage_root, ignore_errors=True)
+    mine = [run for run in runs if run.role == "submission"]
+    if all(run.passed for run in mine):  # only when seen_failing kept attempt 1 going
+        return CandidateVerdict("invalid", (
+            f"passes on the submission too: not a break (all {len(mine)} attempts, though "
+            "the fuzzer had seen this input fail there)"), runs)
     findings = scan_candidate(
         candidate_path,
         deny_commands=spec.deny_commands,
@@ -602,11 +610,6 @@ def adjudicate(
         first = findings[0]
         where = f"{first.path}:{first.line}" if first.line else first.path
         return CandidateVerdict("rejected", f"out of scope: {first.rule} ({where})", runs, findings)
-    mine = [run for run in runs if run.role == "submission"]
-    if all(run.passed for run in mine):  # only when seen_failing kept attempt 1 going
-        return CandidateVerdict("invalid", (
-            f"passes on the submission too: not a break (all {len(mine)} attempts, though "
-            "the fuzzer had seen this input fail there)"), runs)
     moved = [run.attempt for run in mine if run.passed]
     if moved:
         return _nondeterministic(spec, runs, moved)
