@@ -295,3 +295,6 @@ async def test_nondeterministic_submission_is_a_difference(ladder: Ladder, tmp_p
     counted = {b["adversary"] for b in env.verification["breaks"]}
     assert broken == counted
     assert {c.adversary_id for c in flaky} & broken
+    for r in rounds:  # each round's own record counts its nondeterministic candidates
+        mine = sum(1 for c in flaky if c.adversary_id == r.adversary_id)
+        assert (r.extra or {}).get("nondeterministic", 0) == mine, (r.adversary_id, r.extra)

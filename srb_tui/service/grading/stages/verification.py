@@ -466,6 +466,10 @@ async def _record(store: Store, run_id: str, result: RoundResult) -> list[dict[s
             )
     if result.reason:
         notes.insert(0, result.reason)
+    moved = sum(1 for c in result.candidates
+                if (c.get("verdict") or {}).get("outcome") == NONDETERMINISTIC)
+    if moved:  # issue 32: the round's record says so, not only its counterexamples
+        result.extra["nondeterministic"] = moved
     await store.record_adversary_round(
         run_id,
         result.adversary.id,
