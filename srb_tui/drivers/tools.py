@@ -154,8 +154,8 @@ TRY_TEST = ToolSchema(
     "try_test",
     "Run a candidate test on both trees, the same way a reported candidate is judged: its "
     "files are placed in a fresh folder and run by the probe's candidate command on State A "
-    "and on the submission. Returns the outcome (upheld | invalid | rejected | error), the "
-    "reason and each run's exit code and output tail.",
+    "and on the submission. Returns the outcome (upheld | nondeterministic | invalid | "
+    "rejected | error), the reason and each run's exit code and output tail.",
     {"type": "object", "properties": {"files": _FILES}, "required": ["files"]},
 )
 REPORT = ToolSchema(

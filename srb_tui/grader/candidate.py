@@ -19,6 +19,30 @@ submission (a timeout there is a real failure) ⇒ else invalid (not a break); t
 reproduce `reruns` times (the order of the two runs is shuffled per attempt) ⇒ else rejected;
 and it must be in scope (no tree-identity tricks, no denied commands; a static scan) ⇒ else
 rejected. What survives is upheld (or goes to the model adjudicator when the stage has one).
+
+Nondeterminism (issue 32). The published grader (Einsia/SWE-Refactor-Bench,
+``infra/swerefactor/verification.py``, ``Adjudicator.adjudicate``) runs the pair once; only
+when probe.toml's ``[scope].require_deterministic`` is true and ``reruns`` > 1 does it run
+``reruns - 1`` further pairs (State A first each time), and the first pair that is not
+again "passes on State A, fails on the submission" makes the candidate REJECTED ("the outcome
+is not stable … cannot distinguish a defect from a flake"), a fault exit code INVALID. It
+does not ask which side moved: a submission that fails some reruns and passes others is
+rejected like a flaky candidate, and the round goes on (a survival when nothing else holds).
+With ``require_deterministic = false`` one pair decides. srb matches that: the stage passes
+``reruns = 1`` when the probe does not require determinism, and a task in the published
+schema keeps the published scoring (``nondeterminism = "reject"``). But srb looks at which side
+moved. State A failing a rerun is a flaky candidate: rejected, as today. State A passing every
+attempt while the submission fails some and passes others is the submission behaving
+differently from State A, which is deterministic for that candidate: the verdict is
+``nondeterministic`` ("nondeterministic on the submission"), recorded as its own verdict
+with every run, after all ``reruns`` attempts (so State A was seen to pass each one) and
+the same scope scan. Under ``nondeterminism = "break"`` (srb's own tasks: probe.toml
+``[metadata] nondeterminism = "break"``) it counts as a break, like ``upheld``; under the
+published ``"reject"`` it is recorded and does not count. :func:`counts_as_break` is the
+one rule every consumer (the fuzzer's round, the service, the adjudicator) asks. A caller
+that has already seen the input fail on the submission (the fuzzer: ``seen_failing``) has
+every attempt run even when the first passes there, so a port wrong only some of the time
+cannot hide behind the run adjudication happened to start with.
 """
 
 from __future__ import annotations
@@ -51,6 +75,10 @@ DEFAULT_FAULT_CODES = frozenset(range(64, 79))
 FIXED_MTIME = 946684800  # 2000-01-01T00:00:00Z: staged trees carry no timestamp of their own
 KEEP_IN_SCRATCH = ("work", VAULT)
 TAIL_BYTES = 2000
+NONDETERMINISTIC = "nondeterministic"
+NONDETERMINISM_RULES = ("reject", "break")
+"""what a submission nondeterministic for a candidate counts as: the published grader's
+rejection (recorded, not a break) or srb's own tasks' break"""
 
 
 @dataclass(frozen=True)
@@ -74,6 +102,9 @@ class CandidateSpec:
     boundary: bool = True
     """programs the candidate starts run as the slot uid, the candidate as its own
     (:mod:`.exec_broker`); off only to measure what the boundary costs or prevents"""
+    nondeterminism: str = "reject"
+    """"break": a submission that fails some reruns and passes others while State A passes
+    every one is a break (srb's own tasks); "reject": recorded, not counted (published)"""
 
 
 @dataclass(frozen=True)
@@ -99,20 +130,36 @@ class RunObservation:
 
 @dataclass
 class CandidateVerdict:
-    """upheld | invalid | rejected | error, with the reason and every run."""
+    """upheld | nondeterministic | invalid | rejected | error, with the reason and every run;
+    ``counts`` when it is a break (upheld, or nondeterministic under the "break" rule)."""
 
     outcome: str
     reason: str
     runs: list[RunObservation] = field(default_factory=list)
     findings: list[ScopeFinding] = field(default_factory=list)
+    counts: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "outcome": self.outcome,
             "reason": self.reason,
+            "counts_as_break": self.counts or self.outcome == "upheld",
             "runs": [asdict(run) for run in self.runs],
             "findings": [asdict(finding) for finding in self.findings],
         }
+
+
+def counts_as_break(verdict: Mapping[str, Any] | CandidateVerdict | None) -> bool:
+    """Whether a verdict (a CandidateVerdict or its dict) breaks the submission: upheld, or
+    nondeterministic on the submission where the task's rule counts that."""
+    if verdict is None:
+        return False
+    if isinstance(verdict, CandidateVerdict):
+        verdict = verdict.to_dict()
+    outcome = verdict.get("outcome")
+    if outcome == "upheld":
+        return True
+    return outcome == NONDETERMINISTIC and verdict.get("counts_as_break") is True
 
 
 class StagingError(Exception):
@@ -493,10 +540,16 @@ def adjudicate(
     stage_base: str | os.PathLike[str] | None = None,
     name: str | None = None,
     on_run: Callable[[RunObservation], None] | None = None,
+    seen_failing: bool = False,
 ) -> CandidateVerdict:
     """Run and judge one candidate. Never raises for candidate behaviour; a staging or
     start failure of the harness's own command is an ``error`` verdict. ``on_run`` sees
-    each execution as it ends (progress only; the verdict is the return value)."""
+    each execution as it ends (progress only; the verdict is the return value).
+    ``seen_failing``: the caller has already seen this input fail on the submission while
+    State A gave the expected answer (the fuzzer's difference, observed before the candidate
+    was written); a first attempt that passes on the submission then does not end it: every
+    attempt runs, and a submission that fails some of them while State A passes all is
+    nondeterministic, one that passes all of them is "passes on the submission too"."""
     trees = {"original": Path(original).resolve(), "submission": Path(submission).resolve()}
     candidate_path = Path(candidate_dir).resolve()
     for label, path in (*trees.items(), ("candidate", candidate_path)):
@@ -532,7 +585,7 @@ def adjudicate(
                         f"candidate command could not start: {run.start_error} {said[0]}".strip(),
                         runs,
                     )
-            verdict = _judge_pair(pair, attempt, spec)
+            verdict = _judge_pair(pair, attempt, spec, seen_failing)
             if verdict is not None:
                 return CandidateVerdict(verdict[0], verdict[1], runs)
     except StagingError as exc:
@@ -541,6 +594,11 @@ def adjudicate(
         return CandidateVerdict("error", f"cannot prepare {stage_root}: {exc}", runs)
     finally:
         shutil.rmtree(stage_root, ignore_errors=True)
+    mine = [run for run in runs if run.role == "submission"]
+    if all(run.passed for run in mine):  # only when seen_failing kept attempt 1 going
+        return CandidateVerdict("invalid", (
+            f"passes on the submission too: not a break (all {len(mine)} attempts, though "
+            "the fuzzer had seen this input fail there)"), runs)
     findings = scan_candidate(
         candidate_path,
         deny_commands=spec.deny_commands,
@@ -552,16 +610,43 @@ def adjudicate(
         first = findings[0]
         where = f"{first.path}:{first.line}" if first.line else first.path
         return CandidateVerdict("rejected", f"out of scope: {first.rule} ({where})", runs, findings)
+    moved = [run.attempt for run in mine if run.passed]
+    if moved:
+        return _nondeterministic(spec, runs, moved)
     reason = "passes on State A and fails on the submission"
     if any(run.timed_out for run in runs if run.role == "submission"):
         reason += " (times out on the submission: a real asymmetry)"
     return CandidateVerdict("upheld", f"{reason}, reproduced {max(1, spec.reruns)} times", runs)
 
 
+def _nondeterministic(
+    spec: CandidateSpec, runs: Sequence[RunObservation], moved: Sequence[int]
+) -> CandidateVerdict:
+    """State A passed every attempt; the submission failed some and passed ``moved``."""
+    moved = sorted(moved)
+    attempts = max(1, spec.reruns)
+    failed = [run.attempt for run in runs if run.role == "submission" and not run.passed]
+    counts = spec.nondeterminism == "break"
+    reason = (
+        f"nondeterministic on the submission: State A passed all {attempts} attempts, the "
+        f"submission failed attempt{'s' if len(failed) > 1 else ''} "
+        f"{', '.join(map(str, failed))} and passed {', '.join(map(str, moved))} of the same "
+        "candidate; "
+        + (
+            "a difference from State A (the task counts nondeterminism as behaviour)"
+            if counts
+            else "not counted (the published grader rejects an outcome that is not stable)"
+        )
+    )
+    return CandidateVerdict(NONDETERMINISTIC, reason, list(runs), counts=counts)
+
+
 def _judge_pair(
-    pair: Mapping[str, RunObservation], attempt: int, spec: CandidateSpec
+    pair: Mapping[str, RunObservation], attempt: int, spec: CandidateSpec,
+    seen_failing: bool = False,
 ) -> tuple[str, str] | None:
-    """None while the pair still looks like a break; else (outcome, reason)."""
+    """None while the pair still looks like a break (or, ``seen_failing``, may yet show
+    one); else (outcome, reason)."""
     a, b = pair["original"], pair["submission"]
     for run in (a, b):
         if not run.timed_out and run.exit_code in spec.fault_exit_codes:
@@ -572,22 +657,22 @@ def _judge_pair(
     if attempt == 1:
         if not a.passed:
             return "invalid", f"does not pass on State A ({_describe(a)})"
-        if b.passed:
+        if b.passed and not seen_failing:
             return "invalid", "passes on the submission too: not a break"
         return None
-    if not a.passed or b.passed:
+    if not a.passed:  # State A moved: the candidate itself is flaky
         return "rejected", (
             f"not reproducible: attempt {attempt} gave original {_describe(a)}, "
             f"submission {_describe(b)}"
         )
-    return None
+    return None  # the submission passing here is judged once every attempt has run
 
 
 def adversary_outcome(
     verdicts: Sequence[CandidateVerdict], harness_error: str | None = None
 ) -> str:
-    """broken (a candidate upheld) | error (harness fault, nothing upheld) | survived."""
-    if any(verdict.outcome == "upheld" for verdict in verdicts):
+    """broken (a candidate counts as a break) | error (harness fault, no break) | survived."""
+    if any(counts_as_break(verdict) for verdict in verdicts):
         return "broken"
     if harness_error or any(verdict.outcome == "error" for verdict in verdicts):
         return "error"

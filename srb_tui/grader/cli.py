@@ -22,6 +22,7 @@ from pathlib import Path
 from .audit_tools import Toolbox, ToolLimits, serve
 from .candidate import (
     DEFAULT_FAULT_CODES,
+    NONDETERMINISM_RULES,
     CandidateSpec,
     RunObservation,
     adjudicate,
@@ -230,6 +231,13 @@ def _run_tools(args: argparse.Namespace) -> int:
 
 def _contract_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
+        "--nondeterminism",
+        choices=NONDETERMINISM_RULES,
+        default="reject",
+        help="a submission that fails some reruns and passes others while State A passes "
+        "every one: recorded and not counted (reject, the published grader) or a break",
+    )
+    parser.add_argument(
         "--token-salt-file",
         help="grader-only file holding the stage's SRB_TARGET_TOKEN salt (created if absent)",
     )
@@ -265,6 +273,7 @@ def _candidate_spec(args: argparse.Namespace) -> CandidateSpec:
         token_salt=load_salt(Path(args.token_salt_file) if args.token_salt_file else None),
         network_allowed=bool(args.network_allowed),
         boundary=not getattr(args, "no_boundary", False),
+        nondeterminism=getattr(args, "nondeterminism", "reject"),
     )
 
 

@@ -27,6 +27,7 @@ from .candidate import (
     adjudicate,
     candidate_env,
     check_original,
+    counts_as_break,
     stage_copy,
 )
 from .envelope import atomic_write_json, utc_iso
@@ -192,6 +193,7 @@ def judge_candidate(
     verdict = adjudicate(
         folder, config.original, config.submission, config.spec,
         stage_base=(config.stage_base or config.work) / "adjudication",
+        seen_failing=True,  # the fuzzer saw this input differ: a flaky port is no escape
     ).to_dict()  # fmt: skip
     record = {
         "index": index,
@@ -207,7 +209,7 @@ def round_end(record: dict[str, Any] | None) -> tuple[str, str] | None:
     """The round's (outcome, reason) when a candidate's verdict ends it, else None (also
     when there was no candidate)."""
     verdict = record["verdict"] if record is not None else {"outcome": None}
-    if verdict["outcome"] == "upheld":
+    if counts_as_break(verdict):
         return "broken", str(verdict["reason"])
     if verdict["outcome"] == "error":
         return "error", "adjudication failed: " + str(verdict["reason"])

@@ -16,7 +16,9 @@ files and State A's file list). Each finding names the file and the key:
 * the probe's prompt is read relative to the probe's own folder;
 * ``[metadata].fuzz_entry`` names a file of State A, or a product of ``fuzz_build`` (a
   script under the probe's folder, run as ``sh SCRIPT TREE`` in each tree before it is
-  fuzzed: it must be a string naming a file that exists there), and ``fuzz_seeds`` exists.
+  fuzzed: it must be a string naming a file that exists there), and ``fuzz_seeds`` exists;
+* ``[metadata].nondeterminism``, when given, is ``"reject"`` or ``"break"`` (what a submission
+  nondeterministic for a candidate counts as: grader/candidate.py).
 """
 
 from __future__ import annotations
@@ -255,6 +257,12 @@ def _probe(task: Task, problems: list[Problem]) -> None:
             f"it relative to the probe's own folder ({rel(task.dir, base / probe.prompt)})",
             kind="warning"))
     meta = probe.metadata
+    rule = meta.get("nondeterminism", "reject")
+    if rule not in ("reject", "break"):
+        problems.append(Problem(
+            probe_file, "metadata.nondeterminism",
+            f"{rule!r}: expected \"reject\" (the published grader: recorded, not counted) or "
+            "\"break\" (a submission nondeterministic for a candidate is a break)"))
     seeds = meta.get("fuzz_seeds")
     if isinstance(seeds, str) and is_inside(seeds) and not (base / seeds).exists():
         problems.append(Problem(rel(task.dir, base / seeds), "metadata.fuzz_seeds",

@@ -27,7 +27,12 @@ CHECK_VERDICTS: Final = frozenset({"pass", "fail", "skip", "error"})
 MODULE_STATUSES: Final = frozenset({"ok", "timeout", "error", "unreached"})
 VOTE_VERDICTS: Final = frozenset({"pass", "fail", "error"})
 ADVERSARY_STATUSES: Final = frozenset({"pending", "running", "broken", "survived", "error"})
-COUNTEREXAMPLE_VERDICTS: Final = frozenset({"upheld", "invalid", "rejected"})
+COUNTEREXAMPLE_VERDICTS: Final = frozenset(
+    {"upheld", "nondeterministic", "invalid", "rejected"}
+)
+"""A judged candidate's verdict. ``nondeterministic``: State A passed every rerun and the
+submission failed some and passed others (issue 32; a break where the task counts it, see
+``extra.counts_as_break``)."""
 
 
 # --- encoding --------------------------------------------------------------------------------

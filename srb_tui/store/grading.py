@@ -371,7 +371,8 @@ class GradingMixin(StoreBase):
         duration_b: float | None = None,
         extra: Mapping[str, Any] | None = None,
     ) -> CounterexampleRecord:
-        """Add one adjudicated candidate (verdict upheld|invalid|rejected); return it."""
+        """Add one adjudicated candidate (verdict upheld|nondeterministic|invalid|rejected);
+        return it."""
         from srb_tui.store import grading_records as rec
 
         what = f"run {run_id} counterexample of {adversary_id!r}"

@@ -13,6 +13,7 @@ from srb_tui.grader.candidate import (
     CandidateVerdict,
     adjudicate,
     adversary_outcome,
+    counts_as_break,
     parse_exit_codes,
     scan_candidate,
 )
@@ -100,10 +101,80 @@ def test_pass_a_fail_b_reproducibly_is_upheld(world: dict[str, Path]) -> None:
     assert len(kept) == 2, "one kept SRB_WORK per role"
 
 
-def test_flaky_pair_is_rejected_as_not_reproducible(world: dict[str, Path]) -> None:
-    verdict = judge(world, EQUALS_42, submission="flaky")
-    assert verdict.outcome == "rejected"
-    assert verdict.reason == ("not reproducible: attempt 2 gave original exit 0, submission exit 0")
+def test_nondeterministic_submission_is_its_own_verdict(world: dict[str, Path]) -> None:
+    """Issue 32: State A passes all three attempts, the submission fails the first and
+    passes the others. The published rule records it without counting it (the published
+    grader rejects an unstable outcome); srb's own tasks count it as a break."""
+    published = judge(world, EQUALS_42, submission="flaky")
+    assert published.outcome == "nondeterministic"
+    assert published.reason.startswith(
+        "nondeterministic on the submission: State A passed all 3 attempts, the submission "
+        "failed attempt 1 and passed 2, 3 of the same candidate; not counted"
+    ), published.reason
+    assert len(published.runs) == 6, "every attempt runs: State A is seen to pass each one"
+    assert [r.passed for r in published.runs if r.role == "original"] == [True] * 3
+    assert not counts_as_break(published) and not published.to_dict()["counts_as_break"]
+    assert adversary_outcome([published]) == "survived"
+    (world["tmp"] / "flaky.flag").unlink()  # the flaky tree starts over
+    ours = judge(world, EQUALS_42, submission="flaky", nondeterminism="break")
+    assert ours.outcome == "nondeterministic" and "a difference from State A" in ours.reason
+    assert counts_as_break(ours) and ours.to_dict()["counts_as_break"] is True
+    assert adversary_outcome([ours]) == "broken"
+
+
+def test_a_difference_the_fuzzer_saw_is_judged_over_every_attempt(
+    world: dict[str, Path],
+) -> None:
+    """A submission right on its first run and wrong after: by itself attempt 1 ends it
+    ("passes on the submission too"); when the caller (the fuzzer) has already seen the
+    input fail there, every attempt runs and the verdict is nondeterministic."""
+    flag = world["tmp"] / "late.flag"
+    late = write_tree(
+        world["tmp"] / "late",
+        {"tool.sh": f'if [ -e "{flag}" ]; then echo 0; else touch "{flag}"; echo 42; fi\n'},
+    )
+    world["late"] = late
+    alone = judge(world, EQUALS_42, submission="late", nondeterminism="break")
+    assert (alone.outcome, len(alone.runs)) == ("invalid", 2), alone.reason
+    flag.unlink()
+    seen = adjudicate(
+        candidate(world, "c", EQUALS_42), world["original"], late,
+        spec(world, nondeterminism="break"), stage_base=world["tmp"] / "stage",
+        seen_failing=True,
+    )  # fmt: skip
+    assert seen.outcome == "nondeterministic" and counts_as_break(seen), seen.reason
+    assert "failed attempts 2, 3 and passed 1" in seen.reason
+    same = adjudicate(
+        candidate(world, "d", EQUALS_42), world["original"], world["original"],
+        spec(world, nondeterminism="break"), stage_base=world["tmp"] / "stage",
+        seen_failing=True,
+    )  # fmt: skip
+    assert same.outcome == "invalid" and "all 3 attempts" in same.reason
+    assert len(same.runs) == 6
+
+
+def test_flaky_state_a_is_rejected_as_not_reproducible(world: dict[str, Path]) -> None:
+    """State A itself passing once and failing after: the candidate is flaky, not a break,
+    under either rule."""
+    flag = world["tmp"] / "flaky-a.flag"
+    flaky_a = write_tree(
+        world["tmp"] / "flaky-a",
+        {"tool.sh": f'if [ -e "{flag}" ]; then echo 0; else touch "{flag}"; echo 42; fi\n'},
+    )
+    verdict = adjudicate(
+        candidate(world, "c", EQUALS_42), flaky_a, world["submission"],
+        spec(world, nondeterminism="break"), stage_base=world["tmp"] / "stage",
+    )  # fmt: skip
+    assert verdict.outcome == "rejected", verdict.reason
+    assert verdict.reason == "not reproducible: attempt 2 gave original exit 1, submission exit 1"
+    assert not counts_as_break(verdict) and adversary_outcome([verdict]) == "survived"
+
+
+def test_one_pair_decides_without_reruns(world: dict[str, Path]) -> None:
+    """require_deterministic = false reaches the grader as reruns = 1 (the published grader
+    runs no further pair then): the flaky submission is upheld on its first pair."""
+    verdict = judge(world, EQUALS_42, submission="flaky", reruns=1, nondeterminism="break")
+    assert verdict.outcome == "upheld" and len(verdict.runs) == 2
 
 
 def test_hang_on_submission_is_a_real_asymmetry(world: dict[str, Path]) -> None:

@@ -316,3 +316,50 @@ def make_hostile(source: Path, dest: Path, attacks: list[str], *, long_line: boo
         (dest / "docs").mkdir(exist_ok=True)
         (dest / "docs" / "notes.txt").write_text(LONG_LINE + "\n", encoding="utf-8")
     return dest
+
+
+# Issue 32 item 4: the honest `subtle` port, made nondeterministic where it is wrong. Its one
+# flaw is `visible` (C0 controls and DEL shown raw instead of in caret notation); here each
+# run of the program tosses a coin once and renders them like `subtle` three times in four
+# and like State A otherwise. Nothing is stored: a repeat of an input is a fresh toss, so no
+# fresh world can make it deterministic, and a candidate that finds the flaw sees the
+# submission fail on some reruns and pass on others.
+FLAKY_VISIBLE = r'''
+const WRONG = Math.random() < 0.75;  // srb-attack flaky: one toss per run, nothing kept
+
+function visible(text, newline = NEWLINE_MARK) {
+  if (WRONG) return text.replace(/\r\n|[\r\n]/g, newline).replace(/\t/g, " ");
+  let out = "";
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    const code = text.charCodeAt(i);
+    if (ch === "\r" || ch === "\n") {
+      out += newline;
+      if (ch === "\r" && text[i + 1] === "\n") i++;
+    } else if (ch === "\t") {
+      out += " ";
+    } else if (code < 0x20 || code === 0x7f) {
+      out += "^" + String.fromCharCode(code ^ 0x40);
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+'''
+SUBTLE_VISIBLE = (
+    'function visible(text, newline = NEWLINE_MARK) {\n'
+    '  return text.replace(/\\r\\n|[\\r\\n]/g, newline).replace(/\\t/g, " ");\n'
+    '}\n'
+)
+
+
+def make_flaky(source: Path, dest: Path) -> Path:
+    """A copy of the honest `subtle` whose flaw shows on a random three runs in four."""
+    shutil.copytree(source, dest)
+    width = dest / "lib" / "width.js"
+    text = width.read_text(encoding="utf-8")
+    if SUBTLE_VISIBLE not in text:
+        raise AssertionError(f"{width} no longer holds subtle's visible()")
+    width.write_text(text.replace(SUBTLE_VISIBLE, FLAKY_VISIBLE.lstrip("\n")), encoding="utf-8")
+    return dest

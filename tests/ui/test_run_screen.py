@@ -12,6 +12,7 @@ import re
 import shutil
 from pathlib import Path
 
+from rich.console import Console
 from textual.widgets import DataTable, Input, Static, TabbedContent
 
 from srb_tui.config import Settings
@@ -215,6 +216,49 @@ async def test_stage_detail_tables_are_keyed_by_record(builtin_settings: Setting
         assert "blocked by: audit" in summary
         tabs = screen.query_one("#run-tabs", TabbedContent)
         assert str(tabs.get_tab("tab-audit").label).startswith("✓")
+
+
+async def test_verification_tab_shows_a_nondeterministic_submission(
+    builtin_settings: Settings,
+) -> None:
+    """Issue 32: a candidate State A passed every attempt of while the submission failed
+    some and passed others is stored as ``nondeterministic``; the Verification tab says so
+    in its summary, in the candidate's verdict (counted as a break here) and, per attempt,
+    in the candidate's detail."""
+    await seed_run(builtin_settings)
+    runs = [
+        {"role": role, "attempt": attempt, "exit_code": 0 if role == "original" or attempt == 2
+         else 1, "timed_out": False, "start_error": None}
+        for attempt in (1, 2, 3) for role in ("original", "submission")
+    ]
+    reason = ("nondeterministic on the submission: State A passed all 3 attempts, the "
+              "submission failed attempts 1, 3 and passed 2 of the same candidate")
+    async with await Store.open(builtin_settings.db_path) as store:
+        await store.record_counterexample(
+            RUN_ID, LANES[3], code="printf 'a\\001' | csvtab", verdict="nondeterministic",
+            reason=reason, exit_a=0, exit_b=1, extra={"runs": runs, "counts_as_break": True},
+        )  # fmt: skip
+    app = _app(builtin_settings)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _open(app, pilot)
+        await pilot.press("5")
+        summary = str(screen.query_one("#verif-summary", Static).render())
+        assert "1 candidate(s) nondeterministic on the submission" in summary
+        assert "No adversary has run yet" not in summary
+        lanes = screen.query_one("#verif-lanes", DataTable)
+        lanes.move_cursor(row=3)
+        await pilot.pause()
+        candidates = screen.query_one("#verif-candidates", DataTable)
+        await until(pilot, lambda: candidates.row_count == 1, "the lane's candidate")
+        assert str(candidates.get_row_at(0)[1]) == "nondeterministic · break"
+        assert str(candidates.get_row_at(0)[2]).startswith("nondeterministic on the submission")
+        candidates.move_cursor(row=0)
+        await pilot.pause()
+        console = Console(width=200, record=True)
+        console.print(screen.query_one("#verif-candidate-detail", Static).content)
+        shown = console.export_text()
+        assert "Attempts: 1: A pass · B fail  2: A pass · B pass  3: A pass · B fail" in shown
+        assert reason in shown.replace("\n", " ")
 
 
 async def test_evidence_row_opens_both_trees_at_the_cited_line(

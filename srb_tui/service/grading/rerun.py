@@ -69,6 +69,8 @@ class RerunPlan:
     fault_codes: str
     deny_commands: tuple[str, ...]
     files: dict[str, str]
+    nondeterminism: str = "reject"
+    """probe.toml [metadata] nondeterminism (see grader/candidate.py)"""
 
     def grader_args(self) -> list[str]:
         args = [
@@ -80,6 +82,7 @@ class RerunPlan:
             "--reruns", str(self.reruns),
             "--timeout", f"{self.timeout_sec:g}",
             "--fault-codes", self.fault_codes,
+            "--nondeterminism", self.nondeterminism,
         ]
         for command in self.deny_commands:
             args += ["--deny-command", command]
@@ -102,7 +105,8 @@ class RerunRun:
 
 @dataclass(frozen=True)
 class RerunResult:
-    """The grader's verdict on the re-run: upheld | invalid | rejected | error."""
+    """The grader's verdict on the re-run: upheld | nondeterministic | invalid | rejected |
+    error."""
 
     outcome: str
     reason: str
@@ -160,6 +164,7 @@ def plan_rerun(
         fault_codes=codes or "64-78",
         deny_commands=tuple(probe.scope.deny_commands),
         files=candidate_files(record),
+        nondeterminism="break" if probe.metadata.get("nondeterminism") == "break" else "reject",
     )
 
 

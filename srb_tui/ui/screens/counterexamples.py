@@ -37,7 +37,7 @@ from srb_tui.ui.widgets.diff_view import visible_text
 from srb_tui.ui.widgets.footer import PriorityFooter
 
 VERDICT_TONE: dict[str, Tone] = {"upheld": "bad", "invalid": "muted", "rejected": "warn",
-                                 "error": "warn"}
+                                 "error": "warn", "nondeterministic": "bad"}
 # Fixed widths: the table does not re-measure its columns after the rows arrive.
 COLUMNS = (("#", "id", 4), ("Adversary", "adversary", 26), ("Verdict", "verdict", 9),
            ("Reason", "reason", 56), ("Exit A", "exit_a", 6), ("Exit B", "exit_b", 6),

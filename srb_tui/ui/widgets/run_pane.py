@@ -23,6 +23,7 @@ from srb_tui.ui.widgets.run_format import GLYPH, Citation, clock, stage_state
 VERDICT_TONE: dict[str, Tone] = {
     "pass": "ok", "ok": "ok", "survived": "ok", "rejected": "ok", "invalid": "muted",
     "fail": "bad", "error": "bad", "broken": "bad", "upheld": "bad", "timeout": "bad",
+    "nondeterministic": "bad", "nondeterministic-uncounted": "warn",
     "skip": "muted", "unreached": "muted", "pending": "muted", "running": "accent",
     "waiting": "muted",
 }

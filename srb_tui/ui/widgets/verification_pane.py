@@ -12,6 +12,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.widgets import DataTable, Static
 
+from srb_tui.store import CounterexampleRecord
 from srb_tui.ui.palette import tone
 from srb_tui.ui.widgets.run_format import clock, detail_text, parse_time
 from srb_tui.ui.widgets.run_pane import RunPane, pane_table
@@ -42,9 +43,13 @@ class VerificationPane(RunPane):
         summary = self.stage_heading("verification", "Stage III verification")
         lanes = list(detail.adversary_rounds)
         broken = sum(1 for a in lanes if a.status == "broken")
+        moved = [c for c in detail.counterexamples if c.verdict == "nondeterministic"]
         if lanes:
             summary.append(f" · {broken} of {len(lanes)} lane(s) broke the submission")
-        else:
+        if moved:
+            summary.append(f" · {len(moved)} candidate(s) nondeterministic on the submission",
+                           style=tone(self.app, "bad"))
+        if not lanes:
             summary.append("\nNo adversary has run yet. Verification runs when the audit "
                            "passes and the suite is complete.", style=tone(self.app, "muted"))
         self.query_one("#verif-summary", Static).update(summary)
@@ -87,7 +92,7 @@ class VerificationPane(RunPane):
                    else Text(f"No candidates from {lane}", style=tone(self.app, "muted")))
         record = next((a for a in self.detail.adversary_rounds if a.adversary_id == lane), None)
         title.update(self._lane_transcript(record.extra, heading) if record else heading)
-        sync_rows(table, [(str(c.id), [str(c.id), self.paint(c.verdict, c.verdict),
+        sync_rows(table, [(str(c.id), [str(c.id), self._verdict(c),
                                        (c.reason or "")[:100]]) for c in found])
         table.display = bool(found)
         self._show_candidate(selected_key(table))
@@ -112,6 +117,14 @@ class VerificationPane(RunPane):
             text.append(" · ".join(facts) + "\n", style=tone(self.app, "muted"))
         return text.append_text(heading)
 
+    def _verdict(self, record: CounterexampleRecord) -> Text:
+        """The verdict cell; a nondeterministic one says whether the task counted it."""
+        if record.verdict != "nondeterministic":
+            return self.paint(record.verdict, record.verdict)
+        if (record.extra or {}).get("counts_as_break") is True:
+            return self.paint("nondeterministic · break", "nondeterministic")
+        return self.paint("nondeterministic · not counted", "nondeterministic-uncounted")
+
     @on(DataTable.RowHighlighted, "#verif-candidates")
     def _candidate_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._show_candidate(None if event.row_key.value is None else str(event.row_key.value))
@@ -127,8 +140,36 @@ class VerificationPane(RunPane):
         grid.add_column(f"State A (exit {found.exit_a})", ratio=1)
         grid.add_column(f"submission (exit {found.exit_b})", ratio=1)
         grid.add_row(detail_text(found.output_a)[:2000], detail_text(found.output_b)[:2000])
-        text = Text("Candidate:\n", style="bold")
+        text = Text(f"{found.verdict}: ", style="bold").append(found.reason or "")
+        text.append("\n")
+        attempts = attempts_line(found.extra)
+        if attempts is not None:
+            text.append_text(attempts).append("\n")
+        text.append("Candidate:\n", style="bold")
         text.append(found.code[:2000])
         from rich.console import Group
 
         box.update(Group(text, grid))
+
+
+def attempts_line(extra: Mapping[str, Any] | None) -> Text | None:
+    """Each attempt's outcome on both trees (``A pass · B fail``), from the stored runs:
+    where a nondeterministic verdict shows which reruns the submission moved on."""
+    runs = [r for r in (extra or {}).get("runs") or () if isinstance(r, Mapping)]
+    if not runs:
+        return None
+    by_attempt: dict[int, dict[str, str]] = {}
+    for run in runs:
+        passed = run.get("exit_code") == 0 and not run.get("timed_out") and not run.get(
+            "start_error")
+        attempt = run.get("attempt")
+        if isinstance(attempt, int):
+            by_attempt.setdefault(attempt, {})[str(run.get("role"))] = (
+                "pass" if passed else "fail")
+    text = Text("Attempts: ", style="bold")
+    for n, attempt in enumerate(sorted(by_attempt)):
+        sides = by_attempt[attempt]
+        text.append(("  " if n else "") + f"{attempt}: A {sides.get('original', '—')} · "
+                    f"B {sides.get('submission', '—')}")
+    return text
+

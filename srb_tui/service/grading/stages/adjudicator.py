@@ -20,6 +20,7 @@ from typing import Any
 from srb_tui.drivers import DriverConfigError, make_driver
 from srb_tui.drivers.loop import deadline_in
 from srb_tui.drivers.ruling import run_ruling
+from srb_tui.grader.candidate import counts_as_break
 from srb_tui.schema import Probe, StageSpec
 
 from .transcripts import write_jsonl
@@ -79,7 +80,7 @@ async def rule_on_breaks(
     if not probe.scope.allow and not probe.scope.deny:
         result.extra["adjudication"] = "no scope rules declared: nothing is out of scope"
         return
-    upheld = [c for c in result.candidates if (c.get("verdict") or {}).get("outcome") == "upheld"]
+    upheld = [c for c in result.candidates if counts_as_break(c.get("verdict"))]
     try:
         driver = make_driver(
             str(options["driver"]), str(options.get("model") or options["driver"]),

@@ -130,6 +130,10 @@ class CandidateOptions:
     boundary: bool = field(default_factory=boundary_wanted)
     """candidates and the programs they start run as two identities (the exec broker);
     ``SRB_STAGE3_BOUNDARY=off`` in srb's environment turns it off to show what it prevents"""
+    nondeterminism: str = "reject"
+    """probe.toml ``[metadata] nondeterminism``: "break" counts a submission that gives
+    different results for the same candidate (State A steady) as a break; "reject" (the
+    published grader's reading) records it without counting it"""
 
     def args(self) -> list[str]:
         out = [
@@ -153,6 +157,7 @@ class CandidateOptions:
             out.append("--network-allowed")
         if not self.boundary:
             out.append("--no-boundary")
+        out += ["--nondeterminism", self.nondeterminism]
         return out
 
     def exec_budget_sec(self) -> float:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from srb_tui.grader.candidate import counts_as_break
+
 
 def _code_of(files: Mapping[str, str]) -> str:
     if len(files) == 1:
@@ -45,6 +47,7 @@ def counterexample_fields(candidate: Mapping[str, Any]) -> dict[str, Any]:
     extra["files"] = files
     extra["runs"] = verdict.get("runs") or []
     extra["findings"] = verdict.get("findings") or []
+    extra["counts_as_break"] = counts_as_break(verdict)
     return {
         "code": _code_of(files),
         "verdict": str(verdict.get("outcome", "")),

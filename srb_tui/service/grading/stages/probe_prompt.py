@@ -48,6 +48,22 @@ def _bullets(items: Sequence[str]) -> list[str]:
     return [f"  - {item}" for item in items] or ["  (nothing stated)"]
 
 
+def _reruns_rule(reruns: int, nondeterminism_breaks: bool) -> str:
+    """What the round is told about reruns (grader/candidate.py judges them)."""
+    if reruns <= 1:
+        return "A candidate is judged on one run on each tree."
+    text = (
+        f"A candidate must give the same outcome {reruns} times on each tree to be upheld; "
+        "one whose outcome varies on State A is not counted."
+    )
+    if nondeterminism_breaks:
+        return text + (
+            " One that passes on State A every time and fails on the submission at first "
+            "but not every time shows a submission that is not deterministic: it counts."
+        )
+    return text + " Nor is one whose outcome on the submission varies."
+
+
 def opening(
     template: str,
     *,
@@ -90,8 +106,8 @@ def opening(
         "",
         f"Your budget is {budget_sec:g} seconds of wall-clock time. Turns and candidates are "
         "not limited; the clock and `report` are the only ways the round ends.",
-        f"A candidate must give the same outcome {max(1, scope.reruns)} times on each tree "
-        "to be upheld; one whose outcome varies is not counted.",
+        _reruns_rule(scope.reruns if scope.require_deterministic else 1,
+                     probe.metadata.get("nondeterminism") == "break"),
         "",
         "Every path names its tree with a colon: `original:src/main.py` is State A, "
         "`submission:src/main.js` the port.",

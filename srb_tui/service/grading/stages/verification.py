@@ -30,6 +30,7 @@ from srb_tui.drivers import (
 )
 from srb_tui.drivers.loop import deadline_in
 from srb_tui.gateway import Gateway, driver_endpoint
+from srb_tui.grader.candidate import NONDETERMINISTIC, counts_as_break
 from srb_tui.grader.envelope import StageEnvelope, atomic_write_json, utc_iso
 from srb_tui.grader.lockdown import tree_digest
 from srb_tui.runner import DockerEngine, RunnerError
@@ -89,6 +90,8 @@ ADVERSARY_SYSTEM = (
     + ADVERSARY_EXPECTATIONS
 )
 DEFAULT_PARALLEL = 6
+JUDGED = ("upheld", NONDETERMINISTIC, "invalid", "rejected")
+"""The verdicts a counterexample is stored with (an ``error`` is a note of the round)."""
 
 
 @dataclass
@@ -313,8 +316,7 @@ async def _judge_report(
         result.outcome, result.reason = "error", f"adjudicating the reported candidate: {err}"
         return
     result.candidates.append({"files": dict(files), "verdict": verdict, "claim": claim})
-    upheld = verdict.get("outcome") == "upheld"
-    result.outcome = "broken" if upheld else "survived"
+    result.outcome = "broken" if counts_as_break(verdict) else "survived"
     if verdict.get("outcome") == "error":
         result.outcome = "error"
     result.reason = str(verdict.get("reason", ""))
@@ -450,11 +452,11 @@ async def _record(store: Store, run_id: str, result: RoundResult) -> list[dict[s
     notes = list(result.notes)
     for candidate in result.candidates:
         fields = counterexample_fields(candidate)
-        if fields["verdict"] not in ("upheld", "invalid", "rejected"):
+        if fields["verdict"] not in JUDGED:
             notes.append(f"a candidate could not be judged: {fields['reason']}")
             continue
         record = await store.record_counterexample(run_id, result.adversary.id, **fields)
-        if fields["verdict"] == "upheld":
+        if fields["extra"]["counts_as_break"]:
             breaks.append(
                 {
                     "adversary": result.adversary.id,
@@ -464,6 +466,10 @@ async def _record(store: Store, run_id: str, result: RoundResult) -> list[dict[s
             )
     if result.reason:
         notes.insert(0, result.reason)
+    moved = sum(1 for c in result.candidates
+                if (c.get("verdict") or {}).get("outcome") == NONDETERMINISTIC)
+    if moved:  # issue 32: the round's record says so, not only its counterexamples
+        result.extra["nondeterministic"] = moved
     await store.record_adversary_round(
         run_id,
         result.adversary.id,
@@ -590,6 +596,13 @@ async def run_verification(
                     1
                     for c in result.candidates
                     if (c.get("verdict") or {}).get("outcome") == "upheld"
+                ),
+                # issue 32: a submission that gave different results for one candidate
+                # while State A did not (a break where the task counts it)
+                "nondeterministic": sum(
+                    1
+                    for c in result.candidates
+                    if (c.get("verdict") or {}).get("outcome") == NONDETERMINISTIC
                 ),
                 **result.extra,
             }

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from srb_tui.grader.candidate import NONDETERMINISM_RULES
 from srb_tui.schema import Probe, StageSpec, Task
 
 from .channels import CandidateOptions
@@ -68,16 +69,25 @@ def probe_setup(task: Task, spec: StageSpec) -> ProbeSetup:
             command.append(word)
     timeout = candidate_timeout(probe.metadata, spec.options.get("adjudicator"))
     run_timeout = probe.metadata.get("run_timeout_sec")
+    rule = probe.metadata.get("nondeterminism", "reject")
+    if rule not in NONDETERMINISM_RULES:
+        raise StageFault(
+            f"probe.toml [metadata] nondeterminism = {rule!r}: expected one of "
+            + ", ".join(map(repr, NONDETERMINISM_RULES))
+        )
     return ProbeSetup(
         probe=probe,
         folder=folder,
         candidates=CandidateOptions(
             command=tuple(command),
-            reruns=max(1, probe.scope.reruns),
+            # The published grader reruns a pair only when the probe requires determinism;
+            # otherwise the first pair decides (grader/candidate.py's docstring).
+            reruns=max(1, probe.scope.reruns) if probe.scope.require_deterministic else 1,
             timeout_sec=timeout,
             fault_codes=_fault_codes(probe.scope.fault_exit_codes),
             deny_commands=tuple(probe.scope.deny_commands),
             network_allowed=probe.scope.network_allowed,
+            nondeterminism=str(rule),
         ),
         run_timeout_sec=_number(run_timeout) or timeout,
     )
