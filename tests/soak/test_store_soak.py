@@ -21,6 +21,7 @@ printed at the end (``-s`` shows them).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import subprocess
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.worker import WorkerCancelled
 
 from srb_tui.config import Settings
 from srb_tui.ui.console_service import LaunchRequest
@@ -225,7 +227,8 @@ async def _console_round(pilot: Any, app: Any, ledger: Ledger) -> None:
         cex = CounterexamplesScreen(app.run_host, run_id)
         app.push_screen(cex)
         await pilot.pause()
-        await app.workers.wait_for_complete()
+        with contextlib.suppress(WorkerCancelled):  # an exclusive worker made way for a newer
+            await app.workers.wait_for_complete()
         ledger.count("console: Counterexamples")
         app.pop_screen()
     await pilot.press("escape")
