@@ -123,6 +123,7 @@ class DiffScreen(Screen[None]):
         self.left = left
         self.right = right
         self.comparison: TreeComparison | None = None
+        self.problem: str | None = None  # why there is nothing to compare, once known
         self.only_changed = True
         self.matches: frozenset[str] | None = None
         self.counts: dict[str, LineCount] = {}
@@ -187,6 +188,7 @@ class DiffScreen(Screen[None]):
             raise DiffSourceError(str(exc)) from exc
 
     def on_diff_problem(self, message: DiffProblem) -> None:
+        self.problem = message.text
         summary = self.query_one("#diff-summary", Static)
         summary.update(Text(message.text, style=tone(self.app, "bad")))
 
