@@ -137,11 +137,12 @@ def _canceller(state: Path, ledger: Ledger) -> Callable[[], None]:
     return body
 
 
-def _wait_live(state: Path, ledger: Ledger, timeout: float = 300) -> str:
+def _wait_live(state: Path, ledger: Ledger, timeout: float = 600) -> str:
     """The sleeper run once another process's ``runs list`` shows it in its agent phase."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        rows = _json(_srb(state, "runs", "list", "--json"), "runs list")["runs"]
+        rows = _json(_srb(state, "runs", "list", "--json", "--limit", "100000"),
+                     "runs list")["runs"]
         ledger.count("srb runs list")
         for row in rows:
             if row["agent"] == SLEEPER and row["status"] == "agent":
