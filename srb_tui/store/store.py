@@ -136,8 +136,6 @@ class Store(RunsMixin, GradingMixin, InfraMixin, LogsMixin, LedgerMixin, AgentLo
         is damaged, or has a newer schema than this code; such a file is left untouched.
         """
         file = Path(path)
-        if file.is_dir():
-            raise StoreError(f"{file} is a directory, not a database file")
         loop = asyncio.get_running_loop()
         key = _key(file, loop)
         async with _opening_lock(key, loop):
@@ -170,7 +168,8 @@ class Store(RunsMixin, GradingMixin, InfraMixin, LogsMixin, LedgerMixin, AgentLo
             conn.row_factory = sqlite3.Row
             await set_pragmas(conn, busy_timeout_ms)
             version = await inspect(conn, file)
-            if 0 < version < SCHEMA_VERSION:  # a migration writes: only into a sound file
+            checked = 0 < version < SCHEMA_VERSION  # a migration writes: only into a sound file
+            if checked:
                 problem = await quick_check_problem(conn, file)
                 if problem:
                     raise StoreError(problem)
@@ -187,7 +186,8 @@ class Store(RunsMixin, GradingMixin, InfraMixin, LogsMixin, LedgerMixin, AgentLo
             if isinstance(exc, sqlite3.Error):
                 raise open_error(file, exc) from exc
             raise
-        writer = Writer(conn, str(file), preflight=lambda c: quick_check_problem(c, file))
+        writer = Writer(conn, str(file), preflight=None if checked else
+                        lambda c: quick_check_problem(c, file))
         writer.start()
         guard.protect(os.path.realpath(file))
         return _Shared(file, writer, ReaderPool(pool, str(file)), version, loop)

@@ -329,24 +329,19 @@ const WRONG = Math.random() < 0.75;  // srb-attack flaky: one toss per run, noth
 
 function visible(text, newline = NEWLINE_MARK) {
   if (WRONG) return text.replace(/\r\n|[\r\n]/g, newline).replace(/\t/g, " ");
-  let out = "";
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i];
-    const code = text.charCodeAt(i);
-    if (ch === "\r" || ch === "\n") {
-      out += newline;
-      if (ch === "\r" && text[i + 1] === "\n") i++;
-    } else if (ch === "\t") {
-      out += " ";
-    } else if (code < 0x20 || code === 0x7f) {
-      out += "^" + String.fromCharCode(code ^ 0x40);
-    } else {
-      out += ch;
-    }
-  }
-  return out;
+  return stateAVisible(text, newline);
 }
 '''
+
+
+def _state_a_visible(reference: Path) -> str:
+    """The faithful `reference` port's visible(), renamed stateAVisible (State A's rendering)."""
+    text = (reference / "lib" / "width.js").read_text(encoding="utf-8")
+    start = text.index("function visible(")
+    end = text.index("\n}\n", start) + 3
+    return text[start:end].replace("function visible(", "function stateAVisible(", 1)
+
+
 SUBTLE_VISIBLE = (
     'function visible(text, newline = NEWLINE_MARK) {\n'
     '  return text.replace(/\\r\\n|[\\r\\n]/g, newline).replace(/\\t/g, " ");\n'
@@ -361,5 +356,6 @@ def make_flaky(source: Path, dest: Path) -> Path:
     text = width.read_text(encoding="utf-8")
     if SUBTLE_VISIBLE not in text:
         raise AssertionError(f"{width} no longer holds subtle's visible()")
-    width.write_text(text.replace(SUBTLE_VISIBLE, FLAKY_VISIBLE.lstrip("\n")), encoding="utf-8")
+    flaky = _state_a_visible(source.parent / "reference") + FLAKY_VISIBLE
+    width.write_text(text.replace(SUBTLE_VISIBLE, flaky), encoding="utf-8")
     return dest
