@@ -33,7 +33,13 @@ if TYPE_CHECKING:
         RunnerError,
     )
     from srb_tui.runner.extract import CollectResult, ExtractLimits
-    from srb_tui.runner.images import ImageInfo, build_image, list_images, prune_images
+    from srb_tui.runner.images import (
+        ImageInfo,
+        build_image,
+        inspect_image,
+        list_images,
+        prune_images,
+    )
     from srb_tui.runner.logs import LogCursor, LogFollower, cursors_after
     from srb_tui.runner.pool import RunnerPool
     from srb_tui.runner.reaper import GcReport, ManagedContainer, gc, list_managed, reap, reattach
@@ -81,6 +87,7 @@ __all__ = [
     "cursors_after",
     "exec_run",
     "gc",
+    "inspect_image",
     "inspect_state",
     "kill",
     "list_images",

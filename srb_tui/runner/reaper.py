@@ -2,7 +2,12 @@
 ``gc`` also removes the workspace images nothing uses any more.
 
 A run is *live* when the store says it is still in progress; the service passes those
-run ids in. Several stores may share one engine, so a caller only ever reaps the
+run ids in, best as a call (:data:`LiveRuns`) that reads the store *after* the engine has
+been listed: a run another srb process launches between a read of the store and the
+listing would otherwise look over, and its agent container would be taken from under it
+(seen: ``srb gc`` beside ``srb run``, "container srb-RUN-agent is gone").
+
+Several stores may share one engine, so a caller only ever reaps the
 containers that belong to *its* store: those labelled ``srb.store=<its tag>``, and
 unlabelled ones (made before stage containers carried the label) whose run id its store
 knows. Every other container is left alone, live or not. For live runs the caller
@@ -12,7 +17,7 @@ original start and logs can resume from the last stored line.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -99,6 +104,16 @@ async def list_managed(
     return [c for c in found if c.store in (None, store_tag)]
 
 
+LiveRuns = Collection[str] | Callable[[], Awaitable[Collection[str]]]
+"""The live run ids, or a call that reads them: called after the engine is listed, so that
+any run whose container the listing holds was already recorded when it is asked."""
+
+
+async def live_now(live: LiveRuns) -> Collection[str]:
+    """The live run ids, read now when ``live`` is a call."""
+    return await live() if callable(live) else live
+
+
 BUILDER_GRACE_SEC = 600.0
 """How old a workspace builder (created, filled, committed, removed: seconds) must be before
 a reap takes it for a dead srb's."""
@@ -110,7 +125,7 @@ def _younger(c: ManagedContainer, now: datetime, seconds: float) -> bool:
 
 async def reap(
     engine: DockerEngine,
-    live_run_ids: Collection[str],
+    live_run_ids: LiveRuns,
     *,
     store_tag: str,
     known_run_ids: Collection[str] = (),
@@ -119,9 +134,11 @@ async def reap(
     was removed. Containers of other stores are never touched, nor a workspace builder
     younger than :data:`BUILDER_GRACE_SEC` (it belongs to no run: another srb on this store
     may be making the image now; an older one was left by an srb that died making it)."""
+    listed = await list_managed(engine)
+    live = await live_now(live_run_ids)  # after the listing: see LiveRuns
     now = datetime.now(UTC)
-    gone = [c for c in await list_managed(engine)
-            if c.owned_by(store_tag, known_run_ids) and c.handle.run_id not in live_run_ids
+    gone = [c for c in listed
+            if c.owned_by(store_tag, known_run_ids) and c.handle.run_id not in live
             and not (c.handle.role == BUILDER_ROLE and _younger(c, now, BUILDER_GRACE_SEC))]
     for c in gone:
         await remove(engine, c.handle)
@@ -139,15 +156,16 @@ async def reattach(
 
 async def gc(
     engine: DockerEngine,
-    live_run_ids: Collection[str],
+    live_run_ids: LiveRuns,
     *,
     store_tag: str,
     known_run_ids: Collection[str] = (),
-    keep_image_ids: Collection[str] = (),
+    keep_image_ids: Collection[str] | Callable[[], Awaitable[Collection[str]]] = (),
 ) -> GcReport:
     """Reap this store's dead runs' containers, then remove the workspace images nothing
     uses any more (see :func:`.workspace.prune_workspaces`; ``keep_image_ids`` are the live
-    runs' recorded images) and prune dangling srb images."""
+    runs' recorded images, best read after the images are listed) and prune dangling srb
+    images."""
     before = await list_managed(engine)
     removed = await reap(engine, live_run_ids, store_tag=store_tag, known_run_ids=known_run_ids)
     foreign = sum(1 for c in before if not c.owned_by(store_tag, known_run_ids))

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Collection
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -124,16 +124,27 @@ def _own_layer_bytes(api: Any, image_id: str) -> int:
     return int((history[0] if history else {}).get("Size") or 0)
 
 
-def _prune(api: Any, store_tag: str, keep_ids: Collection[str]) -> WorkspacePrune:
+def _listed(api: Any, store_tag: str) -> tuple[list[dict[str, Any]], set[str], int]:
+    """This store's (and unlabelled) workspace images, the ids containers use, and how
+    many workspace images are another store's."""
     used = {str(c.get("ImageID")) for c in api.containers(all=True)}
-    removed: list[str] = []
-    reclaimed = in_use = foreign = 0
+    mine: list[dict[str, Any]] = []
+    foreign = 0
     for row in api.images(filters={"label": LABEL_WORKSPACE}):
-        image_id = str(row["Id"])
         owner = (row.get("Labels") or {}).get(LABEL_STORE)
         if owner is not None and owner != store_tag:
             foreign += 1
-            continue
+        else:
+            mine.append(row)
+    return mine, used, foreign
+
+
+def _prune(api: Any, rows: list[dict[str, Any]], used: set[str], keep_ids: Collection[str],
+           foreign: int) -> WorkspacePrune:
+    removed: list[str] = []
+    reclaimed = in_use = 0
+    for row in rows:
+        image_id = str(row["Id"])
         if image_id in used or image_id in keep_ids:
             in_use += 1
             continue
@@ -152,9 +163,15 @@ def _prune(api: Any, store_tag: str, keep_ids: Collection[str]) -> WorkspacePrun
 
 
 async def prune_workspaces(
-    engine: DockerEngine, *, store_tag: str, keep_ids: Collection[str] = ()
+    engine: DockerEngine, *, store_tag: str,
+    keep_ids: Collection[str] | Callable[[], Awaitable[Collection[str]]] = (),
 ) -> WorkspacePrune:
     """Remove this store's (and unlabelled) ``srb-workspace`` images that no container on
-    the engine uses and whose id is not in ``keep_ids`` (the live runs' recorded images)."""
+    the engine uses and whose id is not in ``keep_ids`` (the live runs' recorded images;
+    a call is read after the images are listed, so that a run recorded meanwhile keeps
+    its image). A run that still loses its image between finding it and making its
+    container makes it again (:meth:`.AgentPhase.start_builtin`)."""
     api = await engine.api()
-    return await engine.call(_prune, api, store_tag, set(keep_ids))
+    rows, used, foreign = await engine.call(_listed, api, store_tag)
+    keep = set(await keep_ids() if callable(keep_ids) else keep_ids)
+    return await engine.call(_prune, api, rows, used, keep, foreign)

@@ -80,3 +80,31 @@ async def test_a_workspace_builder_is_reaped_only_once_it_is_stale(
     stale = await reap(engine, live_run_ids=others, store_tag="store-w")
     assert [c.handle.id for c in stale] == [builder.id]
     assert await list_managed(engine, builder_run) == []
+
+
+async def test_a_run_launched_while_a_reap_reads_the_store_keeps_its_container(
+    engine: DockerEngine, make_container: MakeContainer
+) -> None:
+    """``srb gc`` beside ``srb run`` in another process: the reaper asks the store which runs
+    are live only after it has listed the engine, so a run launched in between (recorded,
+    then its container made) is not taken for a finished one. Read the other way round
+    (store first, engine second) the new run's agent container was removed under it."""
+    mine = {LABEL_STORE: "store-l"}
+    over, _ = await make_container(command=("sleep", "infinity"), run_id=new_run_id(),
+                                   labels=mine)
+    launched = new_run_id()
+    asked: list[str] = []
+
+    async def live_now() -> set[str]:
+        # The other process launches now: its run is recorded, its container made.
+        handle, _ = await make_container(command=("sleep", "infinity"), run_id=launched,
+                                         labels=mine)
+        await start(engine, handle)
+        asked.append(handle.id)
+        others = {c.handle.run_id for c in await list_managed(engine)}
+        return others - {over.run_id, launched}  # as read before the launch was recorded
+
+    reaped = await reap(engine, live_run_ids=live_now, store_tag="store-l")
+    assert [c.handle.id for c in reaped] == [over.id]
+    kept = await list_managed(engine, launched)
+    assert [c.handle.id for c in kept] == asked and kept[0].running

@@ -26,12 +26,14 @@ from srb_tui.agents import AgentSpec, plan_agent
 from srb_tui.runner import (
     LABEL_STORE,
     CollectError,
+    ContainerError,
     ContainerHandle,
     ContainerLogLine,
     ContainerSpec,
     DockerEngine,
     Stream,
     create,
+    inspect_image,
     inspect_state,
     list_managed,
     put_tree,
@@ -122,9 +124,20 @@ class AgentPhase:
         plan = plan_agent(agent)
         spec = self.container_spec(run, task, image, plan.command, dict(plan.env))
         start_image = await self.workspace(run, image, state_a, spec)
-        if start_image is not None:
-            spec = self.container_spec(run, task, start_image, plan.command, dict(plan.env))
-        handle = await create(self.engine, spec)
+        for attempt in (1, 2):
+            made = spec if start_image is None else self.container_spec(
+                run, task, start_image, plan.command, dict(plan.env))
+            try:
+                handle = await create(self.engine, made)
+                break
+            except ContainerError:
+                # A shared workspace image that an `srb gc` of another process removed
+                # between finding it and this create: make it again, once.
+                if (attempt == 2 or start_image is None
+                        or await inspect_image(self.engine, start_image) is not None):
+                    raise
+                self.ctx.say(run.id, "the workspace image was removed meanwhile; making it again")
+                start_image = await self.workspace(run, image, state_a, spec)
         await self.store.record_container(run.id, AGENT_ROLE, container_id=handle.id,
                                           name=handle.name, created_at=utc_now())
         if start_image is None:

@@ -454,9 +454,8 @@ class RunService:
         (a dead srb's leftovers: a finished run's, a stale workspace builder); the live
         runs, whose containers stay."""
         live = await self.store.live_runs()
-        live_ids = {r.id for r in live}
         for on in await self._node_services():
-            await run_upkeep.reap_leftovers(on.ctx, live_ids)
+            await run_upkeep.reap_leftovers(on.ctx)  # reads the live runs again, after listing
         return live
 
     async def _recover_one(self, run: RunRecord, grade: bool) -> RunRecord:
@@ -473,7 +472,7 @@ class RunService:
         """Remove this store's containers of runs that are over, the workspace images no
         live run uses and dangling srb images (:func:`.run_upkeep.collect_garbage`), on
         every node that answers; returns the summed report and the live run ids kept."""
-        live = {r.id for r in await self.store.live_runs()}
+        live: set[str] = set()
         reports = [await run_upkeep.collect_garbage(on.ctx, live)
                    for on in await self._node_services()]
         return run_upkeep.summed(reports), live

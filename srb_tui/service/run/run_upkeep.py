@@ -46,11 +46,19 @@ async def cancel_on(on: RunContext, run_id: str) -> RunRecord:
     return await finish_cancelled(on.moves, run_id)
 
 
-async def reap_leftovers(on: RunContext, live_ids: set[str]) -> int:
-    """Remove this store's containers on ``on``'s engine whose run is over; how many."""
+async def live_ids(store: Store) -> set[str]:
+    """The ids of the runs the store has in progress, read now."""
+    return {r.id for r in await store.live_runs()}
+
+
+async def reap_leftovers(on: RunContext) -> int:
+    """Remove this store's containers on ``on``'s engine whose run is over; how many. The
+    store is asked which runs are live after the engine is listed (another srb process may
+    launch a run meanwhile: see :data:`.reaper.LiveRuns`)."""
     known = await on.store.known_run_ids(
         [c.handle.run_id for c in await list_managed(on.engine)])
-    reaped = await reap(on.engine, live_ids, store_tag=on.store_tag, known_run_ids=known)
+    reaped = await reap(on.engine, lambda: live_ids(on.store), store_tag=on.store_tag,
+                        known_run_ids=known)
     for c in reaped:
         await mark_removed(on, c.handle)
         on.moves.say(c.handle.run_id, f"reaped leftover container {c.handle.name}")
@@ -60,12 +68,21 @@ async def reap_leftovers(on: RunContext, live_ids: set[str]) -> int:
 async def collect_garbage(on: RunContext, live: set[str]) -> GcReport:
     """On ``on``'s engine: remove this store's containers of runs that are over (never
     another store's, never a live run's), the workspace images no container and no live
-    run uses, and dangling srb images."""
+    run uses, and dangling srb images. Which runs are live is read again after each
+    listing of the engine (a run launched meanwhile is kept); every run so read is added
+    to ``live``."""
     known = await on.store.known_run_ids(
         [c.handle.run_id for c in await list_managed(on.engine)])
-    keep = {i.image_id for run_id in live for i in await on.store.images(run_id)
-            if i.role == "workspace" and i.image_id}  # a launch between image and container
-    report = await gc(on.engine, live, store_tag=on.store_tag, known_run_ids=known,
+
+    async def live_now() -> set[str]:
+        live.update(await live_ids(on.store))
+        return live
+
+    async def keep() -> set[str]:  # a launch between image and container
+        return {i.image_id for run_id in await live_now() for i in await on.store.images(run_id)
+                if i.role == "workspace" and i.image_id}
+
+    report = await gc(on.engine, live_now, store_tag=on.store_tag, known_run_ids=known,
                       keep_image_ids=keep)
     for c in report.removed:
         await mark_removed(on, c.handle)
