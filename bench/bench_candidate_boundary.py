@@ -1,4 +1,4 @@
-"""Benchmark: what Stage III's candidate boundary costs a candidate run (issue 21).
+"""Benchmark: what Stage III's candidate boundary (issue 21) and fresh world (issue 32) cost.
 
 One verification container of the demo task is set up as Stage III sets it up (grader,
 State A, the `subtle` submission, the probe's folder). One candidate, written the way srb's
@@ -8,10 +8,14 @@ exit status), is adjudicated by the grader's ``candidate`` subcommand with one r
 
 * boundary: the candidate as its own uid, the program through the exec broker as the slot
   uid (what Stage III runs);
-* one uid: ``--no-boundary``, candidate and program as the slot uid (what it ran before).
+* one uid: ``--no-boundary``, candidate and program as the slot uid (what it ran before);
+* boundary, old world: ``SRB_FRESH_WORLD=off``: a slot's reset leaves /dev/mqueue and
+  System V IPC alone, as before issue 32 (SRB_WORK is fresh per run either way: the old
+  kept folder cost two renames a run, the fresh one a mkdir and an rmtree).
 
 Each adjudication is timed inside the container (``date +%s%N`` around it), so the
-``docker exec`` costs neither side. Reported: medians and the ratio (goal <= 1.10).
+``docker exec`` costs neither side. Reported: medians and the ratios boundary / one uid and
+fresh world / old world (goal <= 1.10 each).
 
     .venv/bin/python bench/bench_candidate_boundary.py [-n 7]
 """
@@ -94,9 +98,11 @@ async def main() -> None:
                                       "--stage-base", "/srb/stage/0/bench", "--slot", "0",
                                       *options.args()])]
 
-            async def side(boundary: bool) -> float:
+            async def side(boundary: bool, fresh: bool = True) -> float:
                 argv = base + ([] if boundary else ["--no-boundary"])
                 cmd = " ".join(shlex.quote(w) for w in argv)
+                if not fresh:
+                    cmd = "SRB_FRESH_WORLD=off " + cmd
                 script = (f"s=$(date +%s%N); {cmd} > /tmp/bench-verdict 2>/dev/null; "
                           "e=$(date +%s%N); echo $((e - s)); tail -1 /tmp/bench-verdict")
                 res = await exec_run(core.engine, box.h, ["bash", "-c", script],
@@ -110,17 +116,23 @@ async def main() -> None:
 
             await side(True)
             await side(False)
+            await side(True, fresh=False)
             on: list[float] = []
             off: list[float] = []
+            old: list[float] = []
+            sides = [(True, True), (False, True), (True, False)]
             for i in range(args.n):
-                for boundary in ((True, False) if i % 2 == 0 else (False, True)):
-                    (on if boundary else off).append(await side(boundary))
-    m_on, m_off = statistics.median(on), statistics.median(off)
+                for boundary, fresh in sides[i % 3:] + sides[: i % 3]:
+                    took = await side(boundary, fresh)
+                    (old if not fresh else on if boundary else off).append(took)
+    m_on, m_off, m_old = statistics.median(on), statistics.median(off), statistics.median(old)
     print(f"Stage III candidate run (both roles, one rerun pair), {args.n} rounds each, "
           f"image {image.tag}")
     print(f"  with the boundary : median {m_on:6.3f} s  (min {min(on):.3f}, max {max(on):.3f})")
     print(f"  one uid           : median {m_off:6.3f} s  (min {min(off):.3f}, max {max(off):.3f})")
+    print(f"  old world         : median {m_old:6.3f} s  (min {min(old):.3f}, max {max(old):.3f})")
     print(f"  ratio boundary/one uid = {m_on / m_off:.3f}  (goal <= 1.10)")
+    print(f"  ratio fresh world/old world = {m_on / m_old:.3f}  (goal <= 1.10)")
 
 
 if __name__ == "__main__":

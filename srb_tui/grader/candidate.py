@@ -4,8 +4,8 @@ The candidate contract is the published one (:mod:`.candidate_env`): each run ge
 writable copy of the tree under test as its working folder and ``SRB_TARGET`` (the same
 path for both roles, restored from a pristine copy before every run), ``SRB_CANDIDATE`` (the
 candidate's file, :func:`.candidate_env.candidate_entry`), ``SRB_CANDIDATE_NAME``,
-``SRB_TARGET_TOKEN`` (salted per stage), ``SRB_WORK`` (kept across the round's runs of the
-same role: each role has its own, parked out of the other's reach between runs) and
+``SRB_TARGET_TOKEN`` (salted per stage), ``SRB_WORK`` (fresh and empty for every run:
+:mod:`.candidate_scratch`) and
 ``SRB_NETWORK=denied``; the role is the command's last argument only. Timestamps of the
 copies are normalised, so nothing but content differs. Submission code (the command and
 everything it starts) runs as the round's slot uid (:mod:`.sandbox`), in its own process
@@ -65,7 +65,7 @@ from .candidate_env import (
     target_token,
 )
 from .candidate_scope import ScopeFinding, scan_candidate
-from .candidate_scratch import VAULT, ScratchError, enter_work, leave_work, run_lease
+from .candidate_scratch import ScratchError, enter_work, leave_work, run_lease
 from .lockdown import tree_digest
 from .procs import run_group
 from .slot import drop as slot_drop
@@ -73,7 +73,7 @@ from .slot import drop as slot_drop
 ROLES = ("original", "submission")
 DEFAULT_FAULT_CODES = frozenset(range(64, 79))
 FIXED_MTIME = 946684800  # 2000-01-01T00:00:00Z: staged trees carry no timestamp of their own
-KEEP_IN_SCRATCH = ("work", VAULT)
+KEEP_IN_SCRATCH: tuple[str, ...] = ()  # nothing of a run reaches the next (SRB_WORK too)
 TAIL_BYTES = 2000
 NONDETERMINISTIC = "nondeterministic"
 NONDETERMINISM_RULES = ("reject", "break")
@@ -239,19 +239,19 @@ def candidate_env(
 
 
 def _work_root(spec: CandidateSpec, stage_root: Path) -> Path:
-    """Where the round's kept SRB_WORK folders live (the slot's scratch in a container)."""
+    """Where a run's SRB_WORK lives (the slot's scratch in a container)."""
     return sandbox.scratch_dir(spec.slot) if sandbox.enabled() else stage_root.parent
 
 
 def _run_area(
     spec: CandidateSpec, stage_root: Path, pristine: Path, token: str
 ) -> dict[str, Path]:
-    """A fresh writable copy of ``pristine`` (the target) with a fresh HOME and TMPDIR and
-    the role's kept SRB_WORK (by its token). In a stage container all of it belongs to the
+    """A fresh writable copy of ``pristine`` (the target) with a fresh HOME, TMPDIR and
+    SRB_WORK. In a stage container all of it belongs to the
     slot uid."""
     try:
         if sandbox.enabled():
-            sandbox.reset(spec.slot, remake=("home", "tmp"), keep=(VAULT,))
+            sandbox.reset(spec.slot, remake=("home", "tmp"))
             scratch = sandbox.scratch_dir(spec.slot)
             area = {name: scratch / name for name in ("target", "home", "tmp")}
             area["work"] = enter_work(spec.slot, scratch, token)
@@ -270,7 +270,7 @@ def _run_area(
         area["target"] = run / "target"
         stage_copy(pristine, area["target"])
         return area
-    except ScratchError as exc:
+    except (ScratchError, sandbox.SandboxError) as exc:
         raise StagingError(str(exc)) from None
 
 
@@ -433,7 +433,7 @@ def _execute(
             stderr_tail=_tail(err_path),
             boundary=report if own else None,
         )
-    except ScratchError as exc:
+    except (ScratchError, sandbox.SandboxError) as exc:
         raise StagingError(str(exc)) from None
 
 

@@ -8,7 +8,8 @@ of the tree under test and this environment:
 ``SRB_CANDIDATE_NAME`` the candidate's short name
 ``SRB_TARGET``         the tree under test (a copy: safe to build in)
 ``SRB_TARGET_TOKEN``   an opaque label for that tree, stable for the whole stage
-``SRB_WORK``           scratch kept across the candidates and reruns of a round
+``SRB_WORK``           scratch, fresh and empty for every run (the published contract
+                       keeps it through a round; srb does not: issue 32)
 ``SRB_NETWORK``        ``denied`` unless probe.toml allows the network
 =====================  =========================================================
 

@@ -14,15 +14,14 @@ the lease empties both folders when it is taken and again before it is given bac
 candidate runs therefore never share /tmp, never see each other's files there, and no
 other submission code of the stage (fuzz executions, reviewer tools: no group) reaches it.
 
-**SRB_WORK, one per role.** The contract keeps ``SRB_WORK`` through a round, and task
-scripts cache per-tree builds in it (``$SRB_WORK/$SRB_TARGET_TOKEN``). Both roles' runs
-are the same slot uid, so a single kept folder would let the submission's program write
-what State A's later runs read. Each role keeps its own: between runs the folder is
-*parked* (renamed) into a vault in the slot's scratch that only the grader may enter
-(root, 0700), under the role's token, and put back at ``SRB_WORK`` only for that role's
-next run. The path is the same for both roles; while one role runs, the other's folder is
-out of its reach. A folder the grader cannot park (the run made it unmovable, or replaced
-the vault) is wiped instead: the cache is lost, never shared.
+**SRB_WORK, one per run.** The published contract keeps ``SRB_WORK`` through a round, and
+task scripts may cache per-tree builds in it (``$SRB_WORK/$SRB_TARGET_TOKEN``). A kept folder
+is a channel from one run of the program to the next: a program that notes each input it
+has seen there answers a repeat differently, and every counterexample stops reproducing.
+So every run gets a fresh, empty ``SRB_WORK`` (the slot's own, at the same path), and it is
+wiped when the run ends: a cache there serves that run only (a task that builds in it
+builds once per run; the cost is that build time, per attempt). A folder that cannot be
+wiped is a harness fault naming it.
 """
 
 from __future__ import annotations
@@ -32,7 +31,6 @@ import fcntl
 import functools
 import os
 import shutil
-import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -40,7 +38,6 @@ from . import sandbox
 
 LEASE_FILE = Path("/srb/grader/candidate-runs.lock")
 CANDIDATE_TMP = ("/tmp", "/dev/shm")
-VAULT = ".srb-kept"
 WORK = "work"
 
 
@@ -125,27 +122,11 @@ def run_lease(lock_file: Path = LEASE_FILE) -> Iterator[tuple[int, ...]]:
         os.close(fd)  # closing the descriptor gives the lock back
 
 
-# --------------------------------------------------------------------------- SRB_WORK per role
-
-
-def _vault(scratch: Path) -> Path | None:
-    """The grader's own folder in ``scratch`` (made if absent); None when the name is taken
-    by something that is not the grader's private folder."""
-    vault = scratch / VAULT
-    try:
-        with contextlib.suppress(FileExistsError):
-            os.mkdir(vault, 0o700)
-        info = os.lstat(vault)
-    except OSError:
-        return None
-    mine = info.st_uid == os.geteuid() and stat.S_ISDIR(info.st_mode)
-    if not mine or stat.S_IMODE(info.st_mode) != 0o700:
-        return None
-    return vault
+# --------------------------------------------------------------------------- SRB_WORK per run
 
 
 def _make_work(slot: int, work: Path) -> None:
-    """A fresh SRB_WORK, the slot's own, group-writable so the grader may move it."""
+    """A fresh SRB_WORK, the slot's own, group-writable (the candidate writes there too)."""
 
     def make() -> None:
         work.mkdir()
@@ -160,14 +141,14 @@ def _make_work(slot: int, work: Path) -> None:
 
 def _wipe(slot: int, path: Path) -> None:
     def wipe() -> None:
-        if path.is_symlink() or not path.is_dir():
-            path.unlink()
-            return
-        _open_up(str(path))
-        shutil.rmtree(path)
+        if not sandbox._remove_owned(path):
+            raise OSError(f"{path} is left")
 
     if sandbox.enabled():
         sandbox.run_as_slot(slot, wipe)
+        if os.path.lexists(path):  # the candidate's own folders in it
+            sandbox.run_as_ids(sandbox.candidate_ids(slot), wipe)
+            sandbox.run_as_slot(slot, wipe)
     else:
         with contextlib.suppress(OSError):
             wipe()
@@ -176,34 +157,19 @@ def _wipe(slot: int, path: Path) -> None:
 
 
 def enter_work(slot: int, scratch: Path, token: str) -> Path:
-    """Put the role's kept SRB_WORK (by its token) at ``scratch/work``, or a fresh one."""
+    """A fresh, empty SRB_WORK at ``scratch/work`` for one run (``token``: the role's,
+    unused: no role and no run finds another's folder)."""
+    del token
     work = scratch / WORK
     if os.path.lexists(work):
-        _wipe(slot, work)  # left by an interrupted run: nobody's kept work
-    vault = _vault(scratch)
-    parked = vault / token if vault is not None else None
-    if parked is not None and os.path.isdir(parked) and not os.path.islink(parked):
-        with contextlib.suppress(OSError):
-            os.rename(parked, work)
-            return work
-    _make_work(slot, work)  # (a folder that would not move stays parked, out of reach)
+        _wipe(slot, work)  # left by an interrupted run
+    _make_work(slot, work)
     return work
 
 
 def leave_work(slot: int, scratch: Path, token: str) -> None:
-    """Park ``scratch/work`` in the vault under ``token`` (out of reach of the other role's
-    runs); wipe it when it cannot be parked."""
+    """Wipe ``scratch/work`` at the end of a run: nothing of it reaches a later run."""
+    del token
     work = scratch / WORK
-    if not os.path.lexists(work):
-        return
-    vault = _vault(scratch)
-    if vault is not None and work.is_dir() and not work.is_symlink():
-        parked = vault / token
-        with contextlib.suppress(OSError):
-            if os.path.lexists(parked):  # a stale copy: take it out of the vault to wipe it
-                stale = scratch / f"{VAULT}-stale"
-                os.rename(parked, stale)
-                _wipe(slot, stale)
-            os.rename(work, parked)
-            return
-    _wipe(slot, work)
+    if os.path.lexists(work):
+        _wipe(slot, work)

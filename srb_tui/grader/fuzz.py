@@ -127,9 +127,17 @@ def entry_in_tree(entry: str) -> str:
 # --------------------------------------------------------------------------- running
 
 
+def shell_names(cwd: str, program: str) -> dict[str, str]:
+    """What a candidate's shell adds to the environment of a program it starts (bash exports
+    PWD and SHLVL and sets ``_`` to the program's path): the fuzzer's program gets them too,
+    so these names do not tell it from a candidate run (issue 32)."""
+    return {"PWD": cwd, "SHLVL": "1", "_": program}
+
+
 class EntryRunner:
-    """Runs the entry of either tree at one shared view path (:class:`.fuzz_view.TreeView`);
-    every run starts and ends with the slot emptied (no process, no file of its uid left)."""
+    """Runs the entry of either tree from one shared view path (:class:`.fuzz_view.TreeView`),
+    copied to the slot's ``target`` as adjudication runs it (:meth:`.TreeView.place`); every
+    run starts and ends with the slot emptied (no process, no file of its uid left)."""
 
     def __init__(self, config: FuzzConfig) -> None:
         self.config = config
@@ -153,11 +161,15 @@ class EntryRunner:
         env = self.trees.env(home)
         started = time.monotonic()
         try:
+            tree = self.trees.place(home)
+            program = str(tree / entry_in_tree(self.config.entry))
+            cwd = str(tree if tree != self.view else home)
             proc = sandbox.spawn(
-                [str(self.view / entry_in_tree(self.config.entry)), *argv],
+                [program, *argv],
                 slot=self.slot,
-                cwd=str(home),
-                env=env,
+                cwd=cwd,
+                env={**env, **shell_names(cwd, program)},
+                groups=self.trees.groups(),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -176,7 +188,11 @@ class EntryRunner:
 
     def _end(self, pid: int) -> None:
         if sandbox.enabled():
-            sandbox.kill_slot(self.slot)  # its files go when the next run starts
+            sandbox.kill_slot(self.slot)  # its scratch goes when the next run starts,
+            try:  # what other slots could see goes now
+                sandbox.wipe_shared(self.slot)
+            except sandbox.SandboxError as exc:
+                raise HarnessFault(str(exc)) from None
         else:
             reap_group(pid, grace_sec=1.0)
 

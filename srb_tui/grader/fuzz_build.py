@@ -158,10 +158,13 @@ def _run_build(spec: BuildSpec, tree: Path, slot: int, room: Path, dest: Path) -
         home.mkdir()
     env = sandbox.submission_env(os.environ, home=str(home), tmpdir=str(home))
     with log.open("wb") as out:
-        code, timed_out, duration, start_error, _ = sandbox.run_in_slot(
-            ["sh", str(spec.script), str(work)], slot=slot, cwd=str(work), env=env,
-            timeout_sec=spec.timeout_sec, stdout=out, stderr=out,
-        )  # fmt: skip
+        try:
+            code, timed_out, duration, start_error, _ = sandbox.run_in_slot(
+                ["sh", str(spec.script), str(work)], slot=slot, cwd=str(work), env=env,
+                timeout_sec=spec.timeout_sec, stdout=out, stderr=out,
+            )  # fmt: skip
+        except sandbox.SandboxError as exc:
+            raise BuildFault(str(exc)) from None
     if sandbox.enabled():
         _share_with_grader(slot, room)
     tail = _tail(log)

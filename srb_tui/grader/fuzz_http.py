@@ -191,6 +191,10 @@ class ServerPair:
         """End both servers whole (every process of the slot, or each one's group)."""
         if sandbox.enabled():
             sandbox.kill_slot(self.slot)
+            try:  # what other slots could see goes now; its scratch at the next start
+                sandbox.wipe_shared(self.slot)
+            except sandbox.SandboxError as exc:
+                raise HarnessFault(str(exc)) from None
         for proc in self.procs.values():
             if not sandbox.enabled():
                 reap_group(proc.pid, grace_sec=1.0)
@@ -310,7 +314,10 @@ def run_round(config: HttpConfig) -> dict[str, Any]:
         outcome, reason = "error", f"fuzzer I/O failure: {exc}"
     finally:
         if servers is not None:
-            servers.stop()
+            try:
+                servers.stop()
+            except HarnessFault as exc:  # a reset that cannot remove something: named
+                outcome, reason = "error", str(exc)
     return fuzz_view.result_doc(
         config, outcome=outcome, reason=reason, started=(started_wall, started), state=state,
         corpus_size=corpus_size, domain="http",

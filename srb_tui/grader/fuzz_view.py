@@ -4,7 +4,10 @@
 both trees the same way: each tree is copied once into the grader's private folder (State A's
 copy checked against the task's digest and its stat signature taken), and whichever tree is
 running is renamed onto one shared view path, so the program under test cannot tell the roles
-apart any more than a candidate can. The slot's scratch folders are emptied before each run,
+apart any more than a candidate can. The CLI domain then copies the view, as the slot, to the
+slot's ``/srb/run/N/target`` and runs it there with that cwd, the path adjudication runs a
+tree at (:meth:`TreeView.place`), so the program cannot tell the fuzzer from a candidate run
+by its own path either. The slot's scratch folders are emptied before each run,
 the candidate environment carries a role-neutral token, a difference becomes an ordinary
 ``candidate.sh`` judged by :func:`.candidate.adjudicate`, and the result document has one
 shape for both domains.
@@ -106,6 +109,7 @@ class TreeView:
         except StagingError as exc:
             raise HarnessFault(str(exc)) from None
         self.current: str | None = None
+        self.built = config.build is not None
         self.build_failed: dict[str, str] = {}
         self.build_notes: list[str] = []
         if config.build is not None:
@@ -158,20 +162,48 @@ class TreeView:
     def workdir(self) -> Path:
         """A fresh scratch folder (home, tmp, work below it) for the next run."""
         if sandbox.enabled():
-            sandbox.reset(self.slot, remake=("home", "tmp", "work"))
+            try:
+                sandbox.reset(self.slot, remake=("home", "tmp", "work"))
+            except sandbox.SandboxError as exc:  # never a silent chmod: the path is named
+                raise HarnessFault(str(exc)) from None
             return sandbox.scratch_dir(self.slot)
         shutil.rmtree(self.home, ignore_errors=True)
         for sub in ("home", "tmp", "work"):
             (self.home / sub).mkdir(parents=True)
         return self.home
 
+    def place(self, home: Path) -> Path:
+        """Where the mounted tree runs, the path adjudication runs a tree at (issue 32: the
+        program must not tell the fuzzer from a candidate run by its own path): with the
+        sandbox, a fresh copy of the view the slot owns at ``<scratch>/target``, group-
+        writable as adjudication's working copy, and the view parked again before the program
+        starts (so no tree is at the view path while it runs); without it, the view. A tree
+        built by ``fuzz_build`` keeps running at the view: a build may hold its own absolute
+        path (an rpath, a generated script)."""
+        if not sandbox.enabled() or self.built:
+            return self.view
+        target = home / "target"
+        if sandbox.copy_as_slot(self.slot, self.view, target, group_write=True) != 0:
+            raise HarnessFault(f"cannot copy the tree to {target} as slot {self.slot}")
+        self.park()
+        return target
+
+    def groups(self) -> tuple[int, ...]:
+        """The program's supplementary groups: the candidate /tmp group, as a program a
+        candidate starts has it (``/tmp`` and ``/dev/shm`` writable; what it leaves there
+        goes at once, :func:`.sandbox.wipe_shared`)."""
+        return (sandbox.tmp_gid(),) if sandbox.enabled() else ()
+
     def env(self, home: Path) -> dict[str, str]:
-        """The candidate environment with a role-neutral token: both trees run at the same
-        view path with the same environment."""
-        return candidate_env(
+        """The program's environment: the candidate environment without any ``SRB_*`` name,
+        as the exec broker hands it to a program a candidate starts (issue 32: a program
+        must not tell the fuzzer from adjudication by ``SRB_TARGET_TOKEN=fuzz``); both trees
+        run at the same view path with the same environment."""
+        env = candidate_env(
             self.spec, self.view, self.candidate / "candidate.sh", home / "work",
             token="fuzz", name="fuzz", home=home / "home", tmpdir=home / "tmp",
         )  # fmt: skip
+        return {key: value for key, value in env.items() if not key.startswith("SRB_")}
 
 
 def judge_candidate(

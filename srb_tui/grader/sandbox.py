@@ -14,9 +14,12 @@ the grader's).
 
 :func:`reset` ends a slot whole: as the slot uid it sends ``kill(-1, SIGKILL)`` (which
 reaches every process of that uid, setsid escapes included) until /proc shows none, then
-removes what the uid left in its scratch and in the shared temporary folders. Stage III runs
-several rounds at once, each on a slot of its own, so one round's cleanup never reaches
-another's processes and one round's files never reach another's trees.
+removes what the uid left in its scratch, in the shared folders every uid may write (/tmp,
+/var/tmp, /dev/shm, /dev/mqueue) and in System V IPC: nothing one run of a program leaves
+reaches a later run (issue 32). What it cannot remove is a :class:`SandboxError` naming the
+path (a harness fault); no error path changes the owner or mode of the slot's folders.
+Stage III runs several rounds at once, each on a slot of its own, so one round's cleanup
+never reaches another's processes and one round's files never reach another's trees.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
+from .ipc_wipe import owned_ipc, wipe_ipc
 from .slot import (
     CANDIDATE_OFFSET,
     CONFIG_PATH,
@@ -234,56 +238,162 @@ def kill_ids(ids: tuple[int, int], budget_sec: float = 10.0) -> bool:
     return not uid_processes(uid)
 
 
-def _remove_owned(path: Path) -> None:
-    """Remove ``path`` (a file or a tree the caller owns), restoring owner rights first."""
+def _open_inside(path: str) -> None:
+    """Give the owner every right on ``path`` and the folders below it, never above it:
+    only what is being removed (the caller's own entries; another owner's chmod fails and
+    changes nothing)."""
+    with contextlib.suppress(OSError):
+        os.chmod(path, 0o700)
+    for current, dirs, _files in os.walk(path):
+        for name in dirs:
+            folder = os.path.join(current, name)
+            if not os.path.islink(folder):
+                with contextlib.suppress(OSError):
+                    os.chmod(folder, 0o700)
+
+
+def _remove_owned(path: Path) -> bool:
+    """Remove ``path`` (a file or a tree the caller owns), restoring owner rights on its own
+    folders first; True when it is gone. No error changes anything outside ``path``: the
+    folder holding it (a slot's scratch, /tmp) keeps its owner and mode whatever happens."""
     if path.is_symlink() or not path.is_dir():
         with contextlib.suppress(OSError):
             path.unlink()
-        return
+        return not os.path.lexists(path)
+    _open_inside(str(path))
+    shutil.rmtree(path, ignore_errors=True)
+    return not os.path.lexists(path)
 
-    def fix(func: object, target: str, _exc: object) -> None:
-        with contextlib.suppress(OSError):
-            os.chmod(os.path.dirname(target) or ".", 0o700)
-            if os.path.isdir(target) and not os.path.islink(target):
-                os.chmod(target, 0o700)
-                shutil.rmtree(target, ignore_errors=True)
-            else:
-                os.unlink(target)
 
-    with contextlib.suppress(OSError):
-        os.chmod(path, 0o700)
-    shutil.rmtree(path, onerror=fix)
+WIPED_BY_OWNER = (*SHARED_TMP, "/dev/mqueue")
+"""Shared folders every uid may create in: a slot's entries there go at every reset (POSIX
+message queues are files of /dev/mqueue; unlinking one removes the queue)."""
+
+
+def fresh_world() -> bool:
+    """True but when ``SRB_FRESH_WORLD=off`` (only to measure what it costs,
+    bench/bench_candidate_boundary.py): then a reset leaves /dev/mqueue and System V IPC
+    as srb did before issue 32, and the fuzzer wipes nothing between two executions."""
+    return os.environ.get("SRB_FRESH_WORLD") != "off"
+
+
+def _wipe_entries(
+    uid: int, scratch: Path | None, folders: Sequence[str], keep: Sequence[str]
+) -> list[str]:
+    """As the process's uid (``uid``): remove every entry of ``scratch`` but ``keep`` and
+    every entry of ``folders`` that ``uid`` owns; the paths that are still there."""
+    left: list[str] = []
+    if scratch is not None and scratch.is_dir():
+        with contextlib.suppress(OSError), os.scandir(scratch) as listing:
+            for entry in list(listing):
+                if entry.name not in keep and not _remove_owned(Path(entry.path)):
+                    left.append(entry.path)
+    for folder in folders:
+        with contextlib.suppress(OSError), os.scandir(folder) as listing:
+            for entry in list(listing):
+                with contextlib.suppress(OSError):
+                    mine = entry.stat(follow_symlinks=False).st_uid == uid
+                    if mine and not _remove_owned(Path(entry.path)):
+                        left.append(entry.path)
+    return left
+
+
+def _owns_any(uids: set[int], folders: Sequence[str], ipc: bool) -> bool:
+    """Whether one of ``uids`` owns an entry of ``folders`` (or, with ``ipc``, a System V
+    object), as the grader sees them (it may list every one of these folders)."""
+    for folder in folders:
+        try:
+            with os.scandir(folder) as listing:
+                for entry in listing:
+                    with contextlib.suppress(OSError):
+                        if entry.stat(follow_symlinks=False).st_uid in uids:
+                            return True
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return True  # cannot tell: wipe as the slot
+    return ipc and any(owned_ipc(uid) for uid in uids)
+
+
+def _as_ids_report(ids: tuple[int, int], body: Callable[[], list[str]]) -> list[str] | None:
+    """Run ``body`` as ``ids`` in a child process; the paths it returned, the first 20
+    (None when it failed). The parent reads only after the child ended, so what the child
+    writes stays far below a pipe's buffer."""
+    read_fd, write_fd = os.pipe()
+
+    def child() -> None:
+        os.close(read_fd)
+        shown = [path[:1000] for path in body()[:20]]
+        os.write(write_fd, "\0".join(shown).encode("utf-8", "surrogateescape"))
+        os.close(write_fd)
+
+    code = run_as_ids(ids, child)
+    os.close(write_fd)
+    with os.fdopen(read_fd, "rb") as handle:
+        text = handle.read().decode("utf-8", "surrogateescape")
+    if code != 0:
+        return None
+    return [path for path in text.split("\0") if path]
 
 
 def wipe_slot(
-    slot: int, extra: Iterable[str] = (), remake: Sequence[str] = (), keep: Sequence[str] = ()
+    slot: int,
+    extra: Iterable[str] = (),
+    remake: Sequence[str] = (),
+    keep: Sequence[str] = (),
+    *,
+    own: bool = True,
 ) -> None:
     """As the slot uid: empty its scratch (but its ``keep`` entries) and remove its entries
-    from the shared temporary folders and from ``extra`` folders; then create the ``remake``
-    folders of its scratch."""
+    from the shared folders every uid may write (:data:`WIPED_BY_OWNER`), from ``extra``
+    folders and its System V IPC objects (:mod:`.ipc_wipe`); then create the ``remake``
+    folders of its scratch. What the slot cannot remove is passed once to the slot's
+    candidate identity (Stage III: its files in the slot's group folders), then to the slot
+    again. Anything still there is a harness fault naming the path (SandboxError): no error
+    path changes the owner or mode of the slot's own folders. ``own=False`` leaves the
+    scratch (only the slot reaches it) and wipes what every uid could see."""
     if not enabled():
         return
-    uid, _ = slot_ids(slot)
-    scratch = scratch_dir(slot)
-    folders = [*SHARED_TMP, *extra]
+    scratch = scratch_dir(slot) if own else None
+    fresh = fresh_world()
+    if not (own or fresh):
+        return
+    folders = [*(WIPED_BY_OWNER if fresh else SHARED_TMP), *extra]
+    passes = [slot_ids(slot)]
+    if 0 <= slot < CANDIDATE_OFFSET - 1:
+        passes += [candidate_ids(slot), slot_ids(slot)]
+    if not own and not _owns_any({ids[0] for ids in passes}, folders, fresh):
+        return  # the usual case between two fuzz executions: no fork at all
+    left: list[str] | None = []
+    for ids in passes:
 
-    def wipe() -> None:
-        if scratch.is_dir():
-            with contextlib.suppress(OSError):
-                for entry in os.scandir(scratch):
-                    if entry.name not in keep:
-                        _remove_owned(Path(entry.path))
-        for folder in folders:
-            with contextlib.suppress(OSError):
-                for entry in os.scandir(folder):
-                    with contextlib.suppress(OSError):
-                        if entry.stat(follow_symlinks=False).st_uid == uid:
-                            _remove_owned(Path(entry.path))
-        for name in remake:
-            (scratch / name).mkdir(parents=True, exist_ok=True)
+        def wipe(owner: int = ids[0]) -> list[str]:
+            return [*_wipe_entries(owner, scratch, folders, keep),
+                    *(wipe_ipc(owner) if fresh else [])]
 
-    if _as_slot(slot, wipe) != 0 and remake:
-        raise SandboxError(f"cannot prepare the scratch of slot {slot}")
+        left = _as_ids_report(ids, wipe)
+        if left == []:
+            break
+    if left is None:
+        raise SandboxError(f"the reset of slot {slot} failed")
+    if left:
+        shown = ", ".join(sorted(left)[:5])
+        raise SandboxError(f"the reset of slot {slot} cannot remove {shown}")
+    if remake:
+
+        def make() -> None:
+            for name in remake:
+                (scratch_dir(slot) / name).mkdir(parents=True, exist_ok=True)
+
+        if _as_slot(slot, make) != 0:
+            raise SandboxError(f"cannot prepare the scratch of slot {slot}")
+
+
+def wipe_shared(slot: int) -> None:
+    """Kill-time cleanup between two runs of a slot: what its uid left where other slots'
+    programs could see it (/tmp, /var/tmp, /dev/shm, /dev/mqueue, System V IPC); its own
+    scratch goes at its next reset."""
+    wipe_slot(slot, own=False)
 
 
 def reset(slot: int, remake: Sequence[str] = (), keep: Sequence[str] = ()) -> bool:

@@ -1,6 +1,6 @@
 """Stage III candidate runs' writable places besides their tree, in a real verification
 container: a /tmp of their own (published run-candidate.sh scripts write fixed /tmp paths,
-as lang03's does with /tmp/srb-candidate-view) and one kept SRB_WORK per role.
+as lang03's does with /tmp/srb-candidate-view) and a fresh SRB_WORK per run.
 
 The fixture's run-candidate.sh copies the tree under test to the fixed path
 /tmp/srb-fixed-view with ``mkdir`` (no ``-p``: a folder some other run left or still holds
@@ -201,7 +201,7 @@ async def test_fixed_tmp_path_candidates_of_two_rounds_are_upheld_side_by_side(
         assert len(seen) == 6
         assert all(f["tmp_seen"] == "0" for f in seen), "every run starts with an empty /tmp"
         assert {f["answer"] for f in seen if f["role"] == "original"} == {"42"}
-        # one kept SRB_WORK per role: a run finds its own tree's cache folder and nothing else
+        # a fresh SRB_WORK per run: a run finds the cache folder it just made, nothing else
         assert {f["work_entries"] for f in seen} == {"1"}
 
 

@@ -167,9 +167,18 @@ async def test_subtle_is_broken_by_a_fuzzer_of_the_built_greet(ladder03: Ladder)
     rounds = await ladder03.store.adversary_rounds(got.run_id)
     assert len(rounds) == 6 and all(r.driver == "fuzz" for r in rounds)
     assert any(r.status == "broken" for r in rounds), [(r.status, r.notes) for r in rounds]
+    # issue 32: no round ends in a harness fault (a slot's scratch made unreachable by a
+    # reset was "cannot copy the tree to /srb/run/N/target"), and the score is what the
+    # rounds say: Stage II's 40 plus 10 per surviving round
+    assert all(r.status in ("broken", "survived") for r in rounds), [
+        (r.status, r.notes, r.extra) for r in rounds]
+    survived = sum(r.status == "survived" for r in rounds)
+    assert env.score == 40.0 + 10.0 * survived, (env.score, survived)
     upheld = [c for c in await ladder03.store.counterexamples(got.run_id)
               if c.verdict == "upheld"]
     assert upheld
+    assert not [c for c in await ladder03.store.counterexamples(got.run_id)
+                if c.verdict == "error"], "no candidate failed to start"
     for cx in upheld:
         assert 'sh /tests/verification/fuzz-build.sh "$SRB_TARGET"' in cx.code, cx.code
         assert '"$SRB_TARGET/stage/bin/greet"' in cx.code

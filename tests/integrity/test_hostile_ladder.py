@@ -261,8 +261,6 @@ def _passes(run: dict[str, object]) -> bool:
     return run.get("exit_code") == 0 and not run.get("timed_out") and not run.get("start_error")
 
 
-@pytest.mark.skipif(not FULL, reason="slow tier until issue 32 item 1 lands (wip/): a slot's "
-                    "later candidates can still fail to start and end the run invalid")
 async def test_nondeterministic_submission_is_a_difference(ladder: Ladder, tmp_path: Path) -> None:
     """Issue 32 item 4: `subtle` whose flaw shows on a random three runs in four (no note
     kept anywhere). A counterexample that catches it sees State A pass every rerun and the

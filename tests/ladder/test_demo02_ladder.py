@@ -121,6 +121,10 @@ async def test_subtle_is_broken_by_the_http_fuzzer(ladder02: Ladder) -> None:
     rounds = await ladder02.store.adversary_rounds(got.run_id)
     assert len(rounds) == 6 and all(r.driver == "fuzz" for r in rounds)
     assert any(r.status == "broken" for r in rounds)
+    # issue 32: no round is a harness fault, and the score is what the rounds say
+    assert all(r.status in ("broken", "survived") for r in rounds), [
+        (r.status, r.notes) for r in rounds]
+    assert env.score == 40.0 + 10.0 * sum(r.status == "survived" for r in rounds)
     upheld = [c for c in await ladder02.store.counterexamples(got.run_id)
               if c.verdict == "upheld"]
     assert upheld

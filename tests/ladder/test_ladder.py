@@ -98,6 +98,10 @@ async def test_subtle_is_broken_by_a_reproducing_candidate(ladder: Ladder) -> No
     assert len(rounds) == 6
     broken = [r for r in rounds if r.status == "broken"]
     assert broken and all(r.candidates >= 1 for r in broken)
+    # issue 32: no round is a harness fault, and the score is what the rounds say
+    assert all(r.status in ("broken", "survived") for r in rounds), [
+        (r.status, r.notes) for r in rounds]
+    assert env.score == 40.0 + 10.0 * (6 - len(broken)), (env.score, len(broken))
     upheld = [c for c in await ladder.store.counterexamples(got.run_id) if c.verdict == "upheld"]
     assert upheld
     for cx in upheld:
