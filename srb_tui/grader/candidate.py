@@ -69,6 +69,7 @@ from .candidate_scratch import ScratchError, enter_work, leave_work, run_lease
 from .lockdown import tree_digest
 from .procs import run_group
 from .slot import drop as slot_drop
+from .tree_copy import copy_closed
 
 ROLES = ("original", "submission")
 DEFAULT_FAULT_CODES = frozenset(range(64, 79))
@@ -105,6 +106,13 @@ class CandidateSpec:
     nondeterminism: str = "reject"
     """"break": a submission that fails some reruns and passes others while State A passes
     every one is a break (srb's own tasks); "reject": recorded, not counted (published)"""
+    behaviour_only: bool = False
+    """probe.toml ``[metadata] behaviour_only`` (srb's own tasks): the candidate's identity
+    cannot read the tree's working copy (:mod:`.tree_copy`) and a candidate that starts no
+    program of the tree on either side is invalid, "did not run the program". Off for
+    published tasks, whose run-candidate.sh scripts copy the tree as the candidate and run
+    the copy (lang03's /tmp/srb-candidate-view): with either rule every candidate of theirs
+    would fail."""
 
 
 @dataclass(frozen=True)
@@ -255,8 +263,12 @@ def _run_area(
             scratch = sandbox.scratch_dir(spec.slot)
             area = {name: scratch / name for name in ("target", "home", "tmp")}
             area["work"] = enter_work(spec.slot, scratch, token)
-            widen = _boundary_on(spec)  # the candidate (the slot's group) writes there too
-            if sandbox.copy_as_slot(spec.slot, pristine, area["target"], widen) != 0:
+            if _closed(spec):  # the slot's, closed to the candidate (tree_copy.py)
+                copied = copy_closed(pristine, area["target"], sandbox.slot_ids(spec.slot))
+            else:  # with the boundary the candidate (the slot's group) writes there too
+                copied = sandbox.copy_as_slot(spec.slot, pristine, area["target"],
+                                              _boundary_on(spec))
+            if copied != 0:
                 raise StagingError(
                     f"cannot copy the tree to {area['target']} as slot {spec.slot}"
                 )
@@ -306,6 +318,8 @@ def run_once(
     pristine = stage_root / "pristine"
     candidate = stage_root / "candidate"
     stage_copy(tree, pristine)
+    if _closed(spec):
+        os.chmod(pristine, 0o700)  # the grader's alone: the candidate reads no tree file
     if role == "original":
         check_original(spec, pristine, "the staged copy of State A")
     stage_copy(candidate_dir, candidate)
@@ -338,6 +352,11 @@ def run_once(
 
 def _boundary_on(spec: CandidateSpec) -> bool:
     return spec.boundary and sandbox.enabled()
+
+
+def _closed(spec: CandidateSpec) -> bool:
+    """Whether the working copy is closed to the candidate's identity (behaviour only)."""
+    return spec.behaviour_only and _boundary_on(spec)
 
 
 def _hand_to_candidate(root: Path, gid: int) -> None:
@@ -654,6 +673,12 @@ def _judge_pair(
                 f"fault exit code {run.exit_code} on the {run.role} (attempt {attempt}): "
                 "the candidate reported its own fault"
             )
+    if spec.behaviour_only and ran_no_program(a) and ran_no_program(b):
+        return "invalid", (
+            f"{DID_NOT_RUN} (attempt {attempt}): the exec boundary started no program of the "
+            "tree on either side; a counterexample observes the tree only through the "
+            "programs it starts"
+        )
     if attempt == 1:
         if not a.passed:
             return "invalid", f"does not pass on State A ({_describe(a)})"
@@ -666,6 +691,18 @@ def _judge_pair(
             f"submission {_describe(b)}"
         )
     return None  # the submission passing here is judged once every attempt has run
+
+
+DID_NOT_RUN = "did not run the program"
+
+
+def ran_no_program(run: RunObservation) -> bool:
+    """True when the exec boundary watched ``run`` and started no program of the tree in
+    it (False when there was no boundary to tell)."""
+    if run.boundary is None:
+        return False
+    started = run.boundary.get("started", run.boundary.get("programs"))
+    return started == 0
 
 
 def adversary_outcome(

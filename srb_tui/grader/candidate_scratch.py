@@ -97,8 +97,25 @@ def clear_candidate_tmp(folders: tuple[str, ...] = CANDIDATE_TMP) -> None:
         if base <= uid < base + sandbox.TMP_GROUP_OFFSET
     ]
     if left:
-        shown = ", ".join(sorted(left)[:5])
+        shown = ", ".join(_describe(path) for path in sorted(left)[:5])
         raise ScratchError(f"cannot empty the candidate /tmp before a run: {shown} is left")
+
+
+def _describe(path: str) -> str:
+    """``path (uid U, mode M)`` and the same for what is inside it, to say who left what."""
+    def one(p: str) -> str:
+        try:
+            info = os.lstat(p)
+        except OSError as exc:
+            return f"{p} ({exc.strerror})"
+        uid = info.st_uid - sandbox.load_limits().uid_base
+        return f"{p} (uid base{uid:+d}, mode {info.st_mode & 0o7777:o})"
+
+    inner: list[str] = []
+    if os.path.isdir(path) and not os.path.islink(path):
+        with contextlib.suppress(OSError):
+            inner = [one(os.path.join(path, name)) for name in sorted(os.listdir(path))[:3]]
+    return one(path) + (f" holding {', '.join(inner)}" if inner else "")
 
 
 @contextlib.contextmanager

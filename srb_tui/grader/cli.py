@@ -245,6 +245,12 @@ def _contract_args(parser: argparse.ArgumentParser) -> None:
         "--network-allowed", action="store_true", help="do not set SRB_NETWORK=denied"
     )
     parser.add_argument(
+        "--behaviour-only",
+        action="store_true",
+        help="the candidate cannot read the tree, and one that starts no program of it on "
+        "either side is invalid (probe.toml [metadata] behaviour_only)",
+    )
+    parser.add_argument(
         "--no-boundary",
         action="store_true",
         help="candidate and the programs it starts share one uid (to measure the boundary)",
@@ -274,6 +280,7 @@ def _candidate_spec(args: argparse.Namespace) -> CandidateSpec:
         network_allowed=bool(args.network_allowed),
         boundary=not getattr(args, "no_boundary", False),
         nondeterminism=getattr(args, "nondeterminism", "reject"),
+        behaviour_only=bool(getattr(args, "behaviour_only", False)),
     )
 
 

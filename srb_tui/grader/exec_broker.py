@@ -168,9 +168,14 @@ CODE_LOADERS = frozenset({
     "python", "pypy", "node", "nodejs", "deno", "bun", "npm", "npx", "yarn", "pnpm",
     "make", "gmake", "cmake", "ctest", "ninja", "meson", "go", "cargo", "java", "mvn",
     "gradle", "ant", "dotnet", "perl", "ruby", "php", "lua", "zig", "tsc", "ts-node",
+    "cc", "gcc", "clang", "c++", "g++", "clang++", "tcc", "cpp", "javac", "rustc",
+    "gfortran", "ld", "as",
 })
 """Tools that load code from their working folder (``python3 -c`` imports it, ``make`` reads
-its Makefile, ``node`` resolves ``node_modules`` there): started in the tree, they run it."""
+its Makefile, ``node`` resolves ``node_modules`` there): started in the tree, they run it.
+Compilers are among them: a candidate cannot read the tree's files (:mod:`.tree_copy`), so a
+compile against the tree's headers (an argument naming the tree) runs as the program, which
+can; its source then belongs in ``SRB_WORK`` or the tree, where the slot reads it."""
 
 
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"})
@@ -257,6 +262,7 @@ class BrokerReport:
     def summary(self) -> dict[str, object]:
         return {
             "programs": len(self.programs),
+            "started": sum(1 for p in self.programs if p.start_errno is None),
             "program_argv0": [p.argv[0] if p.argv else "" for p in self.programs[:20]],
             "refused": self.refused[:20],
             "faults": self.faults[:20],
@@ -314,6 +320,18 @@ def _open_fds(pid: int) -> list[int]:
     return sorted(found)
 
 
+def _uids(pid: int) -> set[int]:
+    """The real, effective, saved and filesystem uids of ``pid`` (empty when unreadable)."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as handle:
+            for line in handle:
+                if line.startswith(b"Uid:"):
+                    return {int(field) for field in line.split()[1:5]}
+    except (OSError, ValueError):
+        return set()
+    return set()
+
+
 def _pidfd_getfd(pidfd: int, fd: int) -> int:
     got = _libc.syscall(_PIDFD_GETFD, pidfd, fd, 0)
     if got < 0:
@@ -353,9 +371,13 @@ class Broker:
         built: Sequence[str] = (),
         program_env: Callable[[Mapping[bytes, bytes]], dict[bytes, bytes]],
         peer: tuple[int, int] | None = None,
+        passes: int | None = None,
     ) -> None:
-        """``peer``: the candidate's (uid, gid), which the broker reads its processes as."""
+        """``peer``: the candidate's (uid, gid), which the broker reads its processes as;
+        ``passes``: a uid whose execs go through untouched (Stage II: a module's launcher
+        child that has already become the slot)."""
         self.peer = peer
+        self.passes = passes
         self.tree = [os.path.normpath(p) for p in tree]
         self.built = [os.path.normpath(p) for p in built]
         self.own = [os.path.normpath(p) for p in own]
@@ -456,7 +478,9 @@ class Broker:
         _, execve, _execveat, _ = _ARCH[platform.machine()]
         with self._lock:
             first, self._first = self._first, False
-        if first:  # the candidate command itself (its file resolved beforehand)
+        if first or (self.passes is not None and _uids(pid) == {self.passes}):
+            # the candidate command itself (its file resolved beforehand), or a process
+            # that already is the identity programs run as
             self._answer(notif_id, proceed=True)
             return
         if nr == execve:

@@ -32,6 +32,7 @@ from typing import Any
 
 from . import fuzz_view, sandbox
 from .candidate import CandidateSpec
+from .candidate_scratch import run_lease
 from .fuzz_build import BuildSpec
 from .fuzz_mutate import (
     GENERIC_TOKENS,
@@ -159,31 +160,36 @@ class EntryRunner:
         self.counter += 1
         home = self.trees.workdir()
         env = self.trees.env(home)
-        started = time.monotonic()
-        try:
-            tree = self.trees.place(home)
-            program = str(tree / entry_in_tree(self.config.entry))
-            cwd = str(tree if tree != self.view else home)
-            proc = sandbox.spawn(
-                [program, *argv],
-                slot=self.slot,
-                cwd=cwd,
-                env={**env, **shell_names(cwd, program)},
-                groups=self.trees.groups(),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-            )
-        except OSError as exc:
-            return Observation(None, b"", b"", False, time.monotonic() - started, str(exc))
-        timed_out = False
-        try:
-            out, err = proc.communicate(data, timeout=self.config.run_timeout_sec)
-        except subprocess.TimeoutExpired:
-            timed_out = True
+        # The candidate /tmp is the run lease's: a program run here holds it as one a
+        # candidate starts does (its /tmp group only while it holds it, /tmp and /dev/shm
+        # emptied around it), so no other round's run sees what it leaves and none of it
+        # is in the way of another's lease (seen: "cannot empty the candidate /tmp").
+        tree = self.trees.place(home)  # before the lease: the copy is the slot's own
+        program = str(tree / entry_in_tree(self.config.entry))
+        cwd = str(tree if tree != self.view else home)
+        with run_lease() as groups:
+            started = time.monotonic()
+            try:
+                proc = sandbox.spawn(
+                    [program, *argv],
+                    slot=self.slot,
+                    cwd=cwd,
+                    env={**env, **shell_names(cwd, program)},
+                    groups=groups,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                )
+            except OSError as exc:
+                return Observation(None, b"", b"", False, time.monotonic() - started, str(exc))
+            timed_out = False
+            try:
+                out, err = proc.communicate(data, timeout=self.config.run_timeout_sec)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                self._end(proc.pid)
+                out, err = proc.communicate()
             self._end(proc.pid)
-            out, err = proc.communicate()
-        self._end(proc.pid)
         return Observation(proc.returncode, out, err, timed_out, time.monotonic() - started)
 
     def _end(self, pid: int) -> None:

@@ -188,12 +188,6 @@ class TreeView:
         self.park()
         return target
 
-    def groups(self) -> tuple[int, ...]:
-        """The program's supplementary groups: the candidate /tmp group, as a program a
-        candidate starts has it (``/tmp`` and ``/dev/shm`` writable; what it leaves there
-        goes at once, :func:`.sandbox.wipe_shared`)."""
-        return (sandbox.tmp_gid(),) if sandbox.enabled() else ()
-
     def env(self, home: Path) -> dict[str, str]:
         """The program's environment: the candidate environment without any ``SRB_*`` name,
         as the exec broker hands it to a program a candidate starts (issue 32: a program

@@ -13,7 +13,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO
 
@@ -124,9 +124,12 @@ def run_group(
     stderr: IO[bytes] | int,
     grace_sec: float = DEFAULT_GRACE_SEC,
     umask: int = -1,
+    preexec: Callable[[], None] | None = None,
+    started_as: Callable[[int], None] | None = None,
 ) -> Completed:
     """Run `argv` in a new session (with ``umask`` when not -1), wait up to `timeout_sec`,
-    then reap the whole group."""
+    then reap the whole group. ``preexec`` runs in the child just before the exec;
+    ``started_as`` sees the pid once it runs."""
     started = time.monotonic()
     try:
         proc = subprocess.Popen(
@@ -138,9 +141,12 @@ def run_group(
             stderr=stderr,
             start_new_session=True,
             umask=umask,
+            preexec_fn=preexec,
         )
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, subprocess.SubprocessError) as exc:
         return Completed(None, False, time.monotonic() - started, start_error=str(exc))
+    if started_as is not None:
+        started_as(proc.pid)
     timed_out = False
     try:
         proc.wait(timeout=max(timeout_sec, 0.0))

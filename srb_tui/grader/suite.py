@@ -22,6 +22,14 @@ from typing import Any
 
 from . import sandbox
 from .envelope import StageEnvelope, utc_iso
+from .module_boundary import (
+    boundary_for,
+    changes,
+    resolve_command,
+    share_folder,
+    suite_files,
+    tamper_message,
+)
 from .module_env import (
     SUITE_SLOT,
     module_env,
@@ -119,6 +127,8 @@ def run_module(
     shutil.rmtree(work, ignore_errors=True)  # each module starts with an empty $SRB_WORK
     for folder in (work, suite_work, logs, result.parent, home):
         folder.mkdir(parents=True, exist_ok=True)
+    for folder in (work, suite_work):  # what the module starts writes there as the slot
+        share_folder(folder, SUITE_SLOT)
     result.unlink(missing_ok=True)
     started = time.time()
     unit["started_at"] = utc_iso(started)
@@ -146,19 +156,28 @@ def run_module(
         keep=keep_env,
     )
     root_before = set(root_entries(repo))
-    with stdout_log.open("wb") as out, stderr_log.open("wb") as err:
-        done = run_group(
-            argv,
-            cwd=str(module.dir),
-            env=env,
-            timeout_sec=module.timeout_sec,
-            stdout=out,
-            stderr=err,
-            grace_sec=grace_sec,
-            umask=MODULE_UMASK,
-        )
-    given_up = [entry for entry in root_entries(repo) if entry not in root_before]
-    leftover = end_submission()
+    suite_before = suite_files(suite.root)
+    boundary, no_boundary = boundary_for(
+        SUITE_SLOT, repo, built=[work, suite_work], own=[suite.root, home])
+    try:
+        with stdout_log.open("wb") as out, stderr_log.open("wb") as err:
+            done = run_group(
+                resolve_command(argv, env) if boundary else argv,
+                cwd=str(module.dir),
+                env=env,
+                timeout_sec=module.timeout_sec,
+                stdout=out,
+                stderr=err,
+                grace_sec=grace_sec,
+                umask=MODULE_UMASK,
+                preexec=boundary.preexec if boundary else None,
+                started_as=boundary.launched if boundary else None,
+            )
+        given_up = [entry for entry in root_entries(repo) if entry not in root_before]
+        leftover = end_submission()
+    finally:
+        exec_report = boundary.stop() if boundary else None
+    tampered = changes(suite_before, suite_files(suite.root))
     if leftover:
         unit["submission_leftovers"] = leftover
     checks: list[dict[str, Any]] = []
@@ -181,8 +200,19 @@ def run_module(
         duration_sec=round(done.duration_sec, 3),
         stderr_tail=_tail(stderr_log),
     )
+    if exec_report is not None:
+        unit["exec_boundary"] = exec_report
+    notes_given_up = []
+    if no_boundary:
+        notes_given_up.append(f"no exec boundary ({no_boundary}): what the module started "
+                              "ran as its own identity")
     if given_up:
-        unit["boundary"] = boundary_note(given_up[:5])
+        notes_given_up.append(boundary_note(given_up[:5]))
+    if notes_given_up:
+        unit["boundary"] = "; ".join(notes_given_up)
+    if tampered:
+        unit.update(status="error", rate=0.0, message=tamper_message(tampered),
+                    tampering=tampered)
     hint = sandbox_hint(checks, unit["stderr_tail"])
     if hint and (counts["failed"] or counts["errored"] or status != "ok"):
         unit["sandbox_hint"] = hint
@@ -234,10 +264,13 @@ def root_entries(repo: Path, most: int = 5) -> list[str]:
 
 
 def boundary_note(entries: list[str]) -> str:
-    """What a module that wrote into the submission's tree as uid 0 gave up."""
-    return ("the module wrote into $SRB_REPO as uid 0 (" + ", ".join(entries) + "): "
-            "it ran submission code itself (not through $SRB_SUBMISSION_RUN), which runs as "
-            "the module's identity, outside the submission sandbox")
+    """What a module that wrote into the submission's tree as uid 0 itself gave up: the
+    programs it started ran as the slot (the exec boundary), so what wrote there was the
+    module's own process, and whatever ran inside it (code of the tree it imported or
+    loaded in-process, not a program it started) ran as uid 0."""
+    return ("the module's own process wrote into $SRB_REPO as uid 0 (" + ", ".join(entries)
+            + "): code of the tree it loaded in-process (not a program it started, which "
+            "runs as the slot) ran as the module's identity, outside the submission sandbox")
 
 
 def sandbox_hint(checks: list[dict[str, Any]], stderr_tail: str) -> str:
@@ -317,7 +350,12 @@ def run_suite(
     envelope.units = [_seed_unit(module) for module in suite.modules]
     envelope.metadata = {"suite": str(suite.path), **summarise(envelope.units)}
     envelope.write(result_path)
+    tampered_by = ""
     for index, module in enumerate(suite.modules):
+        if tampered_by:  # the suite is no longer the suite: nothing after it is believed
+            envelope.units[index]["message"] = (
+                f"not run: module {tampered_by} changed the suite's files (tampering)")
+            continue
         # Still "unreached" in the checkpoint: if the stage dies now, this module has no outcome.
         envelope.units[index] = {
             **envelope.units[index],
@@ -337,6 +375,8 @@ def run_suite(
         )
         envelope.units[index] = unit
         envelope.checks.extend(checks)
+        if unit.get("tampering"):
+            tampered_by = module.id
         envelope.metadata = {"suite": str(suite.path), **summarise(envelope.units)}
         envelope.write(result_path)
     envelope.finish("ok")

@@ -81,8 +81,9 @@ MODULE_SCRIPT_SUFFIXES = (".sh", ".py", ".bash", "")
 
 def _modules_outside_sandbox(task: Task, problems: list[Problem]) -> None:
     """One warning for the modules that start submission code themselves: their files name
-    ``SRB_REPO`` and never the launcher. srb runs such code as the module's identity (uid 0
-    in a stage container), outside the submission sandbox, and records it per run."""
+    ``SRB_REPO`` and never the launcher. The programs they start of the tree run as the
+    slot uid (the exec boundary, :mod:`srb_tui.grader.module_boundary`); what a module
+    loads into its own process is not behind it, and a run records it when seen."""
     assert task.evaluation is not None
     behavioural = task.evaluation.behavioural
     if task.suite is None or not isinstance(behavioural, StageSpec):
@@ -101,8 +102,9 @@ def _modules_outside_sandbox(task: Task, problems: list[Problem]) -> None:
         problems.append(Problem(
             f"tests/{suite_rel}", "module",
             f"module(s) {', '.join(found)} start submission code themselves (they use "
-            "$SRB_REPO, never $SRB_SUBMISSION_RUN): srb runs that code as the module's "
-            "identity (uid 0), outside the submission sandbox, and records it per run",
+            "$SRB_REPO, never $SRB_SUBMISSION_RUN): srb's exec boundary starts the "
+            "programs they run of the tree as the submission's uid; code of the tree a module "
+            "loads into its own process would still run as uid 0 (recorded per run)",
             kind="warning"))
 
 
@@ -263,6 +265,12 @@ def _probe(task: Task, problems: list[Problem]) -> None:
             probe_file, "metadata.nondeterminism",
             f"{rule!r}: expected \"reject\" (the published grader: recorded, not counted) or "
             "\"break\" (a submission nondeterministic for a candidate is a break)"))
+    if not isinstance(meta.get("behaviour_only", False), bool):
+        problems.append(Problem(
+            probe_file, "metadata.behaviour_only",
+            f"{meta.get('behaviour_only')!r}: expected true (the candidate cannot read the "
+            "tree and must run its program: srb's own tasks) or false (the published "
+            "contract, where run-candidate.sh may copy the tree)"))
     seeds = meta.get("fuzz_seeds")
     if isinstance(seeds, str) and is_inside(seeds) and not (base / seeds).exists():
         problems.append(Problem(rel(task.dir, base / seeds), "metadata.fuzz_seeds",

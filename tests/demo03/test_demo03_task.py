@@ -2,10 +2,10 @@
 ``build`` module runs ``sh build.sh PREFIX`` itself in ``$SRB_REPO`` (no launcher, no
 ``[verifier] user``), graded by a real engine.
 
-* ``srb tasks record`` gives identity 1.0 and names, in one line, the module that ran
-  submission code as uid 0 itself;
+* ``srb tasks record`` gives identity 1.0, and the build and the installed greet the modules
+  start run as the slot uid behind the exec boundary (issue 32): no boundary given up;
 * the honest CMake port (``reference``) passes Stage I and Stage II complete, and the run
-  records the boundary the build module gave up under ``runs.extra.grading``;
+  records no boundary given up under ``runs.extra.grading``;
 * ``untouched`` (State A handed back) is stopped at Stage I by the scripted reviewer;
 * a module that writes where the sandbox forbids it fails with a record saying so;
 * Stage III builds each tree first (the probe's ``fuzz_build``): a fuzz adversary breaks
@@ -37,7 +37,6 @@ from ..ladder.harness import BASE_IMAGE, Graded, Ladder
 from ..ladder.test_commands import parse, run_handler
 
 DEMO03 = BUILTIN_TASKS / "demo03-greet-make-to-cmake"
-BOUNDARY = "boundary given up in Stage II: module(s) build ran submission code as uid 0"
 STAGES = ("audit", "behavioural")
 IMAGES = (*STAGES, "verification")
 
@@ -61,7 +60,13 @@ def test_demo03_identity_run_scores_one(
     assert [(m["id"], m["status"], m["rate"]) for m in doc["modules"]] == [
         ("build", "ok", 1.0), ("layout", "ok", 1.0), ("run", "ok", 1.0),
     ]  # fmt: skip
-    assert doc["boundary"].startswith(BOUNDARY), doc["boundary"]
+    # the build the module starts runs as the slot (issue 32): nothing given up, and the
+    # module's record says which programs its exec boundary started
+    assert doc["boundary"] is None, doc["boundary"]
+    build = doc["modules"][0]["detail"]["exec_boundary"]
+    assert "sh" in build["program_argv0"] and not build["faults"], build
+    run = doc["modules"][2]["detail"]["exec_boundary"]
+    assert run["programs"] == 7 and run["program_argv0"][0].endswith("/prefix/bin/greet"), run
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -98,9 +103,9 @@ async def test_reference_passes_audit_and_stage_two_complete(ladder03: Ladder) -
         "build": 1.0, "layout": 1.0, "run": 1.0}
     run = await ladder03.store.get_run(got.run_id)
     assert run is not None
-    given_up = run.extra["grading"]["behavioural"]["boundary_given_up"]
-    assert [item["module"] for item in given_up] == ["build"]
-    assert "_build" in given_up[0]["note"]  # CMake's build folder, written as uid 0
+    # CMake's _build is the slot's now (the build ran behind the exec boundary): no
+    # module gave anything up, so the run records nothing of the kind
+    assert not run.extra["grading"]["behavioural"].get("boundary_given_up")
 
 
 @pytest.mark.docker

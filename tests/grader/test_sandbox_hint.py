@@ -24,3 +24,4 @@ def test_stderr_counts_and_a_plain_failure_says_nothing() -> None:
 def test_the_boundary_note_names_what_was_written() -> None:
     note = boundary_note(["_build", "_build/CMakeCache.txt"])
     assert "_build, _build/CMakeCache.txt" in note and "outside the submission sandbox" in note
+    assert "in-process" in note  # what is left: code the module loads into itself

@@ -139,7 +139,7 @@ def test_what_submission_code_may_write_is_sized_under_memory() -> None:
         StageLayout(workspace=True), memory_mb=2048, storage_mb=4096, uid_base=61000
     )
     sizes = {k: int(v.split(",")[0][5:-1]) for k, v in mounts.items()}
-    assert set(mounts) == {"/workspace", "/srb/run/0", "/tmp"}
+    assert set(mounts) == {"/workspace", "/srb/run/0", "/tmp", "/srb/work"}
     assert sum(sizes.values()) <= 1024 and fsize == max(sizes.values()) * 1024**2
     assert "uid=61000" in mounts["/workspace"] and "mode=0700" in mounts["/srb/run/0"]
     three, _ = stage_mounts(StageLayout(slots=6, shared_tmp=False, private_tests=False), 2048, 4096)

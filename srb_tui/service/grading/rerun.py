@@ -71,6 +71,8 @@ class RerunPlan:
     files: dict[str, str]
     nondeterminism: str = "reject"
     """probe.toml [metadata] nondeterminism (see grader/candidate.py)"""
+    behaviour_only: bool = False
+    """probe.toml [metadata] behaviour_only (see grader/candidate.py)"""
 
     def grader_args(self) -> list[str]:
         args = [
@@ -86,6 +88,8 @@ class RerunPlan:
         ]
         for command in self.deny_commands:
             args += ["--deny-command", command]
+        if self.behaviour_only:
+            args.append("--behaviour-only")
         return args
 
 
@@ -165,6 +169,7 @@ def plan_rerun(
         deny_commands=tuple(probe.scope.deny_commands),
         files=candidate_files(record),
         nondeterminism="break" if probe.metadata.get("nondeterminism") == "break" else "reject",
+        behaviour_only=probe.metadata.get("behaviour_only") is True,
     )
 
 

@@ -153,13 +153,22 @@ def boundary_given_up(doc: Mapping[str, Any]) -> list[dict[str, str]]:
             if isinstance(unit, dict) and unit.get("boundary")]
 
 
+def suite_tampering(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Modules during which the suite's files changed (the grader's ``tampering`` list):
+    each is that module's failure."""
+    return [{"module": str(unit.get("id")), "changed": list(unit["tampering"])}
+            for unit in doc.get("units", [])
+            if isinstance(unit, dict) and isinstance(unit.get("tampering"), list)
+            and unit["tampering"]]
+
+
 def boundary_line(given_up: list[dict[str, str]]) -> str:
     """The one line ``srb tasks record`` and a run's record say about it ('' when none)."""
     if not given_up:
         return ""
     names = ", ".join(item["module"] for item in given_up)
-    return (f"boundary given up in Stage II: module(s) {names} ran submission code as uid 0 "
-            "themselves (not through $SRB_SUBMISSION_RUN), outside the submission sandbox")
+    return (f"boundary given up in Stage II: module(s) {names}: "
+            + "; ".join(item["note"] for item in given_up))
 
 
 def module_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
@@ -185,7 +194,7 @@ def module_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
                 "detail": {
                     key: unit[key]
                     for key in ("message", "exit_code", "timed_out", "stderr_tail",
-                                "sandbox_hint", "boundary")
+                                "sandbox_hint", "boundary", "tampering", "exec_boundary")
                     if key in unit
                 },
             }
@@ -262,9 +271,11 @@ async def run_behavioural(
             box, task, spec, publish=publish, run_id=run_id, with_original=with_original
         )
         given_up = boundary_given_up(doc)
-        if given_up:
+        tampering = suite_tampering(doc)
+        if given_up or tampering:
             await note_run_extra(store, run_id, "grading", "behavioural",
-                                 {**box.grading, "boundary_given_up": given_up})
+                                 {**box.grading, "boundary_given_up": given_up,
+                                  "suite_tampering": tampering})
     await store.record_module_results(run_id, "behavioural", module_rows(doc))
     for module, checks in checks_by_module(doc).items():
         await store.record_checks(run_id, "behavioural", checks, module_id=module)

@@ -134,6 +134,9 @@ class CandidateOptions:
     """probe.toml ``[metadata] nondeterminism``: "break" counts a submission that gives
     different results for the same candidate (State A steady) as a break; "reject" (the
     published grader's reading) records it without counting it"""
+    behaviour_only: bool = False
+    """probe.toml ``[metadata] behaviour_only``: the candidate cannot read the tree and one
+    that runs no program of it is invalid (grader/candidate.py); srb's own tasks"""
 
     def args(self) -> list[str]:
         out = [
@@ -158,6 +161,8 @@ class CandidateOptions:
         if not self.boundary:
             out.append("--no-boundary")
         out += ["--nondeterminism", self.nondeterminism]
+        if self.behaviour_only:
+            out.append("--behaviour-only")
         return out
 
     def exec_budget_sec(self) -> float:

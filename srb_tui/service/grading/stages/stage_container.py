@@ -219,9 +219,9 @@ class StageContainer:
         try:
             stub = stub_binary()
         except (StubUnavailable, OSError) as exc:
-            if self.layout.candidate_tmp:
+            if self.layout.candidate_tmp or self.layout.workspace:
                 raise StageFault(f"{self.role}: {exc}") from None
-            return  # Stage I and II do not use it
+            return  # Stage I does not use it
         await put_files(self.engine, self.h, "/srb", {"exec-stub": stub}, uid=0, gid=0, mode=0o755)
         await put_symlink(self.engine, self.h, STUB, "/srb/exec-stub")
 

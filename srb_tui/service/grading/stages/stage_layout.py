@@ -167,7 +167,12 @@ def stage_mounts(
         tmp_group = uid_base + TMP_GROUP_OFFSET
         mounts["/dev/shm"] = f"size={shm}m,mode=1770,uid=0,gid={tmp_group}"
     shares = layout.slots + (1 if layout.shared_tmp or layout.candidate_tmp else 0)
+    shares += 1 if layout.workspace else 0
     each = max(16, budget // max(1, shares))
+    if layout.workspace:
+        # Stage II's $SRB_WORK / $SRB_SUITE_WORK: the programs a module starts (a build's
+        # install prefix) write there as the slot, so it is sized like the rest.
+        mounts[SHARED_WORK] = f"size={each}m,mode=0755,uid=0,gid=0,exec"
     scratch_mode = "0770" if layout.candidate_tmp else "0700"  # group: the slot's own gid
     for slot in range(layout.slots):
         uid = uid_base + slot

@@ -88,6 +88,7 @@ def probe_setup(task: Task, spec: StageSpec) -> ProbeSetup:
             deny_commands=tuple(probe.scope.deny_commands),
             network_allowed=probe.scope.network_allowed,
             nondeterminism=str(rule),
+            behaviour_only=probe.metadata.get("behaviour_only") is True,
         ),
         run_timeout_sec=_number(run_timeout) or timeout,
     )
