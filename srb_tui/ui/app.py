@@ -11,6 +11,7 @@ from typing import Any
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
 from srb_tui.config import Settings
@@ -53,6 +54,22 @@ class SrbApp(App[None]):
         ),
         Binding("q", "quit", "Quit", id="app.quit", tooltip="Leave the console"),
     ]
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """A toast, its text always shown as written (``markup`` is ignored: screens and
+        widgets pass True by default): srb's messages quote config tables, paths and
+        program output (``[gatway]``, ``a[0]``), which console markup would eat
+        ("config.toml: : unknown table (did you mean ?)"); none of them is markup."""
+        del markup
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
 
     def __init__(self, settings: Settings, catalog: Catalog | None = None) -> None:
         super().__init__()
