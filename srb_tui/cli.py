@@ -13,11 +13,15 @@ import errno
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from srb_tui import __version__
 from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.output import Output
 from srb_tui.config import resolve_settings
+
+if TYPE_CHECKING:
+    from srb_tui.config import Settings
 
 # Subcommand -> (module under srb_tui.commands, its registration function), in help order.
 # Only the module of the command being run is imported (``srb run`` does not load the
@@ -114,6 +118,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     settings = resolve_settings(args.tasks, args.state)
     out = Output(json_mode=getattr(args, "json", False))
+    return out.finish(_dispatch(args, settings, out))
+
+
+def _dispatch(args: argparse.Namespace, settings: Settings, out: Output) -> int:
     state = settings.state_dir
     if state.exists() and not state.is_dir():
         out.error(f"--state {state}: not a directory (the state directory holds srb.sqlite3, "

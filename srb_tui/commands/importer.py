@@ -35,6 +35,13 @@ def add_parser(sub: Any) -> None:
 
 def cmd_import(args: argparse.Namespace, settings: Settings, out: Output) -> int:
     directory = Path(args.directory)
+    if not directory.exists():
+        out.error(f"{directory}: no such directory (give a job folder of the published "
+                  "harness: one with score.json files below it)")
+        return codes.NOT_FOUND
+    if not directory.is_dir():
+        out.error(f"{directory}: not a directory (give the job folder, not a file in it)")
+        return codes.USAGE
     if args.jobs < 0:
         out.error(f"--jobs {args.jobs}: expected a number of reader processes (>= 1)")
         return codes.USAGE

@@ -29,6 +29,8 @@ class Output:
         self.json_mode = json_mode
         self._console = console
         self._err = err
+        self.emitted = False  # a JSON document went to stdout
+        self.errors: list[str] = []  # every error message, in order
 
     @property
     def console(self) -> Console:
@@ -43,6 +45,7 @@ class Output:
         return self._err
 
     def emit_json(self, document: Any) -> None:
+        self.emitted = True
         sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False, default=str))
         sys.stdout.write("\n")
         sys.stdout.flush()
@@ -51,7 +54,16 @@ class Output:
         """``error: message`` on stderr (the message is plain text, never markup)."""
         from rich.markup import escape
 
+        self.errors.append(message)
         self.err.print(f"[bold red]error:[/] {escape(message)}", markup=True)
+
+    def finish(self, code: int) -> int:
+        """``code``, after keeping ``--json``'s promise of exactly one document: a command
+        that ends non-zero without one prints ``{"error": {"exit_code", "messages"}}`` (the
+        messages also went to stderr)."""
+        if self.json_mode and code != 0 and not self.emitted:
+            self.emit_json({"error": {"exit_code": code, "messages": list(self.errors)}})
+        return code
 
     def warn(self, message: str) -> None:
         """``warning: message`` on stderr, also in ``--json`` mode (stdout stays one doc)."""

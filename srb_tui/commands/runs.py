@@ -67,6 +67,10 @@ def plain_columns(rows: list[tuple[str, ...]]) -> str:
 
 
 def cmd_list(args: argparse.Namespace, settings: Settings, out: Output) -> int:
+    if not settings.state_dir.is_dir():  # as `runs show` says: the store named is not there
+        out.error(f"no store at {settings.db_path}: {settings.state_dir} does not exist "
+                  "(nothing has run with this --state)")
+        return codes.NOT_FOUND
     result = asyncio.run(load_run_rows(settings.db_path, limit=args.limit))
     if result.problem:
         out.error(result.problem)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -27,6 +28,11 @@ TABLE: list[tuple[tuple[str, ...], int, str]] = [
     (("runs", "list", "--limit", "0"), codes.USAGE, "0 is not at least 1"),
     (("runs", "list", "--limit", "x"), codes.USAGE, "not a whole number"),
     (("runs", "show", "r-nope"), codes.NOT_FOUND, "r-nope"),
+    # issue 35 item 10: as `runs show` and `report` say, the store named is not there
+    (("runs", "list"), codes.NOT_FOUND, "no store at"),
+    (("import", "/nonexistent/srb-job"), codes.NOT_FOUND,
+     "/nonexistent/srb-job: no such directory"),
+    (("import", str(REPO / "README.md")), codes.USAGE, "README.md: not a directory"),
     (("runs", "cancel", "r-nope"), codes.NOT_FOUND, "no store at"),
     (("--tasks", "/nonexistent/srb-tasks", "tasks", "list"), codes.NOT_FOUND,
      "task root /nonexistent/srb-tasks: no such directory"),
@@ -62,6 +68,24 @@ def test_each_command_ends_with_its_code_and_message(
     assert message in text, (command, text)
     assert "\x1b[" not in out.stdout  # nothing of a terminal UI went into the pipe
     assert not (state / "srb.sqlite3").exists()  # no command here makes a store to say no
+
+
+def test_json_mode_keeps_its_one_document_when_a_command_fails(tmp_path: Path) -> None:
+    """``--json`` promises one JSON document on stdout: a command that ends non-zero
+    without one prints the error as that document (issue 35 item 10: ``srb run --json`` on
+    a config error printed nothing)."""
+    state = tmp_path / "state"
+    out = srb("runs", "list", "--json", state=state)
+    doc = json.loads(out.stdout)
+    assert out.returncode == codes.NOT_FOUND
+    assert doc["error"]["exit_code"] == codes.NOT_FOUND
+    assert any("no store at" in m for m in doc["error"]["messages"]), doc
+    assert "no store at" in out.stderr  # people still read it where errors go
+    out = srb(*TASKS, "run", DEMO_TASK.name, "--agent", "untouched", "--json", state=state,
+              env={"DOCKER_HOST": "unix:///nonexistent.sock"})
+    doc = json.loads(out.stdout)
+    assert out.returncode == codes.INFRA and doc["error"]["exit_code"] == codes.INFRA
+    assert any("not reachable" in m for m in doc["error"]["messages"]), doc
 
 
 def test_the_readme_and_srb_help_carry_the_table(tmp_path: Path) -> None:
