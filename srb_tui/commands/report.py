@@ -19,6 +19,7 @@ from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
 from srb_tui.reports import FORMATS, TABLE_IDS, build_report, load_runs, render
+from srb_tui.reports.plots import FiguresUnavailable
 from srb_tui.reports.task_facts import task_facts
 from srb_tui.service.views.runs_table import parse_filter
 from srb_tui.store import Store, StoreError
@@ -96,9 +97,10 @@ def cmd_report(args: argparse.Namespace, settings: Settings, out: Output) -> int
 
                 written = await asyncio.to_thread(write_figures, report, Path(args.figures))
                 out.err.print(f"wrote {len(written)} figure files to {args.figures}")
-        except ImportError as exc:
-            out.error(f"figures need matplotlib (pip install 'srb-tui[figures]'): {exc}")
-            return codes.INFRA
+        except ImportError as exc:  # one message: the figures extra is not installed
+            out.error(str(exc) if isinstance(exc, FiguresUnavailable) else
+                      f"figures need matplotlib: pip install -e '.[figures]' ({exc})")
+            return codes.USAGE
         if args.output:
             Path(args.output).write_text(text, encoding="utf-8")
             out.err.print(f"wrote {args.output} ({len(runs)} runs, {fmt_name})")

@@ -46,7 +46,8 @@ def _pyplot() -> Any:
         import matplotlib
     except ImportError as exc:  # pragma: no cover - the dev install has it
         raise FiguresUnavailable(
-            "figures need matplotlib: pip install 'srb-tui[figures]' (or the dev extra)"
+            "figures need matplotlib, the figures extra: pip install -e '.[figures]' "
+            "(the README's install brings it)"
         ) from exc
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

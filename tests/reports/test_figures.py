@@ -98,3 +98,23 @@ def test_html_is_one_self_contained_page(state: Path, tmp_path: Path,
     funnel = html[html.index('<section id="table2">'):]
     row = funnel[funnel.index("<td class=\"t\">replay:a</td>"):].split("</tr>")[0]
     assert re.findall(r'<td class="n">([^<]*)</td>', row)[:6] == ["1", "1", "1", "1", "1", "5"]
+
+
+def test_figures_without_matplotlib_say_so_once_and_exit_usage(tmp_path: Path) -> None:
+    """Issue 35 item 12: without the figures extra `srb report --figures` gives one message
+    naming the extra and exits 2 (it used to say it twice and exit 4, "could not measure").
+    matplotlib is hidden by a package of that name that cannot be imported."""
+    from tests.cli.test_cli import srb
+    from tests.reports.test_import import _job
+
+    state = tmp_path / "state"
+    assert srb("import", str(_job(tmp_path / "jobs")), state=state).returncode == 0
+    hidden = tmp_path / "hide"
+    (hidden / "matplotlib").mkdir(parents=True)
+    (hidden / "matplotlib" / "__init__.py").write_text(
+        "raise ImportError(\"No module named 'matplotlib'\")\n")
+    out = srb("report", "--figures", str(tmp_path / "figs"), state=state,
+              env={"PYTHONPATH": str(hidden)})
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.count("matplotlib") == 1 and "'.[figures]'" in out.stderr, out.stderr
+    assert "Traceback" not in out.stderr
