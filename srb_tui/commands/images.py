@@ -12,7 +12,7 @@ from typing import Any
 from rich.markup import escape
 
 from srb_tui.commands import exit_codes as codes
-from srb_tui.commands.output import Output
+from srb_tui.commands.output import Output, plain_columns
 from srb_tui.config import Settings
 from srb_tui.service.app import Services, open_service
 from srb_tui.service.run.images import (
@@ -114,9 +114,11 @@ def cmd_ls(args: argparse.Namespace, settings: Settings, out: Output) -> int:
         if out.json_mode:
             out.emit_json({"images": [{"tag": i.tag, "id": i.id, "context": i.context_sha}
                                       for i in images]})
+        elif images:
+            out.lines(plain_columns([("IMAGE", "ID"), *((i.tag, i.id[:19]) for i in images)])
+                      .splitlines())
         else:
-            for i in images:
-                out.print(f"{escape(i.tag):50} {i.id[:19]}")
+            out.print("No srb images yet.")
         return 0
 
     return asyncio.run(body())

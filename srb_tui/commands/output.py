@@ -21,6 +21,14 @@ def _console(*, stderr: bool) -> Console:
     return Console(stderr=stderr, highlight=False, soft_wrap=True, emoji=False)
 
 
+def plain_columns(rows: list[tuple[str, ...]]) -> str:
+    """Space-padded columns with every value whole (for pipes, ``--no-trunc``): the first
+    row is the header."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))
+                     .rstrip() for row in rows) + "\n"
+
+
 class Output:
     """Where a command writes. Errors always go to stderr."""
 
@@ -31,6 +39,12 @@ class Output:
         self._err = err
         self.emitted = False  # a JSON document went to stdout
         self.errors: list[str] = []  # every error message, in order
+
+    @property
+    def piped(self) -> bool:
+        """Whether stdout is a pipe or a file (and no console was handed in): listings
+        print plain columns there, every value whole, not a table cut to 80 columns."""
+        return self._console is None and not sys.stdout.isatty()
 
     @property
     def console(self) -> Console:

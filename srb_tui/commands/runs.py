@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from srb_tui.commands import exit_codes as codes
-from srb_tui.commands.output import Output
+from srb_tui.commands.output import Output, plain_columns
 from srb_tui.config import Settings
 from srb_tui.service.app import open_service
 from srb_tui.service.views.agent_report import agent_summary, cost_text
@@ -57,13 +57,6 @@ _COLUMNS = ("Run", "Task", "Agent", "Status", "Stop", "Score", "Valid", "Started
 def _cells(r: Any) -> tuple[str, ...]:
     return (r.run_id, r.task_id, r.agent, r.status, r.stop_reason or "—", r.score_text,
             r.valid_text, r.started_text, r.duration_text)
-
-
-def plain_columns(rows: list[tuple[str, ...]]) -> str:
-    """Space-padded columns with every value whole (for pipes, ``--no-trunc``)."""
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))
-                     .rstrip() for row in rows) + "\n"
 
 
 def cmd_list(args: argparse.Namespace, settings: Settings, out: Output) -> int:

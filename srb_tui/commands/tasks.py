@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from srb_tui.commands import exit_codes as codes
-from srb_tui.commands.output import Output
+from srb_tui.commands.output import Output, plain_columns
 from srb_tui.config import Settings
 from srb_tui.schema import Problem, TaskLoad
 from srb_tui.schema.disk import STATE_A_FILES
@@ -98,6 +98,18 @@ def cmd_list(args: argparse.Namespace, settings: Settings, out: Output) -> int:
     if not summaries:
         out.print(f"No tasks under {', '.join(str(r) for r in settings.task_roots)}. "
                   "Use --tasks DIR or SRB_TASKS.")
+        return 0
+    if out.piped:
+        words = {"ok": "ok", "incomplete": "{absent} absent", "invalid": "{errors} error(s)"}
+        rows = [("TASK", "CLASS", "STACKS", "BUDGET", "GATES", "MODS", "ADV", "STATUS")]
+        for s in summaries:
+            status = words[s.status].format(absent=s.absent, errors=s.errors)
+            if s.status == "incomplete" and needed.get(s.task_id):
+                status = f"{needed[s.task_id]} missing"
+            rows.append((s.task_id, s.category, s.stacks,
+                         "—" if s.budget_sec is None else f"{s.budget_sec / 3600:g} h",
+                         str(s.gates), str(s.modules), str(s.adversaries), status))
+        out.lines(plain_columns(rows).splitlines())
         return 0
     table = Table(title="Tasks", title_justify="left")
     table.add_column("Task", overflow="fold", ratio=3)

@@ -136,3 +136,17 @@ def test_tasks_list_counts_the_missing_files(tmp_path: Path) -> None:
     assert json.loads(out.stdout)["tasks"][0]["missing"] == 1
     table = srb("--tasks", str(task.parent), "tasks", "list", state=tmp_path / "s")
     assert "1 missing" in table.stdout
+
+
+def test_piped_tasks_list_prints_whole_values_in_plain_columns(tmp_path: Path) -> None:
+    """Issue 35 item 13: into a pipe, `tasks list` printed an 80-column table that split
+    ids over three lines and cut classes ("language-r…"); it prints plain columns now,
+    one task a line, every value whole."""
+    out = srb("--tasks", str(DEMO_TASK.parent), "tasks", "list", state=tmp_path / "s")
+    assert out.returncode == codes.OK, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].split() == ["TASK", "CLASS", "STACKS", "BUDGET", "GATES", "MODS", "ADV",
+                                "STATUS"]
+    demo = next(line for line in lines if line.startswith(DEMO_TASK.name + " "))
+    assert "language-rewrite" in demo and "python → node" in demo and demo.endswith("ok")
+    assert "…" not in out.stdout and "│" not in out.stdout
