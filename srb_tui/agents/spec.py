@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import difflib
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,6 +77,11 @@ def _replay_tree(raw: str, rest: str, task_dir: Path | None) -> Path:
     available = ""
     if task_dir is not None and (task_dir / "submissions").is_dir():
         names = sorted(p.name for p in (task_dir / "submissions").iterdir() if p.is_dir())
-        available = f" (this task has: {', '.join(names)})" if names else ""
-    tried = ", ".join(str(p) for p in candidates)
-    raise AgentSpecError(f"agent {raw!r}: no submission tree at {tried}{available}")
+        near = difflib.get_close_matches(rest, names, n=1, cutoff=0.6) if "/" not in rest else []
+        hint = f"did you mean replay:{near[0]}? " if near else ""
+        available = f" ({hint}this task has: {', '.join(names)})" if names else ""
+    if task_dir is not None and "/" not in rest:  # a name: where the task keeps them
+        where = f"{task_dir / 'submissions' / rest} (nor a folder {rest!r} here)"
+    else:
+        where = str(candidates[-1])
+    raise AgentSpecError(f"agent {raw!r}: no submission tree at {where}{available}")

@@ -15,6 +15,7 @@ from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.output import Output, plain_columns
 from srb_tui.config import Settings
 from srb_tui.service.app import Services, open_service
+from srb_tui.service.catalog import task_hint
 from srb_tui.service.run.images import (
     ImageBuildError,
     ImageMapError,
@@ -64,7 +65,7 @@ def cmd_bootstrap(args: argparse.Namespace, settings: Settings, out: Output) -> 
 def cmd_build(args: argparse.Namespace, settings: Settings, out: Output) -> int:
     load = Services(settings).catalog.find(args.task_id)
     if load is None:
-        out.error(f"no task {args.task_id!r}")
+        out.error(f"no task {args.task_id!r}{task_hint(settings.task_roots, args.task_id)}")
         return codes.NOT_FOUND
     task = load.task
     if task is None:

@@ -16,7 +16,7 @@ from srb_tui.schema import Problem, TaskLoad
 from srb_tui.schema.disk import STATE_A_FILES
 from srb_tui.schema.loader import run_needs
 from srb_tui.schema.published import validate_task
-from srb_tui.service.catalog import Catalog, find_task, load_catalog, summarise
+from srb_tui.service.catalog import Catalog, find_task, load_catalog, summarise, task_hint
 from srb_tui.service.catalog import task_dirs as catalog_dirs
 
 
@@ -138,7 +138,8 @@ def cmd_show(args: argparse.Namespace, settings: Settings, out: Output) -> int:
     load = catalog.find(args.task_id)
     if load is None:
         out.error(f"no task {args.task_id!r} under "
-                  f"{', '.join(str(r) for r in settings.task_roots)}")
+                  f"{', '.join(str(r) for r in settings.task_roots)}"
+                  f"{task_hint(settings.task_roots, args.task_id)}")
         return codes.NOT_FOUND
     doc = load_json(load)
     task = load.task
@@ -248,7 +249,7 @@ def cmd_prepare(args: argparse.Namespace, settings: Settings, out: Output) -> in
     services = Services(settings)
     load = services.catalog.find(args.task_id)
     if load is None:
-        out.error(f"no task {args.task_id!r}")
+        out.error(f"no task {args.task_id!r}{task_hint(settings.task_roots, args.task_id)}")
         return codes.NOT_FOUND
     if load.task is None:
         out.error(f"{load.task_id}: the task does not load; run `srb tasks validate`")

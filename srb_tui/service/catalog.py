@@ -142,6 +142,18 @@ class Catalog:
         return [load.task_id for load in self.loads]
 
 
+def task_hint(roots: Sequence[Path], ref: str) -> str:
+    """`` (did you mean 'ID'?)`` for a task reference no task answers to: the one id it
+    begins (``demo01``), else the id it most plausibly misspells; empty when none is near.
+    Read on the error path only (it lists every task of the roots)."""
+    from srb_tui.schema.suggest import suggest
+
+    ids = sorted({i for i in load_catalog(roots).ids() if i})
+    starting = [i for i in ids if ref and i.startswith(ref)]
+    near = starting[0] if len(starting) == 1 else suggest(ref, ids, cutoff=0.6)
+    return f" (did you mean {near!r}?)" if near else ""
+
+
 def find_task(roots: Sequence[Path], task_id: str) -> TaskLoad | None:
     """What ``load_catalog(roots).find(task_id)`` returns, loading only that task.
 

@@ -23,6 +23,17 @@ def test_replay_unknown_name_lists_available() -> None:
         parse_agent_spec("replay:nope", DEMO_TASK)
     assert "this task has:" in str(err.value)
     assert "reference" in str(err.value)
+    assert "did you mean" not in str(err.value)
+
+
+def test_replay_misspelt_name_says_which_it_means_once() -> None:
+    """Issue 35 item 13: `replay:refrence` printed the path tried and then a stray
+    ", refrence" (the name as a path of the working folder)."""
+    with pytest.raises(AgentSpecError) as err:
+        parse_agent_spec("replay:refrence", DEMO_TASK)
+    text = str(err.value)
+    assert "did you mean replay:reference?" in text
+    assert ", refrence" not in text and text.count("refrence") == 3, text
 
 
 def test_command_is_shell_split(tmp_path: Path) -> None:

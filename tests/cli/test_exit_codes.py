@@ -39,6 +39,10 @@ TABLE: list[tuple[tuple[str, ...], int, str]] = [
     (("--tasks", "/nonexistent/srb-tasks", "tasks", "show", "x"), codes.NOT_FOUND,
      "task root /nonexistent/srb-tasks"),
     ((*TASKS, "tasks", "show", "nope"), codes.NOT_FOUND, "no task 'nope'"),
+    ((*TASKS, "tasks", "show", "demo01"), codes.NOT_FOUND,  # issue 35 item 13
+     "no task 'demo01' under"),
+    ((*TASKS, "tasks", "show", "demo01-csvtab-pyhton-to-node"), codes.NOT_FOUND,
+     "(did you mean 'demo01-csvtab-python-to-node'?)"),
     ((*TASKS, "tasks", "validate", "/nonexistent/x"), codes.NOT_FOUND, "/nonexistent/x"),
     (("report", "--json", "--format", "csv"), codes.USAGE,
      "--json and --format csv conflict"),

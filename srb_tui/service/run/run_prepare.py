@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 def load_task_ref(settings: Settings, task_ref: str) -> TaskLoad:
     """A task by folder (one holding task.toml) or by id under the configured task roots."""
-    from srb_tui.service.catalog import find_task
+    from srb_tui.service.catalog import find_task, task_hint
 
     path = Path(task_ref)
     if (path / "task.toml").is_file():
@@ -34,7 +34,8 @@ def load_task_ref(settings: Settings, task_ref: str) -> TaskLoad:
     load = find_task(settings.task_roots, task_ref)
     if load is None:
         roots = ", ".join(str(r) for r in settings.task_roots)
-        raise TaskNotFound(f"no task {task_ref!r} under {roots}")
+        raise TaskNotFound(f"no task {task_ref!r} under {roots}"
+                           f"{task_hint(settings.task_roots, task_ref)}")
     return load
 
 
