@@ -48,6 +48,10 @@ def _legal_pairs() -> frozenset[tuple[str, str]]:
                 pairs.add((status, exit_))
     for stage in GRADING_STATUSES:
         pairs.add(("scored", stage))
+    # A grading resumed or re-graded from an earlier stage goes straight back to it: a run
+    # must never read as scored before it is (it used to pass behavioural → scored → audit).
+    for later, earlier in itertools.combinations(reversed(GRADING_STATUSES), 2):
+        pairs.add((later, earlier))
     return frozenset(pairs)
 
 

@@ -131,3 +131,21 @@ def test_lifecycle_table() -> None:
     assert next_statuses("collecting") == ("audit", "cancelled", "infra_error")
     assert next_statuses("cancelled") == ()
     assert set(next_statuses("scored")) == {"audit", "behavioural", "verification"}
+    # issue 35 item 19: a resumed grading steps back to an earlier stage, never via scored
+    assert set(next_statuses("behavioural")) == {"audit", "verification", "scored",
+                                                 "cancelled", "infra_error"}
+    assert set(next_statuses("verification")) == {"audit", "behavioural", "scored",
+                                                  "cancelled", "infra_error"}
+    assert not is_legal("audit", "verification")
+
+
+def test_a_grading_resumed_in_a_later_stage_goes_back_without_reading_as_scored() -> None:
+    """Issue 35 item 19: the ladder's chain from a run left in `behavioural` back to
+    `audit` (a resume that grades from Stage I again) used to be behavioural → scored
+    → audit ("passing through to audit")."""
+    from srb_tui.service.grading.ladder import _path
+
+    assert _path("behavioural", "audit") == ["audit"]
+    assert _path("verification", "behavioural") == ["behavioural"]
+    assert _path("collecting", "verification") == ["audit", "behavioural", "verification"]
+    assert _path("scored", "audit") == ["audit"]
