@@ -139,9 +139,14 @@ def cmd_show(args: argparse.Namespace, settings: Settings, out: Output) -> int:
             out.print(f"  {key}: {escape(str(run[key]))}")
     agent = doc.get("agent") or {}
     if agent.get("rounds"):
-        ledger = agent.get("ledger") or {}
-        out.print(f"  agent: {len(agent['rounds'])} round(s), "
-                  f"{escape(cost_text(ledger))} (gateway ledger)")
+        out.print(f"  agent rounds: {len(agent['rounds'])}")
+    # What the gateway ledger priced, by who spent it (agent, Stage I reviewer, Stage III
+    # verifiers): shown whenever anything went through it, client rounds or not.
+    by_role = {role: led for role, led in (agent.get("ledger_by_role") or {}).items()
+               if led.get("requests")}
+    if by_role:
+        out.print("  spend (gateway ledger): " + "; ".join(
+            f"{escape(role)} {escape(cost_text(led))}" for role, led in sorted(by_role.items())))
     for section in ("stage_results", "gate_votes", "module_results", "adversary_rounds",
                     "counterexamples", "images"):
         items = doc.get(section)

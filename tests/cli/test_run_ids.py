@@ -103,3 +103,33 @@ def test_an_80_column_terminal_shows_whole_ids(two_runs: tuple[Path, str, str]) 
     assert done.returncode == codes.OK, done.stderr
     assert "┏" in screen  # the table, not the plain columns
     assert first in screen and second in screen, screen
+
+
+def test_text_runs_show_gives_the_spend_of_each_role(tmp_path: Path) -> None:
+    """Issue 35 item 14: the text `runs show` printed no cost when the agent had no client
+    rounds, although the ledger held the reviewer's and the verifiers' calls; it shows the
+    gateway ledger's spend by role whenever there is any."""
+    import asyncio
+
+    from srb_tui.store import Store
+
+    state = tmp_path / "state"
+    state.mkdir()
+
+    async def seed() -> str:
+        async with await Store.open(state / "srb.sqlite3") as store:
+            run = await store.create_run(task_id="t", task_path="tasks/t", agent="replay")
+            for role, cost, tokens in (("reviewer", 0.25, 1500), ("adversary", 1.5, 42_000),
+                                       ("adversary", 0.5, 8_000)):
+                await store.add_ledger_row(run.id, role, round=None, route="anthropic",
+                                           model="m", upstream_model="m", status=200,
+                                           latency_ms=5.0, usage={"input_tokens": tokens},
+                                           cost_usd=cost)
+            return run.id
+
+    run_id = asyncio.run(seed())
+    out = srb("runs", "show", run_id, state=state)
+    assert out.returncode == 0, out.stderr
+    line = next(x for x in out.stdout.splitlines() if "spend (gateway ledger)" in x)
+    assert "reviewer $0.25 · 2k tok" in line and "adversary $2.00 · 50k tok" in line, line
+    assert "agent" not in line.split(":", 1)[1], line  # no agent calls, no agent entry
