@@ -46,6 +46,7 @@ class ClientAdapter:
     """Common parts; one subclass per client."""
 
     client = ""
+    vendor = ""  # the model vendor whose API the client speaks (the gateway's upstream)
     resumable = True
 
     def __init__(self, pin: ClientPin, model: str, effort: str | None) -> None:
@@ -81,6 +82,7 @@ class ClientAdapter:
 
 class ClaudeCodeAdapter(ClientAdapter):
     client = "claude-code"
+    vendor = "anthropic"
 
     @staticmethod
     def map_effort(effort: str | None) -> str | None:
@@ -126,6 +128,7 @@ class ClaudeCodeAdapter(ClientAdapter):
 
 class CodexAdapter(ClientAdapter):
     client = "codex"
+    vendor = "openai"
 
     @staticmethod
     def map_effort(effort: str | None) -> str | None:
@@ -217,6 +220,7 @@ class MiniSweAgentAdapter(ClientAdapter):
     """mini-swe-agent: one run, no resume; the trajectory file is its stream."""
 
     client = "mini-swe-agent"
+    vendor = "openai"  # its model is named openai/MODEL (LiteLLM), through the gateway
     resumable = False
 
     def version_argv(self) -> list[str]:

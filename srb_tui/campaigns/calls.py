@@ -7,9 +7,11 @@ merge that changes the service's API changes this file only.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Protocol
 
 from srb_tui.campaigns.plan import TaskInfo
+from srb_tui.service.run.agent_specs import check_agent
 from srb_tui.service.run.cells import agent_problem, clear_stage_containers
 from srb_tui.service.run.orchestrator import LaunchError, RunService
 from srb_tui.store import RunRecord, Store
@@ -54,8 +56,15 @@ class ServiceCalls:
 
     def check_agent(self, config: CampaignConfigRecord, task: TaskInfo) -> str | None:
         """A message when the configuration cannot run on the task, else None: the check
-        ``srb run`` makes (agent spec, a real client's effort and budgets)."""
-        return config_problem(config, task)
+        ``srb run`` makes (agent spec, a real client's effort and budgets, and its
+        vendor's key for srb's gateway)."""
+        problem = config_problem(config, task)
+        if problem is None:
+            vendor = check_agent(config.agent, Path(task.path), effort=config.effort,
+                                 harness=task.harness).vendor
+            if vendor is not None and (missing := self.service.key_problem(vendor)):
+                problem = f"agent {config.agent!r}: {missing}"
+        return problem
 
     async def launch(self, task_path: str, config: CampaignConfigRecord, *, campaign: str,
                      budget_sec: float | None) -> RunRecord:

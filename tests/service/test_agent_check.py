@@ -49,7 +49,12 @@ IDS = [f"{row[0]}|{row[1]}|{row[2]}|{row[3]}" for row in SPECS]
 
 
 @pytest.fixture
-async def service(tmp_path: Path) -> AsyncIterator[RunService]:
+async def service(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                  ) -> AsyncIterator[RunService]:
+    # A real client needs its vendor's key for srb's gateway (checked at launch; none of
+    # these runs reaches a model): placeholders, as on a host that has them.
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-placeholder")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-placeholder")
     settings = Settings(task_roots=(BUILTIN_TASKS,), state_dir=tmp_path / "state")
     settings.state_dir.mkdir()
     engine = DockerEngine(RunnerPool(1))
@@ -143,3 +148,22 @@ def test_a_real_client_spec_is_accepted_wherever_a_spec_is_accepted(tmp_path: Pa
         assert agent_problem(config.agent, task.path, effort=config.effort,
                              harness=task.harness, max_cost=config.max_cost,
                              max_tokens=config.max_tokens) is None
+
+
+@pytest.mark.parametrize(("spec", "key"), [("claude-code:claude-sonnet-5", "ANTHROPIC_API_KEY"),
+                                          ("codex:gpt-5.5", "OPENAI_API_KEY"),
+                                          ("mini-swe-agent:gpt-5.5", "OPENAI_API_KEY")])
+async def test_a_real_client_without_its_key_is_refused_before_anything_runs(
+        service: RunService, monkeypatch: pytest.MonkeyPatch, spec: str, key: str) -> None:
+    """Issue 35 item 9: a real client with no model key used to start its container, burn
+    three rounds on "server-side issue, try again" and end with nothing collected. `srb
+    run` (launch) and a campaign's check refuse it up front, naming the variable; no run
+    is created. Built-in agents need no key."""
+    monkeypatch.delenv(key)
+    with pytest.raises(LaunchError, match=rf"\${key} is not set on this host"):
+        await service.launch(DEMO_TASK.name, spec, budget_sec=60)
+    assert await service.store.list_runs() == []
+    problem = _campaign_problem(spec, None, None, None, ServiceCalls(service))
+    assert problem is not None and f"${key} is not set" in problem, problem
+    run = await service.launch(DEMO_TASK.name, "replay:reference", budget_sec=60)
+    assert run.status == "pending"

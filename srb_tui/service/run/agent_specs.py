@@ -5,12 +5,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from srb_tui.agents import AgentSpecError, parse_agent_spec, plan_agent
 from srb_tui.agents.adapters import make_adapter
 from srb_tui.agents.clients import resolve_pin
 from srb_tui.agents.errors import AdapterError, ClientError
 from srb_tui.agents.spec import CLIENT_KINDS
+
+if TYPE_CHECKING:
+    from srb_tui.gateway.config import GatewayConfig
 
 
 @dataclass(frozen=True)
@@ -24,6 +28,8 @@ class AgentCheck:
     field: str = "Agent"
     client: str | None = None
     model: str | None = None
+    vendor: str | None = None
+    """the model vendor the client speaks to (anthropic, openai), for a real client"""
 
 
 def check_agent(
@@ -49,7 +55,7 @@ def check_agent(
             plan_agent(spec)
             return AgentCheck(spec.text, None, model=spec.model)
         pin = resolve_pin(spec.kind, harness, client_version)
-        make_adapter(pin, spec.model or "", effort)
+        adapter = make_adapter(pin, spec.model or "", effort)
     except ClientError as exc:
         return AgentCheck(None, str(exc))
     except AdapterError as exc:
@@ -60,7 +66,22 @@ def check_agent(
         if value is not None and value <= 0:
             return AgentCheck(None, f"{name} must be positive (got {value:g})", "Budget",
                               spec.kind)
-    return AgentCheck(spec.text, None, client=spec.kind, model=spec.model)
+    return AgentCheck(spec.text, None, client=spec.kind, model=spec.model,
+                      vendor=adapter.vendor or None)
+
+
+def missing_key(config: GatewayConfig, vendor: str) -> str | None:
+    """Why a real client of ``vendor`` cannot reach its model through the gateway whose
+    config is ``config`` — its upstream key is not set on this host (what ``srb doctor``
+    shows as ``!``) — or None. Asked before any container starts: a client without a key
+    used to burn its rounds on "server-side issue, try again" and end with nothing
+    collected."""
+    if config.key_for(vendor) is not None:
+        return None
+    up = config.upstream(vendor)
+    return (f"${up.key_env} is not set on this host: srb's gateway forwards {vendor} "
+            f"requests to {up.base_url} with it (see `srb doctor`; export the key, or point "
+            f"[gateway.{vendor}] in state/config.toml at another server)")
 
 
 def client_cache_summary() -> str:
@@ -95,4 +116,4 @@ def upstream_summaries(state_dir: Path) -> list[tuple[str, str]]:
 
 
 __all__ = ["CLIENT_KINDS", "AgentCheck", "check_agent", "client_cache_summary",
-           "upstream_summaries"]
+           "missing_key", "upstream_summaries"]

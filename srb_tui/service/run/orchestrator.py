@@ -30,7 +30,7 @@ from srb_tui.service.events import (
 from srb_tui.service.run import run_access, run_prepare, run_upkeep
 from srb_tui.service.run.agent_kinds import agent_for, uses_gateway
 from srb_tui.service.run.agent_phase import STORE_LABEL, AgentLimits, AgentPhase, PhaseContext
-from srb_tui.service.run.agent_specs import check_agent
+from srb_tui.service.run.agent_specs import check_agent, missing_key
 from srb_tui.service.run.context import RunContext
 from srb_tui.service.run.model_access import ModelAccess, NoModelAccess
 from srb_tui.service.run.run_faults import (
@@ -156,6 +156,10 @@ class RunService:
                               max_tokens=max_tokens)
         if checked.text is None:
             raise LaunchError(checked.problem or f"agent {agent!r} cannot run")
+        if checked.vendor is not None:
+            problem = self.key_problem(checked.vendor)
+            if problem is not None:
+                raise LaunchError(f"agent {agent!r}: {problem}")
         extra: dict[str, object] = {}
         if checked.client is not None:
             if client_version:
@@ -181,6 +185,21 @@ class RunService:
         self._launched[run.id] = load
         self.bus.publish(RunCreated(run.id, load.task_id, checked.text))
         return run
+
+    def key_problem(self, vendor: str) -> str | None:
+        """Why a real client of ``vendor`` cannot reach its model — its key is not set for
+        srb's gateway (the running one's config, else state/config.toml's) — or None. An
+        explicit model access (a node's channel) answers for its own keys."""
+        if self.model_access is not None:
+            return None
+        from srb_tui.gateway import GatewayConfigError, load_gateway_config
+
+        try:
+            config = (self.gateway.config if self.gateway is not None
+                      else load_gateway_config(self.settings.state_dir))
+        except GatewayConfigError as exc:
+            return str(exc)
+        return missing_key(config, vendor)
 
     # -- transitions ---------------------------------------------------------------------
 
