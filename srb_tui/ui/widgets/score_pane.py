@@ -1,12 +1,16 @@
-"""Score pane of the Run screen: the score, why it is blocked or invalid, and every
-stage's envelope status."""
+"""Score pane of the Run screen: the score with its formula and the adversaries behind it,
+why it is invalid, and every stage's envelope status."""
 
 from __future__ import annotations
+
+import dataclasses
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import DataTable, Static
 
+from srb_tui.schema.scoring_policy import ScoringPolicy
+from srb_tui.service.views.score_explain import explain_score
 from srb_tui.ui.palette import Tone, tone
 from srb_tui.ui.widgets.run_format import clock, invalid_because, score_text, validity
 from srb_tui.ui.widgets.run_pane import RunPane, pane_table
@@ -26,6 +30,16 @@ class ScorePane(RunPane):
             ("Stage", "stage"), ("Status", "status"), ("Duration", "duration"),
             ("Fingerprint", "fingerprint")])
 
+    def _policy(self, task_id: str) -> ScoringPolicy | None:
+        """The task's scoring policy when the console knows the task (else the published
+        defaults are used)."""
+        catalog = getattr(self.app, "catalog", None)
+        load = catalog.find(task_id) if catalog is not None else None
+        task = load.task if load is not None else None
+        if task is None or task.evaluation is None:
+            return None
+        return ScoringPolicy(**dataclasses.asdict(task.evaluation.scoring))
+
     def redraw(self) -> None:
         detail = self.detail
         if detail is None:
@@ -35,8 +49,17 @@ class ScorePane(RunPane):
         out.append(f"Score {score_text(run)}", style="bold")
         valid_tone: Tone = "muted" if run.valid is None else "ok" if run.valid else "bad"
         out.append(f"  {validity(run)}", style=tone(self.app, valid_tone))
-        if run.blocked_by:
-            out.append(f"\nblocked by: {run.blocked_by}", style=tone(self.app, "warn"))
+        explained = explain_score(run, detail.adversary_rounds, self._policy(run.task_id))
+        if explained is not None:
+            out.append(f"\n{explained.formula}")
+            out.append(f"\n{explained.reading}", style=tone(
+                self.app, "bad" if explained.errored else "warn" if run.blocked_by else "ok"))
+            if explained.broken_by:
+                out.append(f"\nbroken by: {', '.join(explained.broken_by)}",
+                           style=tone(self.app, "warn"))
+            if explained.survived:
+                out.append(f"\nsurvived: {', '.join(explained.survived)}",
+                           style=tone(self.app, "muted"))
         because = invalid_because(run)
         if because:
             out.append(f"\ninvalid because: {because}", style=tone(self.app, "bad"))
