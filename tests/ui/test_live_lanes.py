@@ -47,7 +47,7 @@ def _lanes(app: object) -> dict[str, tuple[str, str, str]]:
     lanes = {}
     for row in table.ordered_rows:
         cells = [c.plain if isinstance(c, Text) else str(c) for c in table.get_row(row.key)]
-        lanes[str(row.key.value)] = (cells[3], cells[2], cells[4])
+        lanes[str(row.key.value)] = (cells[1], cells[3], cells[2])
     return lanes
 
 

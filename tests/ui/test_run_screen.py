@@ -202,9 +202,9 @@ async def test_stage_detail_tables_are_keyed_by_record(builtin_settings: Setting
         await pilot.press("5")
         lanes = screen.query_one("#verif-lanes", DataTable)
         assert [str(k.value) for k in lanes.rows] == list(LANES)
-        assert str(lanes.get_row(LANES[2])[3]) == "broken"
-        assert str(lanes.get_row(LANES[2])[2]) == "3:00"
-        assert str(lanes.get_row(LANES[5])[4]) == "5"
+        assert str(lanes.get_row(LANES[2])[1]) == "broken"
+        assert str(lanes.get_row(LANES[2])[3]) == "3:00"
+        assert str(lanes.get_row(LANES[5])[2]) == "5"
         lanes.move_cursor(row=2)
         await pilot.pause()
         candidates = screen.query_one("#verif-candidates", DataTable)
@@ -213,7 +213,7 @@ async def test_stage_detail_tables_are_keyed_by_record(builtin_settings: Setting
 
         await pilot.press("6")
         summary = str(screen.query_one("#score-summary", Static).render())
-        assert "blocked by: audit" in summary
+        assert "0 = Stage I fail" in summary and "Stage I failed" in summary
         tabs = screen.query_one("#run-tabs", TabbedContent)
         assert str(tabs.get_tab("tab-audit").label).startswith("✓")
 

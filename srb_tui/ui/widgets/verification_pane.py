@@ -31,8 +31,10 @@ class VerificationPane(RunPane):
 
     def on_mount(self) -> None:
         add_columns(self.query_one("#verif-lanes", DataTable), [
-            ("Adversary", "adversary"), ("Focus", "focus"), ("Elapsed", "elapsed"),
-            ("Outcome", "outcome"), ("Candidates", "candidates")])
+            # What decides the score first; the long Focus text last, where a narrow
+            # terminal cuts it (issue 35 item 2: at 100 columns it pushed Outcome off).
+            ("Adversary", "adversary"), ("Outcome", "outcome"), ("Candidates", "candidates"),
+            ("Elapsed", "elapsed"), ("Focus", "focus")])
         add_columns(self.query_one("#verif-candidates", DataTable), [
             ("#", "id"), ("Verdict", "verdict"), ("Reason", "reason")])
 
@@ -63,14 +65,15 @@ class VerificationPane(RunPane):
                 start = parse_time(a.started_at)
                 elapsed = None if start is None else (now - start).total_seconds()
             rows.append((a.adversary_id, [
-                a.adversary_id, (a.focus or "")[:60], clock(elapsed),
-                self.paint(a.status, a.status), "—" if a.candidates is None else str(a.candidates),
+                a.adversary_id, self.paint(a.status, a.status),
+                "—" if a.candidates is None else str(a.candidates), clock(elapsed),
+                (a.focus or "")[:60],
             ]))
         if self.task_def is not None and self.task_def.probe is not None:
             for adv in self.task_def.probe.adversaries:
                 if adv.id not in seen:
-                    rows.append((adv.id, [adv.id, adv.focus[:60], "—",
-                                          self.unrecorded(), "—"]))
+                    rows.append((adv.id, [adv.id, self.unrecorded(), "—", "—",
+                                          adv.focus[:60]]))
         table = self.query_one("#verif-lanes", DataTable)
         sync_rows(table, rows)
         self._show_lane(selected_key(table))
