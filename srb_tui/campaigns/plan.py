@@ -89,6 +89,6 @@ def plan_campaign(spec: CampaignSpec, roots: Sequence[Path]) -> Plan:
         PlannedCell(task_id=t, task_path=tasks[t].path, config=c.label, repeat=r)
         for t in tasks for c in configs for r in range(1, spec.repeats + 1)
     )
-    if problems:
-        return Plan({}, configs, (), tuple(problems))
+    if problems:  # nothing planned; the tasks that load are kept for further checks
+        return Plan(tasks, configs, (), tuple(problems))
     return Plan(tasks, configs, cells, ())

@@ -30,6 +30,7 @@ from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.output import Output
 from srb_tui.commands.run import guard, open_run_service
 from srb_tui.config import Settings
+from srb_tui.schema.reader import Source
 from srb_tui.store import Store
 
 
@@ -78,10 +79,13 @@ def _agent_problems(spec: CampaignSpec, plan: Plan) -> list[str]:
     if first_task is None:
         return []
     found = []
-    for config in plan.configs:
+    where = Source(spec.file, spec.source, [])
+    for index, config in enumerate(plan.configs):
         message = config_problem(config, first_task)
         if message:
-            found.append(f"{spec.file} [config label={config.label}]: agent: {message}")
+            line = where.line(f"config[{index}].agent")
+            found.append(f"{spec.file}{f':{line}' if line else ''} [config[{index}].agent]: "
+                         f"{message} (configuration {config.label})")
     return found
 
 
@@ -214,12 +218,11 @@ def _check_file(args: argparse.Namespace, settings: Settings, out: Output) -> in
         out.error(f"{path}: no such campaign file")
         return codes.NOT_FOUND
     spec = read_campaign(path)
-    plan = plan_campaign(spec, settings.task_roots) if spec.ok else None
-    problems = [str(p) for p in spec.problems]
-    if plan is not None:
-        problems += [str(p) for p in plan.problems]
-        if not plan.problems:
-            problems += _agent_problems(spec, plan)
+    # Every problem at once (issue 35 item 11): the file's, its task selectors' and its
+    # agents', each with file:line, rather than one pass at a time.
+    plan = plan_campaign(spec, settings.task_roots)
+    problems = [str(p) for p in plan.problems]  # the file's own problems come first in it
+    problems += _agent_problems(spec, plan)
     cells = plan.cells if plan is not None and not problems else ()
     if out.json_mode:
         out.emit_json({"file": str(path), "name": spec.name, "ok": not problems,

@@ -36,7 +36,13 @@ FILES = {
     "nothing.toml": (GOOD.replace("demo01-*", "zz-*"), codes.FAILED,
                      ["[campaign.tasks[0]]: `zz-*` matches no task"]),
     "agent.toml": (GOOD.replace("untouched", "frobnicator:x"), codes.FAILED,
-                   ["[config label=blind]: agent:"]),
+                   ["agent.toml:11 [config[1].agent]: agent 'frobnicator:x'"]),
+    # issue 35 item 11: every problem in one pass, each with file:line
+    "all.toml": (GOOD.replace("repeats = 2", "repeats = 2\ncolour = \"red\"")
+                 .replace("untouched", "frobnicator:x").replace('"demo01-*"', '"demo01-*", "zz-*"'),
+                 codes.FAILED, ["all.toml:4 [campaign.colour]: unknown key `colour`",
+                                "[campaign.tasks[1]]: `zz-*` matches no task",
+                                "all.toml:12 [config[1].agent]: agent 'frobnicator:x'"]),
     "good.toml": (GOOD, codes.OK, ["ok, 4 cell(s) = 1 task(s) × 2 config(s) × 2 repeat(s)"]),
 }
 
