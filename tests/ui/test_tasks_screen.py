@@ -12,6 +12,7 @@ from srb_tui.ui.app import create_app
 from srb_tui.ui.screens.runs import RunsScreen
 from srb_tui.ui.screens.tasks import TasksScreen
 from tests.conftest import DEMO_TASK
+from tests.ui.helpers import quiet_app, until
 
 
 def _text(widget: Static) -> str:
@@ -139,3 +140,28 @@ async def test_keymap_names_unknown_actions_and_shadowed_keys(builtin_settings: 
         assert '`app.quit` = "t" shadows `app.tasks` (key t)' in problem
         assert "app.theme" not in problem  # a free key is no problem
         assert "app.quitt" not in app.user_keymap
+
+
+async def test_the_state_a_line_is_read_again_when_tasks_is_shown_again(
+    builtin_settings: Settings,
+) -> None:
+    """Issue 35 item 4: Tasks kept "State A cache: not prepared yet … press p" after a run
+    prepared it. State A is prepared while Runs is shown (as a run prepares it); back on
+    Tasks, the line is read again."""
+    app = quiet_app(builtin_settings)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, TasksScreen), "the Tasks screen")
+        screen = app.screen
+        assert isinstance(screen, TasksScreen)
+        screen.select_task(DEMO_TASK.name)
+        heading = screen.query_one("#task-heading", Static)
+        await until(pilot, lambda: "not prepared yet" in str(heading.render()),
+                    "the unprepared line")
+        await pilot.press("r")
+        await until(pilot, lambda: isinstance(app.screen, RunsScreen), "Runs")
+        load = app.run_host.catalog.find(DEMO_TASK.name)
+        assert load is not None and load.task is not None
+        await app.run_host.prepare_state_a(load.task, offline=True)
+        await pilot.press("t")
+        await until(pilot, lambda: "not prepared yet" not in str(heading.render()),
+                    "the line read again on return")

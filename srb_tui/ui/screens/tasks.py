@@ -11,6 +11,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import DataTable, Header, Input, Markdown, Static
 
 from srb_tui.schema import Task, TaskLoad
@@ -24,6 +25,7 @@ from srb_tui.ui.widgets.footer import PriorityFooter
 STATUS_TONE: dict[str, Tone] = {"ok": "ok", "incomplete": "warn", "invalid": "bad"}
 COLUMNS = ("Task", "Class", "Stacks", "Budget", "G·M·A", "Status")
 WIDE = 150  # columns from which list and detail sit side by side
+HEADING_REFRESH_SEC = 5.0  # the selected task's heading (State A cache) read again
 NO_TASKS = """\
 # No tasks found
 
@@ -77,6 +79,7 @@ class TasksScreen(Screen[None]):
         self.run_host = run_host
         self._summaries: list[TaskSummary] = []
         self._selected: str | None = None
+        self._heading_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -102,6 +105,24 @@ class TasksScreen(Screen[None]):
 
     def on_resize(self) -> None:
         self.set_class(self.size.width >= WIDE, "-wide")
+
+    def on_screen_resume(self) -> None:
+        """Back on Tasks: the selected task's heading read again (a run may have prepared
+        its State A meanwhile: "not prepared yet … press p" stayed, issue 35 item 4)."""
+        self._refresh_heading()
+        if self._heading_timer is None:  # and while it is shown, every few seconds
+            self._heading_timer = self.set_interval(HEADING_REFRESH_SEC, self._refresh_heading)
+
+    def on_screen_suspend(self) -> None:
+        if self._heading_timer is not None:
+            self._heading_timer.stop()
+            self._heading_timer = None
+
+    def _refresh_heading(self) -> None:
+        load = self.run_host.catalog.find(self._selected) if self._selected else None
+        if load is not None:
+            self.query_one("#task-heading", Static).update(
+                _heading(load, self.app, self.run_host.settings.state_a_cache))
 
     def _retheme(self) -> None:
         self._fill(self.query_one("#task-filter", Input).value)
