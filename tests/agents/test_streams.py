@@ -104,3 +104,20 @@ def test_mini_swe_agent_trajectory() -> None:
     events, s = parse_trajectory(data)
     assert [e.kind for e in events][:2] == ["message", "tool_result"]
     assert s.client_cost_usd == 0.25 and not s.is_error
+
+
+def test_a_tool_call_shows_what_it_acts_on_never_none() -> None:
+    """Issue 35 item 7: a Stage III lane's transcript showed Claude Code's Write calls as
+    `Write: None` (only `command` was looked for). The console's Transcript tab and a
+    lane's tail now share one summary: the command, else the file or path, else JSON."""
+    from srb_tui.service.grading.stages.client_lane import transcript_line
+    from srb_tui.service.views.agent_report import tool_input_text
+
+    write = {"kind": "tool_call", "name": "Write",
+             "input": {"file_path": "/srb/work/candidate.sh", "content": "exit 1\n"}}
+    assert transcript_line(write) == "Write: /srb/work/candidate.sh"
+    bash = {"kind": "tool_call", "name": "Bash", "input": {"command": "ls -la"}}
+    assert transcript_line(bash) == "Bash: ls -la"
+    assert tool_input_text({"cmd": ["bash", "-lc", "make"]}) == "bash -lc make"
+    assert tool_input_text({"todos": [1]}) == '{"todos": [1]}'
+    assert tool_input_text(None) == "" and tool_input_text("raw") == "raw"

@@ -6,9 +6,12 @@ estimates are kept beside it as information only.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from srb_tui.store import Store
+
+__all__ = ["agent_summary", "cost_text", "tool_input_text"]
 
 
 async def agent_summary(store: Store, run_id: str) -> dict[str, Any]:
@@ -40,3 +43,16 @@ def cost_text(ledger: dict[str, Any]) -> str:
     if ledger.get("unpriced_requests") and not ledger.get("cost_usd"):
         return f"unpriced · {tok}"
     return f"${float(ledger.get('cost_usd') or 0):.2f} · {tok}"
+
+
+def tool_input_text(raw: object) -> str:
+    """What a tool call acts on, in one string: its command, else the file or path it
+    names (Claude Code's Write, Edit and Read give ``file_path``), else its input as JSON
+    (never "None": issue 35 item 7)."""
+    if isinstance(raw, dict):
+        for key in ("command", "cmd", "file_path", "path", "pattern", "url"):
+            value = raw.get(key)
+            if value:
+                return " ".join(map(str, value)) if isinstance(value, list) else str(value)
+        return json.dumps(raw, ensure_ascii=False)
+    return "" if raw is None else str(raw)

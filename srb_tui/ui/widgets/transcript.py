@@ -8,13 +8,13 @@ from the bus's ``AgentRoundStarted`` / ``AgentTranscript`` / ``AgentRoundFinishe
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from rich.text import Text
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from srb_tui.service.views.agent_report import tool_input_text
 from srb_tui.store import Store
 from srb_tui.store.agent_log_records import AgentRound
 
@@ -35,13 +35,7 @@ def _one_line(text: str, limit: int = LABEL_MAX) -> str:
 
 
 def _tool_input(data: dict[str, Any]) -> str:
-    raw = data.get("input")
-    if isinstance(raw, dict):
-        for key in ("command", "cmd", "file_path", "path"):
-            if raw.get(key):
-                return str(raw[key])
-        return json.dumps(raw)
-    return "" if raw is None else str(raw)
+    return tool_input_text(data.get("input"))
 
 
 def round_label(number: int, r: AgentRound | None = None, *, prompt: str = "",

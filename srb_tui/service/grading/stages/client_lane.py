@@ -59,6 +59,7 @@ from srb_tui.runner.relay import (
     start_relay,
 )
 from srb_tui.schema import Adversary, Task
+from srb_tui.service.views.agent_report import tool_input_text
 from srb_tui.store import LedgerRow
 
 from .channels import adjudicate_in
@@ -119,9 +120,7 @@ def transcript_line(event: Mapping[str, Any]) -> str:
     if kind == "message":
         return f"says: {str(event.get('text') or '')[:160]}"
     if kind == "tool_call":
-        args = event.get("input")
-        shown = args.get("command") if isinstance(args, dict) else args
-        return f"{event.get('name')}: {str(shown)[:160]}"
+        return f"{event.get('name')}: {tool_input_text(event.get('input'))[:160]}"
     if kind == "try":
         got = event.get("sides") or {}
         return (f"try_test #{event.get('n')}: original {got.get('original', '?')}, "
