@@ -69,6 +69,28 @@ def _labels(ax: Axes, bars: Any, texts: list[str]) -> None:
                     fontsize=7)
 
 
+def _whole(axis: Any) -> None:
+    """Whole-number ticks on a count axis (no 0.25 runs)."""
+    from matplotlib.ticker import MaxNLocator
+
+    axis.set_major_locator(MaxNLocator(integer=True))
+
+
+def _common_prefix(labels: list[str]) -> str:
+    """The leading words (up to a `` · ``) every label shares, when they are several:
+    rows that all read "imported:harbor · …" say it once, above the bars."""
+    if len(labels) < 2:
+        return ""
+    first = labels[0]
+    cut = 0
+    for i, ch in enumerate(first):
+        if any(len(lab) <= i or lab[i] != ch for lab in labels):
+            break
+        if first[i:i + 3] == " · " and all(lab[i:i + 3] == " · " for lab in labels):
+            cut = i + 3
+    return first[:cut]
+
+
 def _empty(ax: Axes) -> None:
     ax.text(0.5, 0.5, "no runs in this selection", transform=ax.transAxes, ha="center",
             va="center", color="#777777")
@@ -96,6 +118,7 @@ def _survivors(ax: Axes, table: Table) -> None:
     _labels(ax, bars, [f"{int(r)}" for r in runs])
     ax.set_xlabel("Verifiers that found no counterexample")
     ax.set_ylabel("Runs")
+    _whole(ax.yaxis)
     if not any(runs):
         _empty(ax)
 
@@ -129,20 +152,27 @@ def _verifiers(ax: Axes, table: Table) -> None:
     opus = [r for r, m in zip(rates, models, strict=True) if "opus" in m]
     if opus:
         ax.axhline(min(opus), linestyle="--", linewidth=0.8, color="#555555")
-    ax.set_xlabel("Verifier (slot, effort)")
+    ax.set_xlabel("Verifier slot (its effort below it)" if any(efforts) else "Verifier slot")
     ax.set_ylabel("Break rate (% of its rounds)")
     ax.set_ylim(0, max([*rates, 10.0]) * 1.15)
     if palette:
         from matplotlib.patches import Patch
 
+        # Beside the axes, not over the reference line and the first bar.
         ax.legend(handles=[Patch(color=c, label=m or "—") for m, c in palette.items()],
-                  frameon=False, fontsize=7, title="Model", title_fontsize=7)
+                  frameon=False, fontsize=7, title="Model", title_fontsize=7,
+                  loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     else:
         _empty(ax)
 
 
 def _funnel(ax: Axes, table: Table) -> None:
     configs = [str(v) for v in table.column("config")]
+    shared = _common_prefix(configs)
+    if shared:  # said once, under the title, not on every row
+        configs = [c[len(shared):] for c in configs]
+        ax.text(0.0, 1.01, f"every configuration: {shared.rstrip(' ·:')}", fontsize=7,
+                color="#555555", transform=ax.transAxes, va="bottom")
     left = [0.0] * len(configs)
     for key, label, colour in FUNNEL:
         values = [_num(v) for v in table.column(key)]
@@ -151,6 +181,7 @@ def _funnel(ax: Axes, table: Table) -> None:
     ax.invert_yaxis()  # the table's first row on top
     ax.set_xlabel("Runs")
     ax.set_ylabel("Configuration")
+    _whole(ax.xaxis)
     ax.figure.legend(frameon=False, fontsize=7, ncols=5, loc="outside lower center")
     if not configs:
         _empty(ax)
@@ -160,8 +191,20 @@ DRAW: dict[str, tuple[str, Callable[[Axes, Table], None]]] = {
     "figure5a": ("Figure 5a · How far migrated runs get on the fixed suite", _levels),
     "figure5b": ("Figure 5b · Verifiers that found no counterexample", _survivors),
     "figure6": ("Figure 6 · Break rate of each verifier", _verifiers),
-    "table2": ("Table 2 · Where each run stops (the three-stage funnel)", _funnel),
+    "table2": ("Table 2 · Where each run stops", _funnel),
 }
+
+
+def _runs_in(table: Table) -> int | None:
+    """How many runs a figure's table counts (the ``runs`` column, or the funnel's
+    outcomes), None when it counts rounds or shares only."""
+    present = {c.key for c in table.columns}
+    if "runs" in present:
+        return int(sum(_num(v) for v in table.column("runs")))
+    keys = [key for key, _label, _colour in FUNNEL]
+    if all(key in present for key in keys):
+        return int(sum(_num(v) for key in keys for v in table.column(key)))
+    return None
 
 
 def _draw(report: Report, figure_id: str) -> Figure:
@@ -172,8 +215,11 @@ def _draw(report: Report, figure_id: str) -> Figure:
     height = max(3.2, 0.35 * rows + 1.6) if figure_id == "table2" else 3.4
     fig, ax = plt.subplots(figsize=(6.8, height), layout="constrained")
     draw(ax, table)
-    ax.set_title(title, loc="left", fontsize=10, fontweight="bold")
-    fig.text(0.0, 0.0, report.selection, fontsize=6, color="#777777", ha="left", va="bottom")
+    n = _runs_in(table)
+    ax.set_title(title + (f" (n = {n} runs)" if n is not None else ""), loc="left",
+                 fontsize=10, fontweight="bold", pad=12 if figure_id == "table2" else 6)
+    # The selection as the figure's caption, inside the layout (a text at (0, 0) was cut).
+    fig.supxlabel(report.selection, fontsize=6, color="#777777", x=0.0, ha="left")
     found: Figure = fig
     return found
 

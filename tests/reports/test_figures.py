@@ -118,3 +118,25 @@ def test_figures_without_matplotlib_say_so_once_and_exit_usage(tmp_path: Path) -
     assert out.returncode == 2, out.stderr
     assert out.stderr.count("matplotlib") == 1 and "'.[figures]'" in out.stderr, out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_funnel_rows_say_a_shared_origin_once_and_counts_are_whole() -> None:
+    """Issue 35, figures: every Table 2 row repeated "imported:harbor ·", and count axes
+    had fractional ticks (0.25 runs); titles give n."""
+    from srb_tui.reports.model import Column, Report, Table
+    from srb_tui.reports.plots import _common_prefix, _draw, figure_data
+
+    assert _common_prefix(["imported:harbor · opus", "imported:harbor · gpt"]) == (
+        "imported:harbor · ")
+    assert _common_prefix(["replay:a", "replay:b"]) == ""
+    keys = ("config", "audit_fail", "blindness", "behavioural_fail", "counterexample", "accepted")
+    table = Table("table2", "Table 2", [Column(k, k) for k in keys],
+                  rows=[["imported:harbor · opus", 1, 0, 0, 1, 1],
+                        ["imported:harbor · gpt", 0, 1, 0, 0, 0]])
+    fig = _draw(Report(title="t", selection="all runs", tables=[table]), "table2")
+    data = figure_data(fig)
+    assert data["categories"] == ["opus", "gpt"]
+    assert data["title"].endswith("(n = 4 runs)")
+    assert "every configuration: imported:harbor" in data["annotations"]
+    ticks = [t for t in fig.axes[0].get_xticks() if t >= 0]
+    assert all(float(t).is_integer() for t in ticks), ticks
