@@ -149,6 +149,13 @@ class SrbApp(App[None]):
         else:
             self.action_show_help_panel()
 
+    def action_show_help_panel(self) -> None:
+        """srb's keys panel (the screen's own keys first: ``widgets/keys_panel.py``)."""
+        from srb_tui.ui.widgets.keys_panel import KeysPanel
+
+        if not self.keys_shown():
+            self.screen.mount(KeysPanel())
+
     def action_hide_keys(self) -> None:
         self.action_hide_help_panel()
 

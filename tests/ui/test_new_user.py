@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.binding import Binding
 from textual.command import CommandPalette
 from textual.widgets import DataTable, Input, Markdown, Static, TabbedContent, TabPane
 from textual.widgets._footer import FooterKey
@@ -387,3 +388,33 @@ async def test_a_place_key_shows_that_place_from_anywhere(builtin_settings: Sett
         await pilot.press("r")
         await until(pilot, lambda: isinstance(app.screen, RunsScreen), "Runs, not the Run")
         assert len(app.screen_stack) == 1
+
+
+async def test_the_keys_panel_starts_with_the_screens_own_keys(
+    builtin_settings: Settings,
+) -> None:
+    """Issue 35 item 3: `?` listed the focused table's cursor and page keys first, so at
+    80×24 none of the screen's own keys showed, and each line repeated itself ("f Follow
+    Follow the end…"). The screen's keys come first now, each with one text."""
+    from srb_tui.ui.widgets.keys_panel import ScreenFirstBindings
+
+    app = quiet_app(builtin_settings)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("r")
+        await until(pilot, lambda: isinstance(app.screen, RunsScreen), "Runs")
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await until(pilot, lambda: bool(app.screen.query(ScreenFirstBindings)), "the panel")
+        table = app.screen.query_one(ScreenFirstBindings).render_bindings_table()
+        rows = list(zip(table.columns[0].cells, table.columns[1].cells, strict=True))
+        words = [str(text) for _key, text in rows if str(text)]
+        screen_words = {b.tooltip or b.description for b in app.screen.BINDINGS
+                        if isinstance(b, Binding) and b.show}
+        first = words[: max(1, len(screen_words))]
+        assert set(first) <= screen_words | {""}, (first, screen_words)
+        for _key, text in rows:  # one text a line, not description and tooltip both
+            plain = str(text)
+            half = len(plain) // 2
+            assert not (plain and plain[:half].strip() and plain[:half].strip()
+                        == plain[half:].strip()), plain
