@@ -7,7 +7,6 @@ script, so all three see the same application.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from functools import partial
 from typing import Any
 
 from textual.app import App, SystemCommand
@@ -37,11 +36,11 @@ class SrbApp(App[None]):
     DEFAULT_MODE = "tasks"
     COMMANDS = App.COMMANDS | {GoToProvider, BindingsProvider}
     BINDINGS = [
-        Binding("t", "go('tasks')", "Tasks", id="app.tasks", tooltip="Show the task list"),
-        Binding("r", "go('runs')", "Runs", id="app.runs", tooltip="Show run history"),
-        Binding("m", "go('campaign')", "Campaign", id="app.campaign",
+        Binding("t", "switch_mode('tasks')", "Tasks", id="app.tasks", tooltip="Show the task list"),
+        Binding("r", "switch_mode('runs')", "Runs", id="app.runs", tooltip="Show run history"),
+        Binding("m", "switch_mode('campaign')", "Campaign", id="app.campaign",
                 tooltip="Show a campaign's matrix of tasks × configurations"),
-        Binding("b", "go('reports')", "Reports", id="app.reports",
+        Binding("b", "switch_mode('reports')", "Reports", id="app.reports",
                 tooltip="Show the paper's tables over a campaign or any runs"),
         Binding("question_mark", "toggle_keys", "Keys", id="app.keys",
                 tooltip="Show or hide this screen's keys (Esc hides them too)"),
@@ -99,16 +98,6 @@ class SrbApp(App[None]):
 
     async def on_unmount(self) -> None:
         await self.run_host.close()
-
-    async def action_go(self, mode: str) -> None:
-        """The screen a place key names, from anywhere: its mode, shown at the place's own
-        screen (Tasks, Runs, ...), never at a Run or Counterexamples screen left open in
-        that mode earlier (issue 35 item 1: ``t`` on Runs opened an old Counterexamples
-        screen, and ``t`` there did nothing)."""
-        if self.current_mode != mode:
-            await self.switch_mode(mode)
-        while len(self.screen_stack) > 1:
-            await self.pop_screen()
 
     def open_run(self, run_id: str) -> None:
         """Show the Run screen of ``run_id`` on top of the current screen."""
@@ -184,13 +173,13 @@ class SrbApp(App[None]):
                   else "Show this screen's keys and what the focused part does"),
             self.action_toggle_keys)
         yield SystemCommand("Tasks", keyed("app.tasks", "t", "Go to the task list"),
-                            partial(self.run_action, "go('tasks')"))
+                            lambda: self.switch_mode("tasks"))
         yield SystemCommand("Runs", keyed("app.runs", "r", "Go to the run history"),
-                            partial(self.run_action, "go('runs')"))
+                            lambda: self.switch_mode("runs"))
         yield SystemCommand("Campaign", keyed("app.campaign", "m", "Go to the campaign matrix"),
-                            partial(self.run_action, "go('campaign')"))
+                            lambda: self.switch_mode("campaign"))
         yield SystemCommand("Reports", keyed("app.reports", "b", "Go to the paper's tables"),
-                            partial(self.run_action, "go('reports')"))
+                            lambda: self.switch_mode("reports"))
         yield SystemCommand("Toggle theme", keyed("app.theme", "ctrl+t", "Light or dark"),
                             self.action_toggle_theme)
 
