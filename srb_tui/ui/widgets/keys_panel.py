@@ -21,6 +21,11 @@ from textual.screen import Screen
 from textual.widgets import HelpPanel, KeyPanel, Markdown
 from textual.widgets._key_panel import BindingsTable
 
+GENERIC = frozenset(
+    (b if isinstance(b, Binding) else Binding(*b)).action for b in (*Screen.BINDINGS,
+                                                                    *App.BINDINGS))
+"""Actions of the bindings every Textual screen and app has (Textual's, not srb's)."""
+
 
 def _rank(namespace: object) -> int:
     if isinstance(namespace, Screen):
@@ -49,7 +54,9 @@ class ScreenFirstBindings(BindingsTable):
         table.add_column("", justify="right")
         for namespace in order:
             by_action: defaultdict[str, list[Binding]] = defaultdict(list)
-            for binding, _enabled, _tooltip in groups[id(namespace)]:
+            # srb's own keys before Textual's generic ones (focus next/previous, copy)
+            found = sorted(groups[id(namespace)], key=lambda item: item[0].action in GENERIC)
+            for binding, _enabled, _tooltip in found:
                 if not binding.system:
                     by_action[binding.action].append(binding)
             if not by_action:
