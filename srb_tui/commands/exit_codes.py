@@ -12,7 +12,7 @@ code  name         meaning
 3     NOT_FOUND    something named does not exist: a task, run, campaign, file or task root
 4     INFRA        srb could not measure: the engine is unreachable, the store unreadable, no
                    base image, a run that ended ``infra_error`` or invalid
-130   INTERRUPTED  Ctrl-C (a run left going for ``srb resume``)
+130   INTERRUPTED  Ctrl-C (a run left going in the background)
 ====  ===========  ==========================================================================
 """
 

@@ -1,8 +1,9 @@
 """``srb run``, ``srb resume``, ``srb runs cancel`` and ``srb gc``: driving runs headless.
 
 The Rich display is one subscriber of the run service's events, exactly as the
-console is. Ctrl-C asks whether to leave the run going (``srb resume`` picks it up,
-the container keeps its budget) or to cancel it.
+console is. Ctrl-C asks whether to leave the run going or to cancel it; a run left going
+is handed to a background driver (:mod:`srb_tui.service.run.handoff`) and goes on to its
+end without this process (the agent's container keeps its budget).
 """
 
 from __future__ import annotations
@@ -75,7 +76,10 @@ def add_parsers(sub: Any) -> None:
     run.set_defaults(handler=cmd_run)
 
     resume = sub.add_parser("resume", help="re-attach to runs a stopped srb left live")
+    resume.add_argument("run_ids", nargs="*", metavar="ID",
+                        help="only these runs (ids or unique prefixes; default: every live run)")
     resume.add_argument("--no-grade", action="store_true")
+    resume.add_argument("--handed-over", action="store_true", help=argparse.SUPPRESS)
     resume.add_argument("--json", action="store_true")
     resume.set_defaults(handler=cmd_resume)
 
@@ -215,7 +219,7 @@ async def _ask_leave_or_cancel(out: Output) -> str:
     if out.json_mode or not sys.stdin.isatty():
         return "leave"
     answer = await asyncio.to_thread(
-        input, "\nLeave the run going (resume later with `srb resume`) or cancel it? [L/c] "
+        input, "\nLeave the run going in the background, or cancel it? [L/c] "
     )
     return "cancel" if answer.strip().lower().startswith("c") else "leave"
 
@@ -277,7 +281,12 @@ async def _run(args: argparse.Namespace, settings: Settings, out: Output) -> int
             with contextlib.suppress(asyncio.CancelledError):
                 await follower
         if left == "leave":
-            out.err.print(f"run {run.id} left going; `srb resume` re-attaches to it")
+            from srb_tui.service.run.handoff import hand_over
+
+            handoff = hand_over(settings, run.id)
+            out.err.print(f"run {run.id} goes on in the background (driver pid {handoff.pid}, "
+                          f"its output in {handoff.log}); the console and `srb runs show "
+                          f"{run.id}` follow it, `srb runs cancel {run.id}` stops it")
             return codes.INTERRUPTED
         return await _report(service.store, run.id, out)
 
@@ -339,12 +348,20 @@ def cmd_run(args: argparse.Namespace, settings: Settings, out: Output) -> int:
 
 
 def cmd_resume(args: argparse.Namespace, settings: Settings, out: Output) -> int:
+    if args.handed_over:
+        from srb_tui.service.run.run_faults import drive_in_background
+
+        drive_in_background()
+
     async def body() -> int:
         async with open_run_service(settings) as service:
-            live = await service.store.live_runs()
+            only = ({await service.store.resolve_run_id(r) for r in args.run_ids}
+                    if args.run_ids else None)
+            live = [r for r in await service.store.live_runs()
+                    if only is None or r.id in only]
             if not out.json_mode:
                 out.err.print(f"{len(live)} live run(s) to resume")
-            runs = await service.recover(grade=not args.no_grade)
+            runs = await service.recover(grade=not args.no_grade, only=only)
             if out.json_mode:
                 out.emit_json({"resumed": [r.to_json() for r in runs]})
             else:

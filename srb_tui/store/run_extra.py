@@ -48,11 +48,14 @@ def _str(value: object) -> str | None:
 
 @dataclass(frozen=True)
 class DriverLease:
-    """``driver``: which srb process drives the run (pid on a host, since when)."""
+    """``driver``: which srb process drives the run (pid on a host, since when);
+    ``background`` when it is a driver ``srb run`` handed the run to on Ctrl-C (one that
+    ``srb runs cancel`` may stop, since nobody watches it)."""
 
     pid: int
     host: str
     since: str
+    background: bool = False
 
     def to_json(self) -> dict[str, object]:
         return asdict(self)
@@ -64,7 +67,8 @@ class DriverLease:
         pid = _int(t.get("pid")) if t else None
         if t is None or pid is None:
             return None
-        return cls(pid, _str(t.get("host")) or "", _str(t.get("since")) or "")
+        return cls(pid, _str(t.get("host")) or "", _str(t.get("since")) or "",
+                   t.get("background") is True)
 
     @classmethod
     def read(cls, extra: Mapping[str, Any]) -> DriverLease | None:

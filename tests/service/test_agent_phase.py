@@ -246,50 +246,6 @@ async def test_recover_reaps_only_this_stores_leftovers(service: RunService) -> 
         await remove(service.engine, mine)
 
 
-def test_ctrl_c_leaves_the_run_going_then_cancel_removes_it(tmp_path: Path) -> None:
-    """Without a terminal to ask on, Ctrl-C leaves the run going (resumable);
-    ``srb runs cancel`` then stops it and removes its container."""
-    state = tmp_path / "state"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SRB_")}
-    base = [sys.executable, "-m", "srb_tui", "--tasks", str(BUILTIN_TASKS), "--state",
-            str(state)]
-    proc = subprocess.Popen(
-        [*base, "run", TASK, "--agent", "command:bash -c 'echo started; sleep 600'",
-         "--budget", "900", "--json"],
-        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-    )
-    db = state / "srb.sqlite3"
-    deadline = time.monotonic() + 120
-    run_id = None
-    while time.monotonic() < deadline:
-        run_id = run_id or _run_id(db)
-        if run_id and _count(db, run_id) >= 1:
-            break
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.05)
-    assert run_id is not None
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
-    assert b"srb resume" in err
-    con = sqlite3.connect(db)
-    status, why = con.execute("select status, harness_error from runs").fetchone()
-    moves = con.execute("select to_status, reason from run_transitions order by id").fetchall()
-    con.close()
-    assert status == "agent", (why, moves, err.decode(errors="replace")[-2000:])
-    names = subprocess.run(["docker", "ps", "--filter", f"label=srb.run={run_id}",
-                            "--format", "{{.Names}}"], capture_output=True, text=True).stdout
-    assert names.strip(), "the agent container should still be running"
-    cancelled = subprocess.run([*base, "runs", "cancel", run_id, "--json"], cwd=REPO, env=env,
-                               capture_output=True, text=True, timeout=120)
-    assert cancelled.returncode == 0, cancelled.stderr
-    assert '"cancelled"' in cancelled.stdout
-    names = subprocess.run(["docker", "ps", "-a", "--filter", f"label=srb.run={run_id}",
-                            "--format", "{{.Names}}"], capture_output=True, text=True).stdout
-    assert names.strip() == ""
-
-
 async def test_resume_leaves_a_run_driven_by_a_live_process_alone(
     service: RunService,
 ) -> None:

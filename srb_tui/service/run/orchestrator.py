@@ -454,16 +454,23 @@ class RunService:
 
     async def cancel_stored(self, run_id: str) -> RunRecord:
         """Cancel a run that no process is driving: remove its containers (on its node),
-        mark it. Another live srb's run is refused (:class:`LeaseHeld`)."""
+        mark it. A background driver ``srb run`` handed the run to is stopped first
+        (:mod:`.handoff`); another live srb's run is refused (:class:`LeaseHeld`)."""
+        from srb_tui.service.run.handoff import stop_background_driver
+
+        await stop_background_driver(self.store, run_id)
         run = await run_upkeep.refuse_if_driven(self.store, run_id)
         return await run_upkeep.cancel_on((await self.service_of(run)).ctx, run_id)
 
-    async def recover(self, *, grade: bool = True) -> list[RunRecord]:
-        """Finish every run a previous srb left live, and first reap the containers of
-        runs that are over (on every node of a pool). Each live run is driven on from
-        where it stopped (:meth:`drive`); on a pool they are driven at once, each on its
-        node. A run another live srb drives is left alone."""
+    async def recover(self, *, grade: bool = True, only: set[str] | None = None
+                      ) -> list[RunRecord]:
+        """Finish every run a previous srb left live (``only``: those of them), and first
+        reap the containers of runs that are over (on every node of a pool). Each live run
+        is driven on from where it stopped (:meth:`drive`); on a pool they are driven at
+        once, each on its node. A run another live srb drives is left alone."""
         live = await self.reap_leftovers()
+        if only is not None:
+            live = [r for r in live if r.id in only]
         if self.pooled:
             return list(await asyncio.gather(*(self._recover_one(r, grade) for r in live)))
         return [await self._recover_one(r, grade) for r in live]

@@ -62,19 +62,38 @@ def lease_alive(lease: object) -> bool:
     held = DriverLease.of(lease)
     if held is None or held.host != socket.gethostname() or held.pid == os.getpid():
         return False
-    pid = held.pid
+    return pid_running(held.pid)
+
+
+def pid_running(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie nobody reaped yet does not: a driver whose
+    parent died before it, under a pid 1 that does not reap, stays one)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True  # no /proc to ask: kill(0) said it exists
+    return state != "Z"
+
+
+_BACKGROUND = False
+
+
+def drive_in_background() -> None:
+    """Mark this process as a background driver (``srb resume --handed-over``): the
+    leases it takes say so, and ``srb runs cancel`` may stop it."""
+    global _BACKGROUND
+    _BACKGROUND = True
 
 
 def this_process_lease() -> dict[str, object]:
     """The driver lease naming this process (see :func:`lease_alive`)."""
-    return DriverLease(os.getpid(), socket.gethostname(), utc_now()).to_json()
+    return DriverLease(os.getpid(), socket.gethostname(), utc_now(), _BACKGROUND).to_json()
 
 
 async def take_lease(store: Store, run_id: str) -> None:
@@ -156,8 +175,10 @@ __all__ = [
     "LEASE",
     "LaunchError",
     "LeaseHeld",
+    "drive_in_background",
     "engine_went_away",
     "lease_alive",
+    "pid_running",
     "release_lease",
     "remember_adversary_budget",
     "score_already_stored",
