@@ -349,7 +349,7 @@ def cmd_run(args: argparse.Namespace, settings: Settings, out: Output) -> int:
 
 def cmd_resume(args: argparse.Namespace, settings: Settings, out: Output) -> int:
     if args.handed_over:
-        from srb_tui.service.run.run_faults import drive_in_background
+        from srb_tui.service.run.handoff import drive_in_background
 
         drive_in_background()
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from srb_tui.config import Settings
-from srb_tui.service.run.run_faults import LEASE, lease_alive, pid_running
+from srb_tui.service.run.run_faults import LEASE, drive_in_background, lease_alive, pid_running
 from srb_tui.store import Store
 from srb_tui.store.run_extra import DriverLease
 
@@ -89,4 +89,5 @@ async def stop_background_driver(store: Store, run_id: str, *, grace_sec: float 
     return lease.pid
 
 
-__all__ = ["HANDED_OVER_FLAG", "Handoff", "hand_over", "stop_background_driver"]
+__all__ = ["HANDED_OVER_FLAG", "Handoff", "drive_in_background", "hand_over",
+           "stop_background_driver"]
