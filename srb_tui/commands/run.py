@@ -280,6 +280,8 @@ async def _run(args: argparse.Namespace, settings: Settings, out: Output) -> int
             follower.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await follower
+        if live is not None and not out.err.is_terminal:
+            out.err.line()  # Rich ends a live display with a new line on terminals only
         if left == "leave":
             from srb_tui.service.run.handoff import hand_over
 
@@ -298,8 +300,9 @@ async def _report(store: Store, run_id: str, out: Output) -> int:
         out.emit_json(detail.to_json())
     else:
         score = "—" if run.score is None else f"{run.score:g}/{run.max_score or 100:g}"
+        valid = "—" if run.valid is None else ("yes" if run.valid else "no")
         out.print(f"[bold]{escape(run.id)}[/] {escape(run.status)}: score {score}, "
-                  f"valid {run.valid}, stop reason {escape(str(run.stop_reason))}, "
+                  f"valid {valid}, stop reason {escape(str(run.stop_reason))}, "
                   f"{run.submission_files} files collected")
         if run.harness_error:
             out.print(f"[red]harness error:[/] {escape(run.harness_error)}")
