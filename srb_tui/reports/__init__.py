@@ -2,8 +2,8 @@
 
 ``load_runs(store, …)`` reads the selected runs in one pass into plain ``ReportRun``
 records; ``build_report(runs)`` computes every table (pure); ``render(report, fmt)`` exports
-it as Markdown, CSV, JSON or LaTeX. ``cost.run_costs`` is where per-run agent spend comes
-from (the gateway's ledger).
+it as Markdown, CSV, JSON or LaTeX. Per-run spend comes from the gateway's ledger by role
+(``store.report_rows.spend_by_role``): the agent's, the reviewer's and the verifiers'.
 """
 
 from typing import TYPE_CHECKING

@@ -75,7 +75,9 @@ class ReportRun:
     agent: str = ""
     model: str = ""
     effort: str = ""
-    cost: float | None = None
+    cost: float | None = None  # the agent's spend
+    reviewer_cost: float | None = None  # Stage I's reviewer samples
+    verifier_cost: float | None = None  # Stage III's model adversaries
     imported: bool = False
     labels: tuple[tuple[str, bool], ...] = ()
     missed: tuple[str, ...] | None = None  # ids of missed fixed checks, when loaded
@@ -194,6 +196,8 @@ def runs_from_source(
                 model=str(row["model"] or ""),
                 effort=str(row["effort"] or ""),
                 cost=cost,
+                reviewer_cost=src.role_costs.get(rid, {}).get("reviewer"),
+                verifier_cost=src.role_costs.get(rid, {}).get("adversary"),
                 imported=imported is not None,
                 labels=tuple(src.labels.get(rid, [])),
                 missed=tuple(missed[rid]) if missed is not None and rid in missed else None,

@@ -85,7 +85,9 @@ def leaderboard_table(runs: Sequence[ReportRun], order: Sequence[str] = (),
         Column("runs", "Runs"),
         Column("behavioural", "Behavioural pass %", "pct"),
         Column("score", "Score (of 100)", "score"),
-        Column("cost", "Cost USD/task", "usd"),
+        Column("cost", "Agent USD/task", "usd"),
+        Column("reviewer_cost", "Reviewer USD/task", "usd"),
+        Column("verifier_cost", "Verifier USD/task", "usd"),
         Column("accepted", "Accepted"),
     ]
     table = Table("table3", "Table 3 · leaderboard", columns, bar="score")
@@ -93,12 +95,16 @@ def leaderboard_table(runs: Sequence[ReportRun], order: Sequence[str] = (),
         counted = [r for r in members if r.counted]
         fractions = [r.fraction for r in counted if r.fraction is not None]
         costs = [r.cost for r in counted if r.cost is not None]
+        reviewer = [r.reviewer_cost for r in counted if r.reviewer_cost is not None]
+        verifier = [r.verifier_cost for r in counted if r.verifier_cost is not None]
         table.rows.append([
             name, _first(members, "harness"), _first(members, "model"),
             _first(members, "effort"), len(counted),
             None if not fractions else round(100 * sum(fractions) / len(fractions), 6),
             mean([float(r.score or 0.0) for r in counted]),
             mean(costs),
+            mean(reviewer),
+            mean(verifier),
             sum(r.outcome == "accepted" for r in counted),
         ])
     table.notes.append("Behavioural pass % is the row mean of each run's share of fixed checks "
@@ -107,8 +113,10 @@ def leaderboard_table(runs: Sequence[ReportRun], order: Sequence[str] = (),
     if not has_ledger and not any(r.cost is not None for r in runs):
         table.notes.append("Cost: no ledger rows in this store (—).")
     else:
-        table.notes.append("Cost: mean agent spend per run from the gateway ledger "
-                           "(imported runs: their telemetry); — where nothing was priced.")
+        table.notes.append("Cost: mean spend per run from the gateway ledger, by role: the "
+                           "agent's (imported runs: their telemetry), the Stage I reviewer's "
+                           "and the Stage III verifiers' apart, each over the runs where that "
+                           "role spent anything priced; — where nothing was priced.")
     return table
 
 

@@ -47,6 +47,8 @@ class ReportSource:
     imported: dict[str, dict[str, Any]] = field(default_factory=dict)
     labels: dict[str, list[tuple[str, bool]]] = field(default_factory=dict)
     costs: dict[str, float] = field(default_factory=dict)
+    # run -> {gateway role: USD} for every priced role (agent, reviewer, adversary)
+    role_costs: dict[str, dict[str, float]] = field(default_factory=dict)
     has_ledger: bool = False
     campaign_configs: list[str] = field(default_factory=list)
 
@@ -56,17 +58,19 @@ async def _tables(conn: aiosqlite.Connection) -> set[str]:
     return {str(r[0]) for r in rows}
 
 
-async def agent_costs(
+async def spend_by_role(
     conn: aiosqlite.Connection, selection: str, params: Sequence[Any]
-) -> dict[str, float]:
-    """Agent spend per run (USD) from the gateway's ledger — the one place the reports and
-    the campaign scheduler read it (rows with an unpriced model are left out). At merge this
-    is where the gateway's ``ledger_totals`` takes over."""
+) -> dict[str, dict[str, float]]:
+    """Spend per run and gateway role (USD) from the ledger: the agent's, the Stage I
+    reviewer's and the Stage III adversaries' apart (unpriced rows left out)."""
     rows = await query(
-        conn, "SELECT run_id, sum(cost_usd) FROM ledger WHERE role = 'agent'"
-        f" AND cost_usd IS NOT NULL AND run_id IN ({selection}) GROUP BY run_id", params,
+        conn, "SELECT run_id, role, sum(cost_usd) FROM ledger WHERE cost_usd IS NOT NULL"
+        f" AND run_id IN ({selection}) GROUP BY run_id, role", params,
     )
-    return {str(r[0]): float(r[1]) for r in rows}
+    out: dict[str, dict[str, float]] = {}
+    for r in rows:
+        out.setdefault(str(r[0]), {})[str(r[1])] = float(r[2])
+    return out
 
 
 class ReportRowsMixin(StoreBase):
@@ -182,7 +186,9 @@ class ReportRowsMixin(StoreBase):
                     src.labels.setdefault(str(r[0]), []).append((str(r[1]), bool(r[2])))
             if "ledger" in tables and await query(conn, "SELECT 1 FROM ledger LIMIT 1", ()):
                 src.has_ledger = True
-                src.costs = await agent_costs(conn, selection, params)
+                src.role_costs = await spend_by_role(conn, selection, params)
+                src.costs = {rid: by_role["agent"] for rid, by_role in src.role_costs.items()
+                             if "agent" in by_role}
         return src
 
     async def missed_checks(self, run_ids: Sequence[str]) -> dict[str, list[str]]:

@@ -244,7 +244,7 @@ async def test_campaign_and_filter_selection(tmp_path: Path) -> None:
 
 async def test_cost_from_a_ledger_table(tmp_path: Path) -> None:
     """With rows in the gateway's ledger, Table 3's cost is the mean agent spend per run;
-    reviewer spend is not counted."""
+    the reviewer's and the verifiers' spend are their own columns, never the agent's."""
     import sqlite3
 
     db = tmp_path / "srb.sqlite3"
@@ -256,6 +256,7 @@ async def test_cost_from_a_ledger_table(tmp_path: Path) -> None:
                          " at) VALUES (?, ?, ?, '/v1/messages', 200, 1.0, '2026-01-01')", [
             (ids[1], "agent", 1.0), (ids[1], "agent", 2.0), (ids[2], "agent", 5.0),
             (ids[2], "reviewer", 100.0), (ids[3], "agent", None),
+            (ids[3], "adversary", 0.5), (ids[3], "adversary", 0.25),
         ])
     conn.close()
     async with await Store.open(db) as store:
@@ -264,6 +265,10 @@ async def test_cost_from_a_ledger_table(tmp_path: Path) -> None:
     # replay:a: run 1 spent 3.00, run 2 5.00, the rest nothing priced → mean over priced = 4
     assert report.table("table3").cell("replay:a", "cost") == pytest.approx(4.0)
     assert report.table("table3").cell("replay:b", "cost") is None
+    assert report.table("table3").cell("replay:a", "reviewer_cost") == pytest.approx(100.0)
+    assert report.table("table3").cell("replay:a", "verifier_cost") == pytest.approx(0.75)
+    assert report.table("table3").cell("replay:b", "verifier_cost") is None
+    assert report.table("table3").cell("replay:b", "reviewer_cost") is None
 
 
 async def test_figure6_takes_native_efforts_from_the_probe(tmp_path: Path) -> None:
