@@ -18,6 +18,7 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from .audit_tools import Toolbox, ToolLimits, serve
 from .candidate import (
@@ -204,8 +205,19 @@ def _run_suite(args: argparse.Namespace) -> int:
         grace_sec=args.grace,
         private_root=Path(args.private) if args.private else None,
         keep_env=frozenset(args.keep_env),
+        progress=_print_progress,
     )
     return 0
+
+
+PROGRESS_MARK = "@srb-progress "
+
+
+def _print_progress(doc: dict[str, Any]) -> None:
+    """One line on stdout per module start and end (the host streams them to watchers);
+    the modules' own output goes to their log files, never here."""
+    sys.stdout.write(PROGRESS_MARK + json.dumps(doc, sort_keys=True) + "\n")
+    sys.stdout.flush()
 
 
 def _trees_missing(args: argparse.Namespace) -> bool:

@@ -17,6 +17,7 @@ import shutil
 import stat
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -343,8 +344,12 @@ def run_suite(
     grace_sec: float = DEFAULT_GRACE_SEC,
     private_root: Path | None = None,
     keep_env: frozenset[str] = frozenset(),
+    progress: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
-    """Run every module in order, rewriting `result_path` after each; returns the envelope."""
+    """Run every module in order, rewriting `result_path` after each; returns the envelope.
+    ``progress`` hears of each module as it starts and as it ends (its counts), so a
+    watcher sees the stage move while it runs."""
+    tell = progress or (lambda _doc: None)
     sandbox.join_slot_groups([SUITE_SLOT])  # the modules may write the shared $SRB_REPO
     envelope = StageEnvelope(stage="behavioural", task=task or suite.task)
     envelope.units = [_seed_unit(module) for module in suite.modules]
@@ -363,6 +368,8 @@ def run_suite(
             "message": "started; no outcome recorded (the stage stopped while it ran)",
         }
         envelope.write(result_path)
+        tell({"module": module.id, "index": index + 1, "total": len(suite.modules),
+              "state": "running", "at": utc_iso()})
         unit, checks = run_module(
             suite,
             module,
@@ -375,6 +382,9 @@ def run_suite(
         )
         envelope.units[index] = unit
         envelope.checks.extend(checks)
+        tell({"module": module.id, "index": index + 1, "total": len(suite.modules),
+              "state": str(unit.get("status", "")), "passed": unit.get("passed", 0),
+              "scored": unit.get("scored", 0), "at": utc_iso()})
         if unit.get("tampering"):
             tampered_by = module.id
         envelope.metadata = {"suite": str(suite.path), **summarise(envelope.units)}

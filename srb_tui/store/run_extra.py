@@ -26,6 +26,7 @@ CLIENT = "client"
 AGENT_EXIT = "agent_exit"
 AGENT_LOOP = "agent_loop"
 COLLECT = "collect"
+BEHAVIOURAL_PROGRESS = "behavioural_progress"
 
 
 def _table(extra: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
@@ -222,3 +223,39 @@ class Collected:
                    _int(t.get("bytes")) or 0, _int(t.get("excluded")) or 0,
                    _int(t.get("archive_bytes")) or 0, rejected,
                    _int(t.get("rejected_total")) or 0, _str(t.get("aborted_reason")))
+
+
+@dataclass(frozen=True)
+class ModuleProgress:
+    """``behavioural_progress``: a table of Stage II modules as the grader reports them
+    while the suite runs (``module id -> record``): ``running`` from its start, then the
+    module's status and counts once it ended. Dropped when the stage starts again."""
+
+    module: str
+    index: int
+    total: int
+    state: str
+    at: str
+    passed: int | None = None
+    scored: int | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+    @classmethod
+    def of(cls, value: object) -> ModuleProgress | None:
+        t = value if isinstance(value, Mapping) else None
+        if t is None:
+            return None
+        module, state = _str(t.get("module")), _str(t.get("state"))
+        index, total = _int(t.get("index")), _int(t.get("total"))
+        if not module or not state or index is None or total is None:
+            return None
+        return cls(module, index, total, state, _str(t.get("at")) or "",
+                   _int(t.get("passed")), _int(t.get("scored")))
+
+    @classmethod
+    def read_all(cls, extra: Mapping[str, Any]) -> dict[str, ModuleProgress]:
+        table = _table(extra, BEHAVIOURAL_PROGRESS) or {}
+        found = {k: cls.of(v) for k, v in table.items()}
+        return {k: v for k, v in found.items() if v is not None}

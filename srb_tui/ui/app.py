@@ -36,11 +36,11 @@ class SrbApp(App[None]):
     DEFAULT_MODE = "tasks"
     COMMANDS = App.COMMANDS | {GoToProvider, BindingsProvider}
     BINDINGS = [
-        Binding("t", "switch_mode('tasks')", "Tasks", id="app.tasks", tooltip="Show the task list"),
-        Binding("r", "switch_mode('runs')", "Runs", id="app.runs", tooltip="Show run history"),
-        Binding("m", "switch_mode('campaign')", "Campaign", id="app.campaign",
+        Binding("t", "go('tasks')", "Tasks", id="app.tasks", tooltip="Show the task list"),
+        Binding("r", "go('runs')", "Runs", id="app.runs", tooltip="Show run history"),
+        Binding("m", "go('campaign')", "Campaign", id="app.campaign",
                 tooltip="Show a campaign's matrix of tasks × configurations"),
-        Binding("b", "switch_mode('reports')", "Reports", id="app.reports",
+        Binding("b", "go('reports')", "Reports", id="app.reports",
                 tooltip="Show the paper's tables over a campaign or any runs"),
         Binding("question_mark", "toggle_keys", "Keys", id="app.keys",
                 tooltip="Show or hide this screen's keys (Esc hides them too)"),
@@ -98,6 +98,20 @@ class SrbApp(App[None]):
 
     async def on_unmount(self) -> None:
         await self.run_host.close()
+
+    def action_go(self, mode: str) -> None:
+        """The place a key names, from anywhere: its mode, at the place's own screen (Tasks,
+        Runs, ...), never at a Run or Counterexamples screen left open in that mode earlier
+        (``t`` on Runs used to show an old Counterexamples screen, and ``t`` there did
+        nothing). The mode being left is popped back to its place too, so no Run screen
+        lingers (following its run) where nobody sees it. The pops are not awaited: this
+        runs inside the key's dispatch, which the popped screen's removal would wait for."""
+        for _ in range(len(self.screen_stack) - 1):
+            self.pop_screen()
+        if self.current_mode != mode:
+            self.switch_mode(mode)
+            for _ in range(len(self.screen_stack) - 1):
+                self.pop_screen()
 
     def open_run(self, run_id: str) -> None:
         """Show the Run screen of ``run_id`` on top of the current screen."""
@@ -173,13 +187,13 @@ class SrbApp(App[None]):
                   else "Show this screen's keys and what the focused part does"),
             self.action_toggle_keys)
         yield SystemCommand("Tasks", keyed("app.tasks", "t", "Go to the task list"),
-                            lambda: self.switch_mode("tasks"))
+                            lambda: self.action_go("tasks"))
         yield SystemCommand("Runs", keyed("app.runs", "r", "Go to the run history"),
-                            lambda: self.switch_mode("runs"))
+                            lambda: self.action_go("runs"))
         yield SystemCommand("Campaign", keyed("app.campaign", "m", "Go to the campaign matrix"),
-                            lambda: self.switch_mode("campaign"))
+                            lambda: self.action_go("campaign"))
         yield SystemCommand("Reports", keyed("app.reports", "b", "Go to the paper's tables"),
-                            lambda: self.switch_mode("reports"))
+                            lambda: self.action_go("reports"))
         yield SystemCommand("Toggle theme", keyed("app.theme", "ctrl+t", "Light or dark"),
                             self.action_toggle_theme)
 

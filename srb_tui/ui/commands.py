@@ -49,7 +49,7 @@ class GoToProvider(Provider):
     async def _open_task(self, task_id: str) -> None:
         from srb_tui.ui.screens.tasks import TasksScreen
 
-        await self.app.switch_mode("tasks")
+        await self.app.run_action("go('tasks')")
         screen = self.app.screen
         if isinstance(screen, TasksScreen):
             screen.select_task(task_id)

@@ -392,3 +392,29 @@ async def test_the_keys_panel_starts_with_the_screens_own_keys(
             half = len(plain) // 2
             assert not (plain and plain[:half].strip() and plain[:half].strip()
                         == plain[half:].strip()), plain
+
+
+async def test_a_place_key_shows_that_place_from_anywhere(builtin_settings: Settings) -> None:
+    """Issue 35 item 1: one key, one screen. `t` on Runs used to open a Counterexamples
+    screen left open in the tasks mode earlier, and `r` from Campaign an old Run screen;
+    each place key now shows its own screen, whatever was pushed there before."""
+    await seed_run(builtin_settings)
+    app = quiet_app(builtin_settings)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, TasksScreen), "the Tasks screen")
+        app.open_run(RUN_ID)  # a Run screen pushed in the tasks mode
+        await until(pilot, lambda: isinstance(app.screen, RunScreen), "the Run screen")
+        await pilot.press("r")
+        await until(pilot, lambda: isinstance(app.screen, RunsScreen), "the Runs screen")
+        app.open_run(RUN_ID)  # and one in the runs mode
+        await until(pilot, lambda: isinstance(app.screen, RunScreen), "the Run screen")
+        await pilot.press("t")
+        await until(pilot, lambda: isinstance(app.screen, TasksScreen), "Tasks, not the Run")
+        await pilot.press("t")  # again, where it is: stays
+        await settle(pilot)
+        assert isinstance(app.screen, TasksScreen)
+        await pilot.press("m")
+        await until(pilot, lambda: isinstance(app.screen, CampaignScreen), "the Campaign")
+        await pilot.press("r")
+        await until(pilot, lambda: isinstance(app.screen, RunsScreen), "Runs, not the Run")
+        assert len(app.screen_stack) == 1

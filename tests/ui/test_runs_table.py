@@ -242,3 +242,31 @@ async def test_mark_two_runs_and_compare(builtin_settings: Settings) -> None:
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, RunsScreen)
+
+
+async def test_compare_shows_both_runs_at_80x24(builtin_settings: Settings) -> None:
+    """Issue 35 item 2: at 80×24 the dialog showed only the first run's column. Both runs'
+    columns now lie inside the table's width, and a resize shares the width out again."""
+    await _seed(builtin_settings)
+    app = quiet_app(builtin_settings)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen, table = await _runs(pilot)
+        for run_id in ("r-20261129-120000-ab00", "r-20261129-120002-ab02"):
+            table.move_cursor(row=table.get_row_index(run_id))
+            await pilot.press("space")
+        await pilot.press("c")
+        await until(pilot, lambda: isinstance(app.screen, RunCompareScreen))
+        await app.workers.wait_for_complete()
+        comparison = app.screen.query_one(RunComparison)
+
+        def right_edge() -> int:
+            return sum(c.get_render_width(comparison) for c in comparison.columns.values())
+
+        await until(pilot, lambda: comparison.compared and comparison.size.width
+                    and right_edge() <= comparison.size.width, "both columns inside the table")
+        assert len(comparison.columns) == 5
+        assert comparison.size.width >= 70, "the dialog takes the whole width under 100"
+        await pilot.resize_terminal(160, 40)
+        await until(pilot, lambda: comparison.size.width > 120, "the wider dialog")
+        await until(pilot, lambda: right_edge() > 100, "wider columns after the resize")
+        assert right_edge() <= comparison.size.width

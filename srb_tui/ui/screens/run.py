@@ -47,6 +47,7 @@ from srb_tui.ui.widgets.transcript import TranscriptView, no_transcript
 from srb_tui.ui.widgets.verification_pane import VerificationPane
 
 TICK_SEC = 1.0
+RELOAD_SEC = 3.0  # a live run is read again at least this often
 
 
 # The keys the footer shows first when it has no room for all (by binding id).
@@ -104,6 +105,7 @@ class RunScreen(Screen[None]):
         self.progress = ""
         self.problem: str | None = None
         self._stale = False
+        self._loaded_at = 0.0
         self._listening = asyncio.Event()
         self._evidence = EvidenceTrees(run_host, run_id)
 
@@ -189,6 +191,7 @@ class RunScreen(Screen[None]):
 
     async def _load(self, *, attach: bool) -> None:
         self._stale = False
+        self._loaded_at = asyncio.get_running_loop().time()
         try:
             store = await self.run_host.store()
             detail = await store.run_detail(self.run_id)
@@ -234,9 +237,13 @@ class RunScreen(Screen[None]):
     def _tick(self) -> None:
         if self.detail is None:
             return
-        if self._stale:
+        live = self.detail.run.status not in FINAL_STATUSES
+        if self._stale or (live and asyncio.get_running_loop().time() - self._loaded_at
+                           > RELOAD_SEC):
+            # A run another process drives sends this one no events: read it again now
+            # and then (Stage II's modules, the stage moving on).
             self._reload()
-        elif self.detail.run.status not in FINAL_STATUSES:
+        elif live:
             self._paint_header()
             if self.detail.run.status == "verification":  # running lanes' elapsed time
                 self.query_one("#pane-verification", VerificationPane).redraw()

@@ -38,6 +38,11 @@ class RunCompareScreen(ModalScreen[None]):
     def on_mount(self) -> None:
         self._load()
 
+    def on_resize(self) -> None:
+        # Under 100 columns the dialog takes the whole width, so both runs' columns fit.
+        box = self.query_one("#compare-box", Vertical)
+        box.styles.width = "100%" if self.size.width < 100 else "90%"
+
     @work(exclusive=True)
     async def _load(self) -> None:
         try:

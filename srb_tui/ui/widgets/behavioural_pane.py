@@ -3,6 +3,8 @@ vs actual."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from datetime import UTC, datetime
 from typing import Any
 
 from rich.table import Table
@@ -12,8 +14,9 @@ from textual.app import ComposeResult
 from textual.widgets import DataTable, Static
 
 from srb_tui.store import CheckRecord
+from srb_tui.store.run_extra import ModuleProgress
 from srb_tui.ui.palette import tone
-from srb_tui.ui.widgets.run_format import detail_text, expected_actual
+from srb_tui.ui.widgets.run_format import clock, detail_text, expected_actual
 from srb_tui.ui.widgets.run_pane import RunPane, pane_table
 from srb_tui.ui.widgets.run_tables import Row, add_columns, selected_key, sync_rows
 
@@ -41,10 +44,14 @@ class BehaviouralPane(RunPane):
             return
         modules = [m for m in detail.module_results if m.stage == "behavioural"]
         summary = self.stage_heading("behavioural", "Stage II behavioural suite")
+        live = ModuleProgress.read_all(detail.run.extra) if not modules else {}
         if modules:
             passed = sum(m.passed for m in modules)
             scored = sum(m.passed + m.failed + m.errors for m in modules)
             summary.append(f" · {passed}/{scored} checks pass")
+        elif live:
+            summary.append("\n" + live_summary(live.values(), now_utc()),
+                           style=tone(self.app, "accent"))
         else:
             summary.append("\nNo module results yet. The suite runs after the audit.",
                            style=tone(self.app, "muted"))
@@ -61,11 +68,23 @@ class BehaviouralPane(RunPane):
         if self.task_def is not None:
             for module_id in self.task_def.module_ids:
                 if module_id not in seen:
-                    rows.append((module_id, [module_id, "—", "", "", "", "",
-                                             self.unrecorded(), ""]))
+                    rec = live.get(module_id)
+                    rows.append((module_id, [
+                        module_id, "—", "" if rec is None or rec.passed is None
+                        else str(rec.passed), "", "", "",
+                        self.unrecorded() if rec is None else self._live_cell(rec), ""]))
         table = self.query_one("#behav-modules", DataTable)
         sync_rows(table, rows)
         self._show_module(selected_key(table))
+
+    def _live_cell(self, rec: ModuleProgress) -> Text:
+        """A module the grader reported while the stage runs: running (for how long), or
+        its ending, waiting for the stage's results to be recorded."""
+        if rec.state == "running":
+            since = seconds_since(rec.at, now_utc())
+            return self.paint(f"running {clock(since)}" if since is not None else "running",
+                              "running")
+        return self.paint(f"{rec.state} (ended)", rec.state)
 
     @on(DataTable.RowHighlighted, "#behav-modules")
     def _module_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -132,3 +151,31 @@ def _module_notes(detail: Any) -> str:
             return str(detail["error"])[:120]
         return ""
     return str(detail)[:120] if detail else ""
+
+
+def now_utc() -> datetime:
+    return datetime.now(UTC)
+
+
+def seconds_since(stamp: str, now: datetime) -> float | None:
+    """Seconds from an ISO stamp (the grader's ``utc_iso``) to ``now``; None if unreadable."""
+    try:
+        at = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if at.tzinfo is None:
+        at = at.replace(tzinfo=UTC)
+    return max(0.0, (now - at).total_seconds())
+
+
+def live_summary(records: Iterable[ModuleProgress], now: datetime) -> str:
+    """``Module 2 of 4 running: cli (1m 05s); 1 ended.`` while the suite runs."""
+    recs = list(records)
+    ended = sum(1 for r in recs if r.state != "running")
+    running = [r for r in recs if r.state == "running"]
+    if not running:
+        return f"{ended} of {recs[0].total} modules ended; recording the results."
+    r = max(running, key=lambda x: x.index)
+    since = seconds_since(r.at, now)
+    took = f" ({clock(since)})" if since is not None else ""
+    return f"Module {r.index} of {r.total} running: {r.module}{took}; {ended} ended."

@@ -37,6 +37,7 @@ from .stage_layout import (
     StageLayout,
     container_path,
 )
+from .suite_progress import SuiteProgress
 from .trust import UntrustedResult, verify_behavioural
 
 RESULT_PATH = f"{SCRATCH}/behavioural.json"
@@ -81,7 +82,9 @@ async def run_suite_in(
         task, [option_str(spec, "context", spec.name), *([folder] if folder else [])]
     )
     publish(Progress(run_id, f"behavioural: running suite tests/{rel}"))
-    res = await box.grader(
+    progress = SuiteProgress(box.store, run_id, publish)
+    await progress.begin()
+    res = await box.grader_streamed(
         [
             "suite",
             "--suite",
@@ -102,7 +105,9 @@ async def run_suite_in(
             *[arg for name in box.keep_env() for arg in ("--keep-env", name)],
         ],
         timeout_sec=spec.timeout_sec,
+        on_line=progress.on_line,
     )
+    await progress.drain()
     raw = await fetch_file(box.engine, box.h, RESULT_PATH)
     if raw is None:
         tail = res.stderr.decode("utf-8", "replace").strip()[-500:]

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +51,7 @@ from srb_tui.runner import (
     start,
     store_tag,
 )
-from srb_tui.runner.files import put_files, put_readonly_tree, put_symlink
+from srb_tui.runner.files import exec_streamed, put_files, put_readonly_tree, put_symlink
 from srb_tui.schema import Task
 from srb_tui.service.events import Progress
 from srb_tui.store import Store, utc_now
@@ -361,6 +361,23 @@ class StageContainer:
                 timeout_sec=timeout_sec,
                 env=env,
                 workdir=GRADER_HOME,
+            )
+        except ContainerError as err:
+            raise StageFault(f"{self.role}: grader exec failed: {err}") from err
+
+    async def grader_streamed(
+        self,
+        args: Sequence[str],
+        *,
+        timeout_sec: float,
+        on_line: Callable[[bytes], None],
+    ) -> ExecResult:
+        """:meth:`grader`, each line the grader prints handed to ``on_line`` as it comes
+        (its stdout is not kept; its stderr's tail is)."""
+        try:
+            return await exec_streamed(
+                self.engine, self.h, self.grader_argv(args), timeout_sec=timeout_sec,
+                on_line=on_line, workdir=GRADER_HOME,
             )
         except ContainerError as err:
             raise StageFault(f"{self.role}: grader exec failed: {err}") from err
