@@ -35,8 +35,7 @@ class Case:
         doc: dict[str, Any] = {"id": self.id, "argv": list(self.argv)}
         if self.stdin is not None:
             doc["stdin"] = self.stdin
-        if self.line:
-            doc["command_line"] = self.line
+        doc["command_line"] = self.line  # as the author wrote it (casekit ignores it)
         return doc
 
     def reads_files(self) -> bool:

@@ -238,6 +238,11 @@ def write_task(plan: Plan) -> list[str]:
     shutil.copytree(plan.source_dir, root / "submissions" / "untouched",
                     ignore=shutil.ignore_patterns(*SKIPPED, "*.pyc"))
     _helper(root, [str(root / "make_archive.py")], "make_archive.py")
+    return task_files(root)
+
+
+def task_files(root: Path) -> list[str]:
+    """Every file of the task at ``root``, relative, sorted."""
     return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
 
 

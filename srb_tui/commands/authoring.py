@@ -18,7 +18,7 @@ from rich.markup import escape
 
 from srb_tui.authoring.languages import names as language_names
 from srb_tui.authoring.plan import AuthoringError, Plan, make_plan
-from srb_tui.authoring.scaffold import Recorded, record_expected, write_task
+from srb_tui.authoring.scaffold import Recorded, record_expected, task_files, write_task
 from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
@@ -93,13 +93,14 @@ def cmd_new(args: argparse.Namespace, settings: Settings, out: Output) -> int:
         out.error(str(exc))
         return KIND_CODES[exc.kind]
     try:
-        written = write_task(plan)
+        write_task(plan)
     except (RuntimeError, OSError) as exc:
         shutil.rmtree(plan.task_dir, ignore_errors=True)
         out.error(f"{plan.task_id}: could not write the task: {exc}")
         return codes.FAILED
     recorded = (Recorded(False, "skipped (--no-record)") if args.no_record
                 else record_expected(plan.task_dir))
+    written = task_files(plan.task_dir)
     load = validate_task(plan.task_dir)
     problems = [str(p) for p in load.errors]
     ok = load.ok and not problems and recorded.ok
