@@ -21,7 +21,7 @@ from srb_tui.authoring.plan import AuthoringError, Plan, make_plan
 from srb_tui.authoring.scaffold import Recorded, record_expected, task_files, write_task
 from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.output import Output
-from srb_tui.config import Settings
+from srb_tui.config import DEFAULT_TASKS, Settings
 from srb_tui.schema.published import validate_task
 
 KIND_CODES = {"exists": codes.USAGE, "not_found": codes.NOT_FOUND, "usage": codes.USAGE}
@@ -126,8 +126,8 @@ def _report(out: Output, plan: Plan, written: list[str], recorded: Recorded,
                   f"python3 {plan.task_dir}/tests/behavioural/lib/record.py")
     for problem in problems:
         out.error(problem)
-    roots = [r.resolve() for r in settings.task_roots]
-    where = "" if plan.task_dir.parent in roots else f" --tasks {plan.task_dir.parent}"
+    default = DEFAULT_TASKS.resolve()
+    where = "" if plan.task_dir.parent == default else f" --tasks {plan.task_dir.parent}"
     out.print("next:")
     out.print(f"  1. put your {escape(plan.lang_to.title)} port in "
               f"{escape(str(plan.task_dir / 'submissions' / 'reference'))}")

@@ -144,8 +144,9 @@ def test_the_human_report_names_the_next_steps(
     out = capsys.readouterr().out
     assert code == codes.OK
     assert f"wrote {TASK_ID}" in out and "recorded State A's answers: cases: 8 cases" in out
-    assert f"srb tasks record {TASK_ID}" in out
-    assert f"srb run {TASK_ID} --agent replay:reference" in out
+    root = settings.task_roots[0]  # not ./tasks: every next step names it
+    assert f"srb --tasks {root} tasks record {TASK_ID}" in out
+    assert f"srb --tasks {root} run {TASK_ID} --agent replay:reference" in out
 
 
 # --------------------------------------------------------------------------- refusals

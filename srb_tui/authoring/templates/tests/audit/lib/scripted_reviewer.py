@@ -9,7 +9,8 @@ reads ``{"type": "start", "gates": [...]}``, sends ``{"tool": NAME, "args": {...
 reads each ``tool_result``, then sends ``{"submit_review": {...}}``. Every fail cites a real
 line of a real file with an exact quote, so the grader's evidence re-check confirms it.
 
-* no-source-files       a file matching the source globs, or a source project file, is left
+* no-source-files       a file matching the source globs, a source project file, or a
+                        script whose #! line names the source interpreter, is left
 * no-source-runtime     a shebang or a string naming the source interpreter, or a call that
                         starts a process, in the target's code (prose files are ignored)
 * target-present        too few lines of target code next to State A's source
@@ -161,8 +162,15 @@ class Reviewer:
 
     # ------------------------------------------------------------ gates
 
+    def shebang_files(self, side: dict[str, Any]) -> list[str]:
+        """Files whose first line is a #! line naming an interpreter of ``side``."""
+        names = names_pattern(self.list_of(side, "interpreters"))
+        hits = self.search(rf"^#!.*\b({names})\b")
+        return [rel_of(hit["path"]) for hit in hits if hit["line"] == 1]
+
     def no_source_files(self) -> Verdict:
         found = [rel for rel in self.files if self.is_source(rel)]
+        found += [rel for rel in self.shebang_files(self.source) if rel not in found]
         title = self.source.get("name", "source")
         if not found:
             return "pass", f"no {title} source or project file in the submission", []
