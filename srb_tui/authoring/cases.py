@@ -26,6 +26,9 @@ class CaseError(ValueError):
 
 @dataclass(frozen=True)
 class Case:
+    """One behavioural case: the words after the program, and the input file fed on
+    standard input (``inputs/NAME``) if any."""
+
     id: str
     argv: tuple[str, ...]
     stdin: str | None = None

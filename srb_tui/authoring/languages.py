@@ -17,6 +17,8 @@ from srb_tui.schema.suggest import suggest
 
 @dataclass(frozen=True)
 class Language:
+    """One language a task can port from or to, as data the task carries."""
+
     key: str
     title: str
     aliases: tuple[str, ...]

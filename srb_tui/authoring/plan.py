@@ -31,6 +31,8 @@ class AuthoringError(Exception):
 
 @dataclass(frozen=True)
 class Plan:
+    """A checked request for a new task: everything the scaffold writes from."""
+
     task_id: str
     task_dir: Path
     source_dir: Path

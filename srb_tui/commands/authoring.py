@@ -103,24 +103,27 @@ def cmd_new(args: argparse.Namespace, settings: Settings, out: Output) -> int:
     written = task_files(plan.task_dir)
     load = validate_task(plan.task_dir)
     problems = [str(p) for p in load.errors]
-    ok = load.ok and not problems and recorded.ok
+    ok = load.ok and not problems and (recorded.ok or args.no_record)
     if out.json_mode:
         out.emit_json({"ok": ok, "task": plan.task_id, "path": str(plan.task_dir),
                        "entry": plan.entry, "cases": len(plan.cases), "files": written,
                        "recorded": recorded.ok, "record_output": recorded.output,
                        "problems": problems})
         return codes.OK if ok else codes.FAILED
-    _report(out, plan, written, recorded, problems, settings)
+    _report(out, plan, written, recorded, problems, args.no_record)
     return codes.OK if ok else codes.FAILED
 
 
 def _report(out: Output, plan: Plan, written: list[str], recorded: Recorded,
-            problems: list[str], settings: Settings) -> None:
+            problems: list[str], args_no_record: bool) -> None:
     out.print(f"[green]wrote[/] [bold]{escape(plan.task_id)}[/] at {escape(str(plan.task_dir))}"
               f" ({len(written)} files; State A {len(plan.files)} files, entry "
               f"{escape(plan.entry)}, {len(plan.cases)} cases)")
     if recorded.ok:
         out.print(f"  recorded State A's answers: {escape(recorded.output)}")
+    elif args_no_record:
+        out.print("  State A's answers not recorded (--no-record): run "
+                  f"python3 {escape(str(plan.task_dir))}/tests/behavioural/lib/record.py")
     else:
         out.error(f"State A's answers were not recorded: {recorded.output}. Fix it, then run "
                   f"python3 {plan.task_dir}/tests/behavioural/lib/record.py")

@@ -261,3 +261,41 @@ def test_a_failed_recording_keeps_the_task_and_says_how_to_redo_it(
     assert code == codes.FAILED
     assert "were not recorded" in text and "record.py" in text
     assert (settings.task_roots[0] / TASK_ID / "task.toml").is_file()
+
+
+# --------------------------------------------------------------------------- other languages
+
+
+def test_a_node_program_ported_to_python_gets_its_own_languages_and_images(
+    tmp_path: Path, settings: Settings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state_a = tmp_path / "shout"
+    (state_a / "lib").mkdir(parents=True)
+    (state_a / "lib" / "shout.mjs").write_text("export const shout = (s) => s.toUpperCase();\n")
+    entry = state_a / "shout.js"
+    entry.write_text("#!/usr/bin/env node\nprocess.stdout.write('HI\\n');\n")
+    entry.chmod(0o755)
+    argv = ["shout-node-to-python", "--from-dir", str(state_a), "--lang-from", "javascript",
+            "--lang-to", "python3", "--entry", "./shout.js", "--case=", "--no-record",
+            "--tasks-root", str(settings.task_roots[0])]
+    code = run_new(settings, *argv, json_mode=True)
+    doc = json.loads(capsys.readouterr().out)
+    assert code == codes.OK and doc["recorded"] is False and doc["problems"] == [], doc
+    task = Path(doc["path"])
+    assert validate_task(task).ok
+    langs = tomllib.loads((task / "tests/audit/data/languages.toml").read_text())
+    assert langs["entry"] == "shout.js" and "*.mjs" in langs["source"]["globs"]
+    assert "*.py" in langs["target"]["globs"]
+    assert any("subprocess" in p for p in langs["target"]["spawn_patterns"])
+    stage_two = (task / "tests/behavioural/Dockerfile").read_text()
+    assert "install -y --no-install-recommends python3 " in stage_two  # the port's runtime
+    assert "nodejs" not in stage_two.split("for name in")[0].split("apt-get install")[1]
+    assert "for name in node nodejs; do" in stage_two  # State A's names are shims
+    assert "chmod 0700" not in stage_two  # python3 is the port's: it stays usable
+    task_toml = tomllib.loads((task / "task.toml").read_text())
+    assert "node_modules" in task_toml["artifacts"][0]["exclude"]
+    assert "python3 nodejs" in (task / "tests/verification/Dockerfile").read_text() or \
+        "nodejs python3" in (task / "tests/verification/Dockerfile").read_text()
+    assert json.loads((task / "tests/behavioural/data/program.json").read_text())[
+        "oracle_python"] is False
+    assert not (task / "tests/behavioural/data/expected/cases.json").exists()

@@ -171,6 +171,8 @@ class Reviewer:
     def no_source_files(self) -> Verdict:
         found = [rel for rel in self.files if self.is_source(rel)]
         found += [rel for rel in self.shebang_files(self.source) if rel not in found]
+        if self.entry in found and self.entry_names(self.target):
+            found.remove(self.entry)  # the entry keeps its name (and suffix) by design
         title = self.source.get("name", "source")
         if not found:
             return "pass", f"no {title} source or project file in the submission", []
