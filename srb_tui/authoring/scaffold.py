@@ -142,8 +142,8 @@ def values(plan: Plan) -> dict[str, str]:
         "CASE_COUNT": str(len(plan.cases)),
         "MODULE": MODULE,
         "EXCLUDES": toml_list(_excludes(plan)),
-        "AGENT_PACKAGES": packages(src, dst),
-        "VERIFY_PACKAGES": packages(src, dst, extra=("python3",)),
+        "AGENT_PACKAGES": packages(dst, src),  # demo01's order: its layers are reused
+        "VERIFY_PACKAGES": packages(dst, src, extra=("python3",)),
         "ADVERSARIES": _adversaries(),
         **_stage_two(plan),
     }

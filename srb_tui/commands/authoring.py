@@ -28,7 +28,8 @@ KIND_CODES = {"exists": codes.USAGE, "not_found": codes.NOT_FOUND, "usage": code
 
 EPILOG = """\
 Each --case is one command line of the program, split like a shell would (no shell
-runs): `-n 3 inputs/a.txt`; `< inputs/a.txt` feeds that file on standard input. Files
+runs): `-n 3 inputs/a.txt`; `< inputs/a.txt` feeds that file on standard input; write
+--case=-x for a line that starts with '-'. Files
 of --inputs DIR are reachable as inputs/NAME and also seed the fuzzers. State A's answers
 are recorded by running the folder's entry point here (it needs State A's runtime on
 this machine); --no-record skips that (run tests/behavioural/lib/record.py later).
