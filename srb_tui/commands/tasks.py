@@ -1,4 +1,4 @@
-"""``srb tasks list|show|validate|prepare``."""
+"""``srb tasks list|show|validate|prepare`` (``record``: grading.py; ``new``: authoring.py)."""
 
 from __future__ import annotations
 
@@ -53,9 +53,11 @@ def add_parser(sub: Any) -> None:
     prep.add_argument("--json", action="store_true", help="one JSON document on stdout")
     prep.set_defaults(handler=cmd_prepare)
 
+    from srb_tui.commands.authoring import add_new_parser
     from srb_tui.commands.grading import add_record_parser
 
     add_record_parser(tsub)
+    add_new_parser(tsub)
 
 
 def problem_json(p: Problem) -> dict[str, Any]:
