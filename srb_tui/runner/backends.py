@@ -29,7 +29,7 @@ from typing import Any
 
 from srb_tui.runner import sdk
 from srb_tui.runner.backend_config import LOCAL_NAME, BackendConfig, EngineSpec
-from srb_tui.runner.engine import DockerEngine
+from srb_tui.runner.engine import DockerEngine, start_hint
 from srb_tui.runner.errors import EngineUnavailable
 from srb_tui.runner.pool import RunnerPool
 from srb_tui.runner.wire import WireError
@@ -105,6 +105,12 @@ def _info(engine: DockerEngine) -> dict[str, Any]:
     return info
 
 
+def _fault(exc: BaseException, url: str) -> str:
+    """A probe's error in one line of facts (how to fix it is for the caller to say)."""
+    text = str(exc) if isinstance(exc, EngineUnavailable) else f"{type(exc).__name__}: {exc}"
+    return text.replace(start_hint(url), "").strip() or type(exc).__name__
+
+
 async def probe(node: Node, *, timeout_sec: float = PROBE_TIMEOUT_SEC) -> NodeHealth:
     """Ask the node's engine for its version and capacity; never raises."""
     now = time.monotonic()
@@ -115,8 +121,7 @@ async def probe(node: Node, *, timeout_sec: float = PROBE_TIMEOUT_SEC) -> NodeHe
         health = NodeHealth(node.name, url, False, error=f"no answer within {timeout_sec:g} s",
                             checked_at=now)
     except (EngineUnavailable, WireError, OSError, ValueError, sdk.DockerException) as exc:
-        health = NodeHealth(node.name, url, False, error=f"{type(exc).__name__}: {exc}",
-                            checked_at=now)
+        health = NodeHealth(node.name, url, False, error=_fault(exc, url), checked_at=now)
     else:
         health = NodeHealth(
             node.name, url, True, version=str(info.get("ServerVersion", "")),
