@@ -131,6 +131,7 @@ async def _probe_pool(core: Any, settings: Settings) -> list[Check]:
     srb's running containers, or what is wrong with it; and whether srb's base image is
     there (else it is brought to the node when a run is first placed there)."""
     from srb_tui.runner.query import image_exists
+    from srb_tui.service.nodes import bare_error, node_advice
 
     try:
         backend = await core.backend()
@@ -145,8 +146,8 @@ async def _probe_pool(core: Any, settings: Settings) -> list[Check]:
         node = backend.nodes[health.name]
         if not health.up:
             checks.append(Check(f"engine {health.name}", False,
-                                f"{health.url}: {_bare(health.error, health.url)}",
-                                _node_fix(health.url)))
+                                f"{health.url}: {bare_error(health.error, health.url)}",
+                                node_advice(health.url)))
             continue
         base = await image_exists(node.engine, settings.base_image)
         checks.append(Check(
@@ -160,18 +161,18 @@ async def _probe_pool(core: Any, settings: Settings) -> list[Check]:
 async def _own_engine(engine: Any, settings: Settings, registry: str | None) -> Check:
     """srb's own engine in pool mode: the source of the base image for every node (a
     registry, when configured, serves the nodes instead: then only a warning)."""
-    from srb_tui.runner.engine import start_hint
     from srb_tui.runner.query import image_exists
+    from srb_tui.service.nodes import bare_error, engine_advice
 
     info = await engine.ping()
     if not info.ok:
-        error = _bare(info.error or "unreachable", engine.base_url)
+        error = bare_error(info.error or "unreachable", engine.base_url)
         if registry:
             return Check(OWN_ENGINE, True, f"{engine.base_url}: {error} (nodes pull the "
                          f"base image from {registry})",
-                         start_hint(engine.base_url), warn=True)
+                         engine_advice(engine.base_url), warn=True)
         return Check(OWN_ENGINE, False, f"{engine.base_url}: {error}",
-                     start_hint(engine.base_url) + " A node without the base image gets it "
+                     engine_advice(engine.base_url) + " A node without the base image gets it "
                      "copied from this engine on its first run.")
     present = await image_exists(engine, settings.base_image)
     if not present:
@@ -181,27 +182,6 @@ async def _own_engine(engine: Any, settings: Settings, registry: str | None) -> 
                      "engine)", warn=bool(registry))
     return Check(OWN_ENGINE, True,
                  f"{engine.base_url}: server {info.version}, {settings.base_image} present")
-
-
-def _bare(error: str, url: str) -> str:
-    """An engine's error without the advice the runner appends (the check's fix says what
-    to do, fitting how the engine is reached)."""
-    from srb_tui.runner.engine import start_hint
-
-    return error.removeprefix("EngineUnavailable: ").replace(start_hint(url), "").strip()
-
-
-def _node_fix(url: str) -> str:
-    """What to do about a pool engine that does not answer, by how it is reached."""
-    if url.startswith("ssh://"):
-        return ("check that `ssh` to that host works without a prompt (key, known_hosts) "
-                "and that docker runs there for that user")
-    if url.startswith("unix://"):
-        return ("start dockerd on this machine (`bash scripts/ensure-docker.sh`) or fix the "
-                "socket path in [engines] of state/config.toml")
-    return ("check the address in [engines] of state/config.toml, that the node's dockerd "
-            "listens there (`dockerd -H tcp://0.0.0.0:2375`), that this machine reaches it "
-            "(firewall, route) and, with TLS, the certificate files")
 
 
 async def _probe_engine(engine: Any, settings: Settings) -> list[Check]:
