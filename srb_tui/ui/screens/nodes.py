@@ -83,6 +83,7 @@ class NodesScreen(Screen[None]):
         table = self.query_one("#nodes-table", DataTable)
         for label, key in COLUMNS:
             table.add_column(label, key=key)
+        table.focus()  # the cursor keys move along the engines from the start
         self.action_refresh()
         self.set_interval(REFRESH_SEC, self._tick)
 
