@@ -15,7 +15,6 @@ engine the table has that one row.
 from __future__ import annotations
 
 import time
-from typing import ClassVar
 
 from rich.text import Text
 from textual import work
@@ -58,7 +57,7 @@ class NodesScreen(Screen[None]):
     #nodes-table { height: auto; max-height: 60%; }
     #nodes-detail { padding: 0 1; height: auto; }
     """
-    BINDINGS: ClassVar[list[Binding]] = [
+    BINDINGS = [
         Binding("ctrl+r", "refresh", "Refresh", id="nodes.refresh",
                 tooltip="Ask every engine again now (the screen also asks every 5 s)"),
     ]
