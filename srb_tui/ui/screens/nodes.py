@@ -90,7 +90,8 @@ class NodesScreen(Screen[None]):
         self.action_refresh()
 
     def _tick(self) -> None:
-        self.action_refresh()
+        if self.is_current:  # another screen shown: ask again when this one is (resume)
+            self.action_refresh()
 
     def action_refresh(self) -> None:
         if not self.loading:  # else the last load still waits on a silent engine
