@@ -8,7 +8,7 @@ factory as the CLI) over that store and saves, each as ``<screen>-dark.svg`` and
 ``<screen>-light.svg``:
 
 tasks, tasks-filtered, launch, runs, run-log, run-audit, run-behavioural, run-verification,
-run-score, run-transcript, diff, diff-split, counterexamples, campaign, reports.
+run-score, run-transcript, diff, diff-split, counterexamples, campaign, reports, nodes.
 
     export DOCKER_HOST=unix:///var/run/docker.sock   # the engine to run the demo on
     .venv/bin/python scripts/screenshots.py [--state DIR] [--out screenshots]
@@ -119,6 +119,7 @@ async def shoot(settings: Settings, out: Path, theme: str, subtle: str) -> list[
     from srb_tui.ui.screens.campaign import CampaignScreen
     from srb_tui.ui.screens.counterexamples import CounterexamplesScreen
     from srb_tui.ui.screens.diff import DiffScreen
+    from srb_tui.ui.screens.nodes import NodesScreen
     from srb_tui.ui.screens.reports import ReportsScreen
     from srb_tui.ui.screens.run import RunScreen
     from srb_tui.ui.screens.runs import RunsScreen
@@ -192,6 +193,11 @@ async def shoot(settings: Settings, out: Path, theme: str, subtle: str) -> list[
                     and app.screen.report is not None, "the report", 60)
         await settle(app, pilot, 0.3)
         save("reports")
+        await pilot.press("h")
+        await until(pilot, lambda: isinstance(app.screen, NodesScreen)
+                    and app.screen.loads >= 1, "the Nodes screen's engines", 30)
+        await settle(app, pilot, 0.3)
+        save("nodes")
     return shots
 
 

@@ -122,11 +122,16 @@ async def _engine_checks(settings: Settings) -> list[Check]:
         return await _probe_pool(core, settings)
 
 
+OWN_ENGINE = "srb's engine (base image source)"
+
+
 async def _probe_pool(core: Any, settings: Settings) -> list[Check]:
-    """One line per engine of the pool: version, capacity, srb's running containers, or
-    what is wrong with it; and whether srb's base image is there (else it is copied to the
-    node from srb's own engine, or pulled from the registry, when a run first goes there)."""
+    """srb's own engine (where `srb images bootstrap` made the base image, copied from it to
+    each node on its first run), then one line per engine of the pool: version, capacity,
+    srb's running containers, or what is wrong with it; and whether srb's base image is
+    there (else it is brought to the node when a run is first placed there)."""
     from srb_tui.runner.query import image_exists
+    from srb_tui.service.nodes import bare_error, node_advice
 
     try:
         backend = await core.backend()
@@ -136,20 +141,47 @@ async def _probe_pool(core: Any, settings: Settings) -> list[Check]:
     checks = [Check("execution backend", True,
                     f"{backend.kind}: {len(backend.nodes)} engine(s)"
                     + (f", registry {backend.registry}" if backend.registry else ""))]
+    checks.append(await _own_engine(core.engine, settings, backend.registry))
     for health in await backend.probe_all():
         node = backend.nodes[health.name]
         if not health.up:
-            checks.append(Check(f"engine {health.name}", False, f"{health.url}: {health.error}",
-                                "start dockerd there, check the url, the network path and "
-                                "(tcp with TLS) the certificate files"))
+            checks.append(Check(f"engine {health.name}", False,
+                                f"{health.url}: {bare_error(health.error, health.url)}",
+                                node_advice(health.url)))
             continue
         base = await image_exists(node.engine, settings.base_image)
         checks.append(Check(
             f"engine {health.name}", True,
             f"{health.url}: server {health.version}, {node.cpus:g} CPUs, "
             f"{node.memory_mb} MB, {health.containers} srb container(s) running, base image "
-            f"{'present' if base else 'missing (copied on first run)'}"))
+            f"{'present' if base else 'missing (brought on its first run)'}"))
     return checks
+
+
+async def _own_engine(engine: Any, settings: Settings, registry: str | None) -> Check:
+    """srb's own engine in pool mode: the source of the base image for every node (a
+    registry, when configured, serves the nodes instead: then only a warning)."""
+    from srb_tui.runner.query import image_exists
+    from srb_tui.service.nodes import bare_error, engine_advice
+
+    info = await engine.ping()
+    if not info.ok:
+        error = bare_error(info.error or "unreachable", engine.base_url)
+        if registry:
+            return Check(OWN_ENGINE, True, f"{engine.base_url}: {error} (nodes pull the "
+                         f"base image from {registry})",
+                         engine_advice(engine.base_url), warn=True)
+        return Check(OWN_ENGINE, False, f"{engine.base_url}: {error}",
+                     engine_advice(engine.base_url) + " A node without the base image gets it "
+                     "copied from this engine on its first run.")
+    present = await image_exists(engine, settings.base_image)
+    if not present:
+        return Check(OWN_ENGINE, bool(registry),
+                     f"{engine.base_url}: server {info.version}, {settings.base_image} missing",
+                     "run `srb images bootstrap` here (nodes get the base image from this "
+                     "engine)", warn=bool(registry))
+    return Check(OWN_ENGINE, True,
+                 f"{engine.base_url}: server {info.version}, {settings.base_image} present")
 
 
 async def _probe_engine(engine: Any, settings: Settings) -> list[Check]:

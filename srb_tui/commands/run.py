@@ -419,7 +419,12 @@ def cmd_gc(args: argparse.Namespace, settings: Settings, out: Output) -> int:
                                "workspace_images_kept": report.workspace_images_kept,
                                "live_runs_kept": sorted(live),
                                "other_stores_containers_kept": report.foreign_kept,
-                               "import_folders_removed": swept})
+                               "container_rows_marked_removed": report.rows_marked_removed,
+                               "import_folders_removed": swept,
+                               "complete": report.complete,
+                               "skipped_nodes": [{"node": e.name, "url": e.url,
+                                                  "error": e.error}
+                                                 for e in report.skipped]})
             else:
                 out.print(f"removed {report.containers_removed} container(s), reclaimed "
                           f"{report.image_bytes_reclaimed} bytes of images; removed "
@@ -428,9 +433,18 @@ def cmd_gc(args: argparse.Namespace, settings: Settings, out: Output) -> int:
                           f"({report.workspace_images_kept} in use or another store's kept); "
                           f"{len(live)} live run(s) untouched, {report.foreign_kept} "
                           "container(s) of other stores left alone"
+                          + (f"; {report.rows_marked_removed} recorded container(s) found "
+                             "gone, marked removed" if report.rows_marked_removed else "")
                           + (f"; removed {len(swept)} import folder(s) no run names"
                              if swept else ""))
-            return 0
+                for skipped in report.skipped:
+                    out.print(f"[red]✗[/] node {escape(skipped.name)} ({escape(skipped.url)})"
+                              f" skipped, nothing collected there: {escape(skipped.error)}")
+            if report.skipped:
+                out.error(f"gc did not finish: {len(report.skipped)} node(s) not visited "
+                          f"({', '.join(e.name for e in report.skipped)}); run it again "
+                          "when they answer")
+            return codes.OK if report.complete else codes.INFRA
 
     return guard(body, out)
 

@@ -14,6 +14,7 @@ from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.output import Output, plain_columns
 from srb_tui.config import Settings
 from srb_tui.service.app import open_service
+from srb_tui.service.run.run_node import node_label
 from srb_tui.service.views.agent_report import agent_summary, cost_text
 from srb_tui.service.views.history import load_run_rows
 from srb_tui.store import RunNotFound, StoreError
@@ -51,11 +52,12 @@ def positive_int(text: str) -> int:
     return value
 
 
-_COLUMNS = ("Run", "Task", "Agent", "Status", "Stop", "Score", "Valid", "Started", "Duration")
+_COLUMNS = ("Run", "Task", "Agent", "Node", "Status", "Stop", "Score", "Valid", "Started",
+            "Duration")
 
 
 def _cells(r: Any) -> tuple[str, ...]:
-    return (r.run_id, r.task_id, r.agent, r.status, r.stop_reason or "—", r.score_text,
+    return (r.run_id, r.task_id, r.agent, r.node, r.status, r.stop_reason or "—", r.score_text,
             r.valid_text, r.started_text, r.duration_text)
 
 
@@ -73,7 +75,8 @@ def cmd_list(args: argparse.Namespace, settings: Settings, out: Output) -> int:
         return codes.OK
     if out.json_mode:
         out.emit_json({"store": str(settings.db_path), "runs": [
-            {"id": r.run_id, "task": r.task_id, "agent": r.agent, "status": r.status,
+            {"id": r.run_id, "task": r.task_id, "agent": r.agent, "node": r.node,
+             "status": r.status,
              "stop_reason": r.stop_reason, "score": r.score, "max_score": r.max_score,
              "valid": r.valid, "started_at": r.started, "duration_sec": r.duration_sec}
             for r in result.rows]})
@@ -90,7 +93,8 @@ def cmd_list(args: argparse.Namespace, settings: Settings, out: Output) -> int:
     for col in _COLUMNS:
         table.add_column(col, no_wrap=col == "Run", min_width=id_width if col == "Run" else None)
     for r in result.rows:
-        table.add_row(escape(r.run_id), escape(r.task_id), escape(r.agent), escape(r.status),
+        table.add_row(escape(r.run_id), escape(r.task_id), escape(r.agent), escape(r.node),
+                      escape(r.status),
                       escape(r.stop_reason or "—"), r.score_text, r.valid_text,
                       escape(r.started_text), r.duration_text)
     out.print(table)
@@ -108,6 +112,7 @@ async def _detail(settings: Settings, run_id: str) -> dict[str, Any] | None:
         except RunNotFound:
             return None
         doc = detail.to_json()
+        doc["node"] = node_label(detail.run)
         doc["agent"] = await agent_summary(store, run_id)
     return doc
 
@@ -132,6 +137,7 @@ def cmd_show(args: argparse.Namespace, settings: Settings, out: Output) -> int:
         return 0
     run = doc.get("run", doc)
     out.print(f"[bold]{escape(str(run.get('id')))}[/]  task {escape(str(run.get('task_id')))}")
+    out.print(f"  node: {escape(str(doc.get('node', 'local')))}")
     for key in ("status", "phase", "agent", "model", "effort", "stop_reason", "score",
                 "max_score", "valid", "blocked_by", "harness_error", "created_at",
                 "started_at", "finished_at"):

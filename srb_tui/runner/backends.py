@@ -29,7 +29,7 @@ from typing import Any
 
 from srb_tui.runner import sdk
 from srb_tui.runner.backend_config import LOCAL_NAME, BackendConfig, EngineSpec
-from srb_tui.runner.engine import DockerEngine
+from srb_tui.runner.engine import DockerEngine, outcome_seen, start_hint
 from srb_tui.runner.errors import EngineUnavailable
 from srb_tui.runner.pool import RunnerPool
 from srb_tui.runner.wire import WireError
@@ -70,6 +70,9 @@ class Node:
     health: NodeHealth | None = None
     last_error: str = ""
     reserved: dict[str, Need] = field(default_factory=dict)
+    #: The engine call of a probe still under way (a probe that timed out leaves it
+    #: running on the engine's pool; the next probe waits on it instead of adding one).
+    asking: asyncio.Future[dict[str, Any]] | None = None
 
     @property
     def name(self) -> str:
@@ -105,18 +108,26 @@ def _info(engine: DockerEngine) -> dict[str, Any]:
     return info
 
 
+def _fault(exc: BaseException, url: str) -> str:
+    """A probe's error in one line of facts (how to fix it is for the caller to say)."""
+    text = str(exc) if isinstance(exc, EngineUnavailable) else f"{type(exc).__name__}: {exc}"
+    return text.replace(start_hint(url), "").strip() or type(exc).__name__
+
+
 async def probe(node: Node, *, timeout_sec: float = PROBE_TIMEOUT_SEC) -> NodeHealth:
     """Ask the node's engine for its version and capacity; never raises."""
     now = time.monotonic()
     url = node.engine.base_url
+    if node.asking is None or node.asking.done():
+        node.asking = asyncio.ensure_future(node.engine.call(_info, node.engine))
+        node.asking.add_done_callback(outcome_seen)
     try:
-        info = await asyncio.wait_for(node.engine.call(_info, node.engine), timeout_sec)
+        info = await asyncio.wait_for(asyncio.shield(node.asking), timeout_sec)
     except TimeoutError:
         health = NodeHealth(node.name, url, False, error=f"no answer within {timeout_sec:g} s",
                             checked_at=now)
     except (EngineUnavailable, WireError, OSError, ValueError, sdk.DockerException) as exc:
-        health = NodeHealth(node.name, url, False, error=f"{type(exc).__name__}: {exc}",
-                            checked_at=now)
+        health = NodeHealth(node.name, url, False, error=_fault(exc, url), checked_at=now)
     else:
         health = NodeHealth(
             node.name, url, True, version=str(info.get("ServerVersion", "")),
@@ -221,7 +232,11 @@ class Backend:
             self._changed.notify_all()
 
     def close(self) -> None:
-        """Close every node's engine but the local one (its owner closes it)."""
+        """Close every node's engine but the local one (its owner closes it); a probe
+        still waiting on an engine is let go."""
+        for node in self.nodes.values():
+            if node.asking is not None and not node.asking.done():
+                node.asking.cancel()
         if self.local:
             return
         for node in self.nodes.values():

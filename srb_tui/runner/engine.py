@@ -31,6 +31,18 @@ START_HINT = (
     "terminal), make sure your user may use it (`sudo usermod -aG docker $USER`, then "
     "log in again), or point DOCKER_HOST at a running engine."
 )
+REMOTE_HINT = (
+    "It is another machine's engine: check the address, that dockerd there listens on it "
+    "(`dockerd -H tcp://0.0.0.0:2375`, or `-H unix://...` behind ssh), that this machine "
+    "reaches it (firewall, route) and, for tcp with TLS, the certificate files."
+)
+REMOTE_SCHEMES = ("tcp://", "http://", "https://", "ssh://")
+
+
+def start_hint(base_url: str) -> str:
+    """How to get the engine at ``base_url`` answering: start the local daemon, or (an
+    engine reached over the network) check the address and the remote daemon."""
+    return REMOTE_HINT if base_url.startswith(REMOTE_SCHEMES) else START_HINT
 
 
 @dataclass(frozen=True)
@@ -52,7 +64,7 @@ def outcome_seen(fut: asyncio.Future[Any]) -> None:
 
 def unreachable_message(base_url: str, err: BaseException) -> str:
     """The user-facing message for an engine that does not answer."""
-    return f"Docker engine not reachable at {base_url}: {err}. {START_HINT}"
+    return f"Docker engine not reachable at {base_url}: {err}. {start_hint(base_url)}"
 
 
 class DockerEngine:

@@ -11,7 +11,7 @@ from typing import Any
 
 from srb_tui.runner import sdk
 from srb_tui.runner.engine import DockerEngine
-from srb_tui.runner.errors import ImageBuildError
+from srb_tui.runner.errors import EngineUnavailable, ImageBuildError
 
 CHUNK = 1 << 20
 
@@ -43,19 +43,32 @@ def _pull(dest: DockerEngine, registry: str, ref: str) -> None:
 async def ensure_image(dest: DockerEngine, source: DockerEngine, ref: str, *,
                        registry: str | None = None) -> bool:
     """Make ``ref`` present on ``dest`` (pulled from ``registry``, else copied from
-    ``source``); True when it had to be brought. ImageBuildError says why it could not."""
+    ``source``); True when it had to be brought. ImageBuildError says why it could not,
+    naming the engine at fault: ``source`` is srb's own engine, not the node."""
     await dest.client()
     if await dest.call(_present, dest, ref):
         return False
-    try:
-        if registry:
+    if registry:
+        try:
             await dest.call(_pull, dest, registry, ref)
-        else:
-            await source.client()
-            await source.call(_copy, source, dest, ref)
+        except (OSError, sdk.DockerException) as exc:
+            raise ImageBuildError(f"node {dest.name} ({dest.base_url}) cannot pull {ref} "
+                                  f"from the registry {registry}: {exc}") from exc
+        return True
+    try:
+        await source.client()
+        present = await source.call(_present, source, ref)
+    except (OSError, EngineUnavailable, sdk.DockerException) as exc:
+        raise ImageBuildError(f"srb's engine ({source.base_url}), the source of {ref} for "
+                              f"node {dest.name}, does not answer: {exc}") from exc
+    if not present:
+        raise ImageBuildError(f"srb's engine ({source.base_url}) has no {ref} to copy to node "
+                              f"{dest.name}: run `srb images bootstrap` here first")
+    try:
+        await source.call(_copy, source, dest, ref)
     except (OSError, sdk.DockerException) as exc:
-        raise ImageBuildError(f"cannot bring {ref} to {dest.name} ({dest.base_url}): "
-                              f"{exc}") from exc
+        raise ImageBuildError(f"cannot copy {ref} from srb's engine ({source.base_url}) to "
+                              f"node {dest.name} ({dest.base_url}): {exc}") from exc
     return True
 
 

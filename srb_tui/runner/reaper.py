@@ -55,6 +55,15 @@ class ManagedContainer:
 
 
 @dataclass(frozen=True)
+class SkippedEngine:
+    """An engine garbage collection could not visit, and why (its error)."""
+
+    name: str
+    url: str
+    error: str
+
+
+@dataclass(frozen=True)
 class GcReport:
     """What one garbage collection removed, reclaimed and left to other stores."""
 
@@ -65,6 +74,13 @@ class GcReport:
     workspace_images_removed: tuple[str, ...] = ()  # srb-workspace images (tags) removed
     workspace_bytes_reclaimed: int = 0  # their own layers' bytes
     workspace_images_kept: int = 0  # in use by a container or a live run, or another store's
+    rows_marked_removed: int = 0  # recorded containers found gone from their engine
+    skipped: tuple[SkippedEngine, ...] = ()  # engines that did not answer: not collected
+
+    @property
+    def complete(self) -> bool:
+        """Whether every engine was visited."""
+        return not self.skipped
 
 
 def _list(api: Any, run_id: str | None) -> list[ManagedContainer]:
@@ -102,6 +118,25 @@ async def list_managed(
     if store_tag is None:
         return found
     return [c for c in found if c.store in (None, store_tag)]
+
+
+def _absent(api: Any, container_ids: Collection[str]) -> list[str]:
+    gone = []
+    for container_id in container_ids:
+        try:
+            api.inspect_container(container_id)
+        except sdk.NotFound:
+            gone.append(container_id)
+    return gone
+
+
+async def absent_containers(engine: DockerEngine, container_ids: Collection[str]) -> set[str]:
+    """Which of ``container_ids`` the engine does not have (it answers "no such
+    container"); any other error of the engine is raised, never taken for "gone"."""
+    if not container_ids:
+        return set()
+    api = await engine.api()
+    return set(await engine.call(_absent, api, list(container_ids)))
 
 
 LiveRuns = Collection[str] | Callable[[], Awaitable[Collection[str]]]

@@ -27,6 +27,8 @@ AGENT_EXIT = "agent_exit"
 AGENT_LOOP = "agent_loop"
 COLLECT = "collect"
 BEHAVIOURAL_PROGRESS = "behavioural_progress"
+NODE = "node"
+LOCAL_NODE = "local"
 
 
 def _table(extra: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
@@ -95,6 +97,13 @@ class AgentBudget:
 def read_adversary_budget(extra: Mapping[str, Any]) -> float | None:
     """``adversary_budget_sec``: the Stage III budget override the run was launched with."""
     return _num(extra.get(ADVERSARY_BUDGET))
+
+
+def read_node(extra: Mapping[str, Any]) -> str | None:
+    """``node``: the engine of the pool the run was placed on (None: never placed, or the
+    local backend, whose runs record none and are shown as ``local``)."""
+    value = extra.get(NODE)
+    return value if isinstance(value, str) and value else None
 
 
 def read_client_version(extra: Mapping[str, Any]) -> str | None:

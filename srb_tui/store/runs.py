@@ -480,6 +480,16 @@ class RunsMixin(StoreBase):
         )
         return [run_from_row(row) for row in rows]
 
+    async def runs_per_node(self) -> dict[str, tuple[int, int]]:
+        """Runs by the node they were placed on (the run's extra ``node``; ``""`` for runs
+        of the local backend, which record none): ``node -> (all, not finished)``."""
+        marks = ", ".join("?" for _ in FINAL_STATUSES)
+        rows = await self._rows(
+            "SELECT COALESCE(json_extract(extra, '$.node'), ''), count(*),"
+            f" sum(CASE WHEN status NOT IN ({marks}) THEN 1 ELSE 0 END)"
+            " FROM runs GROUP BY 1", sorted(FINAL_STATUSES))
+        return {str(row[0]): (int(row[1]), int(row[2] or 0)) for row in rows}
+
     async def known_run_ids(self, run_ids: Sequence[str]) -> set[str]:
         """Which of ``run_ids`` are runs of this store (the reaper's ownership test for
         containers that carry no store label)."""

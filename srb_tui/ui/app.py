@@ -20,6 +20,7 @@ from srb_tui.ui.commands import BindingsProvider, GoToProvider
 from srb_tui.ui.console_service import ConsoleService, LaunchRequest
 from srb_tui.ui.keymap import read_keymap
 from srb_tui.ui.screens.campaign import CampaignScreen  # reports branch
+from srb_tui.ui.screens.nodes import NodesScreen
 from srb_tui.ui.screens.reports import ReportsScreen  # reports branch
 from srb_tui.ui.screens.runs import RunsScreen
 from srb_tui.ui.screens.tasks import TasksScreen
@@ -42,6 +43,8 @@ class SrbApp(App[None]):
                 tooltip="Show a campaign's matrix of tasks × configurations"),
         Binding("b", "go('reports')", "Reports", id="app.reports",
                 tooltip="Show the paper's tables over a campaign or any runs"),
+        Binding("h", "go('nodes')", "Nodes", id="app.nodes", show=False,
+                tooltip="Show the engines (nodes) runs are placed on: health, capacity, runs"),
         Binding("question_mark", "toggle_keys", "Keys", id="app.keys",
                 tooltip="Show or hide this screen's keys (Esc hides them too)"),
         # Esc hides the keys panel first; with no panel open it falls through to the
@@ -83,6 +86,7 @@ class SrbApp(App[None]):
         self.add_mode("runs", lambda: RunsScreen(host, self.key_of))
         self.add_mode("campaign", lambda: CampaignScreen(host))
         self.add_mode("reports", lambda: ReportsScreen(host, self.key_of))
+        self.add_mode("nodes", lambda: NodesScreen(host))
 
     @property
     def catalog(self) -> Catalog:
@@ -194,6 +198,8 @@ class SrbApp(App[None]):
                             lambda: self.action_go("campaign"))
         yield SystemCommand("Reports", keyed("app.reports", "b", "Go to the paper's tables"),
                             lambda: self.action_go("reports"))
+        yield SystemCommand("Nodes", keyed("app.nodes", "h", "Go to the engines runs run on"),
+                            lambda: self.action_go("nodes"))
         yield SystemCommand("Toggle theme", keyed("app.theme", "ctrl+t", "Light or dark"),
                             self.action_toggle_theme)
 

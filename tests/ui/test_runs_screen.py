@@ -97,7 +97,7 @@ async def test_runs_graded_before_score_events_still_show_their_marks(
         await app.workers.wait_for_complete()
         await pilot.pause()
         table = app.screen.query_one("#runs-table", DataTable)
-        marks = {str(k.value): str(table.get_row(k)[5]).split() for k in table.rows}
+        marks = {str(k.value): str(table.get_cell(k, "stages")).split() for k in table.rows}
         assert marks[by_events.id] == ["✓", "✓", "✗"]
         assert marks[by_file.id] == ["✗", "✗", "—"]
         assert marks[nothing.id] == ["—", "—", "—"]  # nothing recorded: nothing guessed

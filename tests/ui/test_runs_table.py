@@ -116,11 +116,11 @@ async def test_columns_marks_and_funnel(builtin_settings: Settings) -> None:
         screen, table = await _runs(pilot)
         assert [c.label.plain for c in table.ordered_columns][:4] == [
             "Run", "Task", "Agent", "Status"]
-        row = table.get_row("r-20261129-120000-ab00")
-        assert str(row[5]) == "✓  ✓  ✗"
-        assert row[7] == "m0"
-        assert str(table.get_row("r-20261129-120002-ab02")[5]) == "✗  ✓  —"
-        assert str(table.get_row("r-20261129-120001-ab01")[5]) == "—  —  —"
+        first = "r-20261129-120000-ab00"
+        assert str(table.get_cell(first, "stages")) == "✓  ✓  ✗"
+        assert table.get_cell(first, "model") == "m0"
+        assert str(table.get_cell("r-20261129-120002-ab02", "stages")) == "✗  ✓  —"
+        assert str(table.get_cell("r-20261129-120001-ab01", "stages")) == "—  —  —"
         funnel = str(screen.query_one("#runs-funnel", Static).render())
         assert "2 scored of 3" in funnel
         assert "migrated 1" in funnel and "blindness 1" in funnel and "accepted 0" in funnel

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import errno
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
     from srb_tui.gateway import Gateway
     from srb_tui.runner import ExtractLimits, GcReport
     from srb_tui.runner.backends import Backend, Node
+    from srb_tui.runner.reaper import SkippedEngine
     from srb_tui.service.run.run_grading import Graded
 
 # Grading (:mod:`.run_grading`, and with it scoring and the stages) and the real clients'
@@ -95,6 +97,7 @@ class RunService:
         #: Where runs go (None or local: this service's own engine, as always).
         self.backend = backend
         self._on_node: dict[str, RunService] = {}
+        self._base_ready: set[str] = set()  # nodes srb's base image was brought to
         self._node_lock = asyncio.Lock()
         self.moves = RunMoves(store, self.bus)
         self.ctx = RunContext(settings, store, engine, self.moves, store_label(settings.db_path))
@@ -294,17 +297,28 @@ class RunService:
         return self.backend is not None and not self.backend.local
 
     async def on_node(self, node: Node) -> RunService:
-        """The run service bound to ``node``'s engine (made once; srb's base image brought
-        to the node first). It shares this service's store, bus, cancels and gateway."""
+        """The run service bound to ``node``'s engine, ready to drive a run there: srb's
+        base image is brought to the node first (copied from srb's own engine, or pulled
+        from the registry). Only placement comes here; upkeep (gc, reaping, cancel) uses
+        :meth:`node_service` and never copies an image."""
+        svc = await self.node_service(node)
         async with self._node_lock:
-            svc = self._on_node.get(node.name)
-            if svc is None:
+            if node.name not in self._base_ready:
                 from srb_tui.runner.image_copy import ensure_image
 
                 if node.engine is not self.engine:
                     await ensure_image(node.engine, self.engine, self.settings.base_image,
                                        registry=self.backend.registry if self.backend
                                        else None)
+                self._base_ready.add(node.name)
+        return svc
+
+    async def node_service(self, node: Node) -> RunService:
+        """The run service bound to ``node``'s engine (made once). It shares this
+        service's store, bus, cancels and gateway."""
+        async with self._node_lock:
+            svc = self._on_node.get(node.name)
+            if svc is None:
                 svc = RunService(self.settings, self.store, node.engine, self.bus,
                                  limits=self.limits, extract_limits=self.extract_limits,
                                  access=self.model_access, cancel=self._cancel)
@@ -329,7 +343,7 @@ class RunService:
             return self
         assert self.backend is not None
         node = self.backend.node(run_node(run))
-        return self if node is None else await self.on_node(node)
+        return self if node is None else await self.node_service(node)
 
     @staticmethod
     def driven_elsewhere(run: RunRecord) -> bool:
@@ -477,11 +491,13 @@ class RunService:
 
     async def reap_leftovers(self) -> list[RunRecord]:
         """Remove, on every node that answers, this store's containers whose run is over
-        (a dead srb's leftovers: a finished run's, a stale workspace builder); the live
-        runs, whose containers stay."""
+        (a dead srb's leftovers: a finished run's, a stale workspace builder) and mark
+        removed the recorded containers the node no longer has; the live runs, whose
+        containers stay."""
         live = await self.store.live_runs()
-        for on in await self._node_services():
-            await run_upkeep.reap_leftovers(on.ctx)  # reads the live runs again, after listing
+        services, _skipped = await self._node_services()
+        for name, on in services:
+            await run_upkeep.reap_leftovers(on.ctx, name)  # reads the live runs again
         return live
 
     async def _recover_one(self, run: RunRecord, grade: bool) -> RunRecord:
@@ -497,19 +513,39 @@ class RunService:
     async def gc(self) -> tuple[GcReport, set[str]]:
         """Remove this store's containers of runs that are over, the workspace images no
         live run uses and dangling srb images (:func:`.run_upkeep.collect_garbage`), on
-        every node that answers; returns the summed report and the live run ids kept."""
-        live: set[str] = set()
-        reports = [await run_upkeep.collect_garbage(on.ctx, live)
-                   for on in await self._node_services()]
-        return run_upkeep.summed(reports), live
+        every node that answers; returns the summed report and the live run ids kept. A
+        node that does not answer (or fails during the collection) is named in the
+        report's ``skipped`` with its error; nothing is copied to any node."""
+        from srb_tui.runner.reaper import SkippedEngine
 
-    async def _node_services(self) -> list[RunService]:
-        """The service of every node that answers (just this one when not pooled)."""
+        live: set[str] = set()
+        services, skipped = await self._node_services()
+        reports = []
+        for name, on in services:
+            try:
+                reports.append(await run_upkeep.collect_garbage(on.ctx, live, name))
+            except (RunnerError, OSError) as exc:
+                skipped.append(SkippedEngine(name, on.engine.base_url,
+                                             f"{type(exc).__name__}: {exc}"))
+        report = run_upkeep.summed(reports)
+        return replace(report, skipped=(*report.skipped, *skipped)), live
+
+    async def _node_services(self) -> tuple[list[tuple[str, RunService]],
+                                            list[SkippedEngine]]:
+        """The service of every node that answers, by node name (just this one, as
+        ``local``, when not pooled), and the nodes that do not answer with their errors.
+        No image is brought to any node (:meth:`node_service`)."""
+        from srb_tui.runner.reaper import SkippedEngine
+        from srb_tui.service.run.run_node import LOCAL
+
         if not self.pooled:
-            return [self]
+            return [(LOCAL, self)], []
         assert self.backend is not None
-        await self.backend.probe_all()
-        return [await self.on_node(n) for n in self.backend.nodes.values() if n.up]
+        healths = await self.backend.probe_all()
+        up = [(n.name, await self.node_service(n)) for n in self.backend.nodes.values()
+              if n.up]
+        down = [SkippedEngine(h.name, h.url, h.error) for h in healths if not h.up]
+        return up, down
 
     def _model_access(self) -> ModelAccess | None:
         """The explicit access given at construction, else one over ``self.gateway``

@@ -1,4 +1,5 @@
-"""The node a run was placed on, as the store keeps it (the run's extra ``node``).
+"""The node a run was placed on, as the store keeps it (the run's extra ``node``, read by
+:func:`srb_tui.store.run_extra.read_node`).
 
 Runs of the local backend record none and are shown as ``local``.
 """
@@ -6,15 +7,15 @@ Runs of the local backend record none and are shown as ``local``.
 from __future__ import annotations
 
 from srb_tui.store import RunRecord
+from srb_tui.store.run_extra import LOCAL_NODE, NODE, read_node
 
-NODE_KEY = "node"
-LOCAL = "local"
+NODE_KEY = NODE
+LOCAL = LOCAL_NODE
 
 
 def run_node(run: RunRecord) -> str | None:
     """The node a run was placed on (None: never placed, or the local backend)."""
-    value = run.extra.get(NODE_KEY)
-    return value if isinstance(value, str) and value else None
+    return read_node(run.extra)
 
 
 def node_label(run: RunRecord) -> str:

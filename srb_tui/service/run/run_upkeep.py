@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
+from dataclasses import replace
 
 from srb_tui.runner import ContainerHandle, GcReport, RunnerError, gc, list_managed, reap, remove
+from srb_tui.runner.reaper import absent_containers
 from srb_tui.service.run.context import RunContext
 from srb_tui.service.run.run_faults import LEASE, LeaseHeld, lease_alive
 from srb_tui.service.run.run_moves import RunMoves
+from srb_tui.service.run.run_node import node_label
 from srb_tui.store import FINAL_STATUSES, RunRecord, Store, StoreError
 
 
@@ -51,10 +54,14 @@ async def live_ids(store: Store) -> set[str]:
     return {r.id for r in await store.live_runs()}
 
 
-async def reap_leftovers(on: RunContext) -> int:
+async def reap_leftovers(on: RunContext, node: str | None = None) -> int:
     """Remove this store's containers on ``on``'s engine whose run is over; how many. The
     store is asked which runs are live after the engine is listed (another srb process may
-    launch a run meanwhile: see :data:`.reaper.LiveRuns`)."""
+    launch a run meanwhile: see :data:`.reaper.LiveRuns`). With ``node`` (the engine's name
+    in the backend), recorded containers of runs there that the engine no longer has are
+    marked removed too (:func:`stamp_gone`)."""
+    if node is not None:
+        await stamp_gone(on, node)
     known = await on.store.known_run_ids(
         [c.handle.run_id for c in await list_managed(on.engine)])
     reaped = await reap(on.engine, lambda: live_ids(on.store), store_tag=on.store_tag,
@@ -65,12 +72,15 @@ async def reap_leftovers(on: RunContext) -> int:
     return len(reaped)
 
 
-async def collect_garbage(on: RunContext, live: set[str]) -> GcReport:
+async def collect_garbage(on: RunContext, live: set[str], node: str | None = None
+                          ) -> GcReport:
     """On ``on``'s engine: remove this store's containers of runs that are over (never
     another store's, never a live run's), the workspace images no container and no live
     run uses, and dangling srb images. Which runs are live is read again after each
     listing of the engine (a run launched meanwhile is kept); every run so read is added
-    to ``live``."""
+    to ``live``. With ``node`` (the engine's name in the backend), recorded containers of
+    runs placed there that the engine no longer has are marked removed
+    (:func:`stamp_gone`)."""
     known = await on.store.known_run_ids(
         [c.handle.run_id for c in await list_managed(on.engine)])
 
@@ -86,7 +96,31 @@ async def collect_garbage(on: RunContext, live: set[str]) -> GcReport:
                       keep_image_ids=keep)
     for c in report.removed:
         await mark_removed(on, c.handle)
-    return report
+    if node is None:
+        return report
+    return replace(report, rows_marked_removed=await stamp_gone(on, node))
+
+
+async def stamp_gone(on: RunContext, node: str) -> int:
+    """Mark removed (``removed_at``) the recorded containers of runs placed on ``node``
+    (``on``'s engine) that the engine does not have any more: its engine lost them (a
+    node that died and came back empty), or they were removed without srb recording it.
+    The rows are read before the engine is asked, so a container made meanwhile is never
+    taken for gone; only "no such container" counts, never an engine error. How many."""
+    rows = await on.store.containers(present_only=True)
+    runs: dict[str, RunRecord | None] = {}
+    mine = []
+    for row in rows:
+        if row.run_id not in runs:
+            runs[row.run_id] = await on.store.get_run(row.run_id)
+        run = runs[row.run_id]
+        if run is not None and node_label(run) == node:
+            mine.append(row.container_id)
+    marked = 0
+    for container_id in sorted(await absent_containers(on.engine, mine)):
+        with contextlib.suppress(StoreError):
+            marked += await on.store.mark_container_removed(container_id)
+    return marked
 
 
 def summed(reports: Sequence[GcReport]) -> GcReport:
@@ -100,7 +134,9 @@ def summed(reports: Sequence[GcReport]) -> GcReport:
         removed=tuple(c for r in reports for c in r.removed),
         workspace_images_removed=tuple(t for r in reports for t in r.workspace_images_removed),
         workspace_bytes_reclaimed=sum(r.workspace_bytes_reclaimed for r in reports),
-        workspace_images_kept=sum(r.workspace_images_kept for r in reports))
+        workspace_images_kept=sum(r.workspace_images_kept for r in reports),
+        rows_marked_removed=sum(r.rows_marked_removed for r in reports),
+        skipped=tuple(e for r in reports for e in r.skipped))
 
 
 async def remove_quietly(on: RunContext, handle: ContainerHandle) -> None:

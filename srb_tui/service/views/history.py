@@ -7,6 +7,7 @@ from datetime import datetime
 from pathlib import Path
 
 from srb_tui.store import Store, StoreError
+from srb_tui.store.run_extra import LOCAL_NODE, read_node
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,7 @@ class RunRow:
     valid: bool | None
     started: str | None
     duration_sec: float | None
+    node: str = "local"  # the engine the run was placed on (``local``: srb's own)
 
     @property
     def score_text(self) -> str:
@@ -90,6 +92,7 @@ async def load_run_rows(db_path: Path, limit: int = 1000) -> RunRows:
             valid=r.valid,
             started=r.started_at,
             duration_sec=_duration(r.started_at, r.finished_at),
+            node=read_node(r.extra) or LOCAL_NODE,
         )
         for r in records
     ]

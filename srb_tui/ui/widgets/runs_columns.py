@@ -12,7 +12,7 @@ from typing import Any
 from rich.text import Text
 from textual.app import App
 
-from srb_tui.service.run.run_node import node_label
+from srb_tui.service.run.run_node import LOCAL, node_label
 from srb_tui.service.views.history import RunRow
 from srb_tui.service.views.runs_table import PAGE_SIZE, RunsPage, StageMarks, duration_seconds
 from srb_tui.store import RunRecord
@@ -25,6 +25,7 @@ COLUMNS: tuple[tuple[str, str, str | None], ...] = (
     ("Agent", "agent", "agent"),
     ("Status", "status", "status"),
     ("Score", "score", "score"),  # before the long tail: still shown at 120 columns
+    ("Node", "node", None),  # where it ran: right after Score, on screen at 100 columns
     ("I II III", "stages", None),
     ("Valid", "valid", None),
     ("Model", "model", "model"),
@@ -33,8 +34,8 @@ COLUMNS: tuple[tuple[str, str, str | None], ...] = (
     ("Started", "started", "started_at"),
     ("Duration", "duration", None),
     ("Tokens · cost", "cost", None),
-    ("Node", "node", None),
 )
+NODE_CELL = 12  # a longer node name (a Swarm host name) is cut with "…" in its cell
 SORTABLE = [key for _, key, sort in COLUMNS if sort]
 STATUS_TONE: dict[str, Tone] = {
     "scored": "ok", "cancelled": "muted", "infra_error": "bad", "pending": "muted",
@@ -61,11 +62,14 @@ def run_cells(app: App[Any], run: RunRecord, marks: StageMarks, cost: str = "—
     if marked:
         run_cell = Text(f"{MARKED}{run.id}", style=tone(app, "accent", bold=True))
     valid_tone: Tone = "muted" if run.valid is None else "ok" if run.valid else "bad"
+    node = node_label(run)
+    node_cell = Text(node if len(node) <= NODE_CELL else f"{node[:NODE_CELL - 1]}…",
+                     style=tone(app, "muted" if node == LOCAL else "accent"))
     return [
-        run_cell, run.task_id, run.agent, status, row.score_text, stages,
+        run_cell, run.task_id, run.agent, status, row.score_text, node_cell, stages,
         Text(row.valid_text, style=tone(app, valid_tone)), run.model or "—",
         run.effort or "—", run.stop_reason or "—", row.started_text,
-        row.duration_text, cost, node_label(run),
+        row.duration_text, cost,
     ]
 
 

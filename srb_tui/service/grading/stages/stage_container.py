@@ -54,7 +54,7 @@ from srb_tui.runner import (
 from srb_tui.runner.files import exec_streamed, put_files, put_readonly_tree, put_symlink
 from srb_tui.schema import Task
 from srb_tui.service.events import Progress
-from srb_tui.store import Store, utc_now
+from srb_tui.store import Store, StoreError, utc_now
 
 from .base import Publish, StageFault, note_run_extra, tests_dir
 from .exec_stub import StubUnavailable, stub_binary
@@ -169,6 +169,9 @@ class StageContainer:
         for old in await list_managed(self.engine, self.run_id, store_tag=mine):
             if old.handle.role == self.role:  # left over from an interrupted grading
                 await remove(self.engine, old.handle)
+                if self.store is not None:  # replaced: its row says so
+                    with contextlib.suppress(StoreError):
+                        await self.store.mark_container_removed(old.handle.id)
         self.handle = await create(self.engine, self.spec)
         if self.store is not None:
             await self.store.record_container(
