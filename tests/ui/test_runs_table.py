@@ -250,7 +250,7 @@ async def test_compare_shows_both_runs_at_80x24(builtin_settings: Settings) -> N
     await _seed(builtin_settings)
     app = quiet_app(builtin_settings)
     async with app.run_test(size=(80, 24)) as pilot:
-        screen, table = await _runs(pilot)
+        _screen, table = await _runs(pilot)
         for run_id in ("r-20261129-120000-ab00", "r-20261129-120002-ab02"):
             table.move_cursor(row=table.get_row_index(run_id))
             await pilot.press("space")
