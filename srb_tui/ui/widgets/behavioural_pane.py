@@ -16,7 +16,7 @@ from textual.widgets import DataTable, Static
 from srb_tui.store import CheckRecord
 from srb_tui.store.run_extra import ModuleProgress
 from srb_tui.ui.palette import tone
-from srb_tui.ui.widgets.run_format import clock, detail_text, expected_actual
+from srb_tui.ui.widgets.run_format import clock, detail_text, expected_actual, parse_time
 from srb_tui.ui.widgets.run_pane import RunPane, pane_table
 from srb_tui.ui.widgets.run_tables import Row, add_columns, selected_key, sync_rows
 
@@ -159,13 +159,8 @@ def now_utc() -> datetime:
 
 def seconds_since(stamp: str, now: datetime) -> float | None:
     """Seconds from an ISO stamp (the grader's ``utc_iso``) to ``now``; None if unreadable."""
-    try:
-        at = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if at.tzinfo is None:
-        at = at.replace(tzinfo=UTC)
-    return max(0.0, (now - at).total_seconds())
+    at = parse_time(stamp)
+    return None if at is None else max(0.0, (now - at).total_seconds())
 
 
 def live_summary(records: Iterable[ModuleProgress], now: datetime) -> str:
