@@ -17,6 +17,7 @@ from srb_tui.service.app import open_service
 from srb_tui.service.run.run_node import node_label
 from srb_tui.service.views.agent_report import agent_summary, cost_text
 from srb_tui.service.views.history import load_run_rows
+from srb_tui.service.views.runs_table import parse_filter
 from srb_tui.store import RunNotFound, StoreError
 from srb_tui.store.errors import AmbiguousRunId
 
@@ -25,6 +26,9 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser("runs", help="list and show stored runs")
     rsub = p.add_subparsers(dest="runs_command", metavar="ACTION", required=True)
     ls = rsub.add_parser("list", help="every stored run, newest first")
+    ls.add_argument("filter", nargs="*", metavar="FILTER",
+                    help="the Runs screen's filter words: task:ID status:S agent:NAME "
+                         "model:M node:NAME (local: the local backend), other words as text")
     ls.add_argument("--limit", type=positive_int, default=200, metavar="N",
                     help="at most N runs, newest first (default 200)")
     ls.add_argument("-q", "--quiet", action="store_true", help="only the run ids, one a line")
@@ -66,7 +70,13 @@ def cmd_list(args: argparse.Namespace, settings: Settings, out: Output) -> int:
         out.error(f"no store at {settings.db_path}: {settings.state_dir} does not exist "
                   "(nothing has run with this --state)")
         return codes.NOT_FOUND
-    result = asyncio.run(load_run_rows(settings.db_path, limit=args.limit))
+    flt, problems = parse_filter(" ".join(args.filter))
+    if problems:
+        for problem in problems:
+            out.error(f"filter: {problem}")
+        return codes.USAGE
+    result = asyncio.run(load_run_rows(settings.db_path, limit=args.limit,
+                                       filters=flt.kwargs()))
     if result.problem:
         out.error(result.problem)
         return codes.INFRA

@@ -84,6 +84,7 @@ class ReportRowsMixin(StoreBase):
         status: StrFilter = None,
         agent: StrFilter = None,
         model: StrFilter = None,
+        node: StrFilter = None,
         text: str | None = None,
     ) -> ReportSource:
         """Rows for every run of ``campaign`` (its cells' current runs) or matching filters."""
@@ -91,14 +92,14 @@ class ReportRowsMixin(StoreBase):
             where = "WHERE id IN (SELECT run_id FROM campaign_cells WHERE campaign_id = ?)"
             params: list[Any] = [campaign]
             extra_where, extra_params = run_filter_sql(
-                task=task, status=status, agent=agent, model=model, text=text
+                task=task, status=status, agent=agent, model=model, node=node, text=text
             )
             if extra_where:
                 where += " AND " + extra_where.removeprefix("WHERE ")
                 params += extra_params
         else:
             where, params = run_filter_sql(
-                task=task, status=status, agent=agent, model=model, text=text
+                task=task, status=status, agent=agent, model=model, node=node, text=text
             )
         selection = f"SELECT id FROM runs {where}"
         src = ReportSource()

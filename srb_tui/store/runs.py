@@ -26,6 +26,7 @@ from srb_tui.store.convert import (
 from srb_tui.store.errors import IllegalTransition, RunNotFound, StoreError
 from srb_tui.store.lifecycle import FINAL_STATUSES, GRADING_STATUSES, is_legal, is_status
 from srb_tui.store.records import RunRecord, TransitionRecord
+from srb_tui.store.run_extra import LOCAL_NODE, NODE
 
 
 def _opt_text(value: Any, what: str) -> Any:
@@ -103,6 +104,10 @@ def _in_clause(column: str, value: StrFilter, what: str) -> tuple[str, list[Any]
     return f"{column} IN ({', '.join('?' for _ in values)})", list(values)
 
 
+# the node a run was placed on; runs of the local backend record none and read as "local"
+NODE_SQL = f"COALESCE(json_extract(extra, '$.{NODE}'), '{LOCAL_NODE}')"
+
+
 def run_filter_sql(
     *,
     task: StrFilter = None,
@@ -110,6 +115,7 @@ def run_filter_sql(
     agent: StrFilter = None,
     model: StrFilter = None,
     batch: StrFilter = None,
+    node: StrFilter = None,
     text: str | None = None,
 ) -> tuple[str, list[Any]]:
     """A ``WHERE`` clause (possibly empty) and its parameters for the run filters."""
@@ -121,6 +127,7 @@ def run_filter_sql(
         ("agent", agent, "agent filter"),
         ("model", model, "model filter"),
         ("batch_id", batch, "batch filter"),
+        (NODE_SQL, node, "node filter"),
     ):
         if value is None:
             continue
@@ -430,6 +437,7 @@ class RunsMixin(StoreBase):
         agent: StrFilter = None,
         model: StrFilter = None,
         batch: StrFilter = None,
+        node: StrFilter = None,
         text: str | None = None,
         sort: str = "-created_at",
         limit: int | None = 100,
@@ -441,7 +449,8 @@ class RunsMixin(StoreBase):
         harness error. ``sort`` is a key of ``RUN_SORT_KEYS``, ``-`` prefix for descending.
         """
         where, params = run_filter_sql(
-            task=task, status=status, agent=agent, model=model, batch=batch, text=text
+            task=task, status=status, agent=agent, model=model, batch=batch, node=node,
+            text=text,
         )
         order = run_order_sql(sort)
         page = need_int(limit, "limit")
@@ -462,11 +471,13 @@ class RunsMixin(StoreBase):
         agent: StrFilter = None,
         model: StrFilter = None,
         batch: StrFilter = None,
+        node: StrFilter = None,
         text: str | None = None,
     ) -> int:
         """How many runs ``list_runs`` with the same filters would return without a limit."""
         where, params = run_filter_sql(
-            task=task, status=status, agent=agent, model=model, batch=batch, text=text
+            task=task, status=status, agent=agent, model=model, batch=batch, node=node,
+            text=text,
         )
         rows = await self._rows(f"SELECT count(*) FROM runs {where}", params)
         return int(rows[0][0])

@@ -97,3 +97,11 @@ def test_runs_list_and_show_name_the_node(tmp_path: Path) -> None:
     shown_json = json.loads(srb("runs", "show", "r-20261205-120001-cc02", "--json",
                                 state=state).stdout)
     assert shown_json["node"] == "local"
+    for word, expected in (("node:gpu-box-2", ["r-20261205-120000-cc01"]),
+                           ("node:local", ["r-20261205-120001-cc02"]),
+                           ("node:n9", [])):
+        quiet = srb("runs", "list", "-q", word, state=state)
+        assert quiet.returncode == 0, quiet.stderr
+        assert quiet.stdout.split() == expected, word
+    bad = srb("runs", "list", "node:", state=state)
+    assert bad.returncode == 2 and "node: needs a value" in bad.stderr

@@ -157,6 +157,11 @@ async def test_filter_bar_and_sort(builtin_settings: Settings) -> None:
         await pilot.pause()
         message = str(screen.query_one("#runs-message", Static).render())
         assert "No run matches" in message
+        await pilot.press("slash", "escape")
+        await until(pilot, lambda: len(_keys(table)) == 3, "the unfiltered rows")
+        await pilot.press("slash", *"node:local status:scored", "enter")  # local: no node
+        await until(pilot, lambda: sorted(_keys(table)) == [
+            "r-20261129-120000-ab00", "r-20261129-120002-ab02"], "the local scored runs")
 
 
 async def test_rows_update_in_place(builtin_settings: Settings) -> None:
@@ -270,3 +275,31 @@ async def test_compare_shows_both_runs_at_80x24(builtin_settings: Settings) -> N
         await until(pilot, lambda: comparison.size.width > 120, "the wider dialog")
         await until(pilot, lambda: right_edge() > 100, "wider columns after the resize")
         assert right_edge() <= comparison.size.width
+
+
+async def test_score_stays_in_view_at_80x24_and_names_return_when_wide(
+        builtin_settings: Settings) -> None:
+    """Issue 35 item 2: at 80 columns a long task id, agent and status pushed Score off the
+    screen. Under 100 columns the Task and Agent cells are cut; wider, they are whole again
+    and the row under the cursor stays under it."""
+    async with await Store.open(builtin_settings.db_path) as store:
+        for n in range(3):
+            await store.create_run(task_id="fw03-a-very-long-task-identifier",
+                                   task_path="tasks/fw03", agent="claude-code:claude-opus-5",
+                                   run_id=f"r-20261129-12000{n}-cd0{n}")
+            await store.transition(f"r-20261129-12000{n}-cd0{n}", "preparing")
+    app = quiet_app(builtin_settings)
+    async with app.run_test(size=(80, 24)) as pilot:
+        _screen, table = await _runs(pilot)
+        keys = list(table.columns)
+        score_at = keys.index(next(k for k in keys if k.value == "score"))
+        right = sum(table.columns[k].get_render_width(table) for k in keys[:score_at + 1])
+        assert right <= table.size.width, "Score lies inside the table at 80 columns"
+        assert str(table.get_cell("r-20261129-120001-cd01", "agent")).endswith("…")
+        table.move_cursor(row=table.get_row_index("r-20261129-120001-cd01"))
+        await pilot.resize_terminal(160, 40)
+        await until(pilot, lambda: str(table.get_cell("r-20261129-120001-cd01", "agent"))
+                    == "claude-code:claude-opus-5", "the whole agent name when wide")
+        await pilot.pause()
+        cursor_key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        assert cursor_key == "r-20261129-120001-cd01"

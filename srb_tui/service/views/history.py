@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from srb_tui.store import Store, StoreError
 from srb_tui.store.run_extra import LOCAL_NODE, read_node
@@ -71,13 +73,15 @@ def _duration(started: str | None, finished: str | None) -> float | None:
     return None if end is None else (end - start).total_seconds()
 
 
-async def load_run_rows(db_path: Path, limit: int = 1000) -> RunRows:
-    """Newest runs first; a missing store is an empty history, a broken one a message."""
+async def load_run_rows(db_path: Path, limit: int = 1000,
+                        filters: Mapping[str, Any] | None = None) -> RunRows:
+    """Newest runs first, matching ``filters`` (the Runs screen's, as keyword arguments of
+    ``Store.list_runs``); a missing store is an empty history, a broken one a message."""
     if not db_path.exists():
         return RunRows([])
     try:
         async with await Store.open(db_path) as store:
-            records = await store.list_runs(limit=limit)
+            records = await store.list_runs(limit=limit, **dict(filters or {}))
     except StoreError as exc:
         return RunRows([], str(exc))
     rows = [

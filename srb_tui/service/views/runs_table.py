@@ -22,7 +22,7 @@ from srb_tui.store import RUN_STATUSES, RunRecord, Store
 
 PAGE_SIZE = 100
 FUNNEL_PAGE = 2000
-FILTER_KEYS = ("task", "status", "agent", "model")
+FILTER_KEYS = ("task", "status", "agent", "model", "node")
 Outcome = str  # "pass" | "fail" | "error" | "" (not reached / unknown)
 MARK = {"pass": "✓", "fail": "✗", "error": "!", "": "—"}
 
@@ -35,12 +35,13 @@ class RunFilter:
     status: str | None = None
     agent: str | None = None
     model: str | None = None
+    node: str | None = None  # "local" for runs of the local backend
     text: str | None = None
 
     def kwargs(self) -> dict[str, Any]:
         return {
             "task": self.task, "status": self.status, "agent": self.agent,
-            "model": self.model, "text": self.text,
+            "model": self.model, "node": self.node, "text": self.text,
         }
 
     @property
@@ -49,7 +50,7 @@ class RunFilter:
 
 
 def parse_filter(text: str) -> tuple[RunFilter, list[str]]:
-    """``key:value`` words for task/status/agent/model, other words as free text."""
+    """``key:value`` words for task/status/agent/model/node, other words as free text."""
     values: dict[str, str] = {}
     words: list[str] = []
     problems: list[str] = []

@@ -42,6 +42,7 @@ from srb_tui.ui.widgets.footer import PriorityFooter
 from srb_tui.ui.widgets.run_tables import Row, selected_key, sync_rows
 from srb_tui.ui.widgets.runs_columns import (
     COLUMNS,
+    cell_cap,
     next_sort_column,
     page_status,
     reversed_sort,
@@ -114,11 +115,13 @@ class RunsScreen(Screen[None]):
         self._events: asyncio.Task[None] | None = None
         self._funnel_stale = True
         self._mark: tuple[int, str] | None = None
+        self._cap: int | None = None  # the Task/Agent cell cap the table's rows were drawn with
 
     def compose(self) -> ComposeResult:
         yield Header()
         with Vertical(id="runs-body"):
-            yield Input(placeholder="filter: task:ID status:scored agent:NAME words  (press /)",
+            yield Input(placeholder="filter: task:ID status:scored agent:NAME node:NAME words"
+                        "  (press /)",
                         id="runs-filter", compact=True)
             yield Static(id="runs-message")
             yield DataTable(id="runs-table", cursor_type="row", zebra_stripes=True)
@@ -128,15 +131,23 @@ class RunsScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.sub_title = "Runs"
-        table = self.query_one("#runs-table", DataTable)
-        for label, key, _ in COLUMNS:
-            table.add_column(label, key=key)
+        self._add_columns(self.query_one("#runs-table", DataTable))
         self.action_refresh()
         self.set_interval(REFRESH_SEC, self._tick)
         self._subscribe()
 
     def on_screen_resume(self) -> None:
         self.action_refresh()
+
+    def on_resize(self) -> None:
+        """Crossing the narrow width draws the rows again with the other cell cap."""
+        if self.runs_page is not None and cell_cap(self.size.width) != self._cap:
+            self._load_rows()
+
+    @staticmethod
+    def _add_columns(table: DataTable[str | Text]) -> None:
+        for label, key, _ in COLUMNS:
+            table.add_column(label, key=key)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """Enter on a run opens its Run screen."""
@@ -236,9 +247,17 @@ class RunsScreen(Screen[None]):
             return
         self.query_one("#runs-message", Static).display = False
         table.display = True
+        cap = cell_cap(self.size.width)
+        cursor: str | None = None
+        if cap != self._cap:  # a column only ever widens: start the table again
+            self._cap = cap
+            cursor = selected_key(table)
+            table.clear(columns=True)
+            self._add_columns(table)
         rows: list[Row] = [
             (run.id, run_cells(self.app, run, page.marks.get(run.id, StageMarks()),
-                               page.costs.get(run.id, "—"), marked=run.id in self.marked))
+                               page.costs.get(run.id, "—"), marked=run.id in self.marked,
+                               cap=cap))
             for run in page.runs
         ]
         sync_rows(table, rows)
@@ -247,6 +266,8 @@ class RunsScreen(Screen[None]):
             position = {run_id: n for n, run_id in enumerate(order)}
             table.sort("run", key=lambda cell: position.get(run_id_of(cell), 0))
         self._order = order
+        if cursor is not None and cursor in order:
+            table.move_cursor(row=table.get_row_index(cursor))
         self._show_status()
         if self._funnel_stale:  # the funnel reads every matching run: after the first page
             self._funnel_stale = False

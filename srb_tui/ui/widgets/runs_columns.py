@@ -36,6 +36,8 @@ COLUMNS: tuple[tuple[str, str, str | None], ...] = (
     ("Tokens · cost", "cost", None),
 )
 NODE_CELL = 12  # a longer node name (a Swarm host name) is cut with "…" in its cell
+NARROW_WIDTH = 100  # under this many columns the Task and Agent cells are cut to NARROW_CELL
+NARROW_CELL = 14  # so that Run, Task, Agent, Status and Score fit in 80 columns
 SORTABLE = [key for _, key, sort in COLUMNS if sort]
 STATUS_TONE: dict[str, Tone] = {
     "scored": "ok", "cancelled": "muted", "infra_error": "bad", "pending": "muted",
@@ -44,9 +46,22 @@ MARK_TONE: dict[str, Tone] = {"✓": "ok", "✗": "bad", "!": "warn", "—": "mu
 MARKED = "● "  # prefix of the run cell of a run marked for comparison
 
 
+def clip(text: str, width: int | None) -> str:
+    """``text`` cut to ``width`` characters with a final "…" (None: whole)."""
+    if width is None or len(text) <= width:
+        return text
+    return f"{text[:width - 1]}…"
+
+
+def cell_cap(screen_width: int) -> int | None:
+    """How wide the Task and Agent cells may be on a screen ``screen_width`` wide."""
+    return NARROW_CELL if screen_width < NARROW_WIDTH else None
+
+
 def run_cells(app: App[Any], run: RunRecord, marks: StageMarks, cost: str = "—", *,
-              marked: bool = False) -> list[str | Text]:
-    """One table row for ``run``, in the order of :data:`COLUMNS`."""
+              marked: bool = False, cap: int | None = None) -> list[str | Text]:
+    """One table row for ``run``, in the order of :data:`COLUMNS`; ``cap`` cuts the Task
+    and Agent cells (narrow screens: Score stays in view)."""
     row = RunRow(
         run.id, run.task_id, run.agent, run.status, run.stop_reason, run.score,
         run.max_score, run.valid, run.started_at,
@@ -63,10 +78,10 @@ def run_cells(app: App[Any], run: RunRecord, marks: StageMarks, cost: str = "—
         run_cell = Text(f"{MARKED}{run.id}", style=tone(app, "accent", bold=True))
     valid_tone: Tone = "muted" if run.valid is None else "ok" if run.valid else "bad"
     node = node_label(run)
-    node_cell = Text(node if len(node) <= NODE_CELL else f"{node[:NODE_CELL - 1]}…",
-                     style=tone(app, "muted" if node == LOCAL else "accent"))
+    node_cell = Text(clip(node, NODE_CELL), style=tone(app, "muted" if node == LOCAL else "accent"))
     return [
-        run_cell, run.task_id, run.agent, status, row.score_text, node_cell, stages,
+        run_cell, clip(run.task_id, cap), clip(run.agent, cap), status, row.score_text,
+        node_cell, stages,
         Text(row.valid_text, style=tone(app, valid_tone)), run.model or "—",
         run.effort or "—", run.stop_reason or "—", row.started_text,
         row.duration_text, cost,
