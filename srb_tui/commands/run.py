@@ -32,6 +32,7 @@ from srb_tui.service.events import (
     StageFinished,
     StatusChanged,
 )
+from srb_tui.service.run.harness_log import HARNESS_ROLE
 from srb_tui.service.run.orchestrator import LaunchError, RunService, TaskInvalid, TaskNotFound
 from srb_tui.store import RunNotFound, Store, StoreError
 from srb_tui.store.errors import AmbiguousRunId
@@ -135,6 +136,8 @@ class Display:
         if isinstance(event, StatusChanged):
             self.status = event.status
         elif isinstance(event, LogLines):
+            if event.role == HARNESS_ROLE:
+                return  # srb's own lines: the panel shows them as progress already
             self.lines += len(event.lines)
             for _ts, stream, text in event.lines[-12:]:
                 self.tail.append((stream, text))

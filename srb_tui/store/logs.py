@@ -10,7 +10,8 @@ from srb_tui.store.clock import docker_ts_ns
 from srb_tui.store.errors import StoreError
 from srb_tui.store.records import LogEntry, LogResumePoint
 
-STREAMS = frozenset({"stdout", "stderr"})
+HARNESS_STREAM = "srb"  # lines srb itself writes into a run's log (its steps and stages)
+STREAMS = frozenset({"stdout", "stderr", HARNESS_STREAM})
 
 # Terminal escapes a tool writes into its output: CSI (colours, cursor moves), OSC
 # (titles, hyperlinks, ended by BEL or ST) and two-character escapes. Lines are stored as
@@ -35,7 +36,7 @@ def check_entries(run_id: str, lines: Iterable[LogEntry | tuple[str, str, str]])
         ts, stream, text = line
         if stream not in STREAMS:
             raise StoreError(
-                f"run {run_id}: log line {index} has stream {stream!r} (want stdout or stderr)"
+                f"run {run_id}: log line {index} has stream {stream!r} (want stdout, stderr or srb)"
             )
         if not isinstance(ts, str) or not isinstance(text, str):
             raise StoreError(f"run {run_id}: log line {index}: ts and text must be text")

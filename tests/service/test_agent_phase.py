@@ -43,8 +43,10 @@ async def service(tmp_path: Path) -> AsyncIterator[RunService]:
 
 
 async def _logs(service: RunService, run_id: str) -> list[str]:
+    """The agent's own lines (srb's lines, stream srb, quote the agent's command)."""
     n = await service.store.count_log_lines(run_id)
-    return [ln.text for ln in await service.store.read_log_lines(run_id, 0, n + 1)]
+    return [ln.text for ln in await service.store.read_log_lines(run_id, 0, n + 1)
+            if ln.stream != "srb"]
 
 
 async def test_replay_reference_collects_the_submission(service: RunService) -> None:

@@ -106,14 +106,18 @@ async def test_launch_from_dialog_streams_filters_and_finds_the_error(
         assert isinstance(screen, RunScreen)
         log = screen.query_one("#run-log", LogView)
         await until(pilot, lambda: log.line_count >= 2001, "2001 log lines")
-        # stdout and stderr are followed separately: "oops" may land anywhere near the end
-        texts = {seq: log.line_text(seq) for seq in range(1, 2002)}
-        assert "line 2000" in texts.values() and "oops" in texts.values()
-        oops = next(seq for seq, text in texts.items() if text == "oops")
-        assert log.follow
-        await until(pilot, lambda: 2001 in log.visible_seqs(), "the view to follow the end", 5)
         await until(pilot, lambda: _status(app) == "collecting"
                     and screen.run_id not in app.run_host.driving, "the run to be collected")
+        total = await _stored_lines(builtin_settings, screen.run_id)
+        assert total > 2001  # the agent's 2001 lines and srb's own (stream srb)
+        await until(pilot, lambda: log.line_count == total, "every stored line in the view", 10)
+        # stdout and stderr are followed separately: "oops" may land anywhere near the end
+        texts = {seq: log.line_text(seq) for seq in range(1, total + 1)}
+        assert "line 2000" in texts.values() and "oops" in texts.values()
+        assert "status → agent" in texts.values()
+        oops = next(seq for seq, text in texts.items() if text == "oops")
+        assert log.follow
+        await until(pilot, lambda: total in log.visible_seqs(), "the view to follow the end", 5)
         assert await _containers(screen.run_id) == []
 
         await pilot.press("s", "s")
@@ -122,8 +126,12 @@ async def test_launch_from_dialog_streams_filters_and_finds_the_error(
         assert log.line_count == 1
         await until(pilot, lambda: log.line_text(log.visible_seqs()[0]) is not None, "line")
         assert log.line_text(log.visible_seqs()[0]) == "oops"
+        await pilot.press("s")  # srb's own lines only
+        assert log.stream == "srb"
+        await until(pilot, lambda: log.index_ready, "the srb index", 10)
+        assert log.line_count == total - 2001
         await pilot.press("s")
-        assert log.stream == "all" and log.line_count == 2001
+        assert log.stream == "all" and log.line_count == total
         await pilot.press("e")
         await until(pilot, lambda: log.cursor_seq is not None, "the first error", 10)
         assert log.cursor_seq == oops and not log.follow
@@ -167,7 +175,7 @@ async def test_console_start_reattaches_to_a_run_left_live(builtin_settings: Set
     run_id = None
     try:
         deadline = time.monotonic() + 120
-        while run_id is None or await _stored_lines(builtin_settings, run_id) < 1:
+        while run_id is None or await _stored_lines(builtin_settings, run_id, "stdout") < 1:
             assert proc.poll() is None, "srb run ended before it was killed"
             assert time.monotonic() < deadline, "the agent never printed"
             run_id = run_id or await _first_run(builtin_settings)
@@ -184,9 +192,11 @@ async def test_console_start_reattaches_to_a_run_left_live(builtin_settings: Set
         await until(pilot, lambda: _status(app) == "collecting"
                     and run_id not in app.run_host.driving, "the re-attached run to finish")
         log = app.screen.query_one("#run-log", LogView)
-        await until(pilot, lambda: log.line_count == 2 and log.line_text(2) == "back", "log",
-                    20)
-        assert log.line_text(1) == "started"
+        log.stream = "stdout"  # the agent's own lines (srb's sit between them)
+        await until(pilot, lambda: log.index_ready and log.line_count == 2, "the index", 20)
+        await until(pilot, lambda: log.line_text(log.buffer.filtered[1]) == "back"
+                    if log.buffer.filtered else False, "log", 20)
+        assert log.line_text(log.buffer.filtered[0]) == "started"
     assert await _containers(run_id) == []
 
 
@@ -220,7 +230,8 @@ async def test_console_start_drives_a_pending_run_an_earlier_console_left(
             await until(pilot, lambda: _status(app) == "collecting"
                         and ids["left"] not in app.run_host.driving, "the run to be collected")
             log = app.screen.query_one("#run-log", LogView)
-            await until(pilot, lambda: log.line_text(1) == "left run started", "its log", 20)
+            await until(pilot, lambda: "left run started" in [
+                log.line_text(seq) for seq in range(1, log.line_count + 1)], "its log", 20)
         async with await Store.open(builtin_settings.db_path) as store:
             assert (await store.require_run(ids["owned"])).status == "pending"
             assert "driver" not in (await store.require_run(ids["left"])).extra
@@ -238,9 +249,9 @@ async def _first_run(settings: Settings) -> str | None:
     return runs[0].id if runs else None
 
 
-async def _stored_lines(settings: Settings, run_id: str) -> int:
+async def _stored_lines(settings: Settings, run_id: str, stream: str | None = None) -> int:
     async with await Store.open(settings.db_path) as store:
-        return await store.count_log_lines(run_id)
+        return await store.count_log_lines(run_id, stream=stream)
 
 
 async def test_launch_without_docker_says_how_to_fix(builtin_settings: Settings,

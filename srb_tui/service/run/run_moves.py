@@ -1,7 +1,8 @@
 """How a driven run moves and what it says: the run service's collaborator for its phases.
 
 Every status change is written to the store, then announced on the bus; progress lines and
-the stages' own events go to the bus; and while this process drives or re-grades a run it
+the stages' own events go to the bus; each of these is also a line of the run's log (stream
+``srb``, :mod:`.harness_log`); and while this process drives or re-grades a run it
 holds the run's driver lease in the store and, for that drive only, the Stage III budget
 override. The run service (:mod:`.orchestrator`) and its phase modules (``run_prepare``,
 ``run_grading``, ``run_upkeep``, ``run_faults``, the agent phase) all go through one
@@ -13,7 +14,15 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from srb_tui.service.events import Event, EventBus, Progress, RunFinished, StatusChanged
+from srb_tui.service.events import (
+    Event,
+    EventBus,
+    Progress,
+    RunFinished,
+    StageFinished,
+    StatusChanged,
+)
+from srb_tui.service.run.harness_log import HarnessLog
 from srb_tui.service.run.run_faults import release_lease, take_lease
 from srb_tui.store import FINAL_STATUSES, RunRecord, Store, utc_now
 
@@ -26,11 +35,13 @@ class RunMoves:
     def __init__(self, store: Store, bus: EventBus) -> None:
         self.store = store
         self.bus = bus
+        self.log = HarnessLog(store, bus)
         self._budgets: dict[str, float | None] = {}
 
     async def to(self, run_id: str, status: str, reason: str | None = None) -> None:
         """Move the run to ``status`` in the store, then announce it."""
         await self.store.transition(run_id, status, reason)
+        self.log.note(run_id, status_line(status, reason))
         self.bus.publish(StatusChanged(run_id, status, reason))
 
     async def finish(
@@ -57,19 +68,30 @@ class RunMoves:
         said = run.harness_error if detail is _HARNESS_ERROR else detail
         assert said is None or isinstance(said, str)
         verdict = run.status != "cancelled"
+        self.log.note(run_id, ended_line(run, said))
+        await self.log.flush(run_id)
         self.bus.publish(RunFinished(run_id, run.status, run.score if verdict else None,
                                      run.valid if verdict else None, said))
         return run
 
     def say(self, run_id: str, message: str) -> None:
-        """A progress line for the run's watchers (not kept in the store)."""
+        """A progress line for the run's watchers and its log."""
+        self.log.note(run_id, message)
         self.bus.publish(Progress(run_id, message))
 
     def publish(self, event: object) -> None:
         """Pass a stage's event on to the bus (anything that is not an srb event is
-        dropped: stages publish through a plain callable)."""
-        if isinstance(event, Event):
-            self.bus.publish(event)
+        dropped: stages publish through a plain callable); its progress lines and stage
+        ends go to the run's log too."""
+        if not isinstance(event, Event):
+            return
+        if isinstance(event, Progress):
+            self.log.note(event.run_id, event.message)
+        elif isinstance(event, StatusChanged):
+            self.log.note(event.run_id, status_line(event.status, event.reason))
+        elif isinstance(event, StageFinished):
+            self.log.note(event.run_id, f"{event.stage}: ended {event.status}")
+        self.bus.publish(event)
 
     async def hold(self, run_id: str) -> None:
         """Take the run's driver lease (LeaseHeld when a live process holds it)."""
@@ -86,5 +108,23 @@ class RunMoves:
         """End the drive: forget its budget override and release its lease (a store that
         cannot be written any more leaves a lease that dies with this process)."""
         self._budgets.pop(run_id, None)
+        await self.log.flush(run_id)
         with contextlib.suppress(Exception):
             await release_lease(self.store, run_id)
+
+
+def status_line(status: str, reason: str | None) -> str:
+    return f"status → {status}" + (f" ({reason})" if reason else "")
+
+
+def ended_line(run: RunRecord, detail: str | None) -> str:
+    """``run ended: scored · score 70/100 · valid yes`` (and the harness error, if any)."""
+    parts = [f"run ended: {run.status}"]
+    if run.score is not None:
+        top = f"/{run.max_score:g}" if run.max_score is not None else ""
+        parts.append(f"score {run.score:g}{top}")
+    if run.valid is not None:
+        parts.append(f"valid {'yes' if run.valid else 'no'}")
+    if detail:
+        parts.append(detail)
+    return " · ".join(parts)

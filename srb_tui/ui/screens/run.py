@@ -68,7 +68,7 @@ class RunScreen(Screen[None]):
         Binding("N", "search_previous", "Previous", id="run.search_previous", show=False,
                 tooltip="Previous search match"),
         Binding("s", "streams", "Streams", id="run.streams",
-                tooltip="Show all streams, stdout only or stderr only"),
+                tooltip="Show all lines, stdout, stderr or srb's own lines (its steps and stages)"),
         Binding("e", "first_error", "Error", id="run.error",
                 tooltip="Jump to the first stderr line or error/Traceback/FAIL"),
         Binding("c", "cancel_run", "Cancel", id="run.cancel",

@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 
 Line = tuple[str, str]  # (stream, text)
-STREAM_FILTERS = ("all", "stdout", "stderr")
+STREAM_FILTERS = ("all", "stdout", "stderr", "srb")  # srb: the harness's own lines
 
 
 class LogBuffer:

@@ -22,6 +22,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from srb_tui.store.logs import HARNESS_STREAM
 from srb_tui.ui.palette import tone
 from srb_tui.ui.widgets.log_buffer import STREAM_FILTERS, LogBuffer
 from srb_tui.ui.widgets.log_read import ERROR_PATTERN, LogReader, first_error, next_match
@@ -30,6 +31,7 @@ from srb_tui.ui.widgets.log_render import no_newlines, render_body
 PAGE = 256
 INDEX_PAGE = 2000
 DRAIN_EVERY_SEC = 0.05
+HARNESS_MARK = "▸ srb  "  # before each of srb's own lines
 
 
 class LogView(ScrollView, can_focus=True):
@@ -180,8 +182,11 @@ class LogView(ScrollView, can_focus=True):
         stream, raw = line
         out = Text(no_wrap=True, end="", style=self.rich_style)
         out.append(f"{seq:>{self._gutter - 1}} ", style=tone(self.app, "muted"))
-        body_style = tone(self.app, "bad") if stream == "stderr" else ""
-        out.append_text(render_body(raw, body_style))
+        if stream == HARNESS_STREAM:  # srb's own line: marked, in the accent colour
+            out.append(f"{HARNESS_MARK}{raw}", style=tone(self.app, "accent"))
+        else:
+            body_style = tone(self.app, "bad") if stream == "stderr" else ""
+            out.append_text(render_body(raw, body_style))
         if self.search_text:
             out.highlight_words([self.search_text], style=f"reverse {tone(self.app, 'warn')}",
                                 case_sensitive=False)
