@@ -306,6 +306,10 @@ async def test_log_filter_search_and_first_error(builtin_settings: Settings) -> 
         await until(pilot, lambda: all(log.line_text(s) is not None
                                        for s in log.visible_seqs()), "stderr lines")
         assert all("warning" in (log.line_text(s) or "") for s in log.visible_seqs())
+        await pilot.press("s")  # srb's own lines: the seed has none
+        assert log.stream == "srb"
+        await until(pilot, lambda: log.index_ready, "the srb index")
+        assert log.line_count == 0
         await pilot.press("s")
         assert log.stream == "all" and log.line_count == LOG_LINES
 
@@ -368,3 +372,29 @@ async def test_runs_screen_enter_opens_the_run(builtin_settings: Settings) -> No
 def test_seeded_state_a_matches(tmp_path: Path) -> None:
     """The evidence test relies on State A's bin/csvtab being the untouched one."""
     assert (DEMO_TASK / "submissions" / "untouched" / "bin" / "csvtab").is_file()
+
+
+async def test_log_of_a_run_another_process_drives_grows_and_marks_srb_lines(
+        builtin_settings: Settings) -> None:
+    """Issue 35 item 4: a run driven by another srb process (a CLI run, a background driver)
+    sends this console no events; its Log tab now takes in the lines that process stores,
+    and srb's own lines (stream srb) are marked apart from the agent's."""
+    await seed_run(builtin_settings, finished=False)
+    app = _app(builtin_settings)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await _open(app, pilot)
+        log = screen.query_one("#run-log", LogView)
+        assert log.line_count == LOG_LINES
+        store = await app.run_host.store()  # as the other process would: no event here
+        await store.append_log_lines(RUN_ID, [
+            ("2026-11-29T12:40:00.000000000Z", "srb", "status → collecting"),
+            ("2026-11-29T12:40:01.000000000Z", "stdout", "late agent line"),
+        ])
+        await until(pilot, lambda: log.line_count == LOG_LINES + 2, "the stored lines", 15)
+        await until(pilot, lambda: log.line_text(LOG_LINES + 1) is not None, "the new page")
+        assert log.line_text(LOG_LINES + 1) == "status → collecting"
+        marked = screen.query_one("#run-log", LogView)._make_strip(
+            LOG_LINES + 1, ("srb", "status → collecting")).text
+        assert "▸ srb  status → collecting" in marked
+        plain = log._make_strip(LOG_LINES + 2, ("stdout", "late agent line")).text
+        assert "▸ srb" not in plain

@@ -208,9 +208,12 @@ class RunScreen(Screen[None]):
         if not self.is_attached:
             return  # the screen was closed while the store answered
         try:
+            log = self.query_one("#run-log", LogView)
             if attach:
-                self.query_one("#run-log", LogView).attach(store, self.run_id, detail.log_lines)
+                log.attach(store, self.run_id, detail.log_lines)
                 await self.query_one("#run-transcript", TranscriptView).load(store, self.run_id)
+            elif detail.log_lines > log.buffer.total:  # stored by a process driving it elsewhere
+                log.attach(store, self.run_id, detail.log_lines)
             self._paint()
             self._show_transcript_state()
         except NoMatches:
