@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
+from srb_tui.reports.config_order import config_order
 from srb_tui.reports.model import Cell, Column, Table, mean, pct
 from srb_tui.reports.records import ReportRun
 
@@ -61,7 +62,7 @@ def funnel_table(runs: Sequence[ReportRun], order: Sequence[str] = ()) -> Table:
     table = Table("table2", "Table 2 · the three-stage funnel per configuration", columns,
                   bar="accepted")
     totals = [0] * (len(OUTCOME_TITLES) + 3)
-    for name, members in group(runs, lambda r: r.config, order).items():
+    for name, members in group(runs, lambda r: r.config, config_order(runs, order)).items():
         counts = [sum(r.outcome == key for r in members) for key in OUTCOME_TITLES]
         invalid, other = _excluded(members)
         values = [*counts, sum(counts), invalid, other]
@@ -91,7 +92,7 @@ def leaderboard_table(runs: Sequence[ReportRun], order: Sequence[str] = (),
         Column("accepted", "Accepted"),
     ]
     table = Table("table3", "Table 3 · leaderboard", columns, bar="score")
-    for name, members in group(runs, lambda r: r.config, order).items():
+    for name, members in group(runs, lambda r: r.config, config_order(runs, order)).items():
         counted = [r for r in members if r.counted]
         fractions = [r.fraction for r in counted if r.fraction is not None]
         costs = [r.cost for r in counted if r.cost is not None]
