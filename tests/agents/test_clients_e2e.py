@@ -194,3 +194,36 @@ async def test_mini_swe_agent_performs_the_migration_and_submits(harness: Harnes
     assert (h.service.run_dir(run.id) / "agent" / "trajectory-001.json").is_file()
     await _assert_one_start_per_round(h, run.id, 1)
     await _assert_clean(h, run.id)
+
+
+@pytest.mark.parametrize("client", ["codex", "claude-code"])
+async def test_a_long_tool_result_reaches_the_transcript_from_its_start(
+        harness: Harness, client: str) -> None:
+    """Issue 35 item 7: a Codex tool result kept only its last ~280 characters. A 3,000-line
+    command output (STAND-IN session ``standin-long``) now reaches the transcript from its
+    first line: as much as the client's own stream carries, up to srb's 8,000 characters,
+    with the length cut said."""
+    from srb_tui.agents.streams import MAX_OUTPUT
+    from tests.standin.script import LONG_LINES
+
+    h = harness
+    run = await h.service.launch(TASK, f"{client}:standin-long", budget_sec=300)
+    done = await h.service.drive(run.id, grade=False)
+    assert done.stop_reason == "completed", (done.stop_reason, done.harness_error)
+    events = await h.service.store.agent_events(run.id)
+    results = [e for e in events if e.kind == "tool_result"]
+    assert len(results) == 1
+    output = str(results[0].data.get("output") or "")
+    raw = (h.service.run_dir(run.id) / "agent" / "round-001.jsonl").read_text()
+    # what the client itself printed of the command's output (its stream is the ceiling)
+    carried = sum(1 for n in range(1, LONG_LINES + 1) if f"line {n}\\n" in raw)
+    assert output.startswith("line 1\nline 2\nline 3\n"), output[:200]
+    assert carried >= 100, f"{client} carried only {carried} lines"
+    kept = output.split("\n… [")[0]
+    assert len(kept) >= min(MAX_OUTPUT, len("".join(f"line {n}\n" for n in
+                                                    range(1, carried + 1)))) - 64
+    if len(kept) >= MAX_OUTPUT:
+        assert "more characters in the raw stream]" in output
+    print(f"{client}: the stream carried {carried} of {LONG_LINES} lines;"
+          f" the transcript keeps {len(kept)} characters")
+    await _assert_clean(h, run.id)

@@ -18,6 +18,8 @@ The mode is chosen by the model name the client asks for:
 ``standin-drop``      every stream is cut after its first event (-> ``infrastructure``)
 ``standin-slow``      the migration with a pause before each answer (kill -9 tests)
 ``standin-short``     two small commands, then the token (parser fixtures)
+``standin-long``      one command printing 3,000 numbered lines (about 14 KB), then the
+                      token (how much of a long tool result reaches the transcript)
 
 Playing a Stage III verifier (issue 25; the client runs in a Stage III lane):
 
@@ -42,7 +44,9 @@ REFERENCE = DEMO / "submissions" / "reference"
 UNTOUCHED = DEMO / "submissions" / "untouched"
 TOKEN = "SRB_TASK_COMPLETE"
 MODES = ("migrate", "idle", "overspend", "500", "drop", "slow", "short", "verify", "look",
-         "hostile")
+         "hostile", "long")
+LONG_LINES = 3000
+LONG = (f"seq -f 'line %g' 1 {LONG_LINES}",)
 SHORT = ("printf 'stand-in note\\n' > note.txt", "cat note.txt && ls")
 
 
@@ -144,6 +148,8 @@ def mode_for(model: str) -> Mode:
         return Mode(name, migration_commands(), CLOSING, drop_stream=True)
     if name == "short":
         return Mode(name, SHORT, "Wrote note.txt.\n" + TOKEN)
+    if name == "long":
+        return Mode(name, LONG, "Printed the lines.\n" + TOKEN)
     if name == "verify":
         return Mode(name, verify_commands(), "Reported the caret-notation difference.")
     if name == "look":

@@ -33,6 +33,9 @@ async def _seed(settings: Settings) -> None:
             (TS, "tool_result", {"id": "t1", "output": "README.md\nbin\ncsvtab",
                                  "is_error": False}),
             (TS, "message", {"text": "Porting now."}),
+            (TS, "tool_call", {"id": "t2", "name": "Bash", "input": {"command": "seq 250"}}),
+            (TS, "tool_result", {"id": "t2", "output": "\n".join(map(str, range(1, 251))),
+                                 "is_error": False}),
         ])
         await store.finish_agent_round(RUN_ID, 1, exit_code=0, verdict="changed the tree",
                                        input_tokens=1200, output_tokens=80,
@@ -71,6 +74,9 @@ async def test_transcript_tab_shows_stored_rounds_then_live_events(
                    for lb in labels)
         assert any("Bash ls -la" in lb for lb in labels)
         assert any("3 line(s) of output" in lb for lb in labels)
+        assert any("250 line(s) of output" in lb for lb in labels)
+        assert "200" in labels and "201" not in labels  # the first 200 lines shown…
+        assert any(lb.startswith("… 50 more line(s)") for lb in labels)  # …and the rest named
         tool = next(n for n in view.root.children[0].children if "Bash" in str(n.label))
         assert not tool.is_expanded  # output folded under the call
         bus = app.run_host.bus

@@ -19,6 +19,7 @@ from srb_tui.store import Store
 from srb_tui.store.agent_log_records import AgentRound
 
 LABEL_MAX = 160
+RESULT_LINES = 200  # lines of a tool result shown under it
 
 
 def no_transcript(agent: str) -> str:
@@ -114,8 +115,11 @@ class TranscriptView(Tree[dict[str, Any]]):
             out = parent.add(Text(f"{mark} {len(lines)} line(s) of output",
                                   style="red" if data.get("is_error") else "dim"),
                              data=data, expand=False)
-            for line in lines[:200]:
+            for line in lines[:RESULT_LINES]:
                 out.add_leaf(Text(line[:400]))
+            if len(lines) > RESULT_LINES:
+                out.add_leaf(Text(f"… {len(lines) - RESULT_LINES} more line(s): the round's "
+                                  f"raw stream has the whole output", style="dim"))
         elif kind == "error":
             node.add_leaf(Text(f"! {_one_line(str(data.get('text', '')))}",
                                style="red" if data.get("fatal") else "yellow"), data=data)
