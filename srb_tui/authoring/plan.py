@@ -14,7 +14,6 @@ from pathlib import Path
 
 from srb_tui.authoring.cases import Case, CaseError, parse_cases, read_cases_file
 from srb_tui.authoring.languages import Language, UnknownLanguage, find_language
-from srb_tui.schema.excludes import archive_root
 
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{1,63}$")
 SKIPPED = {".git", "__pycache__", ".hg", ".svn"}
@@ -130,12 +129,6 @@ def make_plan(
     if not files:
         raise AuthoringError(f"--from-dir {source_dir}: the folder has no files (State A is "
                              "the program to port)")
-    wrapper = archive_root(files)
-    if wrapper:
-        raise AuthoringError(
-            f"--from-dir {source_dir}: every file sits under {wrapper}/, and srb reads an "
-            f"archive like that as wrapped in {wrapper}/ (as a release tarball is), which "
-            f"would move the program. Add a file beside {wrapper}/ (a README.md, say)")
     if cases_file is not None and not cases_file.is_file():
         raise AuthoringError(f"--cases-file {cases_file}: no such file", "not_found")
     inputs = _inputs(inputs_dir)

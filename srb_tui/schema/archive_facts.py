@@ -27,7 +27,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import TypeVar
 
-from srb_tui.schema.excludes import archive_root, relative_name
+from srb_tui.schema.excludes import relative_name
 
 KEEP = 64
 _Version = tuple[str, int, int, int, int, int]
@@ -42,6 +42,7 @@ _lock = threading.Lock()
 _disk: Path | None = None  # where facts are kept on disk (None: memory only)
 _digests: OrderedDict[_Version, str] = OrderedDict()
 _listings: OrderedDict[_Version, tuple[str, ...]] = OrderedDict()
+LISTING = "files-as-extracted"  # the disk key of a listing (earlier "files" cut a wrapper folder)
 
 
 def _version(path: Path) -> _Version:
@@ -140,18 +141,32 @@ def file_sha256(path: Path) -> str:
     return value
 
 
-def archive_files(archive: Path) -> list[str]:
-    """The files (regular files and links) the archive ships, relative to its root, sorted
-    (read once per version of it). Raises OSError (ArchiveUnreadable for an archive
-    that is there but cannot be listed)."""
+def archive_files(archive: Path, strip: int = 0) -> list[str]:
+    """The files (regular files and links) the archive ships, relative to where it is
+    extracted, sorted (read once per version of it). ``strip`` drops leading folders as
+    extraction does (``tar --strip-components``; a task's ``[srb.state_a]``); the default
+    0 is how the published images unpack ``original.tar.gz`` into ``/workspace/repo``, so an
+    archive whose files all sit under one folder keeps that folder. Raises OSError
+    (ArchiveUnreadable for an archive that is there but cannot be listed)."""
     key = _version(archive)
     known = _recall(_listings, key)
-    if known is not None:
+    if known is None:
+        kept = _disk_get(key, LISTING)
+        if isinstance(kept, list) and all(isinstance(n, str) for n in kept):
+            known = tuple(kept)
+            _remember(_listings, key, known)
+    if known is None:
+        known = _list(archive)
+        if _version(archive) == key:
+            _remember(_listings, key, known)
+            _disk_put(key, LISTING, list(known))
+    if not strip:
         return list(known)
-    kept = _disk_get(key, "files")
-    if isinstance(kept, list) and all(isinstance(n, str) for n in kept):
-        _remember(_listings, key, tuple(kept))
-        return list(kept)
+    return sorted("/".join(parts[strip:]) for parts in (n.split("/") for n in known)
+                  if len(parts) > strip)
+
+
+def _list(archive: Path) -> tuple[str, ...]:
     import tarfile  # only when the archive is read: a launch from the kept facts does not
 
     try:
@@ -159,13 +174,8 @@ def archive_files(archive: Path) -> list[str]:
             members = tar.getmembers()
     except (tarfile.TarError, EOFError) as exc:
         raise ArchiveUnreadable(f"{archive}: {exc}") from exc
-    root = archive_root(m.name for m in members)
-    names = (relative_name(m.name, root) for m in members if not m.isdir())
-    files = tuple(sorted(n for n in names if n))
-    if _version(archive) == key:
-        _remember(_listings, key, files)
-        _disk_put(key, "files", list(files))
-    return list(files)
+    names = (relative_name(m.name, "") for m in members if not m.isdir())
+    return tuple(sorted(n for n in names if n))
 
 
 def forget() -> None:

@@ -238,15 +238,29 @@ def test_no_cases_and_a_wrong_entry_are_refused(
     assert code == codes.USAGE and "must be a #! line naming ruby" in text
 
 
-def test_a_state_a_wholly_inside_one_folder_is_refused_with_the_reason(
+def test_a_state_a_wholly_inside_one_folder_keeps_its_folder(
     tmp_path: Path, settings: Settings, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Every file under bin/: the published images unpack original.tar.gz as it is, so the
+    validator lists bin/roman where extraction puts it (it used to cut bin/ as a release
+    tarball's wrapper folder, and tasks new refused such a State A)."""
     state_a = write_state_a(tmp_path / "roman")
     (state_a / "README.md").unlink()
     argv = [TASK_ID, "--from-dir", str(state_a), "--lang-from", "python", "--lang-to", "node",
-            "--case=", "--tasks-root", str(settings.task_roots[0])]
-    code, text = _refused(settings, argv, capsys)
-    assert code == codes.USAGE and "every file sits under bin/" in text
+            "--case=", "--no-record", "--tasks-root", str(settings.task_roots[0])]
+    code = run_new(settings, *argv, json_mode=True)
+    doc = json.loads(capsys.readouterr().out)
+    assert code == codes.OK and doc["problems"] == [], doc
+    assert doc["entry"] == "bin/roman"
+    task = Path(str(doc["path"]))
+    load = validate_task(task)
+    assert load.ok, load.problems  # fuzz_entry bin/roman is a file of State A as extracted
+    from srb_tui.schema.archive_facts import archive_files
+
+    files = archive_files(task / "environment" / "original.tar.gz")
+    assert files and all(name.startswith("bin/") for name in files)
+    assert archive_files(task / "environment" / "original.tar.gz", strip=1) == [
+        name.removeprefix("bin/") for name in files]
 
 
 def test_a_failed_recording_keeps_the_task_and_says_how_to_redo_it(

@@ -180,7 +180,8 @@ driver = "scripted"
 budget_sec = 600.0
 """
 
-#: State A: a wrapper directory holding a tiny make project.
+#: State A: a tiny make project inside a repo/ folder (kept as extracted: the published
+#: images unpack original.tar.gz as it is, so its files sit under repo/).
 STATE_A_FILES: dict[str, str] = {
     "repo/Makefile": "all:\n\tcc -o hello src/hello.c\n",
     "repo/README.md": "hello, built by make\n",

@@ -16,7 +16,7 @@ def _archive(path: Path, names: list[str]) -> None:
     with tarfile.open(path, "w:gz") as tar:
         for name in names:
             data = name.encode()
-            info = tarfile.TarInfo(f"repo-1.0/{name}")
+            info = tarfile.TarInfo(name)
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
 

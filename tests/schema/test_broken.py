@@ -47,7 +47,7 @@ EXPECTED: dict[str, list[str]] = {
         "tests/behavioural/suite.toml:16 [module[1].id]: duplicate module id `build`",
     ],
     "exclude-drops-state-a": [
-        "task.toml:6 [artifacts[0].exclude[0]]: exclude `build*` drops 1 file State A ships (e.g. `build-aux/install-sh`); the grader would never see them",
+        "task.toml:6 [artifacts[0].exclude[0]]: exclude `build*` drops 1 file State A ships (e.g. `repo/build-aux/install-sh`); the grader would never see them",
     ],
     "fault-exit-codes": [
         "tests/verification/probe.toml:12 [scope.fault_exit_codes[1]]: exit code 0 is outside 1..255 (0 is a pass and cannot be a fault)",
