@@ -13,6 +13,10 @@ run-score, run-transcript, diff, diff-split, counterexamples, campaign, reports,
     export DOCKER_HOST=unix:///var/run/docker.sock   # the engine to run the demo on
     .venv/bin/python scripts/screenshots.py [--state DIR] [--out screenshots]
 
+``--size 80x24 --text`` walks the same screens at another terminal size and writes each as
+plain text (``<screen>-<W>x<H>.txt``, the dark theme only): the walk of every screen at
+80×24 and 100×32 that checks nothing is cut, trapped or stale.
+
 Keep the state directory (``--state /tmp/shots``) to shoot again without re-running: the
 runs are made only when DIR has no store yet. Every screen is waited for by a condition
 with a deadline; a screen that does not come up stops the script naming it (nothing is
@@ -115,7 +119,8 @@ async def until(pilot: Any, cond: Callable[[], object], what: str, timeout: floa
         await pilot.pause(0.05)
 
 
-async def shoot(settings: Settings, out: Path, theme: str, subtle: str) -> list[Path]:
+async def shoot(settings: Settings, out: Path, theme: str, subtle: str,
+                size: tuple[int, int] = SIZE, text: bool = False) -> list[Path]:
     from srb_tui.ui.screens.campaign import CampaignScreen
     from srb_tui.ui.screens.counterexamples import CounterexamplesScreen
     from srb_tui.ui.screens.diff import DiffScreen
@@ -130,11 +135,17 @@ async def shoot(settings: Settings, out: Path, theme: str, subtle: str) -> list[
     shots: list[Path] = []
 
     def save(screen: str) -> None:
+        if text:  # the screen as the terminal shows it, one line per row
+            path = out / f"{screen}-{size[0]}x{size[1]}.txt"
+            rows = [strip.text.rstrip() for strip in app.screen._compositor.render_strips()]
+            path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+            shots.append(path)
+            return
         shots.append(Path(app.save_screenshot(str(out / f"{screen}-{name}.svg"))))
 
     app = create_app(settings)
     app.run_host.recover_on_start = False  # a picture of the store, not a resumed run
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=size) as pilot:
         app.theme = theme
         await settle(app, pilot)
         save("tasks")
@@ -207,7 +218,15 @@ def main() -> None:
     parser.add_argument("--state", type=Path, default=None,
                         help="a state directory that already holds runs of the demo task")
     parser.add_argument("--out", type=Path, default=REPO / "screenshots")
+    parser.add_argument("--size", default=f"{SIZE[0]}x{SIZE[1]}", metavar="WxH",
+                        help=f"terminal size (default {SIZE[0]}x{SIZE[1]})")
+    parser.add_argument("--text", action="store_true",
+                        help="write each screen as plain text instead of SVG (dark only)")
     args = parser.parse_args()
+    try:
+        width, height = (int(n) for n in args.size.lower().split("x"))
+    except ValueError:
+        raise SystemExit(f"--size {args.size}: want WIDTHxHEIGHT, e.g. 80x24") from None
     os.chdir(REPO)
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
@@ -219,8 +238,10 @@ def main() -> None:
         if subtle is None:
             raise SystemExit(f"{state}: no replay:subtle run to show")
         settings = Settings(task_roots=(REPO / "tasks",), state_dir=state)
-        for theme in ("textual-dark", "textual-light"):
-            for path in asyncio.run(shoot(settings, args.out, theme, subtle)):
+        themes = ("textual-dark",) if args.text else ("textual-dark", "textual-light")
+        for theme in themes:
+            for path in asyncio.run(shoot(settings, args.out, theme, subtle, (width, height),
+                                          args.text)):
                 print(path.relative_to(REPO) if path.is_relative_to(REPO) else path)
 
 

@@ -121,3 +121,28 @@ def test_reports_screen_snapshot(snap_compare: Any, state_dir: Path) -> None:
     asyncio.run(seed_campaign(state_dir / "srb.sqlite3"))
     assert snap_compare(create_app(_settings(state_dir)), press=["b"], terminal_size=SIZE,
                         run_before=_settle)
+
+
+async def test_a_matrix_wider_than_the_screen_uses_short_labels(state_dir: Path) -> None:
+    """Issue 35's walk at 80×24: the Campaign matrix pushed its last configuration off the
+    screen ("✗ fixed ch…"). Too wide for the screen, cells say the outcome in a few
+    characters and the counts line gives each glyph its name; wide again, whole labels."""
+    await seed_campaign(state_dir / "srb.sqlite3")
+    app = create_app(_settings(state_dir))
+    async with app.run_test(size=(48, 24)) as pilot:
+        await pilot.press("m")
+        await _settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, CampaignScreen)
+        table = screen.query_one("#campaign-table", DataTable)
+        assert _text(table, "t1#1", "reference") == "✓ 100"
+        assert _text(table, "t1#1", "subtle").startswith("✗ cx 90")
+        assert _text(table, "t2#1", "reference") == "✗ checks"
+        edge = sum(c.get_render_width(table) for c in table.columns.values())
+        assert edge <= table.size.width, "every configuration inside the screen"
+        counts = str(screen.query_one("#campaign-counts", Static).render())
+        assert "✗ cx counterexample 1" in counts and "◌ blind blindness 1" in counts
+        await pilot.resize_terminal(160, 34)
+        await _settle(pilot)
+        await pilot.pause()
+        assert _text(table, "t1#1", "reference").startswith("✓ accepted 100")

@@ -398,3 +398,21 @@ async def test_log_of_a_run_another_process_drives_grows_and_marks_srb_lines(
         assert "▸ srb  status → collecting" in marked
         plain = log._make_strip(LOG_LINES + 2, ("stdout", "late agent line")).text
         assert "▸ srb" not in plain
+
+
+async def test_the_identity_line_fits_a_narrow_header(builtin_settings: Settings) -> None:
+    """The walk at 80×24: "· node local" wrapped onto a line of its own. A narrow header
+    leaves out the local node, then the run id (the title bar names the run); wide, both."""
+    await seed_run(builtin_settings)
+    app = _app(builtin_settings)
+    async with app.run_test(size=(80, 30)) as pilot:
+        screen = await _open(app, pilot)
+        header = screen.query_one("#run-header", Static)
+        first = str(header.render()).splitlines()[0]
+        assert len(first) <= header.content_size.width, first
+        assert "node local" not in first and "replay:subtle" in first
+        assert screen.sub_title == f"Run {RUN_ID}"  # the title bar names the run
+        await pilot.resize_terminal(160, 36)
+        await until(pilot, lambda: "node local" in str(header.render()).splitlines()[0],
+                    "the whole identity line")
+        assert str(header.render()).startswith(RUN_ID)

@@ -35,6 +35,13 @@ GLYPH = {
     "not migrated": "✗ not migrated", "invalid": "! invalid", "failed": "! failed",
     "running": "… running", "planned": "· planned", "cancelled": "– cancelled",
 }
+# The same outcomes in a few characters, for a matrix wider than the screen (the counts
+# line under it spells each outcome with its glyph).
+SHORT = {
+    "accepted": "✓", "counterexample": "✗ cx", "fixed checks fail": "✗ checks",
+    "blindness": "◌ blind", "not migrated": "✗ audit", "invalid": "! inval",
+    "failed": "! fail", "running": "…", "planned": "·", "cancelled": "–",
+}
 SORTS = ("task", "-task", "accepted")
 EMPTY = ("No campaign in this store yet.\n\nPlan and run one from the command line:\n\n"
          "    srb campaign run campaign.toml\n")
@@ -70,6 +77,7 @@ class CampaignScreen(Screen[None]):
         self.filter_text = ""
         self._columns: list[str] = []
         self._rows: list[str] = []
+        self._short: bool | None = None  # cells drawn with SHORT labels
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -153,10 +161,11 @@ class CampaignScreen(Screen[None]):
                 for c in matrix.configs if (r[0], r[1], c) in matrix.cells), r))
         return columns, rows
 
-    def _cell_text(self, cell: MatrixCell | None, styles: dict[str, str]) -> Text:
+    def _cell_text(self, cell: MatrixCell | None, styles: dict[str, str],
+                   short: bool = False) -> Text:
         if cell is None:
             return Text("")
-        label = GLYPH.get(cell.outcome, cell.outcome)
+        label = (SHORT if short else GLYPH).get(cell.outcome, cell.outcome)
         if cell.score is not None and cell.outcome in ("accepted", "counterexample"):
             label += f" {cell.score:g}"
         if cell.attempts > 1:
@@ -175,6 +184,9 @@ class CampaignScreen(Screen[None]):
         styles = {o: tone(self.app, t) for o, t in OUTCOME_TONE.items()}  # once per refresh
         repeats = len({r[1] for r in matrix.rows}) > 1
         row_keys = [f"{t}#{r}" for t, r in rows]
+        short = self._too_wide(matrix, columns, rows, styles)
+        if short != self._short:  # a column only ever widens: build the table again
+            self._short, self._columns = short, []
         if columns != self._columns or row_keys != self._rows:
             table.clear(columns=True)
             table.add_column("Task", key="task")
@@ -182,14 +194,15 @@ class CampaignScreen(Screen[None]):
                 table.add_column(label, key=label)
             for (task, repeat), key in zip(rows, row_keys, strict=True):
                 name = f"{task} #{repeat}" if repeats else task
-                cells = [self._cell_text(matrix.cells.get((task, repeat, c)), styles)
+                cells = [self._cell_text(matrix.cells.get((task, repeat, c)), styles, short)
                          for c in columns]
                 table.add_row(Text(name), *cells, key=key)
             self._columns, self._rows = columns, row_keys
         else:
             for (task, repeat), key in zip(rows, row_keys, strict=True):
                 for label in columns:
-                    text = self._cell_text(matrix.cells.get((task, repeat, label)), styles)
+                    text = self._cell_text(matrix.cells.get((task, repeat, label)), styles,
+                                           short)
                     table.update_cell(key, label, text)
         c = matrix.campaign
         self.query_one("#campaign-title", Static).update(Text.assemble(
@@ -201,9 +214,24 @@ class CampaignScreen(Screen[None]):
         parts: list[str | tuple[str, str]] = []
         for outcome in OUTCOME_ORDER:
             if counts.get(outcome):
-                parts += [(f"{outcome} {counts[outcome]}",
+                glyph = f"{SHORT[outcome]} " if short and outcome in SHORT else ""
+                parts += [(f"{glyph}{outcome} {counts[outcome]}",
                            tone(self.app, OUTCOME_TONE.get(outcome, "muted"))), "  "]
         self.query_one("#campaign-counts", Static).update(Text.assemble(*parts))
+
+    def _too_wide(self, matrix: Matrix, columns: list[str], rows: list[tuple[str, int]],
+                  styles: dict[str, str]) -> bool:
+        """Whether the matrix with whole labels is wider than the screen."""
+        width = max((len(task) + 4 for task, _ in rows), default=4) + 2
+        for label in columns:
+            cells = [self._cell_text(matrix.cells.get((task, repeat, label)), styles)
+                     for task, repeat in rows]
+            width += max([len(label), *(cell.cell_len for cell in cells)]) + 2
+        return width > self.size.width - 2
+
+    def on_resize(self) -> None:
+        if self.matrix is not None:
+            self._show(self.matrix)
 
     # -- actions ------------------------------------------------------------------
 

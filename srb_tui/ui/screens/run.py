@@ -272,7 +272,8 @@ class RunScreen(Screen[None]):
         detail = self.detail
         assert detail is not None
         self.query_one("#run-header", Static).update(
-            header_text(self.app, detail.run, self.progress, datetime.now(UTC)))
+            header_text(self.app, detail.run, self.progress, datetime.now(UTC),
+                        self.query_one("#run-header", Static).content_size.width or None))
         self.query_one("#run-timeline", Static).update(
             timeline_text(self.app, detail, self.size.width))
 

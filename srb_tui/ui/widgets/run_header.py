@@ -13,7 +13,7 @@ from typing import Any
 from rich.text import Text
 from textual.app import App
 
-from srb_tui.service.run.run_node import node_label
+from srb_tui.service.run.run_node import node_label, run_node
 from srb_tui.store import FINAL_STATUSES, RunDetail, RunRecord
 from srb_tui.ui.palette import tone
 from srb_tui.ui.widgets.run_format import (
@@ -37,16 +37,26 @@ SHORT = {"preparing": "prep", "collecting": "collect", "behavioural": "behav",
          "verification": "verif"}
 
 
-def header_text(app: App[Any], run: RunRecord, progress: str, now: datetime) -> Text:
-    """The run's identity line, then its state (and the progress note while live)."""
+def header_text(app: App[Any], run: RunRecord, progress: str, now: datetime,
+                width: int | None = None) -> Text:
+    """The run's identity line, then its state (and the progress note while live).
+    ``width``: the header's width; an identity line it would wrap leaves out the local
+    node (the default; a placed run's node is always named), then the run id (the title
+    bar names the run)."""
+    who = f"{run.agent}" + (f" · {run.model}" if run.model else "") + (
+        f" ({run.effort})" if run.effort else "")
+    node = f" · node {node_label(run)}"
+    rest = f"{run.task_id} · {who}"
+    show_node = run_node(run) is not None or width is None or (
+        len(run.id) + 3 + len(rest) + len(node) <= width)
+    shown = len(rest) + (len(node) if show_node else 0)
     head = Text()
-    head.append(run.id, style="bold")
-    head.append(f" · {run.task_id} · {run.agent}")
-    if run.model:
-        head.append(f" · {run.model}")
-    if run.effort:
-        head.append(f" ({run.effort})")
-    head.append(f" · node {node_label(run)}")
+    if width is None or len(run.id) + 3 + shown <= width:  # else the title bar names it
+        head.append(run.id, style="bold")
+        head.append(" · ")
+    head.append(rest)
+    if show_node:
+        head.append(node)
     head.append("\n")
     final = run.status in FINAL_STATUSES
     head.append(run.status, style=tone(app, "ok" if run.status == "scored" else
