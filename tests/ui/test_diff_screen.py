@@ -175,3 +175,22 @@ async def test_two_paths_from_tmp(builtin_settings: Settings, tmp_path: Path) ->
         screen = DiffScreen(left=tmp_path / "a", right=tmp_path / "b")
         await _open_diff(pilot, screen)
         assert sorted(screen.query_one(DiffTree).file_nodes) == ["x.js", "x.py"]
+
+
+async def test_long_paths_keep_the_summary_on_one_line_at_80_columns(
+        builtin_settings: Settings, tmp_path: Path) -> None:
+    """The walk at 80×24: State A's cache path took two lines of the header. Each path is
+    shown by its end, after "…", so both trees' line fits; wide, the whole paths."""
+    deep = tmp_path / ("a-long-cache-folder-" * 4) / "strip-0" / "tree"
+    shutil.copytree(SUBMISSIONS / "untouched", deep)
+    app = quiet_app(builtin_settings)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = DiffScreen(left=deep, right=SUBMISSIONS / "reference")
+        await _open_diff(pilot, screen)
+        summary = screen.query_one("#diff-summary", Static)
+        first = str(summary.render()).splitlines()[0]
+        assert len(first) <= summary.content_size.width, first
+        assert "…" in first and first.split("  ↔  ")[0].endswith("strip-0/tree")
+        await pilot.resize_terminal(240, 40)
+        await until(pilot, lambda: "…" not in str(summary.render()).splitlines()[0],
+                    "the whole paths")

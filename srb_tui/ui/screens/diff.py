@@ -205,11 +205,13 @@ class DiffScreen(Screen[None]):
         if comparison is None:
             return
         text = Text()
+        left, right = display_path(comparison.left), display_path(comparison.right)
+        room = max(12, (self.size.width - 2 - len("State A   ↔  submission ")) // 2)
         text.append("State A ", style=tone(self.app, "muted"))
-        text.append(display_path(comparison.left))
+        text.append(path_tail(left, room + max(0, room - len(right))))
         text.append("  ↔  ", style=tone(self.app, "accent", bold=True))
         text.append("submission ", style=tone(self.app, "muted"))
-        text.append(display_path(comparison.right))
+        text.append(path_tail(right, room + max(0, room - len(left))))
         text.append("\n")
         shown: tuple[tuple[FileStatus, Tone], ...] = (
             ("changed", "warn"), ("added", "ok"), ("removed", "bad"))
@@ -220,6 +222,9 @@ class DiffScreen(Screen[None]):
         text.append("   ·   showing " + ("changed files" if self.only_changed else "all files"),
                     style=tone(self.app, "muted"))
         self.query_one("#diff-summary", Static).update(text)
+
+    def on_resize(self) -> None:
+        self._show_summary()
 
     def _visible_entries(self) -> list[object]:
         assert self.comparison is not None
@@ -383,3 +388,8 @@ class DiffScreen(Screen[None]):
             )
             status.display = True
         self._fill_tree()
+
+
+def path_tail(path: str, room: int) -> str:
+    """``path`` in at most ``room`` characters: its end, after "…", when it is longer."""
+    return path if len(path) <= room else "…" + path[len(path) - room + 1:]
