@@ -418,3 +418,20 @@ async def test_a_place_key_shows_that_place_from_anywhere(builtin_settings: Sett
         await pilot.press("r")
         await until(pilot, lambda: isinstance(app.screen, RunsScreen), "Runs, not the Run")
         assert len(app.screen_stack) == 1
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 32)])
+async def test_tasks_status_stays_in_view(builtin_settings: Settings,
+                                          size: tuple[int, int]) -> None:
+    """The walk at 80×24: the Tasks table's Status column (is the task valid?) sat past the
+    right edge behind Class, Stacks, Budget and G·M·A. It now follows the task id."""
+    app = quiet_app(builtin_settings)
+    async with app.run_test(size=size) as pilot:
+        table = app.screen.query_one("#task-table", DataTable)
+        await until(pilot, lambda: table.row_count > 0, "the tasks")
+        keys = list(table.columns)
+        status = next(n for n, k in enumerate(keys) if k.value == "status")
+        right = sum(table.columns[k].get_render_width(table) for k in keys[:status + 1])
+        assert right <= table.size.width
+        first = str(next(iter(table.rows)).value)
+        assert str(table.get_cell(first, "status")).startswith("ok")

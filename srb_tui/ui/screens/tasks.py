@@ -23,7 +23,8 @@ from srb_tui.ui.palette import Tone, tone
 from srb_tui.ui.widgets.footer import PriorityFooter
 
 STATUS_TONE: dict[str, Tone] = {"ok": "ok", "incomplete": "warn", "invalid": "bad"}
-COLUMNS = ("Task", "Class", "Stacks", "Budget", "G·M·A", "Status")
+# Status right after the id: whether a task is valid stays in view at 80 columns
+COLUMNS = ("Task", "Status", "Class", "Stacks", "Budget", "G·M·A")
 WIDE = 150  # columns from which list and detail sit side by side
 HEADING_REFRESH_SEC = 5.0  # the selected task's heading (State A cache) read again
 NO_TASKS = """\
@@ -150,8 +151,9 @@ class TasksScreen(Screen[None]):
             if s.errors:
                 status.append(f" ({s.errors})")
             table.add_row(
-                s.task_id, s.category.split("-")[0], s.stacks, format_budget(s.budget_sec),
-                f"{s.gates}·{s.modules}·{s.adversaries}", status, key=s.task_id,
+                s.task_id, status, s.category.split("-")[0], s.stacks,
+                format_budget(s.budget_sec), f"{s.gates}·{s.modules}·{s.adversaries}",
+                key=s.task_id,
             )
             shown += 1
         if shown == 0:
