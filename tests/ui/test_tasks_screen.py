@@ -64,7 +64,7 @@ async def test_broken_task_lists_its_problems(tmp_path: Path, state_dir: Path) -
         await pilot.pause()
         table = app.screen.query_one("#task-table", DataTable)
         assert table.row_count == 1
-        status = str(table.get_row("broken01")[-1])
+        status = str(table.get_cell("broken01", "status"))
         assert status.startswith("invalid")
         problems = _text(app.screen.query_one("#task-problems", Static))
         assert "timeout_secs" in problems
