@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from srb_tui.campaigns.calls import RunCalls
 from srb_tui.campaigns.plan import Machine, TaskInfo
+from srb_tui.grader.contract import STAGES
 from srb_tui.store import FINAL_STATUSES, RunRecord, StoreError
 from srb_tui.store.campaign_records import CampaignConfigRecord, CampaignRecord, CellRecord
 
@@ -138,7 +139,7 @@ class Scheduler:
             elif self.calls.driven_elsewhere(run):
                 continue  # another live srb process drives it
             else:
-                if run.status in ("audit", "behavioural", "verification"):
+                if run.status in STAGES:
                     await self.calls.clear_grading(run.id)
                 self._spawn(cell, self._reattach(cell))
 

@@ -35,7 +35,8 @@ import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from .runtime.swerefactor.contract import CONTRACT_ENV
+from .contract import MODULE_CONTRACT_ENV as CONTRACT_NAMES
+from .contract import MODULE_DEADLINE_ENV, SRB_RUNNER_ENV
 
 CANDIDATE_ENV = (
     "SRB_CANDIDATE",
@@ -45,18 +46,16 @@ CANDIDATE_ENV = (
     "SRB_WORK",
     "SRB_NETWORK",
 )
-# The published module contract's names (infra/swerefactor/contract.py: CONTRACT_ENV), listed
-# once, in srb's stand-in for that runtime (the package modules import as ``swerefactor``) ...
-MODULE_CONTRACT_ENV = CONTRACT_ENV
+# The published module contract's names (infra/swerefactor/contract.py: CONTRACT_ENV), from
+# the contract leaf ...
+MODULE_CONTRACT_ENV = frozenset(CONTRACT_NAMES)
 # ... names that would tell a candidate its role, and srb's own apparatus.
 ROLE_ENV = frozenset({"SRB_TARGET_NAME", "SRB_TARGET_ROLE", "SRB_ROLE", "SRB_ORIGINAL"})
 SRB_APPARATUS_ENV = frozenset(
     {
         "SRB_SANDBOX",
-        "SRB_SANDBOX_SLOT",
-        "SRB_SUBMISSION_RUN",
-        "SRB_MODULE_TIMEOUT_SEC",
-        "SRB_MODULE_DEADLINE",
+        *SRB_RUNNER_ENV,
+        *MODULE_DEADLINE_ENV,
         "SRB_SCAN",
         "SRB_VIEW",
         "SRB_CANDIDATE_WORK",

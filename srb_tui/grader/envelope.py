@@ -19,9 +19,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .contract import STAGE_RESULT_SCHEMA
 from .fingerprint import fingerprint
 
-SCHEMA = "swerefactor.stage-result/1"
+SCHEMA = STAGE_RESULT_SCHEMA
 STATUSES = ("running", "ok", "error")
 
 

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from . import sandbox
+from .contract import MODULE_CONTRACT_ENV, MODULE_DEADLINE_ENV, SRB_RUNNER_ENV
 from .submission import LAUNCHER, LIBRARY_DIR
 from .suite_manifest import SuiteManifest, SuiteModule
 
@@ -23,13 +24,7 @@ PUBLISHED_RUNTIME = Path("/opt/swerefactor")
 SRB_RUNTIME = Path(__file__).resolve().parent / "runtime"
 """srb's own ``swerefactor`` package (contract + pytest plugin), used when an image has
 none of its own."""
-RUNNER_NAMES = frozenset(
-    {
-        "SRB_REPO", "SRB_ORIGINAL", "SRB_MODULE_DIR", "SRB_MODULE_ID", "SRB_SUITE_DIR",
-        "SRB_WORK", "SRB_SUITE_WORK", "SRB_RESULT", "SRB_MODULE_TIMEOUT_SEC",
-        "SRB_MODULE_DEADLINE", "SRB_SUBMISSION_RUN", "SRB_SANDBOX_SLOT",
-    }
-)
+RUNNER_NAMES = frozenset((*MODULE_CONTRACT_ENV, *MODULE_DEADLINE_ENV, *SRB_RUNNER_ENV))
 """The names the runner sets itself; a module sees them only with the runner's values."""
 
 

@@ -11,15 +11,14 @@ from __future__ import annotations
 import os
 import resource
 
+from .contract import CANDIDATE_OFFSET, MAX_SLOTS, SLOT_UID_BASE, candidate_uid, slot_uid
+
 TYPE_CHECKING = False  # not typing's: importing typing costs the launcher ~20 ms
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
-SLOT_UID_BASE = 61000
-MAX_SLOTS = 64
-CANDIDATE_OFFSET = 32
-"""Stage III: a candidate of slot N runs as ``uid_base + CANDIDATE_OFFSET + N`` (its own
-identity, apart from the slot uid its programs run as; :mod:`.exec_broker`)."""
+# Stage III: a candidate of slot N runs as ``uid_base + CANDIDATE_OFFSET + N`` (its own
+# identity, apart from the slot uid its programs run as; :mod:`.exec_broker`).
 SCRATCH_ROOT = "/srb/run"
 CONFIG_PATH = "/opt/srb/sandbox.json"
 DEFAULT_FSIZE_BYTES = 2 * 1024**3
@@ -115,7 +114,7 @@ def slot_ids(slot: int) -> tuple[int, int]:
     if not 0 <= slot < MAX_SLOTS:
         raise SandboxError(f"slot {slot} is outside 0..{MAX_SLOTS - 1}")
     base = load_limits().uid_base
-    return base + slot, base + slot
+    return slot_uid(base, slot), slot_uid(base, slot)
 
 
 def candidate_ids(slot: int) -> tuple[int, int]:
@@ -124,7 +123,7 @@ def candidate_ids(slot: int) -> tuple[int, int]:
     if not 0 <= slot < CANDIDATE_OFFSET - 1:
         raise SandboxError(f"slot {slot} has no candidate identity (0..{CANDIDATE_OFFSET - 2})")
     base = load_limits().uid_base
-    return base + CANDIDATE_OFFSET + slot, base + slot
+    return candidate_uid(base, slot), slot_uid(base, slot)
 
 
 def candidate_group(slot: int) -> int:

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-SUITE_SCHEMA = "swerefactor.behavioural-suite/1"
-SCAN_SCHEMA = "swerefactor.scan-suite/1"
-DEFAULT_TIMEOUT_SEC = 3600.0
+from .contract import DEFAULT_MODULE_TIMEOUT_SEC as DEFAULT_TIMEOUT_SEC
+from .contract import SCAN_SCHEMA, SUITE_SCHEMA
+
 _TOKEN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 

@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
+from srb_tui.grader.contract import model_family
 from srb_tui.reports.model import Column, Table, mean, median, pct
 from srb_tui.reports.records import ReportRun, Round
 
@@ -228,24 +229,6 @@ def adversary_table(runs: Sequence[ReportRun]) -> Table:
     for (adversary, task, model, effort), (n, b, excl, err) in sorted(tally.items()):
         table.rows.append([adversary, task, model, effort or None, n, b, pct(b, n), excl, err])
     return table
-
-
-FAMILIES = (("anthropic", ("claude", "opus", "sonnet", "haiku")),
-            ("openai", ("gpt", "codex", "o1", "o3", "o4")),
-            ("google", ("gemini",)), ("deepseek", ("deepseek",)), ("qwen", ("qwen",)))
-
-
-def model_family(model: str) -> str | None:
-    """The vendor family of a model name (claude-opus-5 → anthropic, gpt-5.6-sol → openai);
-    None for no model or a non-model verifier (fuzz)."""
-    name = model.strip().lower()
-    if not name or name == "fuzz":
-        return None
-    for family, stems in FAMILIES:
-        if any(name.startswith(stem) or f"-{stem}" in name or f"/{stem}" in name
-               for stem in stems):
-            return family
-    return name.split("-", 1)[0]
 
 
 def family_table(runs: Sequence[ReportRun]) -> Table:

@@ -30,9 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from srb_tui.grader import contract
 from srb_tui.store.imports import PublishedFile
 
-SCORE_SCHEMA = "swerefactor.score/1"
+SCORE_SCHEMA = contract.SCORE_SCHEMA
 STAGE_FILES = ("audit.json", "behavioural.json", "verification.json")
 _GATES = {"pass": "pass", "fail": "fail", "not-run": "error"}
 
@@ -125,7 +126,7 @@ def _no_constant(name: str) -> Any:
 
 
 def _blocked(raw: str) -> str | None:
-    for stage in ("audit", "behavioural", "verification"):
+    for stage in contract.STAGES:
         if raw.startswith(stage):
             return stage
     return raw or None

@@ -124,7 +124,7 @@ def _survivors(ax: Axes, table: Table) -> None:
 
 
 def _family(model: str) -> str | None:
-    from srb_tui.reports.figures import model_family
+    from srb_tui.grader.contract import model_family
 
     return model_family(model)
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
+from srb_tui.grader import contract
 from srb_tui.schema.scoring_policy import ScoringPolicy
 from srb_tui.schema.stage_names import STAGE_NAMES as STAGE_NAMES  # re-exported
 from srb_tui.schema.state_a import StateASource
@@ -30,10 +31,10 @@ def _empty_env() -> Mapping[str, str]:
     return _EMPTY_ENV
 
 
-SCHEMA_EVALUATION = "swerefactor.evaluation/1"
-SCHEMA_SUITE = "swerefactor.behavioural-suite/1"
-SCHEMA_PROBE = "swerefactor.verification-probe/1"
-SCHEMA_SCAN = "swerefactor.scan-suite/1"
+SCHEMA_EVALUATION = contract.EVALUATION_SCHEMA
+SCHEMA_SUITE = contract.SUITE_SCHEMA
+SCHEMA_PROBE = contract.PROBE_SCHEMA
+SCHEMA_SCAN = contract.SCAN_SCHEMA
 
 DEFAULT_FAULT_EXIT_CODES: tuple[int, ...] = tuple(range(64, 79))
 

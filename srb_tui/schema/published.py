@@ -28,6 +28,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
+from srb_tui.grader.contract import MODEL_FAMILIES, model_family
 from srb_tui.schema.archive_facts import archive_files
 from srb_tui.schema.disk import ARCHIVE, rel
 from srb_tui.schema.loader import TaskLoad, load_task
@@ -39,7 +40,6 @@ ADVERSARY_DRIVERS = ("fuzz", "anthropic", "openai", "scripted", "claude-code", "
 """The Stage III drivers this srb runs: its model-free fuzzer, the drivers of
 ``srb_tui.drivers`` and the real clients of a client lane (kept equal to ``DRIVERS`` and
 ``CLIENT_DRIVERS`` by a test; schema imports neither)."""
-VENDOR_FAMILIES = {"anthropic": ("claude",), "openai": ("gpt", "o1", "o3", "o4")}
 TREE_PREFIX = "/workspace/repo/"
 
 
@@ -192,18 +192,17 @@ def _audit_prompt(task: Task, problems: list[Problem]) -> None:
 
 
 def _family_problem(model: str, driver: str) -> str | None:
-    families = VENDOR_FAMILIES.get(driver)
-    if families is None:
+    """A model of one vendor family under another family's driver (the families of
+    :data:`srb_tui.grader.contract.MODEL_FAMILIES`; drivers named after a family)."""
+    vendors = {family for family, _ in MODEL_FAMILIES}
+    if driver not in vendors:
         return None
     if not model:
         return f"driver {driver!r} needs a model"
-    lowered = model.lower()
-    if lowered.startswith(families):
-        return None
-    for other, prefixes in VENDOR_FAMILIES.items():
-        if other != driver and lowered.startswith(prefixes):
-            return (f"model {model!r} is a {other} model but the driver is {driver!r}; "
-                    f"use driver = {other!r}")
+    family = model_family(model)
+    if family in vendors and family != driver:
+        return (f"model {model!r} is a {family} model but the driver is {driver!r}; "
+                f"use driver = {family!r}")
     return None
 
 

@@ -3,4 +3,6 @@ loading the task model."""
 
 from __future__ import annotations
 
-STAGE_NAMES: tuple[str, ...] = ("audit", "behavioural", "verification")
+from srb_tui.grader.contract import STAGES
+
+STAGE_NAMES: tuple[str, ...] = STAGES

@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from srb_tui.grader.contract import DEFAULT_MODULE_TIMEOUT_SEC
 from srb_tui.schema.evaluation_toml import check_schema_and_task
 from srb_tui.schema.models import SCHEMA_SCAN, SCHEMA_SUITE, Module, Scan, Suite
 from srb_tui.schema.reader import Source, Table, check_unique_ids, is_inside
 
 SUITE_KEYS = ("schema", "task", "lib_dir", "default_timeout_sec", "env", "metadata", "module")
 MODULE_KEYS = ("id", "title", "weight", "command", "dir", "timeout_sec", "env", "about")
-DEFAULT_MODULE_TIMEOUT_SEC = 900.0
 
 
 @dataclass(frozen=True)

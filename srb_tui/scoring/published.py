@@ -16,10 +16,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from srb_tui.grader import contract
+
 from .score import ScoreEnvelope
 
-SCORE_SCHEMA = "swerefactor.score/1"
-TELEMETRY_SCHEMA = "swerefactor.telemetry/1"
+SCORE_SCHEMA = contract.SCORE_SCHEMA
+TELEMETRY_SCHEMA = contract.TELEMETRY_SCHEMA
 _GATE = {"pass": "pass", "fail": "fail", "error": "not-run"}
 _BLOCKED = {"audit": "audit-gate", "behavioural": "behavioural-incomplete"}
 

@@ -13,6 +13,7 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from srb_tui.grader import contract
 from srb_tui.store.errors import StoreError
 from srb_tui.store.records import (
     ContainerRecord,
@@ -24,7 +25,7 @@ from srb_tui.store.records import (
 )
 
 CHECK_VERDICTS: Final = frozenset({"pass", "fail", "skip", "error"})
-MODULE_STATUSES: Final = frozenset({"ok", "timeout", "error", "unreached"})
+MODULE_STATUSES: Final = frozenset(contract.MODULE_STATUSES)
 VOTE_VERDICTS: Final = frozenset({"pass", "fail", "error"})
 ADVERSARY_STATUSES: Final = frozenset({"pending", "running", "broken", "survived", "error"})
 COUNTEREXAMPLE_VERDICTS: Final = frozenset(

@@ -28,6 +28,7 @@ from typing import Any
 from srb_tui import faultpoint
 from srb_tui.config import DEFAULT_BASE_IMAGE
 from srb_tui.gateway import Gateway
+from srb_tui.grader import contract
 from srb_tui.grader.envelope import atomic_write_json
 from srb_tui.grader.fingerprint import fingerprint
 from srb_tui.runner import DockerEngine
@@ -42,7 +43,7 @@ from srb_tui.service.grading.stages.common import StageImages, StageOutcome, wit
 from srb_tui.service.grading.stages.verification import DEFAULT_PARALLEL, run_verification
 from srb_tui.store import Store, StoreError, is_legal
 
-STAGES = ("audit", "behavioural", "verification")
+STAGES = contract.STAGES
 _GRADING_PATH = ("audit", "behavioural", "verification", "scored")
 
 

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from srb_tui.grader.contract import MODULE_STATUSES
 from srb_tui.grader.suite_checks import summarise
 from srb_tui.runner import DockerEngine
 from srb_tui.runner.files import fetch_file
@@ -57,7 +58,6 @@ def wants_original(spec: StageSpec) -> bool:
             return value
     return True
 CHECK_KEYS = ("id", "verdict", "weight", "summary", "detail", "evidence")
-MODULE_STATUSES = ("ok", "timeout", "error", "unreached")
 
 
 def suite_rel(spec: StageSpec) -> str:

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from srb_tui.grader.contract import slot_uid
 from srb_tui.grader.sandbox import MAX_SLOTS, TMP_GROUP_OFFSET
 from srb_tui.schema import Task
 
@@ -175,7 +176,7 @@ def stage_mounts(
         mounts[SHARED_WORK] = f"size={each}m,mode=0755,uid=0,gid=0,exec"
     scratch_mode = "0770" if layout.candidate_tmp else "0700"  # group: the slot's own gid
     for slot in range(layout.slots):
-        uid = uid_base + slot
+        uid = slot_uid(uid_base, slot)
         mounts[f"/srb/run/{slot}"] = f"size={each}m,mode={scratch_mode},uid={uid},gid={uid},exec"
     if layout.candidate_tmp:
         # (the engine copies the image's /tmp mode in; the grader sets 1770 after start)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from srb_tui.grader.contract import MODULE_STATUSES
 from srb_tui.grader.suite_checks import module_rate, summarise, tally
 from srb_tui.schema import Suite
 
@@ -92,7 +93,7 @@ def verify_behavioural(doc: dict[str, Any], suite: Suite | None) -> dict[str, An
                     f"module {mid!r}: {key} = {unit.get(key)!r}, its checks say {counts[key]}"
                 )
         status = unit.get("status")
-        if status not in ("ok", "timeout", "error", "unreached"):
+        if status not in MODULE_STATUSES:
             problems.append(f"module {mid!r} has status {status!r}")
             status = "error"
         rate = module_rate(str(status), counts)
