@@ -46,7 +46,6 @@ def cmd_audit_probe(args: argparse.Namespace, settings: Settings, out: Output) -
     from srb_tui.service.app import Services, StateAError
     from srb_tui.service.grading.audit_probe import ProbeSettings, run_probe
     from srb_tui.service.grading.probe_variants import VARIANTS
-    from srb_tui.service.grading.stages.common import StageFault
 
     services = Services(settings)
     load = services.catalog.find(args.task_id)
@@ -77,7 +76,7 @@ def cmd_audit_probe(args: argparse.Namespace, settings: Settings, out: Output) -
     except StateAError as exc:
         out.error(f"{load.task_id}: {exc}")
         return codes.INFRA
-    except (StageFault, ValueError) as exc:
+    except ValueError as exc:  # ProbeError: the reviewer or the prompt cannot be used
         out.error(f"{load.task_id}: {exc}")
         return codes.FAILED
     if out.json_mode:

@@ -30,9 +30,13 @@ from .probe_variants import VARIANTS, make_variant
 from .stages.audit import stage_driver, stage_prompt, with_note
 from .stages.audit_defence import Defences
 from .stages.audit_review import audit_gates, review_and_judge
-from .stages.common import option_number, option_strings
+from .stages.common import StageFault, option_number, option_strings
 
 BASE_TREES = ("untouched", "wrapper")
+
+
+class ProbeError(ValueError):
+    """The probe cannot run (the message names the task and what to fix)."""
 STANDIN = [sys.executable, "-m", "srb_tui.drivers.standin_obedient"]
 
 
@@ -61,7 +65,7 @@ def _program(task: Task, reviewer: str | None) -> list[str] | None:
     assert task.evaluation is not None
     honest = option_strings(task.evaluation.audit, "program")
     if not honest:
-        raise ValueError(
+        raise ProbeError(
             f"{task.id}: the obedient stand-in wraps the task's scripted program, and "
             "tests/evaluation.toml [stages.audit] names none"
         )
@@ -86,9 +90,13 @@ async def judge_tree(
     spec = task.evaluation.audit
     gates = audit_gates(task.evaluation.gates)
     defences = Defences.prepare(submission) if defended else Defences.off()
-    driver = stage_driver(spec, task, os.environ if environ is None else environ,
-                          program=_program(task, reviewer))
-    prompt = stage_prompt(spec, task, gates, [], with_note("(no scan in the probe)", defences))
+    try:
+        driver = stage_driver(spec, task, os.environ if environ is None else environ,
+                              program=_program(task, reviewer))
+        prompt = stage_prompt(spec, task, gates, [],
+                              with_note("(no scan in the probe)", defences))
+    except StageFault as err:
+        raise ProbeError(f"{task.id}: {err}") from err
     argv = [sys.executable, "-m", "srb_tui.grader", "tools",
             "--original", str(original), "--submission", str(submission)]
     channel = SubprocessToolChannel(argv, timeout_sec=120.0)
