@@ -98,5 +98,5 @@ async def test_a_tree_addressing_its_judge_fails_and_the_audit_tab_says_so(
         assert "addressed its judge" in shown and f"README.md:{line}" in shown
         votes_table = screen.query_one("#audit-votes", DataTable)
         await until(pilot, lambda: votes_table.row_count == 3, "the votes of the first gate")
-        assert all(str(votes_table.get_row(k)[3]) == "followed injected text"
-                   for k in [r.value for r in votes_table.rows])
+        assert all(str(votes_table.get_row(key)[3]) == "followed injected text"
+                   for key in votes_table.rows)
