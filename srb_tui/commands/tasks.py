@@ -1,4 +1,5 @@
-"""``srb tasks list|show|validate|prepare`` (``record``: grading.py; ``new``: authoring.py)."""
+"""``srb tasks list|show|validate|prepare`` (``record``: grading.py; ``new``: authoring.py;
+``audit-probe``: audit_probe.py)."""
 
 from __future__ import annotations
 
@@ -53,11 +54,13 @@ def add_parser(sub: Any) -> None:
     prep.add_argument("--json", action="store_true", help="one JSON document on stdout")
     prep.set_defaults(handler=cmd_prepare)
 
+    from srb_tui.commands.audit_probe import add_probe_parser
     from srb_tui.commands.authoring import add_new_parser
     from srb_tui.commands.grading import add_record_parser
 
     add_record_parser(tsub)
     add_new_parser(tsub)
+    add_probe_parser(tsub)
 
 
 def problem_json(p: Problem) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from typing import Any
 from ..grader.review import AuditGate, ReviewIntake, gates_from, grade_sample
 from .base import ModelDriver, ToolCall, ToolResult
 from .channel import ChannelError, ToolChannel
+from .fence import Fence
 from .loop_engine import (
     ADVERSARY_RESUMES,
     RESUME_BACKOFF_SEC,
@@ -70,9 +71,12 @@ async def run_review(
     allowed_commands: Sequence[str] = (),
     grade: bool = True,
     max_nudges: int = 2,
+    fence: Fence | None = None,
 ) -> ReviewSample:
     """Run one review sample to its accepted review (graded with the evidence re-check
-    through the channel's `check_evidence` when `grade`) or to the reason it has none."""
+    through the channel's `check_evidence` when `grade`) or to the reason it has none.
+    With a `fence`, tool results reach the model fenced as data and the system prompt says
+    so (issue 37)."""
     gate_list = gates_from(gates)
     tools = [*reading_tools(allowed_commands), submit_review_schema([g.id for g in gate_list])]
     record = ReviewSample(index=sample, session=f"review-{sample}-{uuid.uuid4().hex[:8]}")
@@ -98,7 +102,7 @@ async def run_review(
         ],
     }
     review = await drive_loop(record, driver, channel, LoopPlan(
-        system=system_prompt,
+        system=system_prompt + (fence.rule() if fence is not None else ""),
         user=user_prompt,
         tools=tools,
         channel_tools=[t.name for t in tools if t.name != "submit_review"],
@@ -109,6 +113,7 @@ async def run_review(
         max_turns=max_turns,
         max_nudges=max_nudges,
         deadline=deadline,
+        fence=fence,
     ))
     if record.ending == "accepted" and isinstance(review, dict):
         record.status, record.review = "accepted", review

@@ -31,6 +31,7 @@ from .base import (
     UserText,
 )
 from .channel import ChannelError, ToolChannel
+from .fence import Fence
 from .loop_records import LoopRecord, call_dict
 
 MAX_RESULT_CHARS = 100_000
@@ -64,6 +65,7 @@ LocalTool = Callable[[ToolCall], Awaitable[ToolResult]]
 class LoopPlan:
     """One loop's conversation: prompts, tools, the final tool and its judge, and limits.
 
+    ``fence``: when set, every channel tool's result reaches the model fenced as data.
     ``max_resumes``: how often a model failure that outlived the driver's own retries is
     waited out (backoff doubling from ``resume_backoff_sec``, never past the deadline) and
     the same conversation re-sent, instead of ending the loop as ``driver_error``."""
@@ -81,6 +83,7 @@ class LoopPlan:
     deadline: float | None
     max_resumes: int = 0
     resume_backoff_sec: float = RESUME_BACKOFF_SEC
+    fence: Fence | None = None
 
 
 @dataclass
@@ -258,7 +261,7 @@ async def _dispatch(
         elif call.name in plan.local_tools:
             results[index] = await plan.local_tools[call.name](call)
         elif call.name in forward_names:
-            results[index] = await forward(record, channel, call, plan.deadline)
+            results[index] = await forward(record, channel, call, plan.deadline, plan.fence)
         else:
             results[index] = error_result(
                 call, f"tool {call.name!r} is not offered; tools: {offered}"
@@ -299,9 +302,14 @@ def _settle_final(
 
 
 async def forward(
-    record: LoopRecord, channel: ToolChannel, call: ToolCall, deadline: float | None
+    record: LoopRecord,
+    channel: ToolChannel,
+    call: ToolCall,
+    deadline: float | None,
+    fence: Fence | None = None,
 ) -> ToolResult | None:
-    """Execute one call through the channel; a channel fault or the deadline ends the loop."""
+    """Execute one call through the channel; a channel fault or the deadline ends the loop.
+    With a `fence`, the model reads the result fenced as data (the payload names it)."""
     started = time.monotonic()
     remaining = _remaining(deadline)
     try:
@@ -318,6 +326,11 @@ async def forward(
         record.ending, record.reason = "channel_error", str(exc)
         return None
     result = _reply_result(call, reply)
+    if fence is not None:
+        payload = {**(result.payload or {}), "fence": fence.marker}
+        result = ToolResult(
+            call.id, call.name, fence.wrap(result.content), result.is_error, payload
+        )
     event: dict[str, Any] = {
         "kind": "tool",
         "call_id": call.id,

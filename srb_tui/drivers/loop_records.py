@@ -126,6 +126,7 @@ class ReviewSample(LoopRecord):
                         "recorded": v.recorded,
                         "downgraded": v.downgraded,
                         "evidence": v.evidence,
+                        **({"tainted": v.tainted} if v.tainted else {}),
                     }
                     for gid, v in self.grade.gates.items()
                 },

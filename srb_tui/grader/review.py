@@ -220,6 +220,7 @@ class GateVerdict:
     confidence: Any = None
     reasoning: str = ""
     evidence: list[dict[str, Any]] = field(default_factory=list)
+    tainted: str = ""  # why this answer counts as a fail: it quoted or followed injected text
 
 
 @dataclass
@@ -289,10 +290,19 @@ class GateOutcome:
     votes: dict[str, int]
     tie: bool = False
     downgraded: int = 0
+    overruled: str = ""  # why a voted pass was overruled to fail (deterministic evidence)
+    voted: str = ""  # the outcome of the vote before an overrule
 
 
-def vote(samples: Sequence[SampleGrade], gates: Sequence[AuditGate]) -> list[GateOutcome]:
-    """Majority per gate over usable samples; tie => pass (recorded); no vote => error."""
+def vote(
+    samples: Sequence[SampleGrade],
+    gates: Sequence[AuditGate],
+    overrules: Mapping[str, str] | None = None,
+) -> list[GateOutcome]:
+    """Majority per gate over usable samples; tie => pass (recorded); no vote => error.
+    A gate in `overrules` (gate id -> the evidence) whose vote is pass becomes fail,
+    recorded as overruled."""
+    overrules = overrules or {}
     outcomes: list[GateOutcome] = []
     for gate in gates:
         votes = {"pass": 0, "fail": 0}
@@ -309,7 +319,11 @@ def vote(samples: Sequence[SampleGrade], gates: Sequence[AuditGate]) -> list[Gat
             outcome, tie = "fail", False
         else:
             outcome, tie = "pass", votes["fail"] == votes["pass"]
-        outcomes.append(GateOutcome(gate.id, gate.required, outcome, votes, tie, downgraded))
+        result = GateOutcome(gate.id, gate.required, outcome, votes, tie, downgraded)
+        result.voted = outcome
+        if outcome == "pass" and overrules.get(gate.id):
+            result.outcome, result.overruled = "fail", overrules[gate.id]
+        outcomes.append(result)
     return outcomes
 
 
@@ -324,14 +338,17 @@ def audit_outcome(outcomes: Sequence[GateOutcome]) -> str:
 
 
 def audit_envelope(
-    task: str, gates: Sequence[AuditGate], samples: Sequence[SampleGrade]
+    task: str,
+    gates: Sequence[AuditGate],
+    samples: Sequence[SampleGrade],
+    overrules: Mapping[str, str] | None = None,
 ) -> StageEnvelope:
     """The Stage I result: units = gate outcomes, checks = per-sample gate verdicts.
 
     Status is error only when no sample is usable; the gate outcome is in metadata["gate"].
     """
     envelope = StageEnvelope(stage="audit", task=task)
-    outcomes = vote(samples, gates)
+    outcomes = vote(samples, gates, overrules)
     titles = {gate.id: gate.title for gate in gates}
     for outcome in outcomes:
         envelope.units.append(
@@ -343,8 +360,14 @@ def audit_envelope(
                 "votes": outcome.votes,
                 "tie": outcome.tie,
                 "downgraded": outcome.downgraded,
+                **({"overruled": outcome.overruled} if outcome.overruled else {}),
             }
         )
+        if outcome.overruled:
+            envelope.notes.append(
+                f"gate {outcome.gate}: the vote said pass; overruled to fail by "
+                f"{outcome.overruled}"
+            )
         if outcome.tie:
             envelope.notes.append(f"gate {outcome.gate}: tie {outcome.votes} resolved to pass")
     for sample in samples:
@@ -363,6 +386,7 @@ def audit_envelope(
                     "confidence": verdict.confidence,
                     "reasoning": verdict.reasoning,
                     "evidence": verdict.evidence,
+                    **({"tainted": verdict.tainted} if verdict.tainted else {}),
                 }
             )
     usable = sum(1 for sample in samples if sample.usable)

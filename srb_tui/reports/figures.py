@@ -148,6 +148,9 @@ def stage1_table(runs: Sequence[ReportRun]) -> Table:
         ["would pass if any dissent counted", len(migrated) - by_majority,
          pct(len(migrated) - by_majority, len(migrated))],
     ]
+    addressed = [r for r in judged if r.addressed_judge]
+    table.rows.append(["submissions that addressed the judge", len(addressed),
+                       pct(len(addressed), len(judged))])
     return table
 
 

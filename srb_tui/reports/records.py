@@ -81,6 +81,7 @@ class ReportRun:
     imported: bool = False
     labels: tuple[tuple[str, bool], ...] = ()
     missed: tuple[str, ...] | None = None  # ids of missed fixed checks, when loaded
+    addressed_judge: int = 0  # places where the submission addressed its judge (issue 37)
 
     @property
     def harness(self) -> str:
@@ -191,6 +192,7 @@ def runs_from_source(
                 rounds=tuple(_round(r, task, efforts) for r in src.rounds.get(rid, ()))
                 if ran else (),
                 gates=GateSummary(*gates) if (gates := src.gates.get(rid)) else None,
+                addressed_judge=src.addressed.get(rid, 0),
                 category=str(category),
                 agent=str(row["agent"]),
                 model=str(row["model"] or ""),

@@ -7,12 +7,14 @@ documented option (``timout_sec``, ``promt``) is reported as a typo.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from srb_tui.schema.models import (
     SCHEMA_EVALUATION,
     STAGE_NAMES,
+    Contradiction,
     Evaluation,
     Gate,
     StageSpec,
@@ -38,7 +40,8 @@ SCORING_KEYS = (
     "points_per_survived_model",
 )
 STAGE_KEYS = ("enabled", "runner", "result", "timeout_sec", "metadata", "gate")
-GATE_KEYS = ("id", "title", "question", "required")
+GATE_KEYS = ("id", "title", "question", "required", "contradicted_by")
+CONTRADICTION_KEYS = ("says", "files", "pattern", "scan")
 
 #: Runner options documented by the published schema, with the type each must have.
 OPTION_STRINGS = (
@@ -262,6 +265,39 @@ def _gates(tables: list[Table]) -> tuple[Gate, ...]:
         title = table.string("title", ident)
         question = table.string("question", required=True)
         required = table.boolean("required", True)
-        gates.append(Gate(id=ident, title=title, question=question, required=required))
+        contradictions = tuple(
+            c for c in (_contradiction(t) for t in table.tables("contradicted_by")) if c
+        )
+        gates.append(
+            Gate(
+                id=ident,
+                title=title,
+                question=question,
+                required=required,
+                contradicted_by=contradictions,
+            )
+        )
     check_unique_ids(tables, [g.id for g in gates], "gate")
     return tuple(gates)
+
+
+def _contradiction(table: Table) -> Contradiction | None:
+    """One ``contradicted_by`` entry: what it says, and files/pattern or scan checks."""
+    table.check_keys(CONTRADICTION_KEYS)
+    says = table.string("says", required=True)
+    files = table.string_list("files")
+    pattern = table.optional_string("pattern")
+    scan = table.string_list("scan")
+    if pattern is not None:
+        try:
+            re.compile(pattern)
+        except re.error as err:
+            table.report("pattern", f"not a regular expression: {err}")
+            return None
+    if not files and not scan:
+        table.report("files", "name the files (globs) or the scan checks that contradict a pass")
+        return None
+    if pattern is not None and not files:
+        table.report("pattern", "a pattern needs `files` to search")
+        return None
+    return Contradiction(says=says, files=files, pattern=pattern, scan=scan)

@@ -107,6 +107,20 @@ class TaskManifest:
 
 
 @dataclass(frozen=True)
+class Contradiction:
+    """One ``[[stages.audit.gate.contradicted_by]]``: deterministic evidence that overrules
+    a pass on its gate (issue 37). A submission file matching one of ``files`` (globs on the
+    relative path or the base name) is evidence, or, with ``pattern``, a line of such a file
+    matching that regular expression; ``scan`` names audit-scan checks (globs on the id
+    after ``scan/``) whose fail is evidence."""
+
+    says: str
+    files: tuple[str, ...] = ()
+    pattern: str | None = None
+    scan: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Gate:
     """One ``[[stages.audit.gate]]``: a question the Stage I reviewer must answer."""
 
@@ -114,6 +128,7 @@ class Gate:
     title: str
     question: str
     required: bool = True
+    contradicted_by: tuple[Contradiction, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,8 @@ class ReportSource:
     modules: dict[str, list[tuple[str, int, int]]] = field(default_factory=dict)
     # run -> (verdicts, unanimous, tied, majority_only) over pass/fail gate verdicts
     gates: dict[str, tuple[int, int, int, bool]] = field(default_factory=dict)
+    # run -> places where the submission addressed its judge (issue 37)
+    addressed: dict[str, int] = field(default_factory=dict)
     # run -> [(adversary, model, status, duration_sec, effort)]
     rounds: dict[str, list[tuple[str, str, str, float | None, str]]] = field(
         default_factory=dict)
@@ -149,6 +151,13 @@ class ReportRowsMixin(StoreBase):
                 params,
             ):
                 src.gates[str(r[0])] = (int(r[1]), int(r[2]), int(r[3]), bool(r[4]))
+            for r in await query(
+                conn,
+                "SELECT run_id, count(*) FROM checks WHERE stage = 'audit'"
+                f" AND module_id = 'judge-addressed' AND run_id IN ({selection}) GROUP BY run_id",
+                params,
+            ):
+                src.addressed[str(r[0])] = int(r[1])
             for r in await query(
                 conn,
                 "SELECT run_id, adversary_id, coalesce(model, ''), status, duration_sec,"

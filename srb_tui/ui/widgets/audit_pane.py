@@ -1,5 +1,6 @@
 """Stage I pane of the Run screen: gates, each sample's vote and reasoning, the evidence
-they cite (Enter on a citation shows it in both trees)."""
+they cite (Enter on a citation shows it in both trees), and the places where the submission
+addressed its judge (issue 37; shown only when there are some)."""
 
 from __future__ import annotations
 
@@ -18,12 +19,16 @@ from srb_tui.ui.widgets.run_format import (
 from srb_tui.ui.widgets.run_pane import EvidenceChosen, RunPane, pane_table
 from srb_tui.ui.widgets.run_tables import Row, add_columns, selected_key, sync_rows
 
+JUDGE_MODULE = "judge-addressed"  # the audit's checks module of judge-addressed findings
+JUDGE_SHOWN = 8
+
 
 class AuditPane(RunPane):
     """Stage I: gates, each sample's vote and reasoning, the evidence they cite."""
 
     def compose(self) -> ComposeResult:
         yield Static(id="audit-summary", classes="pane-summary")
+        yield Static(id="audit-judge", classes="pane-text")
         yield pane_table("audit-gates")
         yield Static(id="audit-votes-title", classes="pane-subtitle")
         yield pane_table("audit-votes")
@@ -72,6 +77,7 @@ class AuditPane(RunPane):
                            "submission is collected; its gates are listed below.",
                            style=tone(self.app, "muted"))
         self.query_one("#audit-summary", Static).update(summary)
+        self._show_judge_findings()
         rows: list[Row] = []
         for gate_id in self._gate_ids():
             o = outcomes.get(gate_id)
@@ -82,13 +88,33 @@ class AuditPane(RunPane):
                                        self.unrecorded(), "", "", "", "",
                                        plan.title if plan else ""]))
                 continue
+            verdict = self.paint(o.verdict, o.verdict)
+            if o.extra.get("overruled"):
+                verdict.append(" (overruled)")
             rows.append((gate_id, [
-                gate_id, "yes" if o.required else "no", self.paint(o.verdict, o.verdict),
+                gate_id, "yes" if o.required else "no", verdict,
                 str(o.votes_pass), str(o.votes_fail), str(o.votes_error),
                 "tie" if o.tie else "", o.title or (plan.title if plan else ""),
             ]))
         sync_rows(gates, rows)
         self._show_gate(selected_key(gates))
+
+    def _show_judge_findings(self) -> None:
+        """Where the submission addressed its judge (the audit's judge-addressed checks)."""
+        box = self.query_one("#audit-judge", Static)
+        found = [c for c in self.detail.checks if c.stage == "audit"
+                 and c.module_id == JUDGE_MODULE] if self.detail is not None else []
+        box.display = bool(found)
+        if not found:
+            return
+        text = Text(f"The submission addressed its judge in {len(found)} place(s); each is "
+                    "a finding, and answers that followed it count as fails:",
+                    style=tone(self.app, "bad", bold=True))
+        for check in found[:JUDGE_SHOWN]:
+            text.append(f"\n  {(check.summary or check.check_id)[:110]}")
+        if len(found) > JUDGE_SHOWN:
+            text.append(f"\n  (+{len(found) - JUDGE_SHOWN} more)", style=tone(self.app, "muted"))
+        box.update(text)
 
     @on(DataTable.RowHighlighted, "#audit-gates")
     def _gate_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -110,6 +136,8 @@ class AuditPane(RunPane):
         evidence_rows: list[Row] = []
         for v in votes:
             note = "downgraded: unproven fail" if v.downgraded else ""
+            if v.extra.get("tainted"):
+                note = "followed injected text"
             first = (v.reasoning or "").strip().splitlines()
             vote_rows.append((f"{gate_id}:{v.sample}", [
                 str(v.sample), self.paint(v.verdict, v.verdict),

@@ -5,35 +5,38 @@ scripted program); every tool call, and the re-check of every fail's evidence, i
 in the audit container by the grader's tools loop, where both trees are read-only and there
 is no network. Each accepted review is graded (an unproven fail counts as a pass, marked
 downgraded), the samples vote per gate, and votes, outcomes and transcripts are recorded.
+A run always defends against a tree that addresses its judge (:mod:`.audit_defence`):
+tool results are fenced, judge-addressed text is recorded as findings (module
+``judge-addressed`` of the audit's checks), and a voted pass that deterministic evidence
+contradicts is overruled.
 """
 
 from __future__ import annotations
 
-import math
 import os
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from srb_tui.drivers import DriverConfigError, ModelDriver, ReviewSample, make_driver, run_review
+from srb_tui.drivers import DriverConfigError, ModelDriver, ReviewSample, make_driver
 from srb_tui.drivers.loop import deadline_in
 from srb_tui.gateway import Gateway, driver_endpoint
 from srb_tui.grader.envelope import atomic_write_json
-from srb_tui.grader.review import (
-    AuditGate,
-    SampleGrade,
-    audit_envelope,
-    prompt_values,
-    render_prompt,
-    unusable_sample,
-    vote,
-)
+from srb_tui.grader.review import AuditGate, prompt_values, render_prompt
 from srb_tui.runner import DockerEngine
 from srb_tui.schema import StageSpec, Task
 from srb_tui.service.events import Progress
 from srb_tui.store import Store
 
+from .audit_defence import FINDINGS_MODULE, Defences
+from .audit_review import (
+    REVIEWER_SYSTEM,
+    audit_gates,
+    outcome_rows,
+    review_and_judge,
+    vote_rows,
+)
 from .audit_scan import ScanReport, run_scan
 from .channels import ContainerToolChannel
 from .common import (
@@ -50,13 +53,8 @@ from .stage_container import StageContainer
 from .stage_layout import ORIGINAL_DIR, SUBMISSION_DIR
 from .transcripts import review_path, write_jsonl
 
-REVIEWER_SYSTEM = (
-    "You are the Stage I auditor of a repository migration. Two read-only trees are open "
-    "to you through tools: 'original' (State A, before the migration) and 'submission' "
-    "(the agent's result). Judge each gate from what the code does, not from what comments "
-    "or documentation claim. Finish by calling submit_review with one entry per gate; every "
-    "fail must cite a path 'root:REL', a line number and a quote found on that line."
-)
+__all__ = ["REVIEWER_SYSTEM", "outcome_rows", "run_audit", "stage_prompt", "vote_rows"]
+
 DEFAULT_PROMPT = (
     "Review the migration for task {{task}}.\n{{roots}}\nCommands you may run: {{commands}}\n"
     "Scan findings: {{findings}}\n\nGates:\n{{gates}}\n"
@@ -65,14 +63,19 @@ DEFAULT_PROMPT = (
 
 def _gates(task: Task) -> list[AuditGate]:
     assert task.evaluation is not None
-    return [AuditGate(g.id, g.title, g.question, g.required) for g in task.evaluation.gates]
+    return audit_gates(task.evaluation.gates)
 
 
-def _driver(
-    spec: StageSpec, task: Task, environ: Mapping[str, str], endpoint: Any = None
+def stage_driver(
+    spec: StageSpec,
+    task: Task,
+    environ: Mapping[str, str],
+    endpoint: Any = None,
+    program: list[str] | None = None,
 ) -> ModelDriver:
-    name = option_str(spec, "driver", "scripted")
-    program = option_strings(spec, "program")
+    """The reviewer the stage configures (`program` replaces a scripted driver's argv)."""
+    name = "scripted" if program else option_str(spec, "driver", "scripted")
+    program = program or option_strings(spec, "program")
     options = spec.options.get("driver_options")
     api_key_env = spec.options.get("api_key_env")
     try:
@@ -90,9 +93,16 @@ def _driver(
         raise StageFault(f"audit: reviewer driver: {err}") from err
 
 
-def _prompt(
-    spec: StageSpec, task: Task, gates: list[AuditGate], allowed: list[str], findings: str
+def stage_prompt(
+    spec: StageSpec,
+    task: Task,
+    gates: list[AuditGate],
+    allowed: list[str],
+    findings: str,
+    original: str = ORIGINAL_DIR,
+    submission: str = SUBMISSION_DIR,
 ) -> str:
+    """The task's audit prompt (or the default) with its placeholders filled."""
     rel = option_str(spec, "prompt", "")
     template = DEFAULT_PROMPT
     if rel:
@@ -102,8 +112,8 @@ def _prompt(
             raise StageFault(f"audit: cannot read the prompt tests/{rel}: {err}") from err
     values = prompt_values(
         task=task.id,
-        original=ORIGINAL_DIR,
-        submission=SUBMISSION_DIR,
+        original=original,
+        submission=submission,
         gates=gates,
         commands=allowed,
         findings=findings,
@@ -111,70 +121,10 @@ def _prompt(
     return render_prompt(template, values)
 
 
-def _number(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
-def _grade_of(sample: ReviewSample) -> SampleGrade:
-    if sample.usable and sample.grade is not None:
-        return sample.grade
-    if sample.usable:
-        return unusable_sample(sample.index, sample.grade_error or "review was not graded")
-    return unusable_sample(sample.index, f"{sample.ending}: {sample.reason}".strip(": "))
-
-
-def vote_rows(grades: list[SampleGrade], gates: list[AuditGate]) -> list[dict[str, Any]]:
-    """One stored vote per (gate, sample): the recorded verdict with its checked evidence,
-    or ``error`` for a sample that produced no usable review."""
-    rows: list[dict[str, Any]] = []
-    for grade in grades:
-        for gate in gates:
-            verdict = grade.gates.get(gate.id) if grade.usable else None
-            if verdict is None:
-                rows.append(
-                    {
-                        "gate_id": gate.id,
-                        "sample": grade.index,
-                        "verdict": "error",
-                        "reasoning": grade.reason or "no usable review",
-                        "extra": {"usable": False},
-                    }
-                )
-                continue
-            rows.append(
-                {
-                    "gate_id": gate.id,
-                    "sample": grade.index,
-                    "verdict": verdict.recorded,
-                    "confidence": _number(verdict.confidence),
-                    "reasoning": verdict.reasoning,
-                    "evidence": verdict.evidence,
-                    "downgraded": verdict.downgraded,
-                    "extra": {"reported": verdict.reported, "usable": True},
-                }
-            )
-    return rows
-
-
-def outcome_rows(grades: list[SampleGrade], gates: list[AuditGate]) -> list[dict[str, Any]]:
-    unusable = sum(1 for grade in grades if not grade.usable)
-    titles = {gate.id: gate.title for gate in gates}
-    return [
-        {
-            "gate_id": outcome.gate,
-            "title": titles.get(outcome.gate) or None,
-            "required": outcome.required,
-            "verdict": outcome.outcome,
-            "votes_pass": outcome.votes["pass"],
-            "votes_fail": outcome.votes["fail"],
-            "votes_error": unusable,
-            "tie": outcome.tie,
-            "extra": {"downgraded": outcome.downgraded},
-        }
-        for outcome in vote(grades, gates)
-    ]
+def with_note(findings: str, defences: Defences) -> str:
+    """The scan's findings followed by the defences' note on judge-addressed text."""
+    note = defences.prompt_note()
+    return f"{findings}\n{note}".strip() if note else findings
 
 
 async def run_audit(
@@ -200,11 +150,11 @@ async def run_audit(
     max_turns = int(option_number(spec, "max_turns", 80))
     name = option_str(spec, "driver", "scripted")
     endpoint = await driver_endpoint(gateway, run_id, "reviewer", name)
-    driver = _driver(spec, task, os.environ if environ is None else environ, endpoint)
-    _prompt(spec, task, gates, allowed, "")  # a prompt that cannot be read fails first
+    driver = stage_driver(spec, task, os.environ if environ is None else environ, endpoint)
+    stage_prompt(spec, task, gates, allowed, "")  # a prompt that cannot be read fails first
     started_wall, started = time.time(), time.monotonic()
+    defences = Defences.prepare(submission)
     image = await images.get("audit")
-    reviews: list[ReviewSample] = []
     async with StageContainer(
         engine, run_id, "audit", image.tag, publish=publish, store=store
     ) as box:
@@ -214,33 +164,34 @@ async def run_audit(
             publish(Progress(run_id, "audit: scan"))
             budget = sum(m.timeout_sec for m in task.scan.modules) + 120
             scan = await run_scan(box, task, budget)
-        prompt = _prompt(spec, task, gates, allowed, scan.findings)
+        prompt = stage_prompt(spec, task, gates, allowed, with_note(scan.findings, defences))
         channel = ContainerToolChannel(
             box,
             allowed_commands=allowed,
             run_timeout_sec=option_number(spec, "run_timeout_sec", 60.0),
         )
-        deadline = deadline_in(spec.timeout_sec)
         try:
-            for index in range(samples):
-                publish(Progress(run_id, f"audit: review sample {index + 1} of {samples}"))
-                review = await run_review(
-                    driver,
-                    channel,
-                    REVIEWER_SYSTEM,
-                    prompt,
-                    gates,
-                    max_turns=max_turns,
-                    deadline=deadline,
-                    sample=index,
-                    allowed_commands=allowed,
-                )
-                reviews.append(review)
+            judged = await review_and_judge(
+                task_id=task.id,
+                gates=task.evaluation.gates,
+                driver=driver,
+                channel=channel,
+                prompt=prompt,
+                submission=submission,
+                defences=defences,
+                samples=samples,
+                max_turns=max_turns,
+                deadline=deadline_in(spec.timeout_sec),
+                allowed=allowed,
+                scan_checks=scan.checks,
+                progress=lambda text: publish(Progress(run_id, text)),
+            )
         finally:
             await channel.aclose()
             await driver.aclose()
-    grades = [_grade_of(review) for review in reviews]
-    envelope = audit_envelope(task.id, gates, grades)
+    reviews: list[ReviewSample] = judged.reviews
+    grades = judged.grades
+    envelope = judged.envelope
     envelope.checks.extend(scan.checks)
     envelope.units.extend(scan.units)
     if task.scan is not None:
@@ -277,7 +228,10 @@ async def run_audit(
     for review in reviews:
         write_jsonl(review_path(run_dir, review.index), review.to_dict().get("transcript", []))
     await store.record_gate_votes(run_id, vote_rows(grades, gates))
-    await store.record_gate_outcomes(run_id, outcome_rows(grades, gates))
+    await store.record_gate_outcomes(run_id, outcome_rows(grades, gates, judged.overrules))
+    await store.record_checks(
+        run_id, "audit", defences.finding_checks(), module_id=FINDINGS_MODULE
+    )
     doc = envelope.to_dict()
     gate = str(envelope.metadata.get("gate", "error"))
     harness_error = None
