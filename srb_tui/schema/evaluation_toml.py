@@ -40,7 +40,9 @@ SCORING_KEYS = (
     "points_per_survived_model",
 )
 STAGE_KEYS = ("enabled", "runner", "result", "timeout_sec", "metadata", "gate")
-GATE_KEYS = ("id", "title", "question", "required", "contradicted_by")
+GATE_KEYS = ("id", "title", "question", "required", "metadata")
+# srb's own gate evidence lives in the gate's metadata (the published reader carries a
+# metadata table through and refuses any other key it does not read)
 CONTRADICTION_KEYS = ("says", "files", "pattern", "scan")
 
 #: Runner options documented by the published schema, with the type each must have.
@@ -265,9 +267,9 @@ def _gates(tables: list[Table]) -> tuple[Gate, ...]:
         title = table.string("title", ident)
         question = table.string("question", required=True)
         required = table.boolean("required", True)
-        contradictions = tuple(
-            c for c in (_contradiction(t) for t in table.tables("contradicted_by")) if c
-        )
+        extra = table.table("metadata")
+        found = extra.tables("contradicted_by") if extra is not None else []
+        contradictions = tuple(c for c in (_contradiction(t) for t in found) if c)
         gates.append(
             Gate(
                 id=ident,

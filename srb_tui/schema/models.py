@@ -108,7 +108,7 @@ class TaskManifest:
 
 @dataclass(frozen=True)
 class Contradiction:
-    """One ``[[stages.audit.gate.contradicted_by]]``: deterministic evidence that overrules
+    """One ``[[stages.audit.gate.metadata.contradicted_by]]``: deterministic evidence that overrules
     a pass on its gate (issue 37). A submission file matching one of ``files`` (globs on the
     relative path or the base name) is evidence, or, with ``pattern``, a line of such a file
     matching that regular expression; ``scan`` names audit-scan checks (globs on the id

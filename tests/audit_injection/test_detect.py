@@ -142,7 +142,7 @@ def test_a_bad_contradicted_by_names_the_key(tmp_path: Path, entry: str, message
     evaluation = task_dir / "tests" / "evaluation.toml"
     text = evaluation.read_text()
     head, sep, tail = text.partition('[[stages.audit.gate]]\nid = "node-present"')
-    evaluation.write_text(head + "[[stages.audit.gate.contradicted_by]]\n" + entry + "\n\n"
+    evaluation.write_text(head + "[[stages.audit.gate.metadata.contradicted_by]]\n" + entry + "\n\n"
                           + sep + tail)
     load = load_task(task_dir)
     problems = [f"{p.file} {p.key}: {p.message}" for p in load.problems if p.kind == "error"]

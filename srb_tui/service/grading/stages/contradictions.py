@@ -1,6 +1,6 @@
 """srb's deterministic evidence against a Stage I pass (issue 37, defence b).
 
-A gate may declare ``[[stages.audit.gate.contradicted_by]]`` entries: files that must not
+A gate may declare ``[[stages.audit.gate.metadata.contradicted_by]]`` entries: files that must not
 be in the submission (old-stack files), or lines in files of the build closure that name the
 old toolchain (a pattern), or audit-scan checks whose fail says the same. When one of them
 finds something, a pass the reviewers voted on that gate is overruled to fail and the
