@@ -26,10 +26,9 @@ from .candidate import (
     NONDETERMINISM_RULES,
     CandidateSpec,
     RunObservation,
-    adjudicate,
-    parse_exit_codes,
 )
 from .candidate_env import load_salt
+from .candidate_judge import adjudicate, parse_exit_codes
 from .envelope import atomic_write_json
 from .fingerprint import fingerprint
 from .fuzz import FuzzConfig, HarnessFault, argv_vocabulary, load_argv_sets, main_fuzz

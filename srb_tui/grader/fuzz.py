@@ -11,7 +11,7 @@ stdout byte for byte. Both trees are run at the same view path with the candidat
 environment (:func:`.candidate.candidate_env`), so the program cannot tell them apart any
 more than a candidate can. On a difference the input is shrunk by delta debugging (ddmin)
 and written as an ordinary ``candidate.sh`` that asserts State A's behaviour; that candidate
-goes through the same :func:`.candidate.adjudicate` as every other (reruns, fault codes, scope
+goes through the same :func:`.candidate_judge.adjudicate` as every other (reruns, fault codes, scope
 scan). The first upheld candidate ends the round (``broken``); a round that finds nothing
 upheld within its budget ``survived``; a harness fault (no seeds, State A's entry will not
 start) is ``error``. The mutation sequence is fixed by ``--seed``; only how far it gets

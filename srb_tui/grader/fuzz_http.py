@@ -14,7 +14,7 @@ the body are equal. A difference is shrunk (headers and query pairs dropped, bod
 delta-debugged), checked once more against freshly started servers, and written as an
 ordinary ``candidate.sh`` that sends the request to ``$SERVICE_URL`` (the task's
 run-candidate.sh starts the tree's server and sets it) and demands State A's response; that
-candidate goes through the same :func:`.candidate.adjudicate` as every other. Servers are
+candidate goes through the same :func:`.candidate_judge.adjudicate` as every other. Servers are
 ended whole (every process of the slot) when they are restarted and when the round ends.
 
 Caveat: a server that loads code or files of its tree lazily, after start-up, may read the

@@ -9,7 +9,7 @@ slot's ``/srb/run/N/target`` and runs it there with that cwd, the path adjudicat
 tree at (:meth:`TreeView.place`), so the program cannot tell the fuzzer from a candidate run
 by its own path either. The slot's scratch folders are emptied before each run,
 the candidate environment carries a role-neutral token, a difference becomes an ordinary
-``candidate.sh`` judged by :func:`.candidate.adjudicate`, and the result document has one
+``candidate.sh`` judged by :func:`.candidate_judge.adjudicate`, and the result document has one
 shape for both domains.
 """
 
@@ -27,12 +27,12 @@ from . import sandbox
 from .candidate import (
     CandidateSpec,
     StagingError,
-    adjudicate,
     candidate_env,
     check_original,
     counts_as_break,
     stage_copy,
 )
+from .candidate_judge import adjudicate
 from .envelope import atomic_write_json, utc_iso
 from .fuzz_build import BuildFault, BuildSpec, build_tree
 from .lockdown import stat_signature
