@@ -39,7 +39,8 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (
             "instruction",
             r"\b(?:answer|mark|grade|rate|score|respond|vote|give|consider|treat)\b"
-            r"[\w\s:,=-]{0,40}?\b(?:pass|passed|passing)\b",
+            # on one line: in code, "score = 0" a line above a Python ``pass`` is no address
+            r"[\w \t:,=-]{0,40}?\b(?:pass|passed|passing)\b",
         ),
         ("instruction", r"\bignore\b[\w\s]{0,20}\b(?:previous|prior|above|earlier|other)\b"
                         r"[\w\s]{0,20}\binstructions?\b"),
