@@ -63,6 +63,9 @@ class ImportedTrial:
     cost_usd: float | None = None
     telemetry: str | None = None  # telemetry.json's text
     category: str | None = None
+    # srb's provenance record when the trial was exported by ``srb export --results``
+    # (``provenance.json`` in the trial folder), stored on the imported run as it was
+    provenance: dict[str, Any] | None = None
 
 
 class _Reader:
@@ -341,8 +344,10 @@ def read_trial(score_path: Path, root: Path, problems: list[str]) -> ImportedTri
     result = r.load(trial / "result.json", required=False)
     agent_cfg = (config or {}).get("agent") if isinstance(config, Mapping) else None
     agent_cfg = agent_cfg if isinstance(agent_cfg, Mapping) else {}
-    model = agent_cfg.get("model_name") or (score_path.parent.parent.name
-                                            if score_path.parent.parent != root else None)
+    # Harbor's config.json names the model; only without one is the folder name a guess.
+    model = agent_cfg.get("model_name") or (
+        score_path.parent.parent.name
+        if config is None and score_path.parent.parent != root else None)
     raw_kwargs = agent_cfg.get("kwargs")
     kwargs: Mapping[str, Any] = raw_kwargs if isinstance(raw_kwargs, Mapping) else {}
     effort = kwargs.get("reasoning_effort") or kwargs.get("effort")
@@ -385,4 +390,17 @@ def read_trial(score_path: Path, root: Path, problems: list[str]) -> ImportedTri
         blocked_by=envelope["blocked_by"], harness_error=envelope["harness_error"],
         envelope=envelope, modules=modules, rounds=rounds if ran else [],
         stage_results=stage_results, gates=gates, cost_usd=cost, telemetry=telemetry,
+        provenance=_provenance(r, trial / "provenance.json"),
     )
+
+
+def _provenance(r: _Reader, path: Path) -> dict[str, Any] | None:
+    """srb's provenance record of an exported run (None when the trial has none)."""
+    found = r.load(path, required=False)
+    if found is None:
+        return None
+    if not isinstance(found, Mapping) or not isinstance(found.get("grader_fingerprint"), str):
+        r.problems.append(f"{path}: expected srb's provenance record (a JSON object with "
+                          "'grader_fingerprint')")
+        return None
+    return dict(found)
