@@ -36,7 +36,8 @@ def provenance_lines(run: RunRecord) -> list[tuple[str, str]]:
         ("grader", found.grader_fingerprint),
         ("task", _short(found.task_digest)),
         ("client", f"{found.client} {found.client_version}".strip()),
-        ("agent", _role(found.agent)),
+        ("agent", " · ".join(x for x in (found.agent.driver, _role(found.agent)
+                                            if found.agent.model else "") if x)),
     ]
     if found.reviewer is not None:
         lines.append(("reviewer", _role(found.reviewer)))

@@ -83,7 +83,9 @@ class ScorePane(RunPane):
             notes.append(f"• {note}\n")
         self.query_one("#score-notes", Static).update(notes)
         prov = Text("Provenance\n", style="bold")
-        for label, value in provenance_lines(run):
-            prov.append(f"{label:<12}", style=tone(self.app, "muted"))
+        lines = provenance_lines(run)
+        width = max(len(label) for label, _v in lines) + 1
+        for label, value in lines:
+            prov.append(f"{label:<{width}}", style=tone(self.app, "muted"))
             prov.append(f"{value}\n")
         self.query_one("#score-provenance", Static).update(prov)
