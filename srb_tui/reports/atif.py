@@ -42,7 +42,7 @@ def schema() -> dict[str, Any]:
 def problems(doc: Any) -> list[str]:
     """Why ``doc`` is not a valid ATIF trajectory (empty: it is)."""
     try:
-        import jsonschema
+        import jsonschema  # type: ignore[import-untyped]
     except ImportError as exc:
         raise ImportError(f"ATIF validation needs jsonschema: pip install -e '.[stats]' "
                           f"({exc})") from exc
@@ -69,8 +69,8 @@ class _Steps:
         self.steps: list[dict[str, Any]] = []
         self.model = model
 
-    def add(self, source: str, message: str, ts: str | None = None, **more: Any) -> dict[str,
-                                                                                        Any]:
+    def add(self, source: str, message: str, ts: str | None = None,
+            **more: Any) -> dict[str, Any]:
         step: dict[str, Any] = {"step_id": len(self.steps) + 1, "source": source,
                                 "message": message}
         if ts:
@@ -82,10 +82,8 @@ class _Steps:
         return step
 
     def last_agent(self, since: int) -> dict[str, Any] | None:
-        for step in reversed(self.steps[since:]):
-            if step["source"] == "agent":
-                return step
-        return None
+        agents = [s for s in self.steps[since:] if s.get("source") == "agent"]
+        return agents[-1] if agents else None
 
 
 def _round_steps(out: _Steps, rnd: AgentRound, events: Sequence[AgentEventRecord],

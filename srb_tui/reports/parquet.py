@@ -61,7 +61,7 @@ _RUN_SKIP = {"extra"}
 
 def _pa() -> Any:
     try:
-        import pyarrow as pa
+        import pyarrow as pa  # type: ignore[import-untyped]
     except ImportError as exc:
         raise ImportError(f"Parquet needs pyarrow: pip install -e '.[stats]' ({exc})") from exc
     return pa
@@ -116,7 +116,7 @@ def _run_row(run: RunRecord, rec: ReportRun | None) -> dict[str, Any]:
 
 def _write(pa: Any, path: Path, columns: list[tuple[str, str]],
            rows: list[dict[str, Any]]) -> int:
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
     schema = pa.schema([(n, _arrow_type(pa, t)) for n, t in columns])
     data = {n: [_cell(r.get(n), t) for r in rows] for n, t in columns}

@@ -31,7 +31,7 @@ class StatsUnavailable(ImportError):
 def _libs() -> tuple[Any, Any]:
     try:
         import numpy as np
-        from scipy import stats
+        from scipy import stats  # type: ignore[import-untyped]
     except ImportError as exc:
         raise StatsUnavailable(
             f"intervals need numpy and scipy: pip install -e '.[stats]' ({exc})") from exc
