@@ -136,7 +136,12 @@ def verdict(a: str, b: str, diff: float | None, low: float | None, high: float |
         return "No shared tasks: nothing to compare."
     if low is None or high is None or p_value is None:
         return "One shared task: no interval or test."
-    if (low > 0 or high < 0) and p_value < 0.05:
+    excludes = low > 0 or high < 0
+    if excludes and p_value < 0.05:
         lead, trail = (a, b) if diff > 0 else (b, a)
         return f"{lead} beat {trail}: the interval excludes 0 and p < 0.05."
-    return f"No clear difference between {a} and {b} (the interval includes 0 or p ≥ 0.05)."
+    if excludes:
+        return (f"No clear difference between {a} and {b}: the interval excludes 0 but "
+                f"p = {p_value:.4g} ≥ 0.05 (too few shared tasks for the test to be sure: "
+                "with n tasks of one sign the two-sided p is at least 2/2^n).")
+    return f"No clear difference between {a} and {b}: the interval includes 0."

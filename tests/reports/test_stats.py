@@ -135,3 +135,13 @@ def test_cli_compare(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
                  "--metric", "accepted"]) == codes.OK
     md = capsys.readouterr().out
     assert "Compare · Accepted %: replay:a − replay:b" in md and "| t0 |" in md
+
+
+def test_three_tasks_of_one_sign_are_not_enough_for_the_test() -> None:
+    """The demo campaign's case: every task won by 60 points, but n = 3 gives p = 0.25."""
+    runs = [_run(f"t{i}", "ref", 100.0) for i in range(3)]
+    runs += [_run(f"t{i}", "subtle", 40.0) for i in range(3)]
+    summary = compare_report(runs, "ref", "subtle").table("compare")
+    assert summary.cell("ref", "diff") == 60.0 and summary.cell("ref", "low") == 60.0
+    assert summary.cell("ref", "p") == 0.25
+    assert "interval excludes 0 but p = 0.25" in summary.notes[-1]
