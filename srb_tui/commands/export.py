@@ -126,13 +126,16 @@ async def _atif(store: Store, run_ids: list[str], folder: Path, out: Output
 
 async def _results(store: Store, settings: Settings, runs: list[Any], folder: Path
                    ) -> tuple[int, list[str]]:
+    from srb_tui.reports.atif import problems, trajectory
     from srb_tui.reports.result_export import export_trial
 
     written, skipped = 0, []
     for rec in runs:
         run = await store.require_run(rec.run_id)
+        doc = await trajectory(store, run.id)
         got = await asyncio.to_thread(export_trial, run, settings.run_dir(run.id), folder,
-                                      cost_usd=rec.cost)
+                                      cost_usd=rec.cost,
+                                      trajectory=None if problems(doc) else doc)
         if isinstance(got, str):
             skipped.append(got)
         else:

@@ -8,6 +8,7 @@ for the published grader (and ``srb import``) read the run::
     OUT/<run id>/config.json        Harbor's trial config: agent name, model, effort
     OUT/<run id>/result.json        agent_result.cost_usd (when the agent's spend is known)
     OUT/<run id>/provenance.json    srb's provenance record of the run (when recorded)
+    OUT/<run id>/agent/trajectory.json   the agent's ATIF trajectory (as Harbor keeps it)
     OUT/<run id>/verifier/          score.json, reward.json, summary.txt, telemetry.json,
                                     audit.json, behavioural.json, verification.json
 """
@@ -31,7 +32,8 @@ def _dump(path: Path, doc: Any) -> None:
 
 
 def export_trial(run: RunRecord, run_dir: Path, out: Path, *,
-                 cost_usd: float | None = None) -> Path | str:
+                 cost_usd: float | None = None,
+                 trajectory: dict[str, Any] | None = None) -> Path | str:
     """Write ``run``'s trial folder under ``out``; its path, or why it cannot be written
     (the run was never graded: it has no ``score.json``)."""
     if not (run_dir / "score.json").is_file() or not (run_dir / "reward.json").is_file():
@@ -51,4 +53,7 @@ def export_trial(run: RunRecord, run_dir: Path, out: Path, *,
     found = Provenance.read(run.extra)
     if found is not None:
         _dump(trial / "provenance.json", found.full_json())
+    if trajectory is not None:
+        (trial / "agent").mkdir(exist_ok=True)
+        _dump(trial / "agent" / "trajectory.json", trajectory)
     return trial

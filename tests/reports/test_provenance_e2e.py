@@ -123,6 +123,8 @@ def test_exports_and_the_round_trip(graded: tuple[Path, str], tmp_path: Path) ->
     assert {p.name for p in verifier.iterdir()} >= {"score.json", "reward.json",
                                                    "summary.txt"}
     assert json.loads((verifier / "reward.json").read_text())["score"] == 100.0
+    beside = json.loads((out / "results" / run_id / "agent" / "trajectory.json").read_text())
+    assert beside == trajectory  # Harbor's place for it, so the trial folder carries it
     again = tmp_path / "imported"
     imported = _srb(again, "import", str(out / "results"))
     assert imported.returncode == 0, imported.stderr
