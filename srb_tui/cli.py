@@ -38,6 +38,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("report", "add_parser"),
     "labels": ("labels", "add_parser"),
     "import": ("importer", "add_parser"),
+    "export": ("export", "add_parser"),
     "campaign": ("campaign", "add_parser"),
 }
 _GLOBAL_WITH_VALUE = ("--tasks", "--state")

@@ -4,7 +4,11 @@ Filter words are the Runs screen's (``task:ID status:scored agent:SPEC model:M``
 text). ``--format md|csv|json|latex|html`` (``--json`` is ``--format json``; ``html`` is one
 self-contained page with the figures); ``--table ID`` (repeatable) picks tables;
 ``--output FILE`` writes a file instead of stdout; ``--figures DIR`` also writes the paper's
-figures as PDF and PNG.
+figures as PDF and PNG. Table 3i gives every configuration's score, acceptance and
+behavioural pass rate with 95% intervals; ``--compare A B [--metric M]`` gives instead the
+paired difference of two configurations (or models) over the tasks both ran. Runs graded by
+different grader builds, or of a task whose directory differed, are refused unless
+``--mixed`` (then the report says how many of each it pooled).
 """
 
 from __future__ import annotations
@@ -20,7 +24,10 @@ from srb_tui.commands.output import Output
 from srb_tui.config import Settings
 from srb_tui.reports import FORMATS, TABLE_IDS, build_report, load_runs, render
 from srb_tui.reports.plots import FiguresUnavailable
+from srb_tui.reports.pooling import pool_of
+from srb_tui.reports.stats import StatsUnavailable
 from srb_tui.reports.task_facts import task_facts
+from srb_tui.reports.uncertainty import compare_report, select
 from srb_tui.service.views.runs_table import parse_filter
 from srb_tui.store import Store, StoreError
 
@@ -41,6 +48,14 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--figures", metavar="DIR",
                    help="also write Figures 5a, 5b, 6 and Table 2's funnel to DIR as PDF and "
                         "PNG (each with ID.json: the numbers drawn)")
+    p.add_argument("--compare", nargs=2, metavar=("A", "B"),
+                   help="the paired difference of two configurations (or models) over the "
+                        "tasks both ran: mean, 95%% interval, p-value, who won each task")
+    p.add_argument("--metric", choices=("score", "accepted", "behavioural"), default="score",
+                   help="what --compare compares (default score)")
+    p.add_argument("--mixed", action="store_true",
+                   help="pool runs graded by different grader builds or of different task "
+                        "digests (refused otherwise); the report says how many of each")
     p.set_defaults(handler=cmd_report)
 
 
@@ -88,17 +103,38 @@ def cmd_report(args: argparse.Namespace, settings: Settings, out: Output) -> int
         words = " ".join(args.filter)
         if words:
             selection += f" matching `{words}`"
-        report = build_report(runs, title=f"srb report — {selection}", selection=selection,
-                              config_order=order, has_ledger=ledger)
+        pool = pool_of(runs)
+        if pool.mixed and not args.mixed:
+            for problem in pool.problems():
+                out.error(f"refusing to pool: {problem}")
+            out.error("pass --mixed to pool them anyway (the report then says how many of "
+                      "each), or select one build with a filter or --campaign")
+            return codes.FAILED
+        if args.compare:
+            a, b = args.compare
+            missing = [n for n in (a, b) if not select(runs, n)]
+            if missing:
+                known = sorted({r.config for r in runs})
+                out.error(f"--compare: no runs of {', '.join(map(repr, missing))} in the "
+                          f"selection (configurations: {', '.join(known) or 'none'})")
+                return codes.NOT_FOUND
+            report = compare_report(runs, a, b, metric=args.metric, selection=selection)
+        else:
+            report = build_report(runs, title=f"srb report — {selection}",
+                                  selection=selection, config_order=order,
+                                  has_ledger=ledger)
+        if args.mixed and pool.mixed:
+            report.notes.append(pool.summary())
+            out.err.print(pool.summary())
         try:
-            text = render(report, fmt_name, args.table)
+            text = render(report, fmt_name, None if args.compare else args.table)
             if args.figures:
                 from srb_tui.reports.plots import write_figures
 
                 written = await asyncio.to_thread(write_figures, report, Path(args.figures))
                 out.err.print(f"wrote {len(written)} figure files to {args.figures}")
-        except ImportError as exc:  # one message: the figures extra is not installed
-            out.error(str(exc) if isinstance(exc, FiguresUnavailable) else
+        except ImportError as exc:  # one message: the figures or stats extra is missing
+            out.error(str(exc) if isinstance(exc, FiguresUnavailable | StatsUnavailable) else
                       f"figures need matplotlib: pip install -e '.[figures]' ({exc})")
             return codes.USAGE
         if args.output:

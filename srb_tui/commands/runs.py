@@ -20,6 +20,7 @@ from srb_tui.service.views.history import load_run_rows
 from srb_tui.service.views.runs_table import parse_filter
 from srb_tui.store import RunNotFound, StoreError
 from srb_tui.store.errors import AmbiguousRunId
+from srb_tui.store.provenance import Provenance
 
 
 def add_parser(sub: Any) -> None:
@@ -123,6 +124,8 @@ async def _detail(settings: Settings, run_id: str) -> dict[str, Any] | None:
             return None
         doc = detail.to_json()
         doc["node"] = node_label(detail.run)
+        found = Provenance.read(detail.run.extra)
+        doc["provenance"] = None if found is None else found.full_json()
         doc["agent"] = await agent_summary(store, run_id)
     return doc
 

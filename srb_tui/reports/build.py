@@ -27,10 +27,11 @@ from srb_tui.reports.tables import (
     leaderboard_table,
     task_table,
 )
+from srb_tui.reports.uncertainty import interval_table
 from srb_tui.store import Store
 
-TABLE_IDS = ("table2", "table3", "table4", "table5", "table9", "figure5a", "missed_alone",
-             "figure5b", "stage3_times", "stage1", "figure6", "figure6_adversaries",
+TABLE_IDS = ("table2", "table3", "table3i", "table4", "table5", "table9", "figure5a",
+             "missed_alone", "figure5b", "stage3_times", "stage1", "figure6", "figure6_adversaries",
              "figure6_family", "table6")
 
 
@@ -54,6 +55,7 @@ def build_report(
         tables=[
             funnel_table(runs, config_order),
             leaderboard_table(runs, config_order, has_ledger),
+            interval_table(runs, config_order),
             class_table(runs),
             conditional_table(runs),
             task_table(runs),

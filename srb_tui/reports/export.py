@@ -41,6 +41,8 @@ def to_markdown(report: Report, only: Sequence[str] | None = None) -> str:
         f"{c.get('invalid', 0)} invalid (excluded), {c.get('cancelled', 0)} cancelled, "
         f"{c.get('unfinished', 0)} unfinished; {c.get('imported', 0)} imported."
     )
+    for note in report.notes:
+        lines += ["", f"*{note}*"]
     for table in _tables(report, only):
         lines += ["", f"## {table.title}", ""]
         right = [c.kind != "text" for c in table.columns]
@@ -61,6 +63,8 @@ def to_markdown(report: Report, only: Sequence[str] | None = None) -> str:
 def to_csv(report: Report, only: Sequence[str] | None = None) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
+    for note in report.notes:
+        writer.writerow([f"# note: {note}"])
     for table in _tables(report, only):
         writer.writerow([f"# {table.id}: {table.title}"])
         writer.writerow([c.title for c in table.columns])
@@ -91,7 +95,8 @@ def latex_escape(text: str) -> str:
 
 def to_latex(report: Report, only: Sequence[str] | None = None) -> str:
     out = [f"% {latex_escape(report.title)} -- {latex_escape(report.selection)}",
-           "% requires \\usepackage{booktabs}"]
+           "% requires \\usepackage{booktabs}",
+           *(f"% {latex_escape(note)}" for note in report.notes)]
     for table in _tables(report, only):
         spec = "".join("r" if c.kind != "text" else "l" for c in table.columns)
         out += ["", "\\begin{table}[t]", "\\centering",

@@ -57,7 +57,8 @@ def to_html(report: Report, only: Sequence[str] | None = None) -> str:
            f"<p>Selection: {escape(report.selection)}. {c.get('runs', 0)} runs: "
            f"{c.get('counted', 0)} counted, {c.get('invalid', 0)} invalid (excluded), "
            f"{c.get('cancelled', 0)} cancelled, {c.get('unfinished', 0)} unfinished; "
-           f"{c.get('imported', 0)} imported.</p>"]
+           f"{c.get('imported', 0)} imported.</p>",
+           *(f'<p class="note">{escape(note)}</p>' for note in report.notes)]
     wanted = [f for f in FIGURE_IDS if not only or f in only]
     if wanted:
         svgs = figure_svgs(report)

@@ -14,7 +14,10 @@ the stage results ``audit.json``/``behavioural.json``/``verification.json`` besi
 consistency table counts — with ``samples_run``/``samples_usable``/``tie_broken_to_pass``),
 ``telemetry.json`` (grading models' time and tokens), and Harbor's trial ``config.json``
 (``agent.name``, ``agent.model_name``, ``agent.kwargs.reasoning_effort``) and ``result.json``
-(``agent_result.cost_usd``) in the trial folder.
+(``agent_result.cost_usd``) in the trial folder. A trial ``srb export --results`` wrote also
+has srb's ``provenance.json`` (kept on the imported run) and the agent's ATIF trajectory at
+``agent/trajectory.json``, whose ``final_metrics.total_cost_usd`` is the agent's cost when
+``result.json`` names none.
 
 Every ``score.json`` under the directory is one trial (the walk, in-process or by reader
 processes, is :mod:`srb_tui.reports.import_job`). Every problem in every file is reported
@@ -64,6 +67,9 @@ class ImportedTrial:
     cost_usd: float | None = None
     telemetry: str | None = None  # telemetry.json's text
     category: str | None = None
+    # srb's provenance record when the trial was exported by ``srb export --results``
+    # (``provenance.json`` in the trial folder), stored on the imported run as it was
+    provenance: dict[str, Any] | None = None
 
 
 class _Reader:
@@ -342,8 +348,10 @@ def read_trial(score_path: Path, root: Path, problems: list[str]) -> ImportedTri
     result = r.load(trial / "result.json", required=False)
     agent_cfg = (config or {}).get("agent") if isinstance(config, Mapping) else None
     agent_cfg = agent_cfg if isinstance(agent_cfg, Mapping) else {}
-    model = agent_cfg.get("model_name") or (score_path.parent.parent.name
-                                            if score_path.parent.parent != root else None)
+    # Harbor's config.json names the model; only without one is the folder name a guess.
+    model = agent_cfg.get("model_name") or (
+        score_path.parent.parent.name
+        if config is None and score_path.parent.parent != root else None)
     raw_kwargs = agent_cfg.get("kwargs")
     kwargs: Mapping[str, Any] = raw_kwargs if isinstance(raw_kwargs, Mapping) else {}
     effort = kwargs.get("reasoning_effort") or kwargs.get("effort")
@@ -356,6 +364,8 @@ def read_trial(score_path: Path, root: Path, problems: list[str]) -> ImportedTri
                             "number")
         elif value is not None:
             cost = float(value)
+    if cost is None:
+        cost = _trajectory_cost(r, trial / "agent" / "trajectory.json")
     if len(problems) > before or task is None or valid is None or gate_raw not in _GATES:
         return None
     gate = _GATES[gate_raw]
@@ -386,4 +396,33 @@ def read_trial(score_path: Path, root: Path, problems: list[str]) -> ImportedTri
         blocked_by=envelope["blocked_by"], harness_error=envelope["harness_error"],
         envelope=envelope, modules=modules, rounds=rounds if ran else [],
         stage_results=stage_results, gates=gates, cost_usd=cost, telemetry=telemetry,
+        provenance=_provenance(r, trial / "provenance.json"),
     )
+
+
+def _trajectory_cost(r: _Reader, path: Path) -> float | None:
+    """The agent's cost from an ATIF trajectory beside the trial (Harbor's
+    ``agent/trajectory.json``: ``final_metrics.total_cost_usd``), when result.json has none."""
+    found = r.load(path, required=False)
+    if found is None:
+        return None
+    metrics = found.get("final_metrics") if isinstance(found, Mapping) else None
+    value = metrics.get("total_cost_usd") if isinstance(metrics, Mapping) else None
+    if value is None:
+        return None
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        r.problems.append(f"{path}: key 'final_metrics.total_cost_usd': expected a number")
+        return None
+    return float(value)
+
+
+def _provenance(r: _Reader, path: Path) -> dict[str, Any] | None:
+    """srb's provenance record of an exported run (None when the trial has none)."""
+    found = r.load(path, required=False)
+    if found is None:
+        return None
+    if not isinstance(found, Mapping) or not isinstance(found.get("grader_fingerprint"), str):
+        r.problems.append(f"{path}: expected srb's provenance record (a JSON object with "
+                          "'grader_fingerprint')")
+        return None
+    return dict(found)

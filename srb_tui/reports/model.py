@@ -2,7 +2,8 @@
 
 A cell is an int, a float, a text or None (shown as "—"). A column's ``kind`` says how a
 number is printed: ``int``, ``pct`` (one decimal, a percentage already × 100), ``score``
-(one decimal), ``usd`` (two decimals), ``num`` (two decimals), ``text``.
+(one decimal), ``usd`` (two decimals), ``num`` (two decimals), ``num4`` (four: a
+p-value), ``text``.
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ class Report:
     selection: str
     tables: list[Table]
     counts: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # about the whole selection (pooling)
 
     def table(self, table_id: str) -> Table:
         for table in self.tables:
@@ -83,6 +85,7 @@ class Report:
             "title": self.title,
             "selection": self.selection,
             "counts": dict(self.counts),
+            "notes": list(self.notes),
             "tables": [t.to_json() for t in self.tables],
         }
 
@@ -101,6 +104,8 @@ def fmt(value: Cell, kind: str) -> str:
         return f"{value:.2f}"
     if kind == "num":
         return f"{value:.2f}"
+    if kind == "num4":
+        return f"{value:.4f}"
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)

@@ -82,6 +82,8 @@ class ReportRun:
     labels: tuple[tuple[str, bool], ...] = ()
     missed: tuple[str, ...] | None = None  # ids of missed fixed checks, when loaded
     addressed_judge: int = 0  # places where the submission addressed its judge (issue 37)
+    grader: str = ""  # the grader fingerprint that graded it ("" when not recorded)
+    task_digest: str = ""  # the task directory's digest as the run loaded it ("": unrecorded)
 
     @property
     def harness(self) -> str:
@@ -203,9 +205,20 @@ def runs_from_source(
                 imported=imported is not None,
                 labels=tuple(src.labels.get(rid, [])),
                 missed=tuple(missed[rid]) if missed is not None and rid in missed else None,
+                grader=_text(row, "grader"),
+                task_digest=_text(row, "task_digest"),
             )
         )
     return out
+
+
+def _text(row: Any, key: str) -> str:
+    """A text column that older callers' rows may lack ("" when absent or NULL)."""
+    try:
+        value = row[key]
+    except (IndexError, KeyError):
+        return ""
+    return str(value) if value else ""
 
 
 def _round(raw: Sequence[Any], task: str,

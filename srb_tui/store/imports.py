@@ -37,6 +37,7 @@ from srb_tui.store.clock import new_run_id, utc_now
 from srb_tui.store.convert import dump_json, outcome_params
 from srb_tui.store.errors import ContentRefused
 from srb_tui.store.grading_records import IMPORTED_FILE
+from srb_tui.store.provenance import PROVENANCE, PROVENANCE_STAGES
 
 _PATH = ("pending", "preparing", "agent", "collecting", "audit", "scored")
 BATCH = 32
@@ -217,6 +218,19 @@ def _telemetry(value: Any, source: str) -> str:
 Rows = list[tuple[Any, ...]]
 
 
+def _extra(source: str, provenance: Mapping[str, Any] | None) -> dict[str, Any]:
+    """An imported run's extra: where it came from, and the provenance srb exported with it
+    (split into its two keys as a run of srb's own keeps it)."""
+    extra: dict[str, Any] = {"imported": {"source_dir": source}}
+    if provenance:
+        record = dict(provenance)
+        stages = record.pop("stages", None)
+        extra[PROVENANCE] = record
+        if isinstance(stages, Mapping):
+            extra[PROVENANCE_STAGES] = dict(stages)
+    return extra
+
+
 def _batch_rows(ids: Sequence[str], chunk: Sequence[Mapping[str, Any]], sources: Sequence[str],
                 now: str, files: ResultFiles) -> tuple[Rows, ...]:
     """Every table's rows for one batch (runs, transitions, stage results, modules, gate
@@ -234,7 +248,7 @@ def _batch_rows(ids: Sequence[str], chunk: Sequence[Mapping[str, Any]], sources:
                      now, now, int(bool(t["valid"])), t["score"], t["max_score"],
                      t["blocked_by"], t["harness_error"],
                      dump_json([f"imported from {source}"], "notes"),
-                     dump_json({"imported": {"source_dir": source}}, "extra")))
+                     dump_json(_extra(source, t.get("provenance")), "extra")))
         moves += [(rid, prev, status, now)
                   for prev, status in zip((None, *_PATH), _PATH, strict=False)]
         stages += _stage_rows(rid, source, dict(t["stage_results"]), now, files)

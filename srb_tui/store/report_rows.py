@@ -22,7 +22,9 @@ from srb_tui.store.runs import StrFilter, run_filter_sql
 
 _RUN_COLUMNS = (
     "id, task_id, task_path, agent, model, effort, status, valid, score, max_score, blocked_by,"
-    " created_at, started_at, finished_at, batch_id"
+    " created_at, started_at, finished_at, batch_id,"
+    " coalesce(json_extract(extra, '$.provenance.grader_fingerprint'), grader_fingerprint)"
+    " AS grader, json_extract(extra, '$.provenance.task_digest') AS task_digest"
 )
 
 

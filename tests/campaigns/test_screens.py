@@ -14,6 +14,7 @@ from srb_tui.config import Settings
 from srb_tui.ui.app import create_app
 from srb_tui.ui.screens.campaign import CampaignScreen
 from srb_tui.ui.screens.reports import ReportsScreen
+from srb_tui.ui.screens.reports_compare import ComparePicker
 from srb_tui.ui.widgets.report_table import bar
 from tests.conftest import BUILTIN_TASKS, REPO
 
@@ -95,6 +96,40 @@ async def test_reports_screen_tables_and_selection(state_dir: Path) -> None:
             ["reference", "subtle", "untouched"]
         await pilot.press("e")
         assert (state_dir / "report.md").read_text().startswith("# srb report — campaign:demo")
+
+
+async def test_reports_screen_compares_two_marked_configurations(state_dir: Path) -> None:
+    await seed_campaign(state_dir / "srb.sqlite3")
+    app = create_app(_settings(state_dir))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("b")
+        await _settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ReportsScreen) and screen.report is not None
+        assert "table3i" in [t.id for t in screen.report.tables]
+        configs = screen.configs
+        assert configs[:2] == ["reference", "subtle"]
+        await pilot.press("c")
+        await _settle(pilot)
+        picker = app.screen
+        assert isinstance(picker, ComparePicker)
+        await pilot.press("space", "enter")  # one marked: refused, the picker stays
+        await _settle(pilot)
+        assert app.screen is picker
+        assert "exactly two" in str(picker.query_one("#compare-picker-message",
+                                                     Static).render())
+        await pilot.press("down", "space", "enter")
+        await _settle(pilot)
+        assert app.screen is screen and screen.compare == ("reference", "subtle")
+        assert [t.id for t in screen.report.tables] == ["compare", "compare_tasks"]
+        assert screen.report.table("compare").cell("reference", "a") == "reference"
+        message = str(screen.query_one("#reports-message", Static).render())
+        assert "comparing reference − subtle" in message
+        await pilot.press("c")
+        await _settle(pilot)
+        await pilot.press("escape")  # back to the whole report
+        await _settle(pilot)
+        assert screen.compare is None and screen.report.table("table2") is not None
 
 
 def test_bar() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -465,3 +466,30 @@ def test_gc_sweeps_import_folders_no_row_names_and_keeps_the_named(tmp_path: Pat
     assert young == [] and sorted(old) == [".staging-2026-01-01-0123456789ab",
                                            "2026-01-01-deadbeef0000"]
     assert read == [doc]
+
+
+def test_an_atif_trajectory_beside_the_trial_gives_the_agents_cost(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``srb import`` reads an exported trial's ATIF trajectory back where it can: the
+    agent's cost when result.json names none; a mistyped cost is a named problem."""
+    job = tmp_path / "job"
+    score = _score("pass", [_module(10, 10)], stages=["audit", "behavioural", "verification"],
+                   survived=6, rounds=_rounds(0), score=100.0)
+    for trial, cost in (("t1", 2.25), ("t2", "lots")):
+        _write(job / trial, "config.json", {"agent": {"name": "claude-code",
+                                                      "model_name": "opus"}})
+        _write(job / trial, "result.json", {"agent_result": {"cost_usd": None}})
+        _write(job / trial / "agent", "trajectory.json", {
+            "schema_version": "ATIF-v1.8", "agent": {"name": "claude-code", "version": "2"},
+            "steps": [{"step_id": 1, "source": "user", "message": "port it"}],
+            "final_metrics": {"total_cost_usd": cost}})
+        _write(job / trial / "verifier", "score.json", score)
+    state = tmp_path / "state"
+    assert main(["--state", str(state), "import", str(job)]) == codes.FAILED
+    assert "final_metrics.total_cost_usd': expected a number" in capsys.readouterr().err
+    shutil.rmtree(job / "t2")
+    assert main(["--state", str(state), "import", str(job)]) == codes.OK
+    capsys.readouterr()
+    assert main(["--state", str(state), "report", "--json", "--table", "table3"]) == codes.OK
+    row = json.loads(capsys.readouterr().out)["tables"][0]["rows"][0]
+    assert row["cost"] == pytest.approx(2.25)

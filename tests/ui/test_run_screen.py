@@ -16,6 +16,9 @@ from rich.console import Console
 from textual.widgets import DataTable, Input, Static, TabbedContent
 
 from srb_tui.config import Settings
+from srb_tui.grader.fingerprint import fingerprint
+from srb_tui.schema import load_task
+from srb_tui.service.provenance import record_launch, task_digest
 from srb_tui.store import Store
 from srb_tui.ui.app import SrbApp
 from srb_tui.ui.screens.run import RunScreen
@@ -166,10 +169,18 @@ async def test_header_and_timeline_of_a_finished_run(builtin_settings: Settings)
         assert log.follow and log.line_count == LOG_LINES
         # Following scrolls to the end on the next refresh: wait for it (with a deadline).
         await until(pilot, lambda: LOG_LINES in log.visible_seqs(), "the last line in view")
+        await pilot.press("6")  # a run from before provenance was kept says so
+        prov = " ".join(str(screen.query_one("#score-provenance", Static).render()).split())
+        assert "provenance not recorded" in prov
 
 
 async def test_stage_detail_tables_are_keyed_by_record(builtin_settings: Settings) -> None:
     await seed_run(builtin_settings)
+    async with await Store.open(builtin_settings.db_path) as store:
+        task = load_task(DEMO_TASK).task
+        assert task is not None
+        await record_launch(store, await store.require_run(RUN_ID), task, client=None,
+                            client_version=None, backend="local")
     app = _app(builtin_settings)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await _open(app, pilot)
@@ -214,6 +225,12 @@ async def test_stage_detail_tables_are_keyed_by_record(builtin_settings: Setting
         await pilot.press("6")
         summary = str(screen.query_one("#score-summary", Static).render())
         assert "0 = Stage I fail" in summary and "Stage I failed" in summary
+        prov = " ".join(str(screen.query_one("#score-provenance", Static).render()).split())
+        assert f"grader {fingerprint()}" in prov
+        assert f"task {task_digest(DEMO_TASK)[:19]}" in prov
+        assert "client replay 0.1.0" in prov and "agent replay:subtle · scripted high" in prov
+        assert "reviewer scripted" in prov and "f06-encodings fuzz" in prov
+        assert "backend local · node local" in prov and "stamped launch" in prov
         tabs = screen.query_one("#run-tabs", TabbedContent)
         assert str(tabs.get_tab("tab-audit").label).startswith("✓")
 

@@ -41,6 +41,7 @@ from srb_tui.service.grading.stages.audit import run_audit
 from srb_tui.service.grading.stages.behavioural import outcome_of, run_behavioural
 from srb_tui.service.grading.stages.common import StageImages, StageOutcome, with_fault
 from srb_tui.service.grading.stages.verification import DEFAULT_PARALLEL, run_verification
+from srb_tui.service.provenance import stamp as stamp_provenance
 from srb_tui.store import Store, StoreError, is_legal
 
 STAGES = contract.STAGES
@@ -184,6 +185,7 @@ class _Ladder:
             fingerprint=str(harness.get("fingerprint")) if harness.get("fingerprint") else None,
             result=env,
         )
+        await stamp_provenance(self.ctx.store, self.ctx.run_id, outcome.stage)
         summary = self.summary(outcome)
         await self.ctx.store.add_event(
             self.ctx.run_id, "stage_finished", {"stage": outcome.stage, **summary}

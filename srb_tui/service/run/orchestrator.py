@@ -28,6 +28,8 @@ from srb_tui.service.events import (
     EventBus,
     RunCreated,
 )
+from srb_tui.service.provenance import record_launch
+from srb_tui.service.provenance import stamp as stamp_provenance
 from srb_tui.service.run import run_access, run_prepare, run_upkeep
 from srb_tui.service.run.agent_kinds import agent_for, uses_gateway
 from srb_tui.service.run.agent_phase import STORE_LABEL, AgentLimits, AgentPhase, PhaseContext
@@ -184,6 +186,10 @@ class RunService:
         # from picking the pending run up too (a dead creator's lease does not count).
         extra[LEASE] = this_process_lease()
         await self.store.merge_extra(run.id, extra)
+        run = await self.store.require_run(run.id)
+        await record_launch(self.store, run, load.task, client=checked.client,
+                            client_version=client_version,
+                            backend=self.backend.kind if self.backend else "local")
         run = await self.store.require_run(run.id)
         self._launched[run.id] = load
         self.bus.publish(RunCreated(run.id, load.task_id, checked.text))
@@ -372,6 +378,7 @@ class RunService:
             await self.moves.to(run_id, "agent")
             handle = await kind.start(run, task, state_a, image)
             faultpoint.reached("agent:started")
+            await stamp_provenance(self.store, run_id, "agent")
             run = await self.store.require_run(run_id)
         if run.status == "agent":
             if handle is None and await run_upkeep.agent_never_ran(self.ctx, run):

@@ -17,6 +17,7 @@ from srb_tui.schema import Task, TaskLoad, load_task
 from srb_tui.service.grading.image_plan import ImageMapError, load_image_map, stage_buildargs
 from srb_tui.service.grading.stages.base import StageFault
 from srb_tui.service.grading.stages.stage_images import StageImages
+from srb_tui.service.provenance import stamp as stamp_provenance
 from srb_tui.service.run.run_faults import TaskNotFound
 from srb_tui.sources import prepare_state_a
 
@@ -76,4 +77,5 @@ async def prepare(ctx: RunContext, run_id: str, task: Task) -> tuple[Path, str]:
     )
     await ctx.store.record_image(run_id, "env", tag=tag, image_id=info.id,
                                   digest=info.digest)
+    await stamp_provenance(ctx.store, run_id, "preparing", task_dir=task.dir)
     return prepared.tree, tag

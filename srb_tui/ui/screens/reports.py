@@ -2,7 +2,10 @@
 
 The selection bar takes the Runs screen's filter words (``task:… agent:… status:…``) and
 ``campaign:NAME``; every table of the report follows, each with a bar column drawn from the
-table's chosen measure. ``e`` writes the report as Markdown into the state directory.
+table's chosen measure. ``e`` writes the report as Markdown into the state directory. ``c``
+picks two configurations and shows their paired comparison instead (``srb report
+--compare``); a selection that pools runs of different grader builds or task digests is
+shown with a warning saying how many of each (the CLI refuses it without ``--mixed``).
 """
 
 from __future__ import annotations
@@ -21,17 +24,21 @@ from textual.widgets import Header, Input, Static
 
 from srb_tui.reports import build_report, load_runs, render
 from srb_tui.reports.model import Report
+from srb_tui.reports.pooling import pool_of
 from srb_tui.reports.task_facts import adversary_efforts
+from srb_tui.reports.uncertainty import compare_report, select
 from srb_tui.service.views.runs_table import parse_filter
 from srb_tui.ui.console_service import ConsoleService
 from srb_tui.ui.palette import tone
+from srb_tui.ui.screens.reports_compare import ComparePicker
 from srb_tui.ui.widgets.footer import PriorityFooter
 from srb_tui.ui.widgets.report_table import Styles, draw_table
 
 SCROLLBAR = 2  # cells the body's vertical scrollbar may take
 
 # The keys the footer shows first when it has no room for all (by binding id).
-FOOTER_FIRST = ("reports.filter", "reports.export", "app.campaign", "app.runs")
+FOOTER_FIRST = ("reports.filter", "reports.compare", "reports.export", "app.campaign",
+                "app.runs")
 
 
 class ReportsScreen(Screen[None]):
@@ -44,6 +51,9 @@ class ReportsScreen(Screen[None]):
         Binding("ctrl+r", "refresh", "Refresh", id="reports.refresh"),
         Binding("e", "export", "Export .md", id="reports.export",
                 tooltip="Write the report as Markdown into the state directory"),
+        Binding("c", "compare", "Compare", id="reports.compare",
+                tooltip="Mark two configurations: their paired difference over shared "
+                        "tasks"),
     ]
 
     def __init__(self, run_host: ConsoleService, key_of: Callable[[str, str], str]) -> None:
@@ -54,6 +64,8 @@ class ReportsScreen(Screen[None]):
         self.key_of = key_of
         self.selection = ""
         self.report: Report | None = None
+        self.configs: list[str] = []
+        self.compare: tuple[str, str] | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -115,13 +127,38 @@ class ReportsScreen(Screen[None]):
             message.update(Text(f"{type(exc).__name__}: {exc}", style=tone(self.app, "bad")))
             return
         selection = self.selection or "all runs"
-        self.report = build_report(runs, title=f"srb report — {selection}",
-                                   selection=selection, config_order=order, has_ledger=ledger)
+        self.configs = list(dict.fromkeys([*order, *sorted({r.config for r in runs})]))
+        if self.compare is not None and all(select(runs, n) for n in self.compare):
+            a, b = self.compare
+            self.report = compare_report(runs, a, b, selection=selection)
+        else:
+            self.compare = None
+            self.report = build_report(runs, title=f"srb report — {selection}",
+                                       selection=selection, config_order=order,
+                                       has_ledger=ledger)
         c = self.report.counts
-        message.update(Text(f"{selection}: {c['runs']} runs · {c['counted']} counted · "
-                            f"{c['invalid']} invalid (excluded) · {c['imported']} imported",
-                            style=tone(self.app, "accent")))
+        said = Text(f"{selection}: {c['runs']} runs · {c['counted']} counted · "
+                    f"{c.get('invalid', 0)} invalid (excluded) · {c['imported']} imported",
+                    style=tone(self.app, "accent"))
+        if self.compare is not None:
+            said.append(f" · comparing {self.compare[0]} − {self.compare[1]} (c: change)")
+        pool = pool_of(runs)
+        if pool.mixed:
+            said.append(f"\nmixed pool: {pool.summary()}", style=tone(self.app, "warn"))
+        message.update(said)
         self._draw()
+
+    def action_compare(self) -> None:
+        if len(self.configs) < 2:
+            self.notify("Nothing to compare: the selection has fewer than two "
+                        "configurations.", title="compare", severity="warning", timeout=6)
+            return
+
+        def chosen(pair: tuple[str, str] | None) -> None:
+            self.compare = pair
+            self._load()
+
+        self.app.push_screen(ComparePicker(self.configs), chosen)
 
     def on_resize(self, event: Resize) -> None:
         if self.report is not None:

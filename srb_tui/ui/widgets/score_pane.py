@@ -1,5 +1,6 @@
 """Score pane of the Run screen: the score with its formula and the adversaries behind it,
-why it is invalid, and every stage's envelope status."""
+why it is invalid, every stage's envelope status, and the run's provenance (srb's commit,
+grader fingerprint, task digest, client, models, node, image digests)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from textual.app import ComposeResult
 from textual.widgets import DataTable, Static
 
 from srb_tui.schema.scoring_policy import ScoringPolicy
+from srb_tui.service.views.provenance_view import provenance_lines
 from srb_tui.service.views.score_explain import explain_score
 from srb_tui.ui.palette import Tone, tone
 from srb_tui.ui.widgets.run_format import clock, invalid_because, score_text, validity
@@ -24,6 +26,7 @@ class ScorePane(RunPane):
         yield Static(id="score-summary", classes="pane-summary")
         yield pane_table("score-stages")
         yield Static(id="score-notes", classes="pane-text")
+        yield Static(id="score-provenance", classes="pane-text")
 
     def on_mount(self) -> None:
         add_columns(self.query_one("#score-stages", DataTable), [
@@ -79,3 +82,10 @@ class ScorePane(RunPane):
         for note in run.notes:
             notes.append(f"• {note}\n")
         self.query_one("#score-notes", Static).update(notes)
+        prov = Text("Provenance\n", style="bold")
+        lines = provenance_lines(run)
+        width = max(len(label) for label, _v in lines) + 1
+        for label, value in lines:
+            prov.append(f"{label:<{width}}", style=tone(self.app, "muted"))
+            prov.append(f"{value}\n")
+        self.query_one("#score-provenance", Static).update(prov)

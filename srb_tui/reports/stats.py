@@ -1,0 +1,158 @@
+"""Intervals and paired tests over per-run values, with numpy and scipy (the ``stats`` extra).
+
+* :func:`interval` — a 95% percentile bootstrap of the mean of per-run values grouped by
+  task. With one run per task it is :func:`scipy.stats.bootstrap` over tasks; where tasks
+  have repeats it resamples in two stages (tasks with replacement, then each drawn task's
+  runs with replacement), the mean over every drawn run being the statistic, and the
+  percentile interval is taken with :func:`numpy.quantile`.
+* :func:`paired` — the paired difference of two groups over the tasks both ran: per-task
+  mean difference, its bootstrap interval (scipy, over tasks), and the Wilcoxon signed-rank
+  test's two-sided p-value (:func:`scipy.stats.wilcoxon`, zero differences dropped).
+
+Every resampling is seeded (``SEED``), so a report is the same each time it is built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+RESAMPLES = 10_000
+SEED = 20_260_101
+LEVEL = 0.95
+_BATCH = 500  # two-stage resamples drawn at once (bounds the memory a large report takes)
+
+
+class StatsUnavailable(ImportError):
+    """numpy/scipy are not installed (the ``stats`` extra)."""
+
+
+def _libs() -> tuple[Any, Any]:
+    try:
+        import numpy as np
+        from scipy import stats  # type: ignore[import-untyped]
+    except ImportError as exc:
+        raise StatsUnavailable(
+            f"intervals need numpy and scipy: pip install -e '.[stats]' ({exc})") from exc
+    return np, stats
+
+
+def method_note(resamples: int = RESAMPLES) -> str:
+    return (f"95% intervals: percentile bootstrap of the mean, {resamples:,} resamples "
+            "(seeded), over tasks, and over each task's runs where a configuration ran it "
+            "more than once (scipy.stats.bootstrap; numpy for the two-stage resample).")
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A mean and its interval (``low``/``high`` None when fewer than two tasks)."""
+
+    mean: float
+    low: float | None
+    high: float | None
+    tasks: int
+    runs: int
+
+
+def interval(by_task: Mapping[str, Sequence[float]], *, resamples: int = RESAMPLES,
+             seed: int = SEED) -> Interval | None:
+    """The mean of every run's value and its 95% bootstrap interval (None: no runs)."""
+    groups = [list(map(float, v)) for _k, v in sorted(by_task.items()) if v]
+    runs = sum(len(g) for g in groups)
+    if not groups:
+        return None
+    mean = sum(sum(g) for g in groups) / runs
+    if len(groups) < 2:
+        return Interval(round(mean, 6), None, None, len(groups), runs)
+    np, stats = _libs()
+    rng = np.random.default_rng(seed)
+    if all(len(g) == 1 for g in groups):
+        values = np.array([g[0] for g in groups])
+        if np.all(values == values[0]):
+            low = high = float(values[0])
+        else:
+            found = stats.bootstrap((values,), np.mean, n_resamples=resamples,
+                                    method="percentile", confidence_level=LEVEL, rng=rng)
+            low, high = float(found.confidence_interval.low), \
+                float(found.confidence_interval.high)
+    else:
+        low, high = _two_stage(np, groups, resamples, rng)
+    return Interval(round(mean, 6), round(low, 6), round(high, 6), len(groups), runs)
+
+
+def _two_stage(np: Any, groups: list[list[float]], resamples: int, rng: Any
+               ) -> tuple[float, float]:
+    """Percentile interval of the mean over a two-stage resample (tasks, then runs)."""
+    count = len(groups)
+    sizes = np.array([len(g) for g in groups])
+    widest = int(sizes.max())
+    table = np.zeros((count, widest))
+    for i, g in enumerate(groups):
+        table[i, :len(g)] = g
+    means = []
+    done = 0
+    while done < resamples:
+        batch = min(_BATCH, resamples - done)
+        tasks = rng.integers(0, count, size=(batch, count))
+        n = sizes[tasks]  # (batch, count): runs of each drawn task
+        picks = np.floor(rng.random((batch, count, widest)) * n[..., None]).astype(int)
+        used = np.arange(widest)[None, None, :] < n[..., None]
+        drawn = table[tasks[..., None], picks]
+        means.append((drawn * used).sum(axis=(1, 2)) / used.sum(axis=(1, 2)))
+        done += batch
+    found = np.concatenate(means)
+    tail = (1 - LEVEL) / 2
+    return float(np.quantile(found, tail)), float(np.quantile(found, 1 - tail))
+
+
+@dataclass(frozen=True)
+class PairedResult:
+    """A's mean minus B's over the shared tasks, its interval and the test's p-value."""
+
+    tasks: int
+    mean_diff: float | None
+    low: float | None
+    high: float | None
+    p_value: float | None
+    wins_a: int
+    wins_b: int
+    ties: int
+    test: str = "Wilcoxon signed-rank (two-sided, zero differences dropped)"
+
+
+def paired(a: Mapping[str, Sequence[float]], b: Mapping[str, Sequence[float]], *,
+           resamples: int = RESAMPLES, seed: int = SEED) -> tuple[PairedResult,
+                                                                   list[tuple[str, float,
+                                                                              float]]]:
+    """The paired comparison over the tasks both groups ran (each task's mean per group),
+    and the per-task (task, mean A, mean B) rows it was computed from."""
+    shared = sorted(t for t in set(a) & set(b) if a[t] and b[t])
+    rows = [(t, sum(a[t]) / len(a[t]), sum(b[t]) / len(b[t])) for t in shared]
+    diffs = [ra - rb for _t, ra, rb in rows]
+    wins_a = sum(d > 0 for d in diffs)
+    wins_b = sum(d < 0 for d in diffs)
+    ties = len(diffs) - wins_a - wins_b
+    if not diffs:
+        return PairedResult(0, None, None, None, None, 0, 0, 0), rows
+    mean = sum(diffs) / len(diffs)
+    low = high = p_value = None
+    if len(diffs) >= 2:
+        np, stats = _libs()
+        values = np.array(diffs)
+        if np.all(values == values[0]):
+            low = high = float(values[0])
+        else:
+            found = stats.bootstrap((values,), np.mean, n_resamples=resamples,
+                                    method="percentile", confidence_level=LEVEL,
+                                    rng=np.random.default_rng(seed))
+            low, high = float(found.confidence_interval.low), \
+                float(found.confidence_interval.high)
+        nonzero = values[values != 0]
+        p_value = 1.0 if nonzero.size == 0 else float(
+            stats.wilcoxon(nonzero, zero_method="wilcox", alternative="two-sided").pvalue)
+    return PairedResult(len(diffs), round(mean, 6),
+                        None if low is None else round(low, 6),
+                        None if high is None else round(high, 6),
+                        None if p_value is None else round(p_value, 6),
+                        wins_a, wins_b, ties), rows
