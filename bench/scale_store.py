@@ -20,6 +20,7 @@ import random
 import sqlite3
 import time
 from pathlib import Path
+from typing import Any
 
 from srb_tui.scoring import ScoringPolicy, score_run
 from srb_tui.store import Store
@@ -51,11 +52,11 @@ def sizes(runs: int, rng: random.Random) -> list[int]:
     return out
 
 
-def check_rows(rid: str, total: int, failing: int, rng: random.Random) -> list[tuple]:
+def check_rows(rid: str, total: int, failing: int, rng: random.Random) -> list[tuple[Any, ...]]:
     """Rows of the checks table for one run: ``failing`` of them fail, at random places."""
     bad = set(rng.sample(range(total), failing)) if failing else set()
     per = -(-total // MODULES)
-    rows = []
+    rows: list[tuple[Any, ...]] = []
     for k in range(total):
         module, pos = divmod(k, per)
         mid = f"m{module + 1:02d}"
@@ -69,7 +70,7 @@ def check_rows(rid: str, total: int, failing: int, rng: random.Random) -> list[t
     return rows
 
 
-def module_rows(rid: str, rows: list[tuple]) -> list[tuple]:
+def module_rows(rid: str, rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     counts: dict[str, list[int]] = {}
     for row in rows:
         tally = counts.setdefault(row[2], [0, 0])
