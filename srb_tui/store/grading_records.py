@@ -8,10 +8,10 @@ grading read or write, or the first ``run_detail``.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path, PurePosixPath
-from typing import Any, Self, cast
+from typing import Any, Self, cast, overload
 
 from srb_tui.store.convert import load_json, need_object
 from srb_tui.store.errors import StoreError
@@ -261,21 +261,49 @@ def module_from_row(row: sqlite3.Row) -> ModuleResultRecord:
     )
 
 
-def check_from_row(row: sqlite3.Row) -> CheckRecord:
-    """A ``checks`` row as a CheckRecord."""
-    what = f"run {row['run_id']} check {row['check_id']}"
-    return CheckRecord(
-        run_id=row["run_id"],
-        stage=row["stage"],
-        module_id=row["module_id"],
-        position=row["position"],
-        check_id=row["check_id"],
-        verdict=row["verdict"],
-        weight=row["weight"],
-        summary=row["summary"],
-        detail=load_json(row["detail"], f"{what} detail"),
-        evidence=load_json(row["evidence"], f"{what} evidence"),
+def check_from_row(row: sqlite3.Row | tuple[Any, ...]) -> CheckRecord:
+    """A ``checks`` row (or its INSERT parameters, in column order) as a CheckRecord."""
+    run_id, stage, module_id, position, check_id, verdict, weight, summary, detail, evidence = (
+        tuple(row)
     )
+    if detail != "null" or evidence != "null":  # the message text only when there is JSON
+        what = f"run {run_id} check {check_id}"
+        detail = load_json(detail, f"{what} detail")
+        evidence = load_json(evidence, f"{what} evidence")
+    else:
+        detail = evidence = None
+    return CheckRecord(run_id=run_id, stage=stage, module_id=module_id, position=position,
+                       check_id=check_id, verdict=verdict, weight=weight, summary=summary,
+                       detail=detail, evidence=evidence)
+
+
+class CheckRows(Sequence[CheckRecord]):
+    """The checks just written by ``record_checks``, each made a CheckRecord when read:
+    Stage II writes 25,000 a run at the paper's scale and reads none of them back."""
+
+    def __init__(self, rows: Sequence[tuple[Any, ...]]) -> None:
+        self._rows = rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, index: int) -> CheckRecord: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[CheckRecord]: ...
+
+    def __getitem__(self, index: int | slice) -> CheckRecord | list[CheckRecord]:
+        if isinstance(index, slice):
+            return [check_from_row(row) for row in self._rows[index]]
+        return check_from_row(self._rows[index])
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 def vote_from_row(row: sqlite3.Row) -> GateVoteRecord:
@@ -352,7 +380,7 @@ def counterexample_from_row(row: sqlite3.Row) -> CounterexampleRecord:
 
 
 __all__ = [
-    "AdversaryRoundRecord", "CheckRecord", "CounterexampleRecord", "GateOutcomeRecord",
+    "AdversaryRoundRecord", "CheckRecord", "CheckRows", "CounterexampleRecord", "GateOutcomeRecord",
     "GateVoteRecord", "ModuleResultRecord", "RunDetail", "StageResultRecord",
     "adversary_from_row", "check_from_row", "counterexample_from_row", "module_from_row",
     "outcome_from_row", "stage_from_row", "vote_from_row",

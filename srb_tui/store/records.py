@@ -15,7 +15,12 @@ from srb_tui.store.errors import StoreError
 JSONObject = dict[str, Any]
 
 
+_SCALARS: frozenset[type] = frozenset({str, int, float, bool, type(None)})
+
+
 def _plain(value: Any) -> Any:
+    if type(value) in _SCALARS:  # most fields: no isinstance chain (25,000 checks a run)
+        return value
     if isinstance(value, JsonRecord):
         return value.to_json()
     if isinstance(value, tuple | list):
@@ -26,6 +31,14 @@ def _plain(value: Any) -> Any:
 
 
 _TUPLE_FIELDS: dict[type, frozenset[str]] = {}
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    known = _FIELD_NAMES.get(cls)
+    if known is None:
+        known = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cast(Any, cls)))
+    return known
 
 
 def _tuple_fields(cls: type) -> frozenset[str]:
@@ -44,7 +57,7 @@ class JsonRecord:
 
     def to_json(self) -> JSONObject:
         """The record as a dict of JSON values (tuples become lists)."""
-        return {f.name: _plain(getattr(self, f.name)) for f in fields(cast(Any, self))}
+        return {name: _plain(getattr(self, name)) for name in _field_names(type(self))}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Self:

@@ -13,7 +13,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.widgets import DataTable, Static
 
-from srb_tui.store import CheckRecord
+from srb_tui.store import CheckRecord, RunDetail
 from srb_tui.store.run_extra import ModuleProgress
 from srb_tui.ui.palette import tone
 from srb_tui.ui.widgets.run_format import clock, detail_text, expected_actual, parse_time
@@ -23,6 +23,8 @@ from srb_tui.ui.widgets.run_tables import Row, add_columns, selected_key, sync_r
 
 class BehaviouralPane(RunPane):
     """Stage II: the module table and the failing checks with expected vs actual."""
+
+    _failing_of: tuple[RunDetail, dict[str, list[CheckRecord]]] | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="behav-summary", classes="pane-summary")
@@ -91,10 +93,21 @@ class BehaviouralPane(RunPane):
         self._show_module(None if event.row_key.value is None else str(event.row_key.value))
 
     def _failing(self, module_id: str) -> list[CheckRecord]:
+        return self._failing_index().get(module_id, [])
+
+    def _failing_index(self) -> dict[str, list[CheckRecord]]:
+        """The failing checks of each module, gathered once per detail: a run holds up to
+        25,000 checks, and every module key would otherwise walk all of them."""
         assert self.detail is not None
-        return [c for c in self.detail.checks
-                if c.stage == "behavioural" and c.module_id == module_id
-                and c.verdict in ("fail", "error")]
+        cached = self._failing_of
+        if cached is not None and cached[0] is self.detail:
+            return cached[1]
+        index: dict[str, list[CheckRecord]] = {}
+        for c in self.detail.checks:
+            if c.stage == "behavioural" and c.verdict in ("fail", "error"):
+                index.setdefault(c.module_id, []).append(c)
+        self._failing_of = (self.detail, index)
+        return index
 
     def _show_module(self, module_id: str | None) -> None:
         table = self.query_one("#behav-checks", DataTable)
@@ -126,8 +139,8 @@ class BehaviouralPane(RunPane):
             box.update("")
             return
         module_id, _, position = key.rpartition(":")
-        check = next((c for c in self.detail.checks if c.stage == "behavioural"
-                      and c.module_id == module_id and str(c.position) == position), None)
+        check = next((c for c in self._failing(module_id) if str(c.position) == position),
+                     None)
         if check is None:
             box.update("")
             return
