@@ -76,10 +76,14 @@ async def pragma_value(conn: aiosqlite.Connection, name: str) -> Any:
 
 async def inspect(conn: aiosqlite.Connection, path: Path) -> int:
     """The schema version of the open file, after checking it is ours and not too new."""
-    version = int(await pragma_value(conn, "user_version"))
-    app_id = int(await pragma_value(conn, "application_id"))
+    # The objects first: each read is its own snapshot, and another srb process may be
+    # creating the store right now. Its first step commits the tables, user_version and
+    # application_id at once, so once the tables are seen the two header values are too;
+    # read the other way round, a commit between the reads looked like a foreign file.
     rows = list(await conn.execute_fetchall("SELECT count(*) FROM sqlite_master"))
     objects = int(rows[0][0])
+    version = int(await pragma_value(conn, "user_version"))
+    app_id = int(await pragma_value(conn, "application_id"))
     if (
         app_id not in (0, APPLICATION_ID)
         or (version == 0 and objects > 0)

@@ -60,3 +60,31 @@ def test_bar() -> None:
     assert bar(10, 10) == "█" * BAR_WIDTH
     assert bar(1, 16) == "█▎"
     assert fmt(None, "int") == "—"
+
+
+def test_a_count_column_repeating_another_is_folded_into_a_note_when_too_wide() -> None:
+    """Table 3i at 80 columns was one cell too wide: a count column equal to an earlier
+    one in every row (Runs = Tasks: one run per task) is left out, and a note says so;
+    with room, or when the columns differ, it stays."""
+    from srb_tui.reports.model import Column, Table
+    from srb_tui.ui.widgets.report_table import draw_table
+
+    columns = [Column("config", "Configuration", "text"), Column("tasks", "Tasks"),
+               Column("runs", "Runs"), *(Column(f"m{n}", f"Measure {n}", "score")
+                                         for n in range(8))]
+    table = Table("t", "T", columns)
+    table.rows.append(["a-long-configuration", 12, 12, *(100.0 + n for n in range(8))])
+    narrow = draw_table(table, 60)
+    wide = draw_table(table, 200)
+    from rich.console import Console
+
+    def text(drawn: object) -> str:
+        console = Console(width=200, color_system=None, record=True)
+        console.print(drawn.renderable)  # type: ignore[attr-defined]
+        return console.export_text()
+
+    assert "Runs = Tasks in every row (not shown)." in text(narrow)
+    assert "not shown" not in text(wide) and "Runs" in text(wide)
+    table.rows[0][2] = 13
+    differing = draw_table(table, 60)
+    assert "not shown" not in text(differing) and differing.width > narrow.width

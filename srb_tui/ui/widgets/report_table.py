@@ -71,6 +71,23 @@ def _shown_columns(table: Table) -> list[int]:
     return keep
 
 
+def _repeats(table: Table, shown: Sequence[int]) -> list[tuple[int, int]]:
+    """(column, earlier column) pairs of shown count columns whose every value (total
+    included) is the earlier one's: Runs beside Tasks when every task ran once."""
+    rows = [*table.rows, *([table.total] if table.total is not None else [])]
+    if not rows:
+        return []
+    found: list[tuple[int, int]] = []
+    for n, i in enumerate(shown):
+        if table.columns[i].kind != "int":  # counts only: a measure is its own statement
+            continue
+        same = next((j for j in shown[:n] if table.columns[j].kind == "int"
+                     and all(r[i] == r[j] for r in rows)), None)
+        if same is not None:
+            found.append((i, same))
+    return found
+
+
 def _values_width(table: Table, index: int) -> int:
     column = table.columns[index]
     rows = [*table.rows, *([table.total] if table.total is not None else [])]
@@ -167,12 +184,25 @@ def draw_table(table: Table, width: int, styles: Styles = Styles()) -> Drawn:
     order = _letter_order(table, shown)
     lettered: set[int] = set()
     target = width - (MIN_BAR + 1 if has_bar else 0)  # a short bar is worth a few letters
+    folded: list[str] = []
     while True:  # letter the longest headings one by one until the table fits
         headings, legend = _headings(table, shown, lettered)
         plain = _rich_table(table, shown, headings, 0, styles)
         need = _measure(plain)
-        if need <= target or len(lettered) == len(order):
+        if need <= target:
             break
+        if len(lettered) == len(order):
+            # still too wide: a column that repeats another's values is said in a note
+            repeats = _repeats(table, shown)
+            if folded or not repeats:
+                break
+            for column, same in repeats:
+                shown = [i for i in shown if i != column]
+                folded.append(f"{table.columns[column].title} = "
+                              f"{table.columns[same].title} in every row (not shown).")
+            order = _letter_order(table, shown)
+            lettered = {i for i in lettered if i in shown}
+            continue
         lettered.add(order[len(lettered)])
     room = width - need - 1
     bar_width = min(BAR_WIDTH, room) if has_bar and room >= MIN_BAR else 0
@@ -181,7 +211,8 @@ def draw_table(table: Table, width: int, styles: Styles = Styles()) -> Drawn:
     if legend:
         parts.append(_legend(legend, width, styles.muted))
     # the notes wrap at the screen's width even when the table is wider and scrolls
-    parts += [Constrain(Text(note, style=styles.muted), width) for note in table.notes]
+    parts += [Constrain(Text(note, style=styles.muted), width)
+              for note in (*folded, *table.notes)]
     parts.append(Text(""))
     return Drawn(Group(*parts), need + (bar_width + 1 if bar_width else 0), bool(legend),
                  bar_width)
