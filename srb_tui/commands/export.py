@@ -22,9 +22,8 @@ from typing import Any
 
 from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.output import Output
+from srb_tui.commands.report import load_selection
 from srb_tui.config import Settings
-from srb_tui.reports import load_runs
-from srb_tui.reports.task_facts import task_facts
 from srb_tui.service.views.runs_table import parse_filter
 from srb_tui.store import Store, StoreError
 
@@ -65,13 +64,10 @@ def cmd_export(args: argparse.Namespace, settings: Settings, out: Output) -> int
 
     async def body() -> int:
         async with await Store.open(settings.db_path) as store:
-            if args.campaign and await store.campaign(args.campaign) is None:
-                out.error(f"no campaign {args.campaign!r} in {settings.db_path}")
+            loaded = await load_selection(store, settings, args.campaign, flt.kwargs(), out)
+            if loaded is None:
                 return codes.NOT_FOUND
-            categories, efforts = await asyncio.to_thread(task_facts, settings.task_roots)
-            runs, _order, _ledger = await load_runs(
-                store, campaign=args.campaign, filters=flt.kwargs(), categories=categories,
-                efforts=efforts)
+            runs = loaded[0]
             done: dict[str, Any] = {"runs": len(runs), "output": str(target)}
             target.mkdir(parents=True, exist_ok=True)
             failed = False

@@ -25,6 +25,7 @@ from srb_tui.config import Settings
 from srb_tui.reports import FORMATS, TABLE_IDS, build_report, load_runs, render
 from srb_tui.reports.plots import FiguresUnavailable
 from srb_tui.reports.pooling import pool_of
+from srb_tui.reports.records import ReportRun
 from srb_tui.reports.stats import StatsUnavailable
 from srb_tui.reports.task_facts import task_facts
 from srb_tui.reports.uncertainty import compare_report, select
@@ -69,6 +70,19 @@ def output_problem(output: str) -> str | None:
     return None
 
 
+async def load_selection(
+    store: Store, settings: Settings, campaign: str | None, filters: dict[str, Any], out: Output
+) -> tuple[list[ReportRun], list[str], bool] | None:
+    """The runs of a campaign or of the Runs-screen filters, with the task roots' categories
+    and verifier efforts (``load_runs``); None, said on ``out``, for an unknown campaign."""
+    if campaign and await store.campaign(campaign) is None:
+        out.error(f"no campaign {campaign!r} in {settings.db_path}")
+        return None
+    categories, efforts = await asyncio.to_thread(task_facts, settings.task_roots)
+    return await load_runs(store, campaign=campaign, filters=filters, categories=categories,
+                           efforts=efforts)
+
+
 def cmd_report(args: argparse.Namespace, settings: Settings, out: Output) -> int:
     flt, problems = parse_filter(" ".join(args.filter))
     if problems:
@@ -89,14 +103,10 @@ def cmd_report(args: argparse.Namespace, settings: Settings, out: Output) -> int
 
     async def body() -> int:
         async with await Store.open(settings.db_path) as store:
-            if args.campaign and await store.campaign(args.campaign) is None:
-                out.error(f"no campaign {args.campaign!r} in {settings.db_path}")
+            loaded = await load_selection(store, settings, args.campaign, flt.kwargs(), out)
+            if loaded is None:
                 return codes.NOT_FOUND
-            categories, efforts = await asyncio.to_thread(task_facts, settings.task_roots)
-            runs, order, ledger = await load_runs(
-                store, campaign=args.campaign, filters=flt.kwargs(), categories=categories,
-                efforts=efforts,
-            )
+            runs, order, ledger = loaded
         selection = " ".join(
             [f"campaign {args.campaign}"] if args.campaign else []
         ) or "all runs"

@@ -5,35 +5,19 @@ agent's own lines; each batch is announced as LogLines of role ``srb``."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
 import pytest
 
-from srb_tui.config import Settings
-from srb_tui.runner import DockerEngine, RunnerPool
-from srb_tui.service.events import EventBus, LogLines
+from srb_tui.service.events import LogLines
 from srb_tui.service.run.harness_log import HARNESS_ROLE
 from srb_tui.service.run.orchestrator import RunService
-from srb_tui.store import Store
-from tests.conftest import BUILTIN_TASKS, DEMO_TASK
+from tests.conftest import DEMO_TASK
+from tests.service.test_agent_phase import service  # noqa: F401 (the fixture)
 
 pytestmark = pytest.mark.docker
 
 
-@pytest.fixture
-async def service(tmp_path: Path) -> AsyncIterator[RunService]:
-    settings = Settings(task_roots=(BUILTIN_TASKS,), state_dir=tmp_path / "state")
-    settings.state_dir.mkdir()
-    engine = DockerEngine(RunnerPool(2))
-    async with await Store.open(settings.db_path) as store:
-        yield RunService(settings, store, engine, EventBus())
-    engine.close()
-    engine.pool.shutdown()
-
-
 async def test_a_graded_run_logs_what_srb_did_after_what_the_agent_printed(
-        service: RunService) -> None:
+        service: RunService) -> None:  # noqa: F811 (the imported fixture)
     run = await service.launch(DEMO_TASK.name, "untouched", budget_sec=120)
     announced: list[LogLines] = []
     async with service.bus.subscribe() as queue:
