@@ -112,7 +112,7 @@ def _verification(task_dir: Path, *, prompt: str, entry: str, pairs: list[tuple[
     (folder / "probe.toml").write_text(body)
     with tarfile.open(task_dir / "environment" / "original.tar.gz", "w:gz") as tar:
         for name, data in archive.items():
-            info = tarfile.TarInfo(f"repo/{name}")
+            info = tarfile.TarInfo(name)
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from srb_tui.service.events import EventBus, Progress, RunFinished, StatusChanged
+from srb_tui.service.events import EventBus, LogLines, Progress, RunFinished, StatusChanged
 from srb_tui.service.run.run_faults import LEASE, LeaseHeld
 from srb_tui.service.run.run_moves import RunMoves
 from srb_tui.store import Store
@@ -81,12 +81,19 @@ async def test_finish_stores_moves_and_announces_once(store: Store) -> None:
     moves = RunMoves(store, bus)
     run = await store.create_run(task_id="t", task_path="tasks/t", agent="replay")
     await moves.to(run.id, "preparing")
+    await moves.log.flush(run.id)  # the earlier move's log line is not part of what follows
     async with bus.subscribe() as sub:
         done = await moves.finish(run.id, "infra_error", "engine gone", detail="engine gone",
                                   if_live=True, harness_error="engine gone", valid=False)
         seen = await _drain(sub)
-    assert seen == [StatusChanged(run.id, "infra_error", "engine gone"),
-                    RunFinished(run.id, "infra_error", None, False, "engine gone")]
+    # the run's own log lines (stream srb) are flushed before the end is announced
+    said = [line[2] for event in seen if isinstance(event, LogLines) for line in event.lines]
+    assert said == ["status → infra_error (engine gone)",
+                    "run ended: infra_error · valid no · engine gone"]
+    assert [e for e in seen if not isinstance(e, LogLines)] == [
+        StatusChanged(run.id, "infra_error", "engine gone"),
+        RunFinished(run.id, "infra_error", None, False, "engine gone")]
+    assert isinstance(seen[-1], RunFinished)
     assert done.status == "infra_error" and done.harness_error == "engine gone"
     assert done.finished_at is not None and done.valid is False
     # if_live: a run already final is only announced again, not rewritten
@@ -94,7 +101,8 @@ async def test_finish_stores_moves_and_announces_once(store: Store) -> None:
         again = await moves.finish(run.id, "infra_error", "x", detail="later", if_live=True,
                                    harness_error="later")
         seen = await _drain(sub)
-    assert seen == [RunFinished(run.id, "infra_error", None, False, "later")]
+    assert [e for e in seen if not isinstance(e, LogLines)] == [
+        RunFinished(run.id, "infra_error", None, False, "later")]
     assert again.harness_error == "engine gone"
 
 
