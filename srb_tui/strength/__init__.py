@@ -1,0 +1,1 @@
+"""Test-strength campaign: mutants of a task's State A tree (issue 36)."""
