@@ -45,7 +45,8 @@ class Mutant:
     after: str
 
     def describe(self) -> str:
-        return f"{self.path}:{self.line} {self.operator} `{_short(self.before)}` → `{_short(self.after)}`"
+        change = f"`{_short(self.before)}` → `{_short(self.after)}`"
+        return f"{self.path}:{self.line} {self.operator} {change}"
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -73,7 +74,7 @@ def _is_binary(path: Path) -> bool:
 
 
 def source_files(tree: Path) -> list[tuple[str, str]]:
-    """(relpath, language) of the tree's mutable source files, sorted; tests and vendored skipped."""
+    """(relpath, language) of the tree's mutable source files, sorted; no tests/vendored."""
     found: list[tuple[str, str]] = []
     for dirpath, dirnames, filenames in os.walk(tree):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
@@ -168,7 +169,7 @@ def apply_mutant(tree: Path, mutant: Mutant) -> None:
 
 
 def mutant_diff(tree: Path, mutant: Mutant) -> str:
-    """Unified diff (a/path, b/path, 3 lines of context) of the mutant against the unmutated tree."""
+    """Unified diff (a/path, b/path, 3 lines of context) of the mutant vs the unmutated tree."""
     source = (tree / mutant.path).read_bytes()
     new = mutated_text(source, mutant)
     return "".join(difflib.unified_diff(
