@@ -32,6 +32,9 @@ class MutantStale(ValueError):
 
 @dataclass(frozen=True)
 class Mutant:
+    """One small behaviour change of a source file: where (path, line, column, byte span),
+    which operator, and the text before and after; `key` names it across seeds."""
+
     id: str
     key: str
     path: str
