@@ -89,25 +89,34 @@ async def record_identity(
     base_image: str = DEFAULT_BASE_IMAGE,
     publish: Publish = _no_publish,
     image_map: Mapping[str, str] | None = None,
+    submission: Path | None = None,
+    images: StageImages | None = None,
+    label: str = "identity",
 ) -> IdentityResult:
     """Run the behavioural suite on State A vs State A in the verification image.
 
-    Raises StageFault (from :mod:`srb_tui.service.grading.stages.common`) or RunnerError when the
-    image or container cannot be made.
+    ``submission`` grades another tree in State A's place (a mutant of State A, issue 36)
+    in the same image and with the same original; ``images`` shares one set of stage images
+    between many such gradings (built once). Raises StageFault (from
+    :mod:`srb_tui.service.grading.stages.common`) or RunnerError when the image or container
+    cannot be made.
     """
     if task.evaluation is None:
         raise ValueError(f"task {task.id} has no usable tests/evaluation.toml")
-    stage = "verification" if task.evaluation.verification is not None else "behavioural"
-    run_id = f"identity-{uuid.uuid4().hex[:8]}"
-    images = StageImages(engine, task, base_image, publish, run_id=run_id, image_map=image_map)
+    stage = identity_stage(task)
+    run_id = f"{label}-{uuid.uuid4().hex[:8]}"
+    if images is None:
+        images = StageImages(engine, task, base_image, publish, run_id=run_id,
+                             image_map=image_map)
     info = await images.get(stage)
     spec = task.evaluation.behavioural
     with_original = wants_original(spec)
     async with StageContainer(
-        engine, run_id, "identity", info.tag, publish=publish, layout=LAYOUT, task=task,
+        engine, run_id, label, info.tag, publish=publish, layout=LAYOUT, task=task,
         alias_python=True, image_env=info.env,
     ) as box:
-        await box.put_trees(state_a if with_original else None, state_a, workspace=True)
+        await box.put_trees(state_a if with_original else None, submission or state_a,
+                            workspace=True)
         doc = await run_suite_in(
             box, task, spec, publish=publish, run_id=run_id, with_original=with_original
         )
@@ -119,6 +128,13 @@ async def record_identity(
         envelope=doc,
         reference=with_original,
     )
+
+
+def identity_stage(task: Task) -> str:
+    """The stage whose image the identity run uses: verification's (both toolchains) when
+    the task has one, else behavioural's."""
+    assert task.evaluation is not None
+    return "verification" if task.evaluation.verification is not None else "behavioural"
 
 
 def checked_row(row: Mapping[str, Any], with_original: bool) -> dict[str, Any]:
