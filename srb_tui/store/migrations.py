@@ -12,6 +12,7 @@ from typing import NamedTuple
 import aiosqlite
 
 from srb_tui.store.schema_v6 import V6_NAME, V6_STATEMENTS
+from srb_tui.store.schema_v7 import V7_NAME, V7_STATEMENTS
 
 APPLICATION_ID = 0x53524231  # "SRB1"
 
@@ -334,7 +335,9 @@ _V3 = Migration(
 
 V6_CAMPAIGNS = Migration(V6_NAME, V6_STATEMENTS)
 
-MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, V6_CAMPAIGNS)
+V7_STRENGTH = Migration(V7_NAME, V7_STATEMENTS)
+
+MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, V6_CAMPAIGNS, V7_STRENGTH)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

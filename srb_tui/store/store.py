@@ -59,6 +59,7 @@ from srb_tui.store.writer import Writer
 
 if TYPE_CHECKING:
     from srb_tui.store.grading_records import RunDetail
+    from srb_tui.store.strength import StrengthStore
 
 DEFAULT_BUSY_TIMEOUT_MS = 10_000
 
@@ -106,6 +107,13 @@ def _live(key: tuple[str, int], loop: asyncio.AbstractEventLoop) -> _Shared | No
 class Store(RunsMixin, GradingMixin, InfraMixin, LogsMixin, LedgerMixin, AgentLogMixin,
             CampaignsMixin, ReportRowsMixin, LabelsMixin, ImportsMixin):
     """srb's source of truth. Open with ``await Store.open(path)`` or ``async with``."""
+
+    @property
+    def strength(self) -> StrengthStore:
+        """Strength campaigns, their mutants and equivalent marks (issue 36)."""
+        from srb_tui.store.strength import StrengthStore
+
+        return StrengthStore(self)
 
     def __init__(self, path: Path, writer: Writer, readers: ReaderPool, version: int,
                  shared: _Shared | None = None) -> None:

@@ -42,6 +42,11 @@ EXPECTED_TABLES = {
     "cell_attempts",
     "human_labels",
     "imported_runs",
+    # V7: strength campaigns (issue 36)
+    "strength_campaigns",
+    "strength_mutants",
+    "strength_catches",
+    "strength_equivalents",
 }
 
 
