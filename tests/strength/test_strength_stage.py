@@ -71,3 +71,40 @@ async def test_killed_survived_and_invalid_mutants(setup: Setup) -> None:
     assert got["m003"].outcome == "invalid", got["m003"]
     # State A itself is untouched by the mutants' copies
     assert b'"|")' in (state_a / "csvtab/render.py").read_bytes()
+
+
+@pytest.mark.docker
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_campaign_grades_once_resumes_without_regrading_and_scores(
+        setup: Setup, tmp_path: Path) -> None:
+    from srb_tui.service import strength
+    from srb_tui.store import Store
+
+    engine, task, state_a, _images = setup
+    hand = [_by_hand(state_a, "m001", "csvtab/render.py", '"|")', '"!")'),
+            _by_hand(state_a, "m002", "csvtab/cli.py", "usage: csvtab", "USAGE: CSVTAB")]
+    store = await Store.open(tmp_path / "srb.sqlite3")
+    try:
+        campaign, added = await strength.plan(store, task, state_a, asked=2, seed=0,
+                                              mutants=hand)
+        assert added == 2 and len(campaign.panel) == 6
+        seen: list[tuple[str, str]] = []
+        graded = await strength.grade_stage_ii(
+            store, engine, task, state_a, campaign.id, base_image=BASE_IMAGE,
+            on_mutant=lambda row, outcome: seen.append((row.mutant_id, outcome)))
+        assert graded == 2 and seen == [("m001", "killed"), ("m002", "survived")]
+        # resumed: the plan is there whole and nothing finished is graded again
+        again, added = await strength.plan(store, task, state_a, asked=2, seed=0, mutants=hand)
+        assert added == 0 and again.id == campaign.id
+        assert await strength.grade_stage_ii(store, engine, task, state_a, campaign.id,
+                                             base_image=BASE_IMAGE) == 0
+        got = await strength.campaign_figures(store, campaign.id)
+        assert (got.valid, got.killed, got.suite_score, got.survivors) == (2, 1, 0.5, ["m002"])
+        # the author marks the survivor equivalent: the suite score counts only m001
+        await store.strength.mark_equivalent(task.id, hand[1].key, by="test",
+                                             reason="stderr wording is out of scope")
+        got = await strength.campaign_figures(store, campaign.id)
+        assert (got.equivalent, got.valid, got.suite_score) == (1, 1, 1.0)
+        assert (await store.strength.campaign(campaign.id)).status == "done"  # type: ignore[union-attr]
+    finally:
+        await store.close()
