@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from srb_tui.config import DEFAULT_BASE_IMAGE
 from srb_tui.runner import DockerEngine
@@ -24,6 +25,9 @@ from srb_tui.store import Store
 from srb_tui.store.strength import MutantRow, StrengthCampaign
 from srb_tui.strength.mutate import Mutant, sample_mutants
 from srb_tui.strength.scores import MutantOutcome, StrengthFigures, figures
+
+if TYPE_CHECKING:
+    from srb_tui.service.app import Services
 
 
 def campaign_id_for(task_id: str, of_tree: str, asked: int, seed: int) -> str:
@@ -107,3 +111,42 @@ async def campaign_figures(store: Store, campaign_id: str) -> StrengthFigures:
     if campaign is None:
         raise KeyError(campaign_id)
     return figures(outcomes(await store.strength.mutants(campaign_id)), campaign.panel)
+
+
+class StrengthFailed(Exception):
+    """A strength campaign could not measure (State A, the engine, a stage fault, the
+    mutation extra missing); the message names the task."""
+
+
+async def run_campaign(
+    services: Services,
+    task: Task,
+    *,
+    asked: int,
+    seed: int,
+    publish: Callable[[object], None] = lambda event: None,
+    on_mutant: Callable[[MutantRow, str], None] | None = None,
+) -> tuple[StrengthCampaign, int, int]:
+    """Plan (or resume) the campaign of ``asked`` mutants of State A with ``seed`` and grade
+    by Stage II what has no outcome: (campaign, mutants planned now, mutants graded now).
+    Raises StrengthFailed, or EngineUnreachable from :mod:`srb_tui.service.app`."""
+    from srb_tui.runner import RunnerError
+    from srb_tui.service.app import StateAError
+    from srb_tui.service.grading.image_plan import ImageMapError, load_image_map
+    from srb_tui.service.grading.stages.common import StageFault
+    from srb_tui.strength.mutate import MutantStale, MutationUnavailable
+
+    settings = services.settings
+    try:
+        tree = (await services.prepare_state_a(task)).tree
+        store = await services.store()
+        campaign, added = await plan(store, task, tree, asked=asked, seed=seed)
+        await services.connect()
+        graded = await grade_stage_ii(
+            store, services.engine, task, tree, campaign.id, base_image=settings.base_image,
+            image_map=load_image_map(settings.state_dir), publish=publish, on_mutant=on_mutant)
+    except MutantStale as exc:
+        raise StrengthFailed(f"{task.id}: a mutant no longer fits State A: {exc}") from exc
+    except (StateAError, MutationUnavailable, StageFault, RunnerError, ImageMapError) as exc:
+        raise StrengthFailed(f"{task.id}: {exc}") from exc
+    return campaign, added, graded

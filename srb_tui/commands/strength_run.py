@@ -1,0 +1,87 @@
+"""``srb tasks strength ID --mutants N --seed S``: a strength campaign (issue 36).
+
+Plans the mutants of State A (stored whole under an id that follows from task, N and
+seed, so the same command resumes), grades by Stage II every mutant without an outcome in
+the identity run's image, and prints each outcome and the figures: the suite's mutation
+score (killed / valid, equivalent marks excluded), the invalid and the survivors. Stage III
+on the survivors is not built yet; the survivors are what it will be given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from typing import Any
+
+from rich.markup import escape
+
+from srb_tui.commands import exit_codes as codes
+from srb_tui.commands.grading import CommandError, _progress_printer, _usable_task
+from srb_tui.commands.output import Output
+from srb_tui.commands.strength import DEFAULT_MUTANTS, _count
+from srb_tui.config import Settings
+
+
+def add_strength_parser(tsub: Any) -> None:
+    p = tsub.add_parser("strength", help="mutants of State A graded by Stage II (issue 36)")
+    p.add_argument("task_id", metavar="ID")
+    p.add_argument("--mutants", type=_count, default=DEFAULT_MUTANTS, metavar="N",
+                   help=f"how many mutants (default {DEFAULT_MUTANTS})")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="sampling seed (default 0)")
+    p.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    p.set_defaults(handler=cmd_strength)
+
+
+async def _strength(args: argparse.Namespace, settings: Settings, out: Output
+                    ) -> dict[str, Any]:
+    from srb_tui.service import strength
+    from srb_tui.service.app import EngineUnreachable, open_service
+
+    async with open_service(settings) as services:
+        task = _usable_task(services.catalog.find(args.task_id), repr(args.task_id))
+
+        def said(row: Any, outcome: str) -> None:
+            if not out.json_mode:
+                out.err.print(f"{row.mutant_id} {escape(row.path)}:{row.line} "
+                              f"{row.operator}: {outcome}")
+
+        try:
+            campaign, added, graded = await strength.run_campaign(
+                services, task, asked=args.mutants, seed=args.seed,
+                publish=_progress_printer(out), on_mutant=said)
+        except EngineUnreachable as exc:
+            raise CommandError(str(exc), codes.INFRA) from exc
+        except strength.StrengthFailed as exc:
+            raise CommandError(str(exc), codes.INFRA) from exc
+        store = await services.store()
+        got = await strength.campaign_figures(store, campaign.id)
+        rows = await store.strength.mutants(campaign.id)
+    return {
+        "campaign": campaign.id, "task": task.id, "mutants": args.mutants, "seed": args.seed,
+        "planned_now": added, "graded_now": graded, "valid": got.valid,
+        "invalid": got.invalid, "equivalent": got.equivalent, "killed": got.killed,
+        "suite_score": got.suite_score, "survivors": got.survivors,
+        "rows": [{"id": r.mutant_id, "path": r.path, "line": r.line, "operator": r.operator,
+                  "stage_ii": r.stage_ii, "equivalent": r.equivalent is not None}
+                 for r in rows],
+    }
+
+
+def cmd_strength(args: argparse.Namespace, settings: Settings, out: Output) -> int:
+    try:
+        doc = asyncio.run(_strength(args, settings, out))
+    except CommandError as exc:
+        out.error(str(exc))
+        return exc.code
+    if out.json_mode:
+        out.emit_json(doc)
+        return codes.OK
+    score = doc["suite_score"]
+    shown = "n/a" if score is None else f"{score:.0%}"
+    out.print(f"[bold]{escape(doc['task'])}[/] strength campaign {escape(doc['campaign'])}: "
+              f"suite mutation score {shown} ({doc['killed']} killed of {doc['valid']} valid; "
+              f"{doc['invalid']} invalid, {doc['equivalent']} marked equivalent)")
+    if doc["survivors"]:
+        out.print("survivors (Stage III's panel is not run on them yet): "
+                  + ", ".join(doc["survivors"]))
+    return codes.OK
