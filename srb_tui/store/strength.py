@@ -33,6 +33,8 @@ OF_TREES = ("state-a", "reference")
 
 @dataclass(frozen=True)
 class StrengthCampaign:
+    """A strength campaign as stored: which task and tree, how many mutants, which seed."""
+
     id: str
     task_id: str
     task_path: str
@@ -69,6 +71,8 @@ class MutantRow:
 
 @dataclass(frozen=True)
 class EquivalentMark:
+    """An author's mark that a mutant does not change behaviour: who, why, when."""
+
     task_id: str
     key: str
     marked_by: str

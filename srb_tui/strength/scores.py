@@ -63,6 +63,8 @@ class RetireStep:
 
 @dataclass(frozen=True)
 class AdversaryStrength:
+    """One adversary over the graded survivors: caught, graded, and caught by it alone."""
+
     adversary: str
     caught: int
     graded: int
@@ -75,6 +77,9 @@ class AdversaryStrength:
 
 @dataclass
 class StrengthFigures:
+    """The figures of one strength campaign: suite mutation score, panel strength, per
+    adversary catches, and the retire-k curve."""
+
     mutants: int
     invalid: int
     equivalent: int

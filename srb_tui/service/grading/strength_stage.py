@@ -39,6 +39,8 @@ STAGE_I_SKIPPED = "Stage I skipped: a mutant of State A is not a migration"
 
 @dataclass
 class MutantStageII:
+    """Stage II of one mutant: killed, survived or invalid, why, and the failing checks."""
+
     mutant: str
     outcome: str
     reason: str
