@@ -2,9 +2,11 @@
 
 Plans the mutants of State A (stored whole under an id that follows from task, N and
 seed, so the same command resumes), grades by Stage II every mutant without an outcome in
-the identity run's image, and prints each outcome and the figures: the suite's mutation
-score (killed / valid, equivalent marks excluded), the invalid and the survivors. Stage III
-on the survivors is not built yet; the survivors are what it will be given.
+the identity run's image, then the task's adversary panel on every Stage II survivor
+without a verdict (each in a run of its own, agent ``mutant:<campaign>/<id>``), and prints
+each outcome and the figures: the suite's mutation score (killed / valid, equivalent marks
+excluded), the panel's strength, each adversary's catches and exclusive catches, and the
+retire-k curve.
 """
 
 from __future__ import annotations
@@ -20,16 +22,34 @@ from srb_tui.commands.grading import CommandError, _progress_printer, _usable_ta
 from srb_tui.commands.output import Output
 from srb_tui.commands.strength import DEFAULT_MUTANTS, _count
 from srb_tui.config import Settings
+from srb_tui.strength.present import figures_doc, summary_lines
 
 
 def add_strength_parser(tsub: Any) -> None:
-    p = tsub.add_parser("strength", help="mutants of State A graded by Stage II (issue 36)")
+    p = tsub.add_parser("strength", help="mutants of State A graded by Stage II and the "
+                        "adversary panel: the task's instrument strength")
     p.add_argument("task_id", metavar="ID")
     p.add_argument("--mutants", type=_count, default=DEFAULT_MUTANTS, metavar="N",
                    help=f"how many mutants (default {DEFAULT_MUTANTS})")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="sampling seed (default 0)")
+    p.add_argument("--budget", type=_seconds, default=None, metavar="SEC",
+                   help="each adversary's budget per survivor (default: the probe's)")
+    p.add_argument("--no-stage-iii", dest="stage_iii", action="store_false",
+                   help="grade Stage II only (the suite's mutation score)")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout")
     p.set_defaults(handler=cmd_strength)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--budget: {text!r} is not a number of seconds") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"--budget: {text!r} must be a positive number "
+                                         "of seconds")
+    return value
 
 
 async def _strength(args: argparse.Namespace, settings: Settings, out: Output
@@ -46,8 +66,9 @@ async def _strength(args: argparse.Namespace, settings: Settings, out: Output
                               f"{row.operator}: {outcome}")
 
         try:
-            campaign, added, graded = await strength.run_campaign(
+            campaign, added, graded, panelled = await strength.run_campaign(
                 services, task, asked=args.mutants, seed=args.seed,
+                stage_iii=args.stage_iii, budget_sec=args.budget,
                 publish=_progress_printer(out), on_mutant=said)
         except EngineUnreachable as exc:
             raise CommandError(str(exc), codes.INFRA) from exc
@@ -58,11 +79,13 @@ async def _strength(args: argparse.Namespace, settings: Settings, out: Output
         rows = await store.strength.mutants(campaign.id)
     return {
         "campaign": campaign.id, "task": task.id, "mutants": args.mutants, "seed": args.seed,
-        "planned_now": added, "graded_now": graded, "valid": got.valid,
-        "invalid": got.invalid, "equivalent": got.equivalent, "killed": got.killed,
-        "suite_score": got.suite_score, "survivors": got.survivors,
+        "planned_now": added, "graded_now": graded, "panel_graded_now": panelled,
+        "panel": list(campaign.panel), **figures_doc(got),
         "rows": [{"id": r.mutant_id, "path": r.path, "line": r.line, "operator": r.operator,
-                  "stage_ii": r.stage_ii, "equivalent": r.equivalent is not None}
+                  "stage_ii": r.stage_ii, "stage_iii_run": r.stage_iii_run,
+                  "caught_by": sorted(a for a, o in r.catches.items() if o == "broken")
+                  if r.stage_iii_done else None,
+                  "equivalent": r.equivalent is not None}
                  for r in rows],
     }
 
@@ -76,12 +99,7 @@ def cmd_strength(args: argparse.Namespace, settings: Settings, out: Output) -> i
     if out.json_mode:
         out.emit_json(doc)
         return codes.OK
-    score = doc["suite_score"]
-    shown = "n/a" if score is None else f"{score:.0%}"
-    out.print(f"[bold]{escape(doc['task'])}[/] strength campaign {escape(doc['campaign'])}: "
-              f"suite mutation score {shown} ({doc['killed']} killed of {doc['valid']} valid; "
-              f"{doc['invalid']} invalid, {doc['equivalent']} marked equivalent)")
-    if doc["survivors"]:
-        out.print("survivors (Stage III's panel is not run on them yet): "
-                  + ", ".join(doc["survivors"]))
+    out.print(f"[bold]{escape(doc['task'])}[/] strength campaign {escape(doc['campaign'])}")
+    for line in summary_lines(doc):
+        out.print(escape(line))
     return codes.OK

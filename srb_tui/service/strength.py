@@ -4,23 +4,19 @@ the figures back — the one place the CLI, the console and the report go throug
 A campaign's id follows from what it measures (task, tree, N, seed), so running the same
 command again resumes it: the plan is already stored whole, and only mutants without a
 Stage II outcome are graded (each outcome is stored as it ends, so a SIGKILL loses at most
-the mutants in flight). Stage III on the survivors is not built yet (see the closing note
-of stop 43); :func:`outcomes` reads ``caught_by`` as None for them.
+the mutants in flight); then the task's adversary panel grades each Stage II survivor
+(:mod:`srb_tui.service.strength_grade`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from srb_tui.config import DEFAULT_BASE_IMAGE
-from srb_tui.runner import DockerEngine
 from srb_tui.schema import Task
-from srb_tui.service.grading.ladder_identity import identity_stage
-from srb_tui.service.grading.stages.common import StageImages
-from srb_tui.service.grading.strength_stage import grade_mutant_stage_ii
+from srb_tui.service.strength_grade import OnMutant, StrengthGrader
 from srb_tui.store import Store
 from srb_tui.store.strength import MutantRow, StrengthCampaign
 from srb_tui.strength.mutate import Mutant, sample_mutants
@@ -55,43 +51,6 @@ async def plan(store: Store, task: Task, tree: Path, *, asked: int, seed: int,
         panel=panel_of(task), budget_sec=budget_sec, mutants=[m.to_json() for m in chosen])
 
 
-async def grade_stage_ii(
-    store: Store,
-    engine: DockerEngine,
-    task: Task,
-    state_a: Path,
-    campaign_id: str,
-    *,
-    base_image: str = DEFAULT_BASE_IMAGE,
-    image_map: Mapping[str, str] | None = None,
-    publish: Callable[[object], None] = lambda event: None,
-    on_mutant: Callable[[MutantRow, str], None] | None = None,
-) -> int:
-    """Grade by Stage II every mutant of the campaign without an outcome; how many were
-    graded. The stage image is built (or found) once for all of them."""
-    rows = [r for r in await store.strength.mutants(campaign_id) if r.stage_ii is None]
-    if not rows:
-        return 0
-    await store.strength.set_status(campaign_id, "running")
-    images = StageImages(engine, task, base_image, publish, run_id=campaign_id,
-                         image_map=image_map)
-    await images.get(identity_stage(task))
-    try:
-        for row in rows:
-            mutant = Mutant.from_json(row.doc)
-            result = await grade_mutant_stage_ii(engine, task, state_a, mutant, images,
-                                                 publish=publish)
-            await store.strength.record_stage_ii(campaign_id, row.mutant_id, result.outcome,
-                                                 result.to_json())
-            if on_mutant is not None:
-                on_mutant(row, result.outcome)
-    finally:
-        await images.settle()
-    left = [r for r in await store.strength.mutants(campaign_id) if r.stage_ii is None]
-    await store.strength.set_status(campaign_id, "stopped" if left else "done")
-    return len(rows)
-
-
 def outcomes(rows: Sequence[MutantRow]) -> list[MutantOutcome]:
     """The scored outcomes of the graded mutants (ungraded ones are left out)."""
     out = []
@@ -124,12 +83,16 @@ async def run_campaign(
     *,
     asked: int,
     seed: int,
+    stage_iii: bool = True,
+    budget_sec: float | None = None,
     publish: Callable[[object], None] = lambda event: None,
-    on_mutant: Callable[[MutantRow, str], None] | None = None,
-) -> tuple[StrengthCampaign, int, int]:
-    """Plan (or resume) the campaign of ``asked`` mutants of State A with ``seed`` and grade
-    by Stage II what has no outcome: (campaign, mutants planned now, mutants graded now).
-    Raises StrengthFailed, or EngineUnreachable from :mod:`srb_tui.service.app`."""
+    on_mutant: OnMutant | None = None,
+) -> tuple[StrengthCampaign, int, int, int]:
+    """Plan (or resume) the campaign of ``asked`` mutants of State A with ``seed``, grade by
+    Stage II what has no outcome and (``stage_iii``) by the panel every survivor without a
+    verdict, each adversary with ``budget_sec`` when given: (campaign, mutants planned now,
+    Stage II graded now, Stage III graded now). Raises StrengthFailed, or
+    EngineUnreachable from :mod:`srb_tui.service.app`."""
     from srb_tui.runner import RunnerError
     from srb_tui.service.app import StateAError
     from srb_tui.service.grading.image_plan import ImageMapError, load_image_map
@@ -140,13 +103,21 @@ async def run_campaign(
     try:
         tree = (await services.prepare_state_a(task)).tree
         store = await services.store()
-        campaign, added = await plan(store, task, tree, asked=asked, seed=seed)
+        campaign, added = await plan(store, task, tree, asked=asked, seed=seed,
+                                     budget_sec=budget_sec)
         await services.connect()
-        graded = await grade_stage_ii(
-            store, services.engine, task, tree, campaign.id, base_image=settings.base_image,
-            image_map=load_image_map(settings.state_dir), publish=publish, on_mutant=on_mutant)
+        grader = StrengthGrader(
+            store, services.engine, task, tree, campaign.id, settings.runs_dir,
+            base_image=settings.base_image, image_map=load_image_map(settings.state_dir),
+            publish=publish, budget_sec=budget_sec)
+        try:
+            second = await grader.stage_ii(on_mutant)
+            third = await grader.stage_iii(on_mutant) if stage_iii else 0
+        finally:
+            await grader.close()
+        await grader.finish()
     except MutantStale as exc:
         raise StrengthFailed(f"{task.id}: a mutant no longer fits State A: {exc}") from exc
     except (StateAError, MutationUnavailable, StageFault, RunnerError, ImageMapError) as exc:
         raise StrengthFailed(f"{task.id}: {exc}") from exc
-    return campaign, added, graded
+    return campaign, added, second, third

@@ -4,7 +4,8 @@
 with side exits ``cancelled`` and ``infra_error`` from every non-final state. Grading may end
 early (``audit``/``behavioural`` → ``scored``: Stage III does not run when Stage I failed or
 Stage II is incomplete), and a scored run may be re-graded from ``audit``, ``behavioural`` or
-``verification``.
+``verification``. A strength mutant's run (``pending → verification → scored``) runs
+Stage III alone.
 """
 
 from __future__ import annotations
@@ -42,6 +43,10 @@ def _legal_pairs() -> frozenset[tuple[str, str]]:
     # Early end of grading: Stage III skipped (Stage I failed / Stage II incomplete / absent).
     pairs.add(("audit", "scored"))
     pairs.add(("behavioural", "scored"))
+    # A strength campaign's mutant (issue 36) is graded by Stage III alone: it is not a
+    # migration (no Stage I) and the campaign already graded its Stage II. Its run goes
+    # from pending straight to verification; no stage it did not run is passed through.
+    pairs.add(("pending", "verification"))
     for status in RUN_STATUSES:
         if status not in FINAL_STATUSES:
             for exit_ in SIDE_EXITS:

@@ -29,6 +29,10 @@ COLLECT = "collect"
 BEHAVIOURAL_PROGRESS = "behavioural_progress"
 NODE = "node"
 LOCAL_NODE = "local"
+STRENGTH = "strength"
+MUTANT_AGENT_PREFIX = "mutant:"
+"""A strength campaign's Stage III run of one mutant has agent ``mutant:<campaign>/<id>``;
+run lists, reports and resume leave such runs out unless asked for them by agent."""
 
 
 def _table(extra: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
@@ -268,3 +272,27 @@ class ModuleProgress:
         table = _table(extra, BEHAVIOURAL_PROGRESS) or {}
         found = {k: cls.of(v) for k, v in table.items()}
         return {k: v for k, v in found.items() if v is not None}
+
+
+@dataclass(frozen=True)
+class StrengthRef:
+    """``strength``: the run is Stage III of one mutant of a strength campaign (issue 36),
+    not an agent's submission; Stage I was skipped and Stage II graded by the campaign."""
+
+    campaign_id: str
+    mutant_id: str
+    key: str
+    describe: str
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+    @classmethod
+    def read(cls, extra: Mapping[str, Any]) -> StrengthRef | None:
+        t = _table(extra, STRENGTH)
+        if t is None:
+            return None
+        campaign, mutant = _str(t.get("campaign_id")), _str(t.get("mutant_id"))
+        if campaign is None or mutant is None:
+            return None
+        return cls(campaign, mutant, _str(t.get("key")) or "", _str(t.get("describe")) or "")

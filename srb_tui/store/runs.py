@@ -26,7 +26,7 @@ from srb_tui.store.convert import (
 from srb_tui.store.errors import IllegalTransition, RunNotFound, StoreError
 from srb_tui.store.lifecycle import FINAL_STATUSES, GRADING_STATUSES, is_legal, is_status
 from srb_tui.store.records import RunRecord, TransitionRecord
-from srb_tui.store.run_extra import LOCAL_NODE, NODE
+from srb_tui.store.run_extra import LOCAL_NODE, MUTANT_AGENT_PREFIX, NODE
 
 
 def _opt_text(value: Any, what: str) -> Any:
@@ -138,6 +138,10 @@ def run_filter_sql(
         clause, values = _in_clause(column, value, what)
         clauses.append(clause)
         params.extend(values)
+    if agent is None:
+        # a strength campaign's mutant runs are instrument measurements, not submissions
+        clauses.append("agent NOT LIKE ?")
+        params.append(MUTANT_AGENT_PREFIX + "%")
     if text:
         pattern = f"%{_escape_like(text)}%"
         columns = ("id", "task_id", "agent", "model", "phase", "notes", "harness_error")
@@ -483,11 +487,12 @@ class RunsMixin(StoreBase):
         return int(rows[0][0])
 
     async def live_runs(self) -> list[RunRecord]:
-        """Runs not in a final status, oldest first (what re-attach looks at on start-up)."""
+        """Runs not in a final status, oldest first (what re-attach looks at on start-up);
+        a strength campaign's mutant runs are its own to resume and are left out."""
         marks = ", ".join("?" for _ in FINAL_STATUSES)
         rows = await self._rows(
-            f"SELECT * FROM runs WHERE status NOT IN ({marks}) ORDER BY created_at, id",
-            sorted(FINAL_STATUSES),
+            f"SELECT * FROM runs WHERE status NOT IN ({marks}) AND agent NOT LIKE ? "
+            "ORDER BY created_at, id", (*sorted(FINAL_STATUSES), MUTANT_AGENT_PREFIX + "%"),
         )
         return [run_from_row(row) for row in rows]
 

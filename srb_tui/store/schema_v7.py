@@ -17,6 +17,7 @@ V7_STATEMENTS: tuple[str, ...] = (
             seed        INTEGER NOT NULL,
             panel       TEXT NOT NULL DEFAULT '[]',
             budget_sec  REAL,
+            baseline    TEXT,
             status      TEXT NOT NULL,
             created_at  TEXT NOT NULL,
             updated_at  TEXT NOT NULL

@@ -46,6 +46,9 @@ class StrengthCampaign:
     status: str
     created_at: str
     updated_at: str
+    baseline: tuple[str, ...] | None = None
+    """The scored checks State A with its source emptied passes (None: not graded yet); a
+    mutant that passes no other is invalid."""
 
 
 @dataclass(frozen=True)
@@ -157,7 +160,8 @@ class StrengthStore:
             id=row["id"], task_id=row["task_id"], task_path=row["task_path"],
             of_tree=row["of_tree"], asked=int(row["asked"]), seed=int(row["seed"]),
             panel=tuple(json.loads(row["panel"])), budget_sec=row["budget_sec"],
-            status=row["status"], created_at=row["created_at"], updated_at=row["updated_at"])
+            status=row["status"], created_at=row["created_at"], updated_at=row["updated_at"],
+            baseline=None if row["baseline"] is None else tuple(json.loads(row["baseline"])))
 
     async def campaigns(self, task_id: str | None = None) -> list[StrengthCampaign]:
         """Every strength campaign (of one task), newest first."""
@@ -176,6 +180,31 @@ class StrengthStore:
         async def job(conn: aiosqlite.Connection) -> None:
             await conn.execute("UPDATE strength_campaigns SET status = ?, updated_at = ? "
                                "WHERE id = ?", (status, utc_now(), campaign_id))
+
+        await self._store._write(job)
+
+    async def set_baseline(self, campaign_id: str, passed: Sequence[str]) -> None:
+        """The scored checks (``module::check``) the emptied State A passes."""
+
+        async def job(conn: aiosqlite.Connection) -> None:
+            await conn.execute("UPDATE strength_campaigns SET baseline = ?, updated_at = ? "
+                               "WHERE id = ?", (json.dumps(sorted(passed)), utc_now(),
+                                                campaign_id))
+
+        await self._store._write(job)
+
+    async def start_stage_iii(self, campaign_id: str, mutant_id: str, run_id: str) -> None:
+        """Name the run that grades a survivor by Stage III, before it starts (so a
+        resumed campaign finds a run a SIGKILL left behind and ends it)."""
+
+        async def job(conn: aiosqlite.Connection) -> None:
+            cursor = await conn.execute(
+                "UPDATE strength_mutants SET stage_iii_run = ?, updated_at = ? WHERE "
+                "campaign_id = ? AND mutant_id = ? AND stage_ii = 'survived'",
+                (run_id, utc_now(), campaign_id, mutant_id))
+            if cursor.rowcount != 1:
+                raise StoreError(f"strength {campaign_id}: {mutant_id} is not a Stage II "
+                                 "survivor of it")
 
         await self._store._write(job)
 

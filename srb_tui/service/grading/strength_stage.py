@@ -10,8 +10,11 @@ costs one copy of the tree and one stage container, as an identity run does.
 The outcome of one mutant, from the module rows of its suite run:
 
 - ``invalid``: the suite could not run (a stage error, a module that errored as a whole,
-  a build that failed), or every scored check failed or errored — a mutant that breaks
-  everything measures nothing and is counted apart;
+  a build that failed), or the mutant passes no scored check beyond those a State A that
+  cannot do anything passes (every source file emptied, or made to exit 1 at once: the
+  campaign's *baseline*, graded once): a mutant that stops the program from starting
+  fails the way a broken State A fails on everything, measures nothing and is counted
+  apart;
 - ``killed``: some scored check failed or errored (the first few are named);
 - ``survived``: every scored check passed — Stage III's panel gets it next.
 """
@@ -30,7 +33,7 @@ from srb_tui.schema import Task
 from srb_tui.service.grading.ladder_identity import record_identity
 from srb_tui.service.grading.stages.behavioural import checks_by_module
 from srb_tui.service.grading.stages.common import Publish, StageImages
-from srb_tui.strength.mutate import Mutant, apply_mutant
+from srb_tui.strength.mutate import Mutant, apply_mutant, source_files
 from srb_tui.strength.scores import INVALID, KILLED, SURVIVED
 
 NAMED_FAILURES = 5  # failing checks kept per killed mutant
@@ -55,9 +58,21 @@ class MutantStageII:
                 "duration_sec": self.duration_sec, "stage_i": STAGE_I_SKIPPED}
 
 
+def scored_checks(modules: Sequence[Mapping[str, Any]], envelope: Mapping[str, Any],
+                  verdicts: tuple[str, ...]) -> list[str]:
+    """``module::check`` of the scored modules' checks with one of ``verdicts``."""
+    weights = {str(m["id"]) for m in modules if float(m.get("weight") or 0.0) > 0}
+    return [f"{module}::{check.get('id')}"
+            for module, checks in checks_by_module(dict(envelope)).items()
+            if module in weights
+            for check in checks if check.get("verdict") in verdicts]
+
+
 def classify(mutant: str, status: str, modules: Sequence[Mapping[str, Any]],
-             envelope: Mapping[str, Any]) -> MutantStageII:
-    """The Stage II outcome of one mutant from its suite run (see the module doc)."""
+             envelope: Mapping[str, Any],
+             baseline: frozenset[str] | None = None) -> MutantStageII:
+    """The Stage II outcome of one mutant from its suite run (see the module doc);
+    ``baseline`` the checks a State A that cannot start passes."""
     scored_rows = [m for m in modules if float(m.get("weight") or 0.0) > 0]
     passed = sum(int(m.get("passed") or 0) for m in scored_rows)
     scored = sum(int(m.get("scored") or 0) for m in scored_rows)
@@ -78,13 +93,55 @@ def classify(mutant: str, status: str, modules: Sequence[Mapping[str, Any]],
     if not broken:
         return MutantStageII(mutant, SURVIVED, f"all {passed} scored checks passed",
                              passed=passed, scored=scored)
-    weights = {str(m["id"]) for m in scored_rows}
-    failing = [f"{module}::{check.get('id')}"
-               for module, checks in checks_by_module(dict(envelope)).items()
-               if module in weights
-               for check in checks if check.get("verdict") in ("fail", "error")]
+    if baseline is not None and set(scored_checks(modules, envelope, ("pass",))) <= baseline:
+        return MutantStageII(mutant, INVALID, f"it passes only what a State A that cannot "
+                             f"start passes ({passed} of {scored} scored checks): the "
+                             "mutant does not start", passed=passed, scored=scored)
+    failing = scored_checks(modules, envelope, ("fail", "error"))
     return MutantStageII(mutant, KILLED, f"{broken} of {scored} scored checks failed",
                          failing=failing[:NAMED_FAILURES], passed=passed, scored=scored)
+
+
+_CRASH = {
+    "python": 'import sys\nsys.stderr.write("srb strength baseline: cannot start\\n")\n'
+              "sys.exit(1)\n",
+    "javascript": 'process.stderr.write("srb strength baseline: cannot start\\n");\n'
+                  "process.exit(1);\n",
+}
+_CRASH["typescript"] = _CRASH["javascript"]
+
+
+def dead_tree(tree: Path, *, crash: bool) -> int:
+    """Make every source file the mutation engine would mutate do nothing: emptied, or
+    (``crash``) made to exit 1 with a line on stderr where the language runs from source
+    (a compiled language's emptied files do not build). A shebang line is kept. How many
+    files were changed."""
+    files = source_files(tree)
+    for rel, language in files:
+        path = tree / rel
+        first = path.read_bytes().split(b"\n", 1)[0]
+        shebang = first + b"\n" if first.startswith(b"#!") else b""
+        body = _CRASH.get(language, "") if crash else ""
+        path.write_bytes(shebang + body.encode())
+    return len(files)
+
+
+async def grade_baseline(engine: DockerEngine, task: Task, state_a: Path,
+                         images: StageImages, *, publish: Publish) -> list[str]:
+    """The scored checks a State A that cannot do anything passes: the union over two
+    suite runs like a mutant's, every source file emptied (the program exits at once) and
+    made to crash (it exits 1 with a line on stderr). A task's checks of error exits pass
+    there, and so would a mutant's that stops the program from starting."""
+    passed: set[str] = set()
+    for crash in (False, True):
+        with tempfile.TemporaryDirectory(prefix="srb-mutant-baseline-") as scratch:
+            tree = Path(scratch) / "tree"
+            shutil.copytree(state_a, tree, symlinks=True)
+            dead_tree(tree, crash=crash)
+            result = await record_identity(engine, task, state_a, publish=publish,
+                                           submission=tree, images=images, label="baseline")
+        passed.update(scored_checks(result.modules, result.envelope, ("pass",)))
+    return sorted(passed)
 
 
 async def grade_mutant_stage_ii(
@@ -95,6 +152,7 @@ async def grade_mutant_stage_ii(
     images: StageImages,
     *,
     publish: Publish,
+    baseline: frozenset[str] | None = None,
 ) -> MutantStageII:
     """Stage II of one mutant: a copy of State A with the mutant applied, graded against
     State A in the identity run's image. The copy is removed afterwards."""
@@ -106,6 +164,6 @@ async def grade_mutant_stage_ii(
                                        submission=tree, images=images, label="mutant")
     durations = [float(m["duration_sec"]) for m in result.modules
                  if isinstance(m.get("duration_sec"), int | float)]
-    out = classify(mutant.id, result.status, result.modules, result.envelope)
+    out = classify(mutant.id, result.status, result.modules, result.envelope, baseline)
     out.duration_sec = sum(durations) if durations else None
     return out

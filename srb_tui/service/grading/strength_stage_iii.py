@@ -1,0 +1,87 @@
+"""Stage III of a strength campaign: the task's adversary panel on one Stage II survivor
+(issue 36).
+
+The survivor is graded as a submission would be at Stage III — the verification image
+(built once for the campaign), State A as the original, the mutant as the submission,
+every adversary with its budget — under a run of its own, so its rounds and
+counterexamples are ordinary records the Run and Counterexamples screens open and ``R``
+re-runs. That run's agent is ``mutant:<campaign>/<mutant>`` and its ``extra.strength``
+says what it is; it goes ``pending → verification → scored`` (Stage I skipped: a mutant is
+not a migration; Stage II graded by the campaign), and run lists, reports and resume leave
+it out. A fresh stage container per survivor: nothing is shared between mutants but the
+image.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from srb_tui.gateway import Gateway
+from srb_tui.grader.envelope import atomic_write_json
+from srb_tui.runner import DockerEngine
+from srb_tui.schema import Task
+from srb_tui.service.grading.stages.common import Publish, StageImages
+from srb_tui.service.grading.stages.verification import DEFAULT_PARALLEL, run_verification
+from srb_tui.service.grading.strength_stage import STAGE_I_SKIPPED
+from srb_tui.store import Store
+from srb_tui.strength.mutate import Mutant, apply_mutant
+
+Catches = dict[str, tuple[str, int | None]]
+"""adversary → (its round's outcome: broken | survived | error, the first upheld
+counterexample's id when it broke the mutant)."""
+
+
+async def grade_survivor(
+    *,
+    engine: DockerEngine,
+    store: Store,
+    run_id: str,
+    task: Task,
+    state_a: Path,
+    mutant: Mutant,
+    images: StageImages,
+    run_dir: Path,
+    publish: Publish,
+    budget_sec: float | None = None,
+    max_parallel: int = DEFAULT_PARALLEL,
+    environ: Mapping[str, str] | None = None,
+    gateway: Gateway | None = None,
+) -> Catches:
+    """Run the panel on ``mutant`` under ``run_id`` (a pending run) and end the run
+    scored; what each adversary did."""
+    await store.transition(run_id, "verification",
+                           f"Stage III of strength mutant {mutant.id}; {STAGE_I_SKIPPED}; "
+                           "Stage II survived in its campaign")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f"srb-mutant-{mutant.id}-") as scratch:
+        tree = Path(scratch) / "tree"
+        shutil.copytree(state_a, tree, symlinks=True)
+        apply_mutant(tree, mutant)
+        outcome = await run_verification(
+            engine=engine, store=store, run_id=run_id, task=task, original=state_a,
+            submission=tree, run_dir=run_dir, images=images, publish=publish,
+            budget_override=budget_sec, max_parallel=max_parallel, environ=environ,
+            gateway=gateway)
+    env = outcome.envelope
+    atomic_write_json(run_dir / "verification.json", env)
+    duration = env.get("duration_sec")
+    await store.record_stage_result(
+        run_id, "verification", outcome.status,
+        started_at=str(env.get("started_at")) if env.get("started_at") else None,
+        duration_sec=float(duration) if isinstance(duration, int | float) else None,
+        result=env)
+    first: dict[str, int] = {}
+    for record in await store.counterexamples(run_id):
+        if record.verdict == "upheld":
+            first.setdefault(record.adversary_id, record.id)
+    catches: Catches = {
+        name: (result, first.get(name) if result == "broken" else None)
+        for name, result in outcome.adversaries.items()}
+    caught = sorted(name for name, (result, _) in catches.items() if result == "broken")
+    await store.transition(run_id, "scored",
+                           f"strength mutant {mutant.id}: caught by "
+                           f"{', '.join(caught) if caught else 'no adversary'}")
+    return catches

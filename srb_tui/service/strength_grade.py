@@ -1,0 +1,160 @@
+"""Grading a strength campaign's mutants (issue 36): Stage II of every mutant without an
+outcome, then the adversary panel on every Stage II survivor without a Stage III verdict.
+
+One :class:`StrengthGrader` per campaign sitting: one :class:`StageImages`, so the
+verification image (State A's toolchain, where Stage II of a mutant and Stage III both run)
+is built or found once, and State A is extracted once by the caller — nothing is rebuilt
+per mutant. Every outcome is stored as it ends, so a SIGKILL loses at most the mutant in
+flight; a Stage III run a SIGKILL left behind is ended as abandoned on resume and its
+survivor is graded again in a fresh run (a fresh world for every run).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from srb_tui.config import DEFAULT_BASE_IMAGE
+from srb_tui.runner import DockerEngine
+from srb_tui.schema import Task
+from srb_tui.service.grading.ladder_identity import identity_stage
+from srb_tui.service.grading.stages.common import StageImages
+from srb_tui.service.grading.strength_stage import (
+    STAGE_I_SKIPPED,
+    grade_baseline,
+    grade_mutant_stage_ii,
+)
+from srb_tui.service.grading.strength_stage_iii import Catches, grade_survivor
+from srb_tui.store import Store
+from srb_tui.store.lifecycle import is_final
+from srb_tui.store.run_extra import MUTANT_AGENT_PREFIX, STRENGTH, StrengthRef
+from srb_tui.store.strength import MutantRow
+from srb_tui.strength.mutate import Mutant
+
+OnMutant = Callable[[MutantRow, str], None]
+"""Told of each mutant as a stage ends for it: the row and what happened (an outcome)."""
+
+
+def mutant_agent(campaign_id: str, mutant_id: str) -> str:
+    return f"{MUTANT_AGENT_PREFIX}{campaign_id}/{mutant_id}"
+
+
+@dataclass
+class StrengthGrader:
+    """The stages of one strength campaign over one extracted State A."""
+
+    store: Store
+    engine: DockerEngine
+    task: Task
+    state_a: Path
+    campaign_id: str
+    runs_dir: Path
+    base_image: str = DEFAULT_BASE_IMAGE
+    image_map: Mapping[str, str] | None = None
+    publish: Callable[[object], None] = lambda event: None
+    budget_sec: float | None = None
+    _images: StageImages | None = field(default=None, init=False)
+
+    def images(self) -> StageImages:
+        if self._images is None:
+            self._images = StageImages(self.engine, self.task, self.base_image, self.publish,
+                                       run_id=self.campaign_id, image_map=self.image_map)
+        return self._images
+
+    async def close(self) -> None:
+        if self._images is not None:
+            await self._images.settle()
+
+    async def baseline(self) -> frozenset[str]:
+        """The checks a State A that cannot start passes: stored once per campaign."""
+        campaign = await self.store.strength.campaign(self.campaign_id)
+        if campaign is not None and campaign.baseline is not None:
+            return frozenset(campaign.baseline)
+        passed = await grade_baseline(self.engine, self.task, self.state_a, self.images(),
+                                      publish=self.publish)
+        await self.store.strength.set_baseline(self.campaign_id, passed)
+        return frozenset(passed)
+
+    async def stage_ii(self, on_mutant: OnMutant | None = None) -> int:
+        """Stage II of every mutant without an outcome; how many were graded."""
+        rows = [r for r in await self.store.strength.mutants(self.campaign_id)
+                if r.stage_ii is None]
+        if not rows:
+            return 0
+        await self.store.strength.set_status(self.campaign_id, "running")
+        await self.images().get(identity_stage(self.task))
+        baseline = await self.baseline()
+        for row in rows:
+            result = await grade_mutant_stage_ii(
+                self.engine, self.task, self.state_a, Mutant.from_json(row.doc),
+                self.images(), publish=self.publish, baseline=baseline)
+            await self.store.strength.record_stage_ii(self.campaign_id, row.mutant_id,
+                                                      result.outcome, result.to_json())
+            if on_mutant is not None:
+                on_mutant(row, result.outcome)
+        return len(rows)
+
+    async def stage_iii(self, on_mutant: OnMutant | None = None) -> int:
+        """The panel on every survivor without a Stage III verdict (an equivalent-marked
+        one is not spent on); how many were graded."""
+        campaign = await self.store.strength.campaign(self.campaign_id)
+        if campaign is None or not campaign.panel:
+            return 0
+        rows = [r for r in await self.store.strength.mutants(self.campaign_id)
+                if r.stage_ii == "survived" and not r.stage_iii_done and r.equivalent is None]
+        if rows:
+            await self.store.strength.set_status(self.campaign_id, "running")
+        for row in rows:
+            await self._abandon(row)
+            run_id, catches = await self._survivor(row)
+            await self.store.strength.record_stage_iii(
+                self.campaign_id, row.mutant_id, run_id, catches)
+            if on_mutant is not None:
+                caught = sorted(a for a, (outcome, _) in catches.items() if outcome == "broken")
+                on_mutant(row, "caught by " + ", ".join(caught) if caught else "uncaught")
+        return len(rows)
+
+    async def _abandon(self, row: MutantRow) -> None:
+        if row.stage_iii_run is None:
+            return
+        old = await self.store.get_run(row.stage_iii_run)
+        if old is not None and not is_final(old.status):
+            await self.store.transition(
+                old.id, "infra_error", "abandoned: its strength campaign was resumed; the "
+                "survivor is graded again in a fresh run")
+
+    async def _survivor(self, row: MutantRow) -> tuple[str, Catches]:
+        mutant = Mutant.from_json(row.doc)
+        run = await self.store.create_run(
+            task_id=self.task.id, task_path=str(self.task.dir),
+            agent=mutant_agent(self.campaign_id, row.mutant_id),
+            notes=[STAGE_I_SKIPPED, f"strength mutant {mutant.describe()}"],
+            extra={STRENGTH: StrengthRef(self.campaign_id, row.mutant_id, row.key,
+                                         mutant.describe()).to_json()})
+        await self.store.strength.start_stage_iii(self.campaign_id, row.mutant_id, run.id)
+        try:
+            return run.id, await grade_survivor(
+                engine=self.engine, store=self.store, run_id=run.id, task=self.task,
+                state_a=self.state_a, mutant=mutant, images=self.images(),
+                run_dir=self.runs_dir / run.id, publish=self.publish,
+                budget_sec=self.budget_sec)
+        except BaseException as exc:
+            now = await self.store.get_run(run.id)
+            if now is not None and not is_final(now.status):
+                await self.store.transition(run.id, "infra_error",
+                                            f"strength Stage III failed: {exc!r}"[:500])
+            raise
+
+    async def finish(self) -> str:
+        """The campaign's status after this sitting: done when every mutant has its Stage II
+        outcome and every survivor not marked equivalent its Stage III verdict."""
+        campaign = await self.store.strength.campaign(self.campaign_id)
+        rows = await self.store.strength.mutants(self.campaign_id)
+        panel = bool(campaign and campaign.panel)
+        left = [r for r in rows if r.stage_ii is None or (
+            panel and r.stage_ii == "survived" and not r.stage_iii_done
+            and r.equivalent is None)]
+        status = "stopped" if left else "done"
+        await self.store.strength.set_status(self.campaign_id, status)
+        return status
