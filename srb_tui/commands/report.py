@@ -8,7 +8,8 @@ figures as PDF and PNG. Table 3i gives every configuration's score, acceptance a
 behavioural pass rate with 95% intervals; ``--compare A B [--metric M]`` gives instead the
 paired difference of two configurations (or models) over the tasks both ran. Runs graded by
 different grader builds, or of a task whose directory differed, are refused unless
-``--mixed`` (then the report says how many of each it pooled).
+``--mixed`` (then the report says how many of each it pooled). ``--strength`` reports the
+strength campaigns of ``srb tasks strength`` instead (:mod:`report_strength`).
 """
 
 from __future__ import annotations
@@ -21,12 +22,14 @@ from typing import Any
 
 from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.output import Output
+from srb_tui.commands.report_strength import strength_body
 from srb_tui.config import Settings
 from srb_tui.reports import FORMATS, TABLE_IDS, build_report, load_runs, render
 from srb_tui.reports.plots import FiguresUnavailable
 from srb_tui.reports.pooling import pool_of
 from srb_tui.reports.records import ReportRun
 from srb_tui.reports.stats import StatsUnavailable
+from srb_tui.reports.strength import STRENGTH_TABLE_IDS
 from srb_tui.reports.task_facts import task_facts
 from srb_tui.reports.uncertainty import compare_report, select
 from srb_tui.service.views.runs_table import parse_filter
@@ -40,8 +43,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--campaign", metavar="NAME", help="only this campaign's cells")
     p.add_argument("--format", choices=FORMATS, default=None,
                    help="md (default), csv, json, latex or html")
-    p.add_argument("--table", action="append", choices=TABLE_IDS, metavar="ID",
-                   help=f"only these tables ({', '.join(TABLE_IDS)})")
+    p.add_argument("--table", action="append", choices=(*TABLE_IDS, *STRENGTH_TABLE_IDS),
+                   metavar="ID", help=f"only these tables ({', '.join(TABLE_IDS)}; with "
+                   f"--strength: {', '.join(STRENGTH_TABLE_IDS)})")
     p.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
     p.add_argument("--json", action="store_true",
                    help="same as --format json (one JSON document; conflicts with another "
@@ -57,6 +61,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--mixed", action="store_true",
                    help="pool runs graded by different grader builds or of different task "
                         "digests (refused otherwise); the report says how many of each")
+    p.add_argument("--strength", action="store_true",
+                   help="the instrument strength of tasks from `srb tasks strength` "
+                        "campaigns (task: filter words and --campaign ID select)")
     p.set_defaults(handler=cmd_report)
 
 
@@ -102,6 +109,8 @@ def cmd_report(args: argparse.Namespace, settings: Settings, out: Output) -> int
         return codes.NOT_FOUND
 
     async def body() -> int:
+        if args.strength:
+            return await strength_body(args, settings, out, flt, fmt_name)
         async with await Store.open(settings.db_path) as store:
             loaded = await load_selection(store, settings, args.campaign, flt.kwargs(), out)
             if loaded is None:

@@ -40,6 +40,20 @@ def add_strength_parser(tsub: Any) -> None:
     p.set_defaults(handler=cmd_strength)
 
 
+def _quiet(publish: Any) -> Any:
+    """Only what is not per-mutant chatter: image builds and faults (each mutant's line is
+    printed by the campaign; a stage's module-by-module progress would bury it)."""
+
+    def filtered(event: object) -> None:
+        message = str(getattr(event, "message", ""))
+        if message.startswith(("behavioural:", "verification:")) and \
+                "image" not in message:
+            return
+        publish(event)
+
+    return filtered
+
+
 def _seconds(text: str) -> float:
     try:
         value = float(text)
@@ -69,7 +83,7 @@ async def _strength(args: argparse.Namespace, settings: Settings, out: Output
             campaign, added, graded, panelled = await strength.run_campaign(
                 services, task, asked=args.mutants, seed=args.seed,
                 stage_iii=args.stage_iii, budget_sec=args.budget,
-                publish=_progress_printer(out), on_mutant=said)
+                publish=_quiet(_progress_printer(out)), on_mutant=said)
         except EngineUnreachable as exc:
             raise CommandError(str(exc), codes.INFRA) from exc
         except strength.StrengthFailed as exc:

@@ -58,6 +58,7 @@ def add_parser(sub: Any) -> None:
     from srb_tui.commands.authoring import add_new_parser
     from srb_tui.commands.grading import add_record_parser
     from srb_tui.commands.strength import add_mutants_parser
+    from srb_tui.commands.strength_mark import add_equivalent_parser
     from srb_tui.commands.strength_run import add_strength_parser
 
     add_record_parser(tsub)
@@ -65,6 +66,7 @@ def add_parser(sub: Any) -> None:
     add_probe_parser(tsub)
     add_mutants_parser(tsub)
     add_strength_parser(tsub)
+    add_equivalent_parser(tsub)
 
 
 def problem_json(p: Problem) -> dict[str, Any]:

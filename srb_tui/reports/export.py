@@ -14,7 +14,7 @@ import io
 import json
 from collections.abc import Sequence
 
-from srb_tui.reports.model import Cell, Report, Table, fmt
+from srb_tui.reports.model import Cell, Report, Table, counts_line, fmt
 
 FORMATS = ("md", "csv", "json", "latex", "html")
 
@@ -35,12 +35,7 @@ def _md_escape(text: str) -> str:
 
 def to_markdown(report: Report, only: Sequence[str] | None = None) -> str:
     lines = [f"# {report.title}", "", f"Selection: {report.selection}", ""]
-    c = report.counts
-    lines.append(
-        f"{c.get('runs', 0)} runs: {c.get('counted', 0)} counted, "
-        f"{c.get('invalid', 0)} invalid (excluded), {c.get('cancelled', 0)} cancelled, "
-        f"{c.get('unfinished', 0)} unfinished; {c.get('imported', 0)} imported."
-    )
+    lines.append(counts_line(report.counts))
     for note in report.notes:
         lines += ["", f"*{note}*"]
     for table in _tables(report, only):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from srb_tui.reports.model import Cell, Report, Table, fmt
+from srb_tui.reports.model import Cell, Report, Table, counts_line, fmt
 
 STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 72em;
@@ -47,19 +47,16 @@ def _table(table: Table) -> list[str]:
 
 def to_html(report: Report, only: Sequence[str] | None = None) -> str:
     """The page: title, counts, the figures (inline SVG), then every table."""
-    from srb_tui.reports.plots import FIGURE_IDS, figure_svgs
+    from srb_tui.reports.plots import figure_ids, figure_svgs
 
     tables = report.tables if not only else [report.table(t) for t in only]
     c = report.counts
     out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
            f"<title>{escape(report.title)}</title>", f"<style>{STYLE}</style>", "</head>",
            "<body>", f"<h1>{escape(report.title)}</h1>",
-           f"<p>Selection: {escape(report.selection)}. {c.get('runs', 0)} runs: "
-           f"{c.get('counted', 0)} counted, {c.get('invalid', 0)} invalid (excluded), "
-           f"{c.get('cancelled', 0)} cancelled, {c.get('unfinished', 0)} unfinished; "
-           f"{c.get('imported', 0)} imported.</p>",
+           f"<p>Selection: {escape(report.selection)}. {counts_line(c)}</p>",
            *(f'<p class="note">{escape(note)}</p>' for note in report.notes)]
-    wanted = [f for f in FIGURE_IDS if not only or f in only]
+    wanted = [f for f in figure_ids(report) if not only or f in only]
     if wanted:
         svgs = figure_svgs(report)
         out.append('<section id="figures"><h2>Figures</h2>')

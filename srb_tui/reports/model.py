@@ -90,6 +90,15 @@ class Report:
         }
 
 
+def counts_line(c: dict[str, int]) -> str:
+    """What a report counts, in one sentence: its runs, or a strength report's campaigns."""
+    if "campaigns" in c and "runs" not in c:
+        return f"{c['campaigns']} strength campaigns, {c.get('mutants', 0)} mutants."
+    return (f"{c.get('runs', 0)} runs: {c.get('counted', 0)} counted, {c.get('invalid', 0)} "
+            f"invalid (excluded), {c.get('cancelled', 0)} cancelled, "
+            f"{c.get('unfinished', 0)} unfinished; {c.get('imported', 0)} imported.")
+
+
 def fmt(value: Cell, kind: str) -> str:
     """A cell as text for Markdown, LaTeX and the screens."""
     if value is None:

@@ -1,7 +1,8 @@
 """The paper's figures drawn with matplotlib from a Report's tables: Figure 5a (how far
 migrated runs get on the fixed suite), Figure 5b (verifiers that found no counterexample),
 Figure 6 (break rate per verifier, coloured by model, annotated with effort) and Table 2's
-funnel as stacked bars per configuration.
+funnel as stacked bars per configuration; for a strength report (issue 36), the catch rate
+per adversary and the retire-k curve.
 
 ``write_figures(report, folder)`` saves each as PDF and PNG plus ``ID.json``: the numbers
 read back from the drawn artists (bar labels and heights, the series, title and axis
@@ -27,8 +28,17 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 FIGURE_IDS = ("figure5a", "figure5b", "figure6", "table2")
+STRENGTH_FIGURE_IDS = ("strength-adversaries", "strength-retire")
 FILE_STEMS = {"figure5a": "figure5a-fixed-suite", "figure5b": "figure5b-survivors",
-              "figure6": "figure6-verifiers", "table2": "table2-funnel"}
+              "figure6": "figure6-verifiers", "table2": "table2-funnel",
+              "strength-adversaries": "strength-catch-rate",
+              "strength-retire": "strength-retire-k"}
+
+
+def figure_ids(report: Report) -> tuple[str, ...]:
+    """The figures ``report`` has tables for: the paper's, or a strength report's."""
+    have = {t.id for t in report.tables}
+    return tuple(f for f in (*FIGURE_IDS, *STRENGTH_FIGURE_IDS) if f in have)
 # Stage colours of Table 2 (Stage I, II, III, accepted) — the paper's legend order.
 FUNNEL = (("audit_fail", "Stage I fail", "#c0504d"), ("blindness", "Blindness", "#e6a09e"),
           ("behavioural_fail", "Stage II fail", "#e8a33d"),
@@ -187,11 +197,57 @@ def _funnel(ax: Axes, table: Table) -> None:
         _empty(ax)
 
 
+def _campaigns(table: Table) -> list[str]:
+    return list(dict.fromkeys(str(v) for v in table.column("campaign")))
+
+
+def _catch_rates(ax: Axes, table: Table) -> None:
+    """Strength: catch rate per adversary, one bar series per campaign."""
+    adversaries = list(dict.fromkeys(str(v) for v in table.column("adversary")))
+    campaigns = _campaigns(table)
+    width = 0.8 / max(1, len(campaigns))
+    rate = {(str(r[1]), str(r[0])): _num(r[4]) for r in table.rows}
+    for index, campaign in enumerate(campaigns):
+        rates = [rate.get((campaign, a), 0.0) for a in adversaries]
+        xs = [i + (index - (len(campaigns) - 1) / 2) * width for i in range(len(adversaries))]
+        bars = ax.bar(xs, rates, width=width, label=campaign,
+                      color=OTHER_COLOURS[index % len(OTHER_COLOURS)])
+        _labels(ax, bars, [f"{r:.0f}%" for r in rates])
+    ax.set_xticks(range(len(adversaries)), adversaries, rotation=20, ha="right", fontsize=7)
+    ax.set_ylabel("Survivors caught (%)")
+    ax.set_ylim(0, 115)
+    if len(campaigns) > 1:
+        ax.legend(frameon=False, fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    if not adversaries:
+        _empty(ax)
+
+
+def _retire_k(ax: Axes, table: Table) -> None:
+    """Strength: survivors let through as the k strongest adversaries are retired, with the
+    best and worst choice of k as a band."""
+    for index, campaign in enumerate(_campaigns(table)):
+        rows = [r for r in table.rows if r[1] == campaign]
+        ks = [int(_num(r[0])) for r in rows]
+        colour = OTHER_COLOURS[index % len(OTHER_COLOURS)]
+        ax.fill_between(ks, [_num(r[3]) for r in rows], [_num(r[4]) for r in rows],
+                        color=colour, alpha=0.15, linewidth=0)
+        ax.plot(ks, [_num(r[2]) for r in rows], marker="o", color=colour, label=campaign)
+    ax.set_xlabel("Adversaries retired (k), strongest first")
+    ax.set_ylabel("Survivors let through")
+    _whole(ax.xaxis)
+    _whole(ax.yaxis)
+    ax.legend(frameon=False, fontsize=6, loc="upper left")
+    if not table.rows:
+        _empty(ax)
+
+
 DRAW: dict[str, tuple[str, Callable[[Axes, Table], None]]] = {
     "figure5a": ("Figure 5a · How far migrated runs get on the fixed suite", _levels),
     "figure5b": ("Figure 5b · Verifiers that found no counterexample", _survivors),
     "figure6": ("Figure 6 · Break rate of each verifier", _verifiers),
     "table2": ("Table 2 · Where each run stops", _funnel),
+    "strength-adversaries": ("Instrument strength · catch rate per adversary", _catch_rates),
+    "strength-retire": ("Instrument strength · retire-k curve", _retire_k),
 }
 
 
@@ -215,7 +271,7 @@ def _draw(report: Report, figure_id: str) -> Figure:
     height = max(3.2, 0.35 * rows + 1.6) if figure_id == "table2" else 3.4
     fig, ax = plt.subplots(figsize=(6.8, height), layout="constrained")
     draw(ax, table)
-    n = _runs_in(table)
+    n = _runs_in(table) if figure_id in FIGURE_IDS else None
     ax.set_title(title + (f" (n = {n} runs)" if n is not None else ""), loc="left",
                  fontsize=10, fontweight="bold", pad=12 if figure_id == "table2" else 6)
     # The selection as the figure's caption, inside the layout (a text at (0, 0) was cut).
@@ -253,7 +309,7 @@ def write_figures(report: Report, folder: Path) -> list[Path]:
     plt = _pyplot()
     folder.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    for figure_id in FIGURE_IDS:
+    for figure_id in figure_ids(report):
         fig = _draw(report, figure_id)
         stem = folder / FILE_STEMS[figure_id]
         for suffix, dpi in ((".pdf", "figure"), (".png", 300)):
@@ -271,7 +327,7 @@ def figure_svgs(report: Report) -> dict[str, str]:
     """Every figure as an inline SVG document (the HTML page's figures)."""
     plt = _pyplot()
     found: dict[str, str] = {}
-    for figure_id in FIGURE_IDS:
+    for figure_id in figure_ids(report):
         fig = _draw(report, figure_id)
         buffer = io.StringIO()
         fig.savefig(buffer, format="svg")

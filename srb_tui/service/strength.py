@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING
 
 from srb_tui.schema import Task
 from srb_tui.service.strength_grade import OnMutant, StrengthGrader
+from srb_tui.service.views.strength import outcomes
 from srb_tui.store import Store
-from srb_tui.store.strength import MutantRow, StrengthCampaign
-from srb_tui.strength.mutate import Mutant, sample_mutants
-from srb_tui.strength.scores import MutantOutcome, StrengthFigures, figures
+from srb_tui.store.strength import StrengthCampaign
+from srb_tui.strength.mutate import Mutant, mutant_diff, sample_mutants
+from srb_tui.strength.scores import StrengthFigures, figures
 
 if TYPE_CHECKING:
     from srb_tui.service.app import Services
@@ -48,21 +49,8 @@ async def plan(store: Store, task: Task, tree: Path, *, asked: int, seed: int,
     return await store.strength.plan(
         campaign_id_for(task.id, of_tree, asked, seed), task_id=task.id,
         task_path=str(task.dir), of_tree=of_tree, asked=asked, seed=seed,
-        panel=panel_of(task), budget_sec=budget_sec, mutants=[m.to_json() for m in chosen])
-
-
-def outcomes(rows: Sequence[MutantRow]) -> list[MutantOutcome]:
-    """The scored outcomes of the graded mutants (ungraded ones are left out)."""
-    out = []
-    for row in rows:
-        if row.stage_ii is None:
-            continue
-        caught = None
-        if row.stage_iii_done:
-            caught = frozenset(a for a, o in row.catches.items() if o == "broken")
-        out.append(MutantOutcome(row.mutant_id, row.stage_ii, caught,
-                                 row.equivalent is not None))
-    return out
+        panel=panel_of(task), budget_sec=budget_sec,
+        mutants=[{**m.to_json(), "diff": mutant_diff(tree, m)} for m in chosen])
 
 
 async def campaign_figures(store: Store, campaign_id: str) -> StrengthFigures:

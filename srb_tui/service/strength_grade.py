@@ -20,11 +20,8 @@ from srb_tui.runner import DockerEngine
 from srb_tui.schema import Task
 from srb_tui.service.grading.ladder_identity import identity_stage
 from srb_tui.service.grading.stages.common import StageImages
-from srb_tui.service.grading.strength_stage import (
-    STAGE_I_SKIPPED,
-    grade_baseline,
-    grade_mutant_stage_ii,
-)
+from srb_tui.service.grading.strength_baseline import Baseline, grade_baseline
+from srb_tui.service.grading.strength_stage import STAGE_I_SKIPPED, grade_mutant_stage_ii
 from srb_tui.service.grading.strength_stage_iii import Catches, grade_survivor
 from srb_tui.store import Store
 from srb_tui.store.lifecycle import is_final
@@ -54,6 +51,7 @@ class StrengthGrader:
     image_map: Mapping[str, str] | None = None
     publish: Callable[[object], None] = lambda event: None
     budget_sec: float | None = None
+    time_limit_sec: float | None = None  # a mutant's Stage II (default: the baseline's)
     _images: StageImages | None = field(default=None, init=False)
 
     def images(self) -> StageImages:
@@ -66,15 +64,18 @@ class StrengthGrader:
         if self._images is not None:
             await self._images.settle()
 
-    async def baseline(self) -> frozenset[str]:
-        """The checks a State A that cannot start passes: stored once per campaign."""
+    async def baseline(self) -> Baseline:
+        """State A's own suite run and what a State A that cannot start passes: graded once
+        per campaign and stored."""
         campaign = await self.store.strength.campaign(self.campaign_id)
         if campaign is not None and campaign.baseline is not None:
-            return frozenset(campaign.baseline)
-        passed = await grade_baseline(self.engine, self.task, self.state_a, self.images(),
-                                      publish=self.publish)
-        await self.store.strength.set_baseline(self.campaign_id, passed)
-        return frozenset(passed)
+            stored = Baseline.from_json(campaign.baseline)
+            if stored is not None:
+                return stored
+        found = await grade_baseline(self.engine, self.task, self.state_a, self.images(),
+                                     publish=self.publish)
+        await self.store.strength.set_baseline(self.campaign_id, found.to_json())
+        return found
 
     async def stage_ii(self, on_mutant: OnMutant | None = None) -> int:
         """Stage II of every mutant without an outcome; how many were graded."""
@@ -88,7 +89,8 @@ class StrengthGrader:
         for row in rows:
             result = await grade_mutant_stage_ii(
                 self.engine, self.task, self.state_a, Mutant.from_json(row.doc),
-                self.images(), publish=self.publish, baseline=baseline)
+                self.images(), publish=self.publish, baseline=baseline,
+                time_limit_sec=self.time_limit_sec)
             await self.store.strength.record_stage_ii(self.campaign_id, row.mutant_id,
                                                       result.outcome, result.to_json())
             if on_mutant is not None:

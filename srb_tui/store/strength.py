@@ -46,9 +46,9 @@ class StrengthCampaign:
     status: str
     created_at: str
     updated_at: str
-    baseline: tuple[str, ...] | None = None
-    """The scored checks State A with its source emptied passes (None: not graded yet); a
-    mutant that passes no other is invalid."""
+    baseline: dict[str, Any] | None = None
+    """What the mutants are measured against (State A's own suite run, the checks a State A
+    that cannot start passes), as the service wrote it; None: not graded yet."""
 
 
 @dataclass(frozen=True)
@@ -161,7 +161,7 @@ class StrengthStore:
             of_tree=row["of_tree"], asked=int(row["asked"]), seed=int(row["seed"]),
             panel=tuple(json.loads(row["panel"])), budget_sec=row["budget_sec"],
             status=row["status"], created_at=row["created_at"], updated_at=row["updated_at"],
-            baseline=None if row["baseline"] is None else tuple(json.loads(row["baseline"])))
+            baseline=_json(row["baseline"]))
 
     async def campaigns(self, task_id: str | None = None) -> list[StrengthCampaign]:
         """Every strength campaign (of one task), newest first."""
@@ -183,12 +183,12 @@ class StrengthStore:
 
         await self._store._write(job)
 
-    async def set_baseline(self, campaign_id: str, passed: Sequence[str]) -> None:
-        """The scored checks (``module::check``) the emptied State A passes."""
+    async def set_baseline(self, campaign_id: str, doc: Mapping[str, Any]) -> None:
+        """Store the campaign's baseline document (the service's shape)."""
 
         async def job(conn: aiosqlite.Connection) -> None:
             await conn.execute("UPDATE strength_campaigns SET baseline = ?, updated_at = ? "
-                               "WHERE id = ?", (json.dumps(sorted(passed)), utc_now(),
+                               "WHERE id = ?", (json.dumps(dict(doc)), utc_now(),
                                                 campaign_id))
 
         await self._store._write(job)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from srb_tui.service.grading.strength_baseline import Baseline
 from srb_tui.service.grading.strength_stage import STAGE_I_SKIPPED, classify
 
 
@@ -41,3 +42,28 @@ def test_a_mutant_that_breaks_everything_or_cannot_run_is_invalid() -> None:
     assert whole.outcome == "invalid" and "io errored as a whole" in whole.reason
     stage = classify("m005", "error", [], {"notes": ["the image has no python3"]})
     assert stage.outcome == "invalid" and "the image has no python3" in stage.reason
+
+
+def test_the_baseline_forgives_what_state_a_fails_and_finds_a_mutant_that_cannot_start(
+) -> None:
+    base = Baseline(10.0, frozenset({"cli::stale"}), frozenset({"cli::ok-1"}))
+    assert base.limit_sec == 60.0
+    assert Baseline.from_json(base.to_json()) == base and Baseline.from_json({}) is None
+    # a check State A fails itself (a stale expectation) kills no mutant
+    doc = _doc(("cli", "stale"))
+    got = classify("m006", "ok", [_row("cli", 1, 9, failed=1)], doc, base)
+    assert got.outcome == "survived" and "1 State A fails itself" in got.reason
+    assert classify("m006", "ok", [_row("cli", 1, 9, failed=1)], doc).outcome == "killed"
+    # passing only what a dead State A passes (an error exit) is not a kill: invalid
+    dead = classify("m007", "ok", [_row("cli", 1, 1, failed=2)],
+                    _doc(("cli", "case-1"), ("cli", "case-2")), base)
+    assert dead.outcome == "invalid" and "cannot start" in dead.reason
+    # one more pass than the dead trees: a kill, with the stale check left out of it
+    alive = {"units": [], "checks": [
+        {"module": "cli", "id": "ok-1", "verdict": "pass"},
+        {"module": "cli", "id": "ok-2", "verdict": "pass"},
+        {"module": "cli", "id": "stale", "verdict": "fail"},
+        {"module": "cli", "id": "case-3", "verdict": "fail"}]}
+    kill = classify("m008", "ok", [_row("cli", 1, 2, failed=2)], alive, base)
+    assert (kill.outcome, kill.failing, kill.reason) == (
+        "killed", ["cli::case-3"], "1 of 4 scored checks failed")

@@ -15,7 +15,8 @@ import pytest_asyncio
 from srb_tui.runner import DockerEngine, RunnerPool
 from srb_tui.schema import Task, load_task
 from srb_tui.service.grading.stages.common import StageImages
-from srb_tui.service.grading.strength_stage import grade_baseline, grade_mutant_stage_ii
+from srb_tui.service.grading.strength_baseline import grade_baseline
+from srb_tui.service.grading.strength_stage import grade_mutant_stage_ii
 from srb_tui.sources import prepare_state_a
 from srb_tui.strength.mutate import Mutant
 
@@ -73,11 +74,12 @@ def _stderr_wording(state_a: Path, mid: str) -> Mutant:
 @pytest.mark.asyncio(loop_scope="module")
 async def test_killed_survived_and_invalid_mutants(setup: Setup) -> None:
     engine, task, state_a, images = setup
-    baseline = frozenset(await grade_baseline(engine, task, state_a, images,
-                                              publish=lambda event: None))
-    # a State A that cannot start still passes the checks of an error exit (exit 1, nothing
-    # on stdout), and no others
-    assert baseline and all("::" in name for name in baseline)
+    baseline = await grade_baseline(engine, task, state_a, images,
+                                    publish=lambda event: None)
+    # State A passes its own suite here; a State A that cannot start still passes the
+    # checks of an error exit (exit 1, nothing on stdout), and no others
+    assert not baseline.state_a_failing and baseline.state_a_sec > 0
+    assert baseline.dead_passes and all("::" in name for name in baseline.dead_passes)
     border = _by_hand(state_a, "m001", "csvtab/render.py", '"|")', '"!")')
     control = _control(state_a, "m002")
     broken = _by_hand(state_a, "m003", "csvtab/cli.py", "import sys", "import sys_")
@@ -95,6 +97,19 @@ async def test_killed_survived_and_invalid_mutants(setup: Setup) -> None:
     assert got["m003"].passed < got["m001"].passed
     # State A itself is untouched by the mutants' copies
     assert b'"|")' in (state_a / "csvtab/render.py").read_bytes()
+
+
+@pytest.mark.docker
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_mutant_that_hangs_is_stopped_at_the_time_limit_and_counted_killed(
+        setup: Setup) -> None:
+    engine, task, state_a, images = setup
+    hang = _by_hand(state_a, "m009", "csvtab/cli.py", "import sys",
+                    "import sys\nwhile True:\n    pass")
+    got = await grade_mutant_stage_ii(engine, task, state_a, hang, images,
+                                      publish=lambda event: None, time_limit_sec=12.0)
+    assert got.outcome == "killed" and "timed out" in got.reason, got
+    assert got.duration_sec is not None and got.duration_sec < 40
 
 
 @pytest.mark.docker

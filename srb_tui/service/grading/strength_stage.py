@@ -11,18 +11,20 @@ The outcome of one mutant, from the module rows of its suite run:
 
 - ``invalid``: the suite could not run (a stage error, a module that errored as a whole,
   a build that failed), or the mutant passes no scored check beyond those a State A that
-  cannot do anything passes (every source file emptied, or made to exit 1 at once: the
-  campaign's *baseline*, graded once): a mutant that stops the program from starting
-  fails the way a broken State A fails on everything, measures nothing and is counted
-  apart;
-- ``killed``: some scored check failed or errored (the first few are named);
-- ``survived``: every scored check passed — Stage III's panel gets it next.
+  cannot do anything passes (the campaign's *baseline*, graded once,
+  :mod:`strength_baseline`): a mutant that stops the program from starting fails the way
+  a broken State A fails on everything, measures nothing and is counted apart;
+- ``killed``: some scored check State A itself passes failed or errored (the first few
+  are named), or the suite ran over the campaign's time limit (a hang);
+- ``survived``: every scored check State A passes passed — Stage III's panel gets it next.
 """
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,9 +33,9 @@ from typing import Any
 from srb_tui.runner import DockerEngine
 from srb_tui.schema import Task
 from srb_tui.service.grading.ladder_identity import record_identity
-from srb_tui.service.grading.stages.behavioural import checks_by_module
 from srb_tui.service.grading.stages.common import Publish, StageImages
-from srb_tui.strength.mutate import Mutant, apply_mutant, source_files
+from srb_tui.service.grading.strength_baseline import Baseline, scored_checks
+from srb_tui.strength.mutate import Mutant, apply_mutant
 from srb_tui.strength.scores import INVALID, KILLED, SURVIVED
 
 NAMED_FAILURES = 5  # failing checks kept per killed mutant
@@ -58,25 +60,14 @@ class MutantStageII:
                 "duration_sec": self.duration_sec, "stage_i": STAGE_I_SKIPPED}
 
 
-def scored_checks(modules: Sequence[Mapping[str, Any]], envelope: Mapping[str, Any],
-                  verdicts: tuple[str, ...]) -> list[str]:
-    """``module::check`` of the scored modules' checks with one of ``verdicts``."""
-    weights = {str(m["id"]) for m in modules if float(m.get("weight") or 0.0) > 0}
-    return [f"{module}::{check.get('id')}"
-            for module, checks in checks_by_module(dict(envelope)).items()
-            if module in weights
-            for check in checks if check.get("verdict") in verdicts]
-
-
 def classify(mutant: str, status: str, modules: Sequence[Mapping[str, Any]],
-             envelope: Mapping[str, Any],
-             baseline: frozenset[str] | None = None) -> MutantStageII:
-    """The Stage II outcome of one mutant from its suite run (see the module doc);
-    ``baseline`` the checks a State A that cannot start passes."""
+             envelope: Mapping[str, Any], baseline: Baseline | None = None) -> MutantStageII:
+    """The Stage II outcome of one mutant from its suite run (see the module doc). With a
+    ``baseline``, a check State A fails itself kills nothing, and a mutant that passes
+    only what a State A that cannot start passes is invalid."""
     scored_rows = [m for m in modules if float(m.get("weight") or 0.0) > 0]
     passed = sum(int(m.get("passed") or 0) for m in scored_rows)
     scored = sum(int(m.get("scored") or 0) for m in scored_rows)
-    broken = sum(int(m.get("failed") or 0) + int(m.get("errors") or 0) for m in scored_rows)
     if status != "ok" or not scored_rows:
         notes = "; ".join(str(n) for n in envelope.get("notes", [])[:2]) or status
         return MutantStageII(mutant, INVALID, f"the suite could not run: {notes}",
@@ -87,61 +78,26 @@ def classify(mutant: str, status: str, modules: Sequence[Mapping[str, Any]],
         return MutantStageII(mutant, INVALID, f"module(s) {', '.join(whole)} errored as a "
                              "whole (a mutant that does not build or start)",
                              passed=passed, scored=scored)
-    if broken and not passed:
-        return MutantStageII(mutant, INVALID, f"all {broken} scored checks failed: the mutant "
-                             "breaks everything", passed=passed, scored=scored)
+    broken = sum(int(m.get("failed") or 0) + int(m.get("errors") or 0) for m in scored_rows)
+    failing = scored_checks(modules, envelope, ("fail", "error"))
+    own = 0
+    if baseline is not None:
+        kept = [name for name in failing if name not in baseline.state_a_failing]
+        own, broken, failing = len(failing) - len(kept), len(kept), kept
     if not broken:
-        return MutantStageII(mutant, SURVIVED, f"all {passed} scored checks passed",
+        return MutantStageII(mutant, SURVIVED, f"all {passed} scored checks passed"
+                             + (f" (and {own} State A fails itself)" if own else ""),
                              passed=passed, scored=scored)
-    if baseline is not None and set(scored_checks(modules, envelope, ("pass",))) <= baseline:
+    if not passed:
+        return MutantStageII(mutant, INVALID, f"all {broken} scored checks failed: the "
+                             "mutant breaks everything", passed=passed, scored=scored)
+    if baseline is not None and set(scored_checks(modules, envelope, ("pass",))) <= \
+            baseline.dead_passes:
         return MutantStageII(mutant, INVALID, f"it passes only what a State A that cannot "
                              f"start passes ({passed} of {scored} scored checks): the "
                              "mutant does not start", passed=passed, scored=scored)
-    failing = scored_checks(modules, envelope, ("fail", "error"))
     return MutantStageII(mutant, KILLED, f"{broken} of {scored} scored checks failed",
                          failing=failing[:NAMED_FAILURES], passed=passed, scored=scored)
-
-
-_CRASH = {
-    "python": 'import sys\nsys.stderr.write("srb strength baseline: cannot start\\n")\n'
-              "sys.exit(1)\n",
-    "javascript": 'process.stderr.write("srb strength baseline: cannot start\\n");\n'
-                  "process.exit(1);\n",
-}
-_CRASH["typescript"] = _CRASH["javascript"]
-
-
-def dead_tree(tree: Path, *, crash: bool) -> int:
-    """Make every source file the mutation engine would mutate do nothing: emptied, or
-    (``crash``) made to exit 1 with a line on stderr where the language runs from source
-    (a compiled language's emptied files do not build). A shebang line is kept. How many
-    files were changed."""
-    files = source_files(tree)
-    for rel, language in files:
-        path = tree / rel
-        first = path.read_bytes().split(b"\n", 1)[0]
-        shebang = first + b"\n" if first.startswith(b"#!") else b""
-        body = _CRASH.get(language, "") if crash else ""
-        path.write_bytes(shebang + body.encode())
-    return len(files)
-
-
-async def grade_baseline(engine: DockerEngine, task: Task, state_a: Path,
-                         images: StageImages, *, publish: Publish) -> list[str]:
-    """The scored checks a State A that cannot do anything passes: the union over two
-    suite runs like a mutant's, every source file emptied (the program exits at once) and
-    made to crash (it exits 1 with a line on stderr). A task's checks of error exits pass
-    there, and so would a mutant's that stops the program from starting."""
-    passed: set[str] = set()
-    for crash in (False, True):
-        with tempfile.TemporaryDirectory(prefix="srb-mutant-baseline-") as scratch:
-            tree = Path(scratch) / "tree"
-            shutil.copytree(state_a, tree, symlinks=True)
-            dead_tree(tree, crash=crash)
-            result = await record_identity(engine, task, state_a, publish=publish,
-                                           submission=tree, images=images, label="baseline")
-        passed.update(scored_checks(result.modules, result.envelope, ("pass",)))
-    return sorted(passed)
 
 
 async def grade_mutant_stage_ii(
@@ -152,18 +108,30 @@ async def grade_mutant_stage_ii(
     images: StageImages,
     *,
     publish: Publish,
-    baseline: frozenset[str] | None = None,
+    baseline: Baseline | None = None,
+    time_limit_sec: float | None = None,
 ) -> MutantStageII:
     """Stage II of one mutant: a copy of State A with the mutant applied, graded against
-    State A in the identity run's image. The copy is removed afterwards."""
+    State A in the identity run's image. The copy is removed afterwards. A suite run longer
+    than ``time_limit_sec`` (default: the baseline's, from State A's own suite time) is
+    stopped and the mutant counted killed: it made the program hang or crawl, which the
+    suite's own time limits would catch, only slower."""
+    limit = time_limit_sec if time_limit_sec is not None else (
+        baseline.limit_sec if baseline is not None else None)
+    began = time.monotonic()
     with tempfile.TemporaryDirectory(prefix=f"srb-mutant-{mutant.id}-") as scratch:
         tree = Path(scratch) / "tree"
         shutil.copytree(state_a, tree, symlinks=True)
         apply_mutant(tree, mutant)
-        result = await record_identity(engine, task, state_a, publish=publish,
-                                       submission=tree, images=images, label="mutant")
-    durations = [float(m["duration_sec"]) for m in result.modules
-                 if isinstance(m.get("duration_sec"), int | float)]
+        try:
+            result = await asyncio.wait_for(
+                record_identity(engine, task, state_a, publish=publish, submission=tree,
+                                images=images, label="mutant"), limit)
+        except TimeoutError:
+            said = f"State A's suite took {baseline.state_a_sec:.0f} s" if baseline else ""
+            return MutantStageII(mutant.id, KILLED, f"timed out: the suite ran over "
+                                 f"{limit:.0f} s" + (f" ({said})" if said else ""),
+                                 duration_sec=time.monotonic() - began)
     out = classify(mutant.id, result.status, result.modules, result.envelope, baseline)
-    out.duration_sec = sum(durations) if durations else None
+    out.duration_sec = time.monotonic() - began
     return out
