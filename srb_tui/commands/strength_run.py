@@ -32,6 +32,9 @@ def add_strength_parser(tsub: Any) -> None:
     p.add_argument("--mutants", type=_count, default=DEFAULT_MUTANTS, metavar="N",
                    help=f"how many mutants (default {DEFAULT_MUTANTS})")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="sampling seed (default 0)")
+    p.add_argument("--of", dest="of_tree", choices=("state-a", "reference"),
+                   default="state-a", help="the tree mutated: State A (default) or the "
+                   "task's reference submission, graded in Stage II's image")
     p.add_argument("--budget", type=_seconds, default=None, metavar="SEC",
                    help="each adversary's budget per survivor (default: the probe's)")
     p.add_argument("--no-stage-iii", dest="stage_iii", action="store_false",
@@ -82,7 +85,7 @@ async def _strength(args: argparse.Namespace, settings: Settings, out: Output
         try:
             campaign, added, graded, panelled = await strength.run_campaign(
                 services, task, asked=args.mutants, seed=args.seed,
-                stage_iii=args.stage_iii, budget_sec=args.budget,
+                of_tree=args.of_tree, stage_iii=args.stage_iii, budget_sec=args.budget,
                 publish=_quiet(_progress_printer(out)), on_mutant=said)
         except EngineUnreachable as exc:
             raise CommandError(str(exc), codes.INFRA) from exc

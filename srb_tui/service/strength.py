@@ -62,7 +62,17 @@ async def campaign_figures(store: Store, campaign_id: str) -> StrengthFigures:
 
 class StrengthFailed(Exception):
     """A strength campaign could not measure (State A, the engine, a stage fault, the
-    mutation extra missing); the message names the task."""
+    mutation extra missing, no reference); the message names the task."""
+
+
+def reference_of(task: Task) -> Path:
+    """The task's reference submission (``submissions/reference``); StrengthFailed when it
+    ships none (published tasks do not)."""
+    folder = task.dir / "submissions" / "reference"
+    if not folder.is_dir():
+        raise StrengthFailed(f"{task.id}: --of reference needs a reference submission at "
+                             f"{folder}; the task ships none (mutate State A instead)")
+    return folder
 
 
 async def run_campaign(
@@ -71,12 +81,15 @@ async def run_campaign(
     *,
     asked: int,
     seed: int,
+    of_tree: str = "state-a",
     stage_iii: bool = True,
     budget_sec: float | None = None,
     publish: Callable[[object], None] = lambda event: None,
     on_mutant: OnMutant | None = None,
 ) -> tuple[StrengthCampaign, int, int, int]:
-    """Plan (or resume) the campaign of ``asked`` mutants of State A with ``seed``, grade by
+    """Plan (or resume) the campaign of ``asked`` mutants of State A (``of_tree``
+    ``reference``: of the task's reference submission, graded in Stage II's image as a
+    submission is) with ``seed``, grade by
     Stage II what has no outcome and (``stage_iii``) by the panel every survivor without a
     verdict, each adversary with ``budget_sec`` when given: (campaign, mutants planned now,
     Stage II graded now, Stage III graded now). Raises StrengthFailed, or
@@ -89,15 +102,18 @@ async def run_campaign(
 
     settings = services.settings
     try:
-        tree = (await services.prepare_state_a(task)).tree
+        state_a = (await services.prepare_state_a(task)).tree
+        mutated = state_a if of_tree == "state-a" else reference_of(task)
         store = await services.store()
-        campaign, added = await plan(store, task, tree, asked=asked, seed=seed,
-                                     budget_sec=budget_sec)
+        campaign, added = await plan(store, task, mutated, asked=asked, seed=seed,
+                                     of_tree=of_tree, budget_sec=budget_sec)
         await services.connect()
         grader = StrengthGrader(
-            store, services.engine, task, tree, campaign.id, settings.runs_dir,
+            store, services.engine, task, state_a, campaign.id, settings.runs_dir,
             base_image=settings.base_image, image_map=load_image_map(settings.state_dir),
-            publish=publish, budget_sec=budget_sec)
+            publish=publish, budget_sec=budget_sec,
+            tree=None if of_tree == "state-a" else mutated,
+            stage=None if of_tree == "state-a" else "behavioural")
         try:
             second = await grader.stage_ii(on_mutant)
             third = await grader.stage_iii(on_mutant) if stage_iii else 0

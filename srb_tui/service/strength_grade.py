@@ -52,6 +52,8 @@ class StrengthGrader:
     publish: Callable[[object], None] = lambda event: None
     budget_sec: float | None = None
     time_limit_sec: float | None = None  # a mutant's Stage II (default: the baseline's)
+    tree: Path | None = None  # the tree mutated (default State A; the reference)
+    stage: str | None = None  # the image of a mutant's Stage II (default the identity run's)
     _images: StageImages | None = field(default=None, init=False)
 
     def images(self) -> StageImages:
@@ -73,7 +75,7 @@ class StrengthGrader:
             if stored is not None:
                 return stored
         found = await grade_baseline(self.engine, self.task, self.state_a, self.images(),
-                                     publish=self.publish)
+                                     publish=self.publish, tree=self.tree, stage=self.stage)
         await self.store.strength.set_baseline(self.campaign_id, found.to_json())
         return found
 
@@ -84,13 +86,13 @@ class StrengthGrader:
         if not rows:
             return 0
         await self.store.strength.set_status(self.campaign_id, "running")
-        await self.images().get(identity_stage(self.task))
+        await self.images().get(self.stage or identity_stage(self.task))
         baseline = await self.baseline()
         for row in rows:
             result = await grade_mutant_stage_ii(
                 self.engine, self.task, self.state_a, Mutant.from_json(row.doc),
                 self.images(), publish=self.publish, baseline=baseline,
-                time_limit_sec=self.time_limit_sec)
+                time_limit_sec=self.time_limit_sec, tree=self.tree, stage=self.stage)
             await self.store.strength.record_stage_ii(self.campaign_id, row.mutant_id,
                                                       result.outcome, result.to_json())
             if on_mutant is not None:
@@ -140,7 +142,7 @@ class StrengthGrader:
                 engine=self.engine, store=self.store, run_id=run.id, task=self.task,
                 state_a=self.state_a, mutant=mutant, images=self.images(),
                 run_dir=self.runs_dir / run.id, publish=self.publish,
-                budget_sec=self.budget_sec)
+                budget_sec=self.budget_sec, tree=self.tree)
         except BaseException as exc:
             now = await self.store.get_run(run.id)
             if now is not None and not is_final(now.status):

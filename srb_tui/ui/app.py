@@ -23,6 +23,7 @@ from srb_tui.ui.screens.campaign import CampaignScreen  # reports branch
 from srb_tui.ui.screens.nodes import NodesScreen
 from srb_tui.ui.screens.reports import ReportsScreen  # reports branch
 from srb_tui.ui.screens.runs import RunsScreen
+from srb_tui.ui.screens.strength import StrengthScreen
 from srb_tui.ui.screens.tasks import TasksScreen
 
 KEYMAP_FILE = "keymap.toml"
@@ -45,6 +46,9 @@ class SrbApp(App[None]):
                 tooltip="Show the paper's tables over a campaign or any runs"),
         Binding("h", "go('nodes')", "Nodes", id="app.nodes", show=False,
                 tooltip="Show the engines (nodes) runs are placed on: health, capacity, runs"),
+        Binding("i", "go('strength')", "Strength", id="app.strength", show=False,
+                tooltip="Show how strong each task's instrument is: mutants of State A "
+                        "against the suite and the adversary panel"),
         Binding("question_mark", "toggle_keys", "Keys", id="app.keys",
                 tooltip="Show or hide this screen's keys (Esc hides them too)"),
         # Esc hides the keys panel first; with no panel open it falls through to the
@@ -87,6 +91,7 @@ class SrbApp(App[None]):
         self.add_mode("campaign", lambda: CampaignScreen(host))
         self.add_mode("reports", lambda: ReportsScreen(host, self.key_of))
         self.add_mode("nodes", lambda: NodesScreen(host))
+        self.add_mode("strength", lambda: StrengthScreen(host))
 
     @property
     def catalog(self) -> Catalog:
@@ -200,6 +205,9 @@ class SrbApp(App[None]):
                             lambda: self.action_go("reports"))
         yield SystemCommand("Nodes", keyed("app.nodes", "h", "Go to the engines runs run on"),
                             lambda: self.action_go("nodes"))
+        yield SystemCommand("Strength", keyed("app.strength", "i", "Go to the instrument "
+                                              "strength of tasks (mutants × suite × panel)"),
+                            lambda: self.action_go("strength"))
         yield SystemCommand("Toggle theme", keyed("app.theme", "ctrl+t", "Light or dark"),
                             self.action_toggle_theme)
 

@@ -92,18 +92,20 @@ async def record_identity(
     submission: Path | None = None,
     images: StageImages | None = None,
     label: str = "identity",
+    stage: str | None = None,
 ) -> IdentityResult:
     """Run the behavioural suite on State A vs State A in the verification image.
 
     ``submission`` grades another tree in State A's place (a mutant of State A, issue 36)
     in the same image and with the same original; ``images`` shares one set of stage images
-    between many such gradings (built once). Raises StageFault (from
-    :mod:`srb_tui.service.grading.stages.common`) or RunnerError when the image or container
-    cannot be made.
+    between many such gradings (built once); ``stage`` names another stage's image (a
+    mutant of the reference runs in Stage II's, which carries its toolchain). Raises
+    StageFault (from :mod:`srb_tui.service.grading.stages.common`) or RunnerError when the
+    image or container cannot be made.
     """
     if task.evaluation is None:
         raise ValueError(f"task {task.id} has no usable tests/evaluation.toml")
-    stage = identity_stage(task)
+    stage = stage or identity_stage(task)
     run_id = f"{label}-{uuid.uuid4().hex[:8]}"
     if images is None:
         images = StageImages(engine, task, base_image, publish, run_id=run_id,

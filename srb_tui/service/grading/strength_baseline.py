@@ -95,12 +95,15 @@ def dead_tree(tree: Path, *, crash: bool) -> int:
 
 
 async def grade_baseline(engine: DockerEngine, task: Task, state_a: Path,
-                         images: StageImages, *, publish: Publish) -> Baseline:
-    """State A's own suite run (time, failing checks) and the checks of the two dead trees;
-    StageFault when State A's own suite cannot run (nothing could be measured)."""
+                         images: StageImages, *, publish: Publish, tree: Path | None = None,
+                         stage: str | None = None) -> Baseline:
+    """The mutated tree's own suite run (time, failing checks) and the checks of its two
+    dead versions; ``tree`` is State A by default (the reference with ``--of reference``,
+    in ``stage``'s image). StageFault when the tree's own suite cannot run."""
+    base = tree or state_a
     began = time.monotonic()
     own = await record_identity(engine, task, state_a, publish=publish, images=images,
-                                label="baseline")
+                                label="baseline", submission=tree, stage=stage)
     state_a_sec = time.monotonic() - began
     if own.status != "ok":
         notes = "; ".join(str(n) for n in own.envelope.get("notes", [])[:2]) or own.status
@@ -110,10 +113,11 @@ async def grade_baseline(engine: DockerEngine, task: Task, state_a: Path,
     passed: set[str] = set()
     for crash in (False, True):
         with tempfile.TemporaryDirectory(prefix="srb-mutant-baseline-") as scratch:
-            tree = Path(scratch) / "tree"
-            shutil.copytree(state_a, tree, symlinks=True)
-            dead_tree(tree, crash=crash)
+            dead = Path(scratch) / "tree"
+            shutil.copytree(base, dead, symlinks=True)
+            dead_tree(dead, crash=crash)
             result = await record_identity(engine, task, state_a, publish=publish,
-                                           submission=tree, images=images, label="baseline")
+                                           submission=dead, images=images, label="baseline",
+                                           stage=stage)
         passed.update(scored_checks(result.modules, result.envelope, ("pass",)))
     return Baseline(state_a_sec, frozenset(failing), frozenset(passed))

@@ -110,23 +110,26 @@ async def grade_mutant_stage_ii(
     publish: Publish,
     baseline: Baseline | None = None,
     time_limit_sec: float | None = None,
+    tree: Path | None = None,
+    stage: str | None = None,
 ) -> MutantStageII:
-    """Stage II of one mutant: a copy of State A with the mutant applied, graded against
-    State A in the identity run's image. The copy is removed afterwards. A suite run longer
-    than ``time_limit_sec`` (default: the baseline's, from State A's own suite time) is
-    stopped and the mutant counted killed: it made the program hang or crawl, which the
-    suite's own time limits would catch, only slower."""
+    """Stage II of one mutant: a copy of State A (or ``tree``, the reference) with the
+    mutant applied, graded against State A in the identity run's image (or ``stage``'s).
+    The copy is removed afterwards. A suite run longer than ``time_limit_sec`` (default:
+    the baseline's, from the tree's own suite time) is stopped and the mutant counted
+    killed: it made the program hang or crawl, which the suite's own time limits would
+    catch, only slower."""
     limit = time_limit_sec if time_limit_sec is not None else (
         baseline.limit_sec if baseline is not None else None)
     began = time.monotonic()
     with tempfile.TemporaryDirectory(prefix=f"srb-mutant-{mutant.id}-") as scratch:
-        tree = Path(scratch) / "tree"
-        shutil.copytree(state_a, tree, symlinks=True)
-        apply_mutant(tree, mutant)
+        copy = Path(scratch) / "tree"
+        shutil.copytree(tree or state_a, copy, symlinks=True)
+        apply_mutant(copy, mutant)
         try:
             result = await asyncio.wait_for(
-                record_identity(engine, task, state_a, publish=publish, submission=tree,
-                                images=images, label="mutant"), limit)
+                record_identity(engine, task, state_a, publish=publish, submission=copy,
+                                images=images, label="mutant", stage=stage), limit)
         except TimeoutError:
             said = f"State A's suite took {baseline.state_a_sec:.0f} s" if baseline else ""
             return MutantStageII(mutant.id, KILLED, f"timed out: the suite ran over "

@@ -49,20 +49,21 @@ async def grade_survivor(
     max_parallel: int = DEFAULT_PARALLEL,
     environ: Mapping[str, str] | None = None,
     gateway: Gateway | None = None,
+    tree: Path | None = None,
 ) -> Catches:
-    """Run the panel on ``mutant`` under ``run_id`` (a pending run) and end the run
-    scored; what each adversary did."""
+    """Run the panel on ``mutant`` (of State A, or of ``tree``: the reference) under
+    ``run_id`` (a pending run) and end the run scored; what each adversary did."""
     await store.transition(run_id, "verification",
                            f"Stage III of strength mutant {mutant.id}; {STAGE_I_SKIPPED}; "
                            "Stage II survived in its campaign")
     run_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f"srb-mutant-{mutant.id}-") as scratch:
-        tree = Path(scratch) / "tree"
-        shutil.copytree(state_a, tree, symlinks=True)
-        apply_mutant(tree, mutant)
+        copy = Path(scratch) / "tree"
+        shutil.copytree(tree or state_a, copy, symlinks=True)
+        apply_mutant(copy, mutant)
         outcome = await run_verification(
             engine=engine, store=store, run_id=run_id, task=task, original=state_a,
-            submission=tree, run_dir=run_dir, images=images, publish=publish,
+            submission=copy, run_dir=run_dir, images=images, publish=publish,
             budget_override=budget_sec, max_parallel=max_parallel, environ=environ,
             gateway=gateway)
     env = outcome.envelope
