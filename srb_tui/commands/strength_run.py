@@ -37,6 +37,8 @@ def add_strength_parser(tsub: Any) -> None:
                    "task's reference submission, graded in Stage II's image")
     p.add_argument("--budget", type=_seconds, default=None, metavar="SEC",
                    help="each adversary's budget per survivor (default: the probe's)")
+    p.add_argument("--jobs", type=_count, default=1, metavar="J",
+                   help="mutants graded by Stage II at once (default 1)")
     p.add_argument("--no-stage-iii", dest="stage_iii", action="store_false",
                    help="grade Stage II only (the suite's mutation score)")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout")
@@ -75,7 +77,10 @@ async def _strength(args: argparse.Namespace, settings: Settings, out: Output
     from srb_tui.service.app import EngineUnreachable, open_service
 
     async with open_service(settings) as services:
-        task = _usable_task(services.catalog.find(args.task_id), repr(args.task_id))
+        from srb_tui.service.catalog import task_hint
+
+        task = _usable_task(services.catalog.find(args.task_id),
+                            repr(args.task_id) + task_hint(settings.task_roots, args.task_id))
 
         def said(row: Any, outcome: str) -> None:
             if not out.json_mode:
@@ -86,6 +91,7 @@ async def _strength(args: argparse.Namespace, settings: Settings, out: Output
             campaign, added, graded, panelled = await strength.run_campaign(
                 services, task, asked=args.mutants, seed=args.seed,
                 of_tree=args.of_tree, stage_iii=args.stage_iii, budget_sec=args.budget,
+                jobs=args.jobs,
                 publish=_quiet(_progress_printer(out)), on_mutant=said)
         except EngineUnreachable as exc:
             raise CommandError(str(exc), codes.INFRA) from exc

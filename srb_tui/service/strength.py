@@ -84,6 +84,7 @@ async def run_campaign(
     of_tree: str = "state-a",
     stage_iii: bool = True,
     budget_sec: float | None = None,
+    jobs: int = 1,
     publish: Callable[[object], None] = lambda event: None,
     on_mutant: OnMutant | None = None,
 ) -> tuple[StrengthCampaign, int, int, int]:
@@ -111,7 +112,7 @@ async def run_campaign(
         grader = StrengthGrader(
             store, services.engine, task, state_a, campaign.id, settings.runs_dir,
             base_image=settings.base_image, image_map=load_image_map(settings.state_dir),
-            publish=publish, budget_sec=budget_sec,
+            publish=publish, budget_sec=budget_sec, jobs=jobs,
             tree=None if of_tree == "state-a" else mutated,
             stage=None if of_tree == "state-a" else "behavioural")
         try:

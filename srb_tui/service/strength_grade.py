@@ -11,6 +11,7 @@ survivor is graded again in a fresh run (a fresh world for every run).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +53,7 @@ class StrengthGrader:
     publish: Callable[[object], None] = lambda event: None
     budget_sec: float | None = None
     time_limit_sec: float | None = None  # a mutant's Stage II (default: the baseline's)
+    jobs: int = 1  # mutants graded by Stage II at once, each in its own container
     tree: Path | None = None  # the tree mutated (default State A; the reference)
     stage: str | None = None  # the image of a mutant's Stage II (default the identity run's)
     _images: StageImages | None = field(default=None, init=False)
@@ -88,15 +90,22 @@ class StrengthGrader:
         await self.store.strength.set_status(self.campaign_id, "running")
         await self.images().get(self.stage or identity_stage(self.task))
         baseline = await self.baseline()
-        for row in rows:
-            result = await grade_mutant_stage_ii(
-                self.engine, self.task, self.state_a, Mutant.from_json(row.doc),
-                self.images(), publish=self.publish, baseline=baseline,
-                time_limit_sec=self.time_limit_sec, tree=self.tree, stage=self.stage)
-            await self.store.strength.record_stage_ii(self.campaign_id, row.mutant_id,
-                                                      result.outcome, result.to_json())
-            if on_mutant is not None:
-                on_mutant(row, result.outcome)
+        limit = asyncio.Semaphore(max(1, self.jobs))
+
+        async def one(row: MutantRow) -> None:
+            async with limit:
+                result = await grade_mutant_stage_ii(
+                    self.engine, self.task, self.state_a, Mutant.from_json(row.doc),
+                    self.images(), publish=self.publish, baseline=baseline,
+                    time_limit_sec=self.time_limit_sec, tree=self.tree, stage=self.stage)
+                await self.store.strength.record_stage_ii(self.campaign_id, row.mutant_id,
+                                                          result.outcome, result.to_json())
+                if on_mutant is not None:
+                    on_mutant(row, result.outcome)
+
+        async with asyncio.TaskGroup() as group:  # one fault stops the rest
+            for row in rows:
+                group.create_task(one(row))
         return len(rows)
 
     async def stage_iii(self, on_mutant: OnMutant | None = None) -> int:
