@@ -8,7 +8,8 @@ factory as the CLI) over that store and saves, each as ``<screen>-dark.svg`` and
 ``<screen>-light.svg``:
 
 tasks, tasks-filtered, launch, runs, run-log, run-audit, run-behavioural, run-verification,
-run-score, run-transcript, diff, diff-split, counterexamples, campaign, reports, nodes.
+run-score, run-transcript, diff, diff-split, counterexamples, campaign, reports, nodes,
+strength.
 
     export DOCKER_HOST=unix:///var/run/docker.sock   # the engine to run the demo on
     .venv/bin/python scripts/screenshots.py [--state DIR] [--out screenshots]
@@ -90,6 +91,29 @@ def make_runs(state: Path) -> None:
     )
 
 
+STRENGTH = ["tasks", "strength", "demo01-csvtab-python-to-node", "--mutants", "8",
+            "--seed", "1", "--budget", "20"]
+
+
+def make_strength(state: Path) -> None:
+    """A real strength campaign of the demo task (Docker: Stage II of 8 mutants, the panel
+    on the survivors) for the Strength screen, when the store holds none."""
+    con = sqlite3.connect(state / "srb.sqlite3")
+    try:
+        have = con.execute("select count(*) from sqlite_master where name = "
+                           "'strength_campaigns'").fetchone()[0] and \
+            con.execute("select count(*) from strength_campaigns").fetchone()[0]
+    finally:
+        con.close()
+    if have:
+        return
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SRB_")}
+    print("running a strength campaign of the demo task (a few minutes) …", file=sys.stderr)
+    subprocess.run([sys.executable, "-m", "srb_tui", "--tasks", str(REPO / "tasks"),
+                    "--state", str(state), *STRENGTH, "--json"],
+                   cwd=REPO, env=env, check=True, stdout=subprocess.DEVNULL)
+
+
 def run_ids(state: Path) -> dict[str, str]:
     con = sqlite3.connect(state / "srb.sqlite3")
     try:
@@ -128,6 +152,7 @@ async def shoot(settings: Settings, out: Path, theme: str, subtle: str,
     from srb_tui.ui.screens.reports import ReportsScreen
     from srb_tui.ui.screens.run import RunScreen
     from srb_tui.ui.screens.runs import RunsScreen
+    from srb_tui.ui.screens.strength import StrengthScreen
     from srb_tui.ui.widgets.diff_tree import DiffTree
     from srb_tui.ui.widgets.diff_view import DiffView
 
@@ -209,6 +234,13 @@ async def shoot(settings: Settings, out: Path, theme: str, subtle: str,
                     and app.screen.loads >= 1, "the Nodes screen's engines", 30)
         await settle(app, pilot, 0.3)
         save("nodes")
+        await pilot.press("i")
+        await until(pilot, lambda: isinstance(app.screen, StrengthScreen)
+                    and app.screen.loads >= 1 and bool(app.screen.lines),
+                    "the Strength screen's mutants", 30)
+        await pilot.press("enter")
+        await settle(app, pilot, 0.3)
+        save("strength")
     return shots
 
 
@@ -233,6 +265,7 @@ def main() -> None:
         state = args.state.resolve() if args.state else Path(tmp) / "state"
         if not (state / "srb.sqlite3").exists():
             make_runs(state)
+        make_strength(state)
         ids = run_ids(state)
         subtle = ids.get("replay:subtle")
         if subtle is None:

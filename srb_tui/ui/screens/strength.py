@@ -144,6 +144,11 @@ class StrengthScreen(Screen[None]):
         if event.data_table.id == "strength-campaigns":
             self._show_campaign()
 
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter on a mutant (the table takes Enter itself): its diff."""
+        if event.data_table.id == "strength-mutants":
+            self.action_diff()
+
     def _show_campaign(self) -> None:
         item = self.current()
         figures = self.query_one("#strength-figures", Static)
