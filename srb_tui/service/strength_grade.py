@@ -12,12 +12,13 @@ survivor is graded again in a fresh run (a fresh world for every run).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from srb_tui.config import DEFAULT_BASE_IMAGE
-from srb_tui.runner import DockerEngine
+from srb_tui.runner import DockerEngine, list_managed, remove
 from srb_tui.schema import Task
 from srb_tui.service.grading.ladder_identity import identity_stage
 from srb_tui.service.grading.stages.common import StageImages
@@ -57,12 +58,32 @@ class StrengthGrader:
     tree: Path | None = None  # the tree mutated (default State A; the reference)
     stage: str | None = None  # the image of a mutant's Stage II (default the identity run's)
     _images: StageImages | None = field(default=None, init=False)
+    _swept: bool = field(default=False, init=False)
 
     def images(self) -> StageImages:
         if self._images is None:
             self._images = StageImages(self.engine, self.task, self.base_image, self.publish,
                                        run_id=self.campaign_id, image_map=self.image_map)
         return self._images
+
+    @property
+    def run_prefix(self) -> str:
+        """How the run ids of this campaign's Stage II containers begin."""
+        return "st" + hashlib.sha1(self.campaign_id.encode()).hexdigest()[:10]
+
+    async def sweep(self) -> int:
+        """Remove the Stage II containers a killed sitting of this campaign left on the
+        engine (a SIGKILL skips every cleanup); how many. Run before this sitting starts
+        any, so only leftovers match."""
+        if self._swept:
+            return 0
+        self._swept = True
+        gone = 0
+        for old in await list_managed(self.engine):
+            if old.handle.run_id.startswith(self.run_prefix + "-"):
+                await remove(self.engine, old.handle)
+                gone += 1
+        return gone
 
     async def close(self) -> None:
         if self._images is not None:
@@ -77,7 +98,8 @@ class StrengthGrader:
             if stored is not None:
                 return stored
         found = await grade_baseline(self.engine, self.task, self.state_a, self.images(),
-                                     publish=self.publish, tree=self.tree, stage=self.stage)
+                                     publish=self.publish, tree=self.tree, stage=self.stage,
+                                     run_prefix=self.run_prefix)
         await self.store.strength.set_baseline(self.campaign_id, found.to_json())
         return found
 
@@ -88,6 +110,7 @@ class StrengthGrader:
         if not rows:
             return 0
         await self.store.strength.set_status(self.campaign_id, "running")
+        await self.sweep()
         await self.images().get(self.stage or identity_stage(self.task))
         baseline = await self.baseline()
         limit = asyncio.Semaphore(max(1, self.jobs))
@@ -97,7 +120,8 @@ class StrengthGrader:
                 result = await grade_mutant_stage_ii(
                     self.engine, self.task, self.state_a, Mutant.from_json(row.doc),
                     self.images(), publish=self.publish, baseline=baseline,
-                    time_limit_sec=self.time_limit_sec, tree=self.tree, stage=self.stage)
+                    time_limit_sec=self.time_limit_sec, tree=self.tree, stage=self.stage,
+                    run_prefix=self.run_prefix)
                 await self.store.strength.record_stage_ii(self.campaign_id, row.mutant_id,
                                                           result.outcome, result.to_json())
                 if on_mutant is not None:
@@ -136,6 +160,8 @@ class StrengthGrader:
             await self.store.transition(
                 old.id, "infra_error", "abandoned: its strength campaign was resumed; the "
                 "survivor is graded again in a fresh run")
+        for left in await list_managed(self.engine, row.stage_iii_run):
+            await remove(self.engine, left.handle)
 
     async def _survivor(self, row: MutantRow) -> tuple[str, Catches]:
         mutant = Mutant.from_json(row.doc)

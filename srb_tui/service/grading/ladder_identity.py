@@ -93,6 +93,7 @@ async def record_identity(
     images: StageImages | None = None,
     label: str = "identity",
     stage: str | None = None,
+    run_prefix: str | None = None,
 ) -> IdentityResult:
     """Run the behavioural suite on State A vs State A in the verification image.
 
@@ -101,12 +102,13 @@ async def record_identity(
     between many such gradings (built once); ``stage`` names another stage's image (a
     mutant of the reference runs in Stage II's, which carries its toolchain). Raises
     StageFault (from :mod:`srb_tui.service.grading.stages.common`) or RunnerError when the
-    image or container cannot be made.
+    image or container cannot be made. ``run_prefix`` starts the container's run id (a
+    strength campaign's, so a resumed one finds what a killed sitting left).
     """
     if task.evaluation is None:
         raise ValueError(f"task {task.id} has no usable tests/evaluation.toml")
     stage = stage or identity_stage(task)
-    run_id = f"{label}-{uuid.uuid4().hex[:8]}"
+    run_id = f"{run_prefix or label}-{uuid.uuid4().hex[:8]}"
     if images is None:
         images = StageImages(engine, task, base_image, publish, run_id=run_id,
                              image_map=image_map)

@@ -96,14 +96,16 @@ def dead_tree(tree: Path, *, crash: bool) -> int:
 
 async def grade_baseline(engine: DockerEngine, task: Task, state_a: Path,
                          images: StageImages, *, publish: Publish, tree: Path | None = None,
-                         stage: str | None = None) -> Baseline:
+                         stage: str | None = None, run_prefix: str | None = None
+                         ) -> Baseline:
     """The mutated tree's own suite run (time, failing checks) and the checks of its two
     dead versions; ``tree`` is State A by default (the reference with ``--of reference``,
     in ``stage``'s image). StageFault when the tree's own suite cannot run."""
     base = tree or state_a
     began = time.monotonic()
     own = await record_identity(engine, task, state_a, publish=publish, images=images,
-                                label="baseline", submission=tree, stage=stage)
+                                label="baseline", submission=tree, stage=stage,
+                                run_prefix=run_prefix)
     state_a_sec = time.monotonic() - began
     if own.status != "ok":
         notes = "; ".join(str(n) for n in own.envelope.get("notes", [])[:2]) or own.status
@@ -118,6 +120,6 @@ async def grade_baseline(engine: DockerEngine, task: Task, state_a: Path,
             dead_tree(dead, crash=crash)
             result = await record_identity(engine, task, state_a, publish=publish,
                                            submission=dead, images=images, label="baseline",
-                                           stage=stage)
+                                           stage=stage, run_prefix=run_prefix)
         passed.update(scored_checks(result.modules, result.envelope, ("pass",)))
     return Baseline(state_a_sec, frozenset(failing), frozenset(passed))

@@ -112,6 +112,7 @@ async def grade_mutant_stage_ii(
     time_limit_sec: float | None = None,
     tree: Path | None = None,
     stage: str | None = None,
+    run_prefix: str | None = None,
 ) -> MutantStageII:
     """Stage II of one mutant: a copy of State A (or ``tree``, the reference) with the
     mutant applied, graded against State A in the identity run's image (or ``stage``'s).
@@ -129,7 +130,8 @@ async def grade_mutant_stage_ii(
         try:
             result = await asyncio.wait_for(
                 record_identity(engine, task, state_a, publish=publish, submission=copy,
-                                images=images, label="mutant", stage=stage), limit)
+                                images=images, label="mutant", stage=stage,
+                                run_prefix=run_prefix), limit)
         except TimeoutError:
             said = f"State A's suite took {baseline.state_a_sec:.0f} s" if baseline else ""
             return MutantStageII(mutant.id, KILLED, f"timed out: the suite ran over "
