@@ -9,12 +9,12 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable, Input, Static
 
 from srb_tui.config import Settings
 from srb_tui.store import Store
 from srb_tui.ui.screens.run import RunScreen
-from srb_tui.ui.screens.strength import StrengthScreen
+from srb_tui.ui.screens.strength import ReasonDialog, StrengthScreen
 from tests.conftest import BUILTIN_TASKS, DEMO_TASK
 from tests.ui.helpers import quiet_app, until
 
@@ -100,7 +100,21 @@ def test_a_campaign_shows_its_figures_and_mutants_survivors_first(state_dir: Pat
             diff = screen.query_one("#strength-diff", Static)
             await until(pilot, lambda: "x <= y" in str(diff.render()), "the diff shown")
             assert "m003 · csvtab/width.py:30" in str(diff.render())
+            # e: mark the uncaught one equivalent, with a reason; the figures follow
+            await pilot.press("e")
+            await until(pilot, lambda: isinstance(app.screen, ReasonDialog), "the dialog")
+            app.screen.query_one(Input).value = "entry never runs"
+            await pilot.press("enter")
+            await until(pilot, lambda: isinstance(app.screen, StrengthScreen)
+                        and app.screen.loads >= 2 and app.screen.campaigns[0].figures.
+                        equivalent == 1, "the reload after the mark")
+            campaigns = screen.query_one("#strength-campaigns", DataTable)
+            assert campaigns.get_cell(CAMPAIGN, "Panel strength") == "100% (1/1)"
+            mutants = screen.query_one("#strength-mutants", DataTable)
+            assert str(mutants.get_cell("m003", "equivalent")).endswith(": entry never runs")
             # o: the run the panel graded it in
+            mutants.focus()
+            mutants.move_cursor(row=[str(k.value) for k in mutants.rows].index("m003"))
             await pilot.press("o")
             await until(pilot, lambda: isinstance(app.screen, RunScreen), "its run screen")
             assert app.screen.run_id == m003_run  # type: ignore[attr-defined]

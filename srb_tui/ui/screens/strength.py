@@ -6,20 +6,23 @@ highlighted campaign (each adversary's catches and exclusive catches, the retire
 then its mutants — survivors first (uncaught at the very top: the suite's and the panel's
 blind spots, or equivalent mutants), then killed and invalid — with Stage II's outcome and
 one column per adversary (✓ caught, · missed, ! error). Enter shows a mutant's diff against
-State A; ``o`` opens the run in which the panel graded it (its rounds and counterexamples).
-Marking a mutant equivalent is ``srb tasks equivalent`` (it asks who and why).
+State A; ``o`` opens the run in which the panel graded it (its rounds and counterexamples);
+``e`` marks it equivalent (asking why; stored with the user's name, as
+``srb tasks equivalent`` does) or takes the mark back, and the figures follow.
 """
 
 from __future__ import annotations
 
+import getpass
+
 from rich.syntax import Syntax
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
-from textual.screen import Screen
-from textual.widgets import DataTable, Header, Static
+from textual.screen import ModalScreen, Screen
+from textual.widgets import DataTable, Header, Input, Static
 
 from srb_tui.reports.strength import CampaignStrength
 from srb_tui.service.views.strength import (
@@ -62,6 +65,9 @@ class StrengthScreen(Screen[None]):
                 tooltip="Show the highlighted mutant's change against State A"),
         Binding("o", "open_run", "Open run", id="strength.open",
                 tooltip="Open the run in which the panel graded this mutant"),
+        Binding("e", "equivalent", "Equivalent", id="strength.equivalent",
+                tooltip="Mark the highlighted mutant equivalent (asks why), or take the "
+                        "mark back"),
         Binding("ctrl+r", "refresh", "Refresh", id="strength.refresh",
                 tooltip="Read the strength campaigns again"),
         Binding("escape", "hide_diff", "Hide diff", id="strength.hide", show=False),
@@ -212,6 +218,41 @@ class StrengthScreen(Screen[None]):
     def action_hide_diff(self) -> None:
         self.query_one("#strength-diff-box").add_class("-hidden")
 
+    def action_equivalent(self) -> None:
+        line = self.selected()
+        item = self.current()
+        if line is None or item is None:
+            return
+        task_id, key = item.campaign.task_id, line.row.key
+        if line.row.equivalent is not None:
+            self._unmark(task_id, key)
+            return
+
+        def done(reason: str | None) -> None:
+            if reason:
+                self._mark(task_id, key, reason)
+
+        self.app.push_screen(ReasonDialog(f"{line.row.mutant_id} · {line.where} · "
+                                          f"{line.row.operator}"), done)
+
+    @work(group="strength-mark", exit_on_error=False)
+    async def _mark(self, task_id: str, key: str, reason: str) -> None:
+        try:
+            by = getpass.getuser()
+        except (OSError, KeyError):
+            by = "unknown"
+        store = await self.run_host.store()
+        await store.strength.mark_equivalent(task_id, key, by=by, reason=reason)
+        self.notify(f"marked equivalent by {by}; the scores leave it out")
+        self._load()
+
+    @work(group="strength-mark", exit_on_error=False)
+    async def _unmark(self, task_id: str, key: str) -> None:
+        store = await self.run_host.store()
+        await store.strength.unmark_equivalent(task_id, key)
+        self.notify("equivalent mark taken back")
+        self._load()
+
     def action_open_run(self) -> None:
         line = self.selected()
         if line is None or not line.row.stage_iii_run:
@@ -223,4 +264,32 @@ class StrengthScreen(Screen[None]):
             open_run(line.row.stage_iii_run)
 
 
-__all__ = ["StrengthScreen"]
+class ReasonDialog(ModalScreen[str | None]):
+    """Why a mutant is equivalent: one line; Enter marks, Esc leaves it unmarked."""
+
+    BINDINGS = [Binding("escape", "close", "Cancel", id="strength.reason_cancel",
+                        tooltip="Leave the mutant unmarked")]
+
+    def __init__(self, what: str) -> None:
+        super().__init__()
+        self.what = what
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="strength-reason", classes="run-dialog"):
+            yield Static(Text(f"Mark {self.what} equivalent", style="bold"))
+            yield Static("Why can no user see this change? (Enter marks, Esc cancels)")
+            yield Input(placeholder="e.g. the module is never run: bin/csvtab is the entry",
+                        id="strength-reason-input")
+
+    def on_mount(self) -> None:
+        self.query_one("#strength-reason-input", Input).focus()
+
+    @on(Input.Submitted, "#strength-reason-input")
+    def _submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value.strip() or None)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+__all__ = ["ReasonDialog", "StrengthScreen"]
