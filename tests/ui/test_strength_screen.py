@@ -78,7 +78,6 @@ def test_a_campaign_shows_its_figures_and_mutants_survivors_first(state_dir: Pat
     async def body() -> None:
         app = quiet_app(Settings(task_roots=(BUILTIN_TASKS,), state_dir=state_dir))
         async with app.run_test(size=(120, 40)) as pilot:
-            await pilot.press("r")  # from another screen: one key, one screen
             await pilot.press("i")
             screen = await _strength(pilot)
             campaigns = screen.query_one("#strength-campaigns", DataTable)
@@ -97,9 +96,9 @@ def test_a_campaign_shows_its_figures_and_mutants_survivors_first(state_dir: Pat
             # Enter: the top mutant's diff against State A
             mutants.focus()
             await pilot.press("enter")
-            diff = screen.query_one("#strength-diff", Static)
-            await until(pilot, lambda: "x <= y" in str(diff.render()), "the diff shown")
-            assert "m003 · csvtab/width.py:30" in str(diff.render())
+            await until(pilot, lambda: "+x <= y" in screen.diff_text, "the diff shown")
+            assert screen.diff_text.startswith("# m003 · csvtab/width.py:30 · comparison")
+            assert not screen.query_one("#strength-diff-box").has_class("-hidden")
             # e: mark the uncaught one equivalent, with a reason; the figures follow
             await pilot.press("e")
             await until(pilot, lambda: isinstance(app.screen, ReasonDialog), "the dialog")

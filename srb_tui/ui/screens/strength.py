@@ -79,6 +79,7 @@ class StrengthScreen(Screen[None]):
         self.campaigns: list[CampaignStrength] = []
         self.lines: list[MutantLine] = []
         self.loads = 0  # finished loads (tests wait on it)
+        self.diff_text = ""  # what the diff pane shows ("" while hidden)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -211,11 +212,13 @@ class StrengthScreen(Screen[None]):
         reason = (line.row.stage_ii_doc or {}).get("reason")
         if reason:
             head += f" · Stage II: {reason}"
+        self.diff_text = f"# {head}\n{text}"
         self.query_one("#strength-diff", Static).update(
-            Syntax(f"# {head}\n{text}", "diff", word_wrap=True))
+            Syntax(self.diff_text, "diff", word_wrap=True))
         box.remove_class("-hidden")
 
     def action_hide_diff(self) -> None:
+        self.diff_text = ""
         self.query_one("#strength-diff-box").add_class("-hidden")
 
     def action_equivalent(self) -> None:
