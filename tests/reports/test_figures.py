@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from srb_tui.cli import main
-from srb_tui.reports.plots import FILE_STEMS
+from srb_tui.reports.plots import FIGURE_IDS, FILE_STEMS
 from srb_tui.store import Store
 
 from .test_tables import _populate
@@ -42,7 +42,10 @@ def test_figures_show_the_report_numbers(state: Path, tmp_path: Path,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "figs"
     tables = _report(state, capsys, "--figures", str(out))
-    for figure_id, stem in FILE_STEMS.items():
+    paper = {fid: FILE_STEMS[fid] for fid in FIGURE_IDS}
+    # a report of runs draws the paper's figures, never a strength report's
+    assert sorted(p.stem for p in out.glob("*.pdf")) == sorted(paper.values())
+    for figure_id, stem in paper.items():
         pdf, png = out / f"{stem}.pdf", out / f"{stem}.png"
         assert pdf.read_bytes().startswith(b"%PDF-"), figure_id
         assert png.read_bytes().startswith(b"\x89PNG\r\n\x1a\n"), figure_id
@@ -50,7 +53,7 @@ def test_figures_show_the_report_numbers(state: Path, tmp_path: Path,
                          int.from_bytes(png.read_bytes()[20:24], "big"))
         assert width >= 1800 and height >= 800  # 6.8 in at 300 dpi
     data = {fid: json.loads((out / f"{stem}.json").read_text())
-            for fid, stem in FILE_STEMS.items()}
+            for fid, stem in paper.items()}
 
     five_a = data["figure5a"]
     assert five_a["title"].startswith("Figure 5a")
