@@ -41,6 +41,9 @@ DEFAULT_STAGE_TIMEOUT_SEC = 3600.0
 DEFAULT_ADVERSARY_BUDGET_SEC = 3600.0
 """An adversary's ``budget_sec`` in ``probe.toml`` when it does not say."""
 DEFAULT_LIB_DIR = "lib"
+DEFAULT_FAULT_EXIT_CODES: tuple[int, ...] = tuple(range(64, 79))
+"""The candidate exit codes that mean "the tree could not be tested" (sysexits' 64..78)
+when ``probe.toml``'s ``[scope].fault_exit_codes`` does not say."""
 
 # --------------------------------------------------------------------------- a module's world
 
@@ -104,6 +107,7 @@ __all__ = [
     "CANDIDATE_OFFSET",
     "CHECK_VERDICTS",
     "DEFAULT_ADVERSARY_BUDGET_SEC",
+    "DEFAULT_FAULT_EXIT_CODES",
     "DEFAULT_LIB_DIR",
     "DEFAULT_MODULE_TIMEOUT_SEC",
     "DEFAULT_STAGE_TIMEOUT_SEC",

@@ -88,9 +88,9 @@ def test_one_module_timeout_on_both_sides(tmp_path: Path) -> None:
     the published default (900 s; the grader read 3600 s before the leaf)."""
     import tomllib
 
+    from srb_tui.grader.manifests.suite import parse_suite
     from srb_tui.grader.suite_manifest import load_suite
     from srb_tui.schema.reader import Source
-    from srb_tui.schema.suite_toml import parse_suite
 
     text = ('schema = "swerefactor.behavioural-suite/1"\ntask = "t1"\n'
             '[[module]]\nid = "m1"\n')
