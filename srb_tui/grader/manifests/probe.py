@@ -8,7 +8,7 @@ same file by the same rules. The default fault exit codes are the contract leaf'
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from ..contract import DEFAULT_ADVERSARY_BUDGET_SEC, DEFAULT_FAULT_EXIT_CODES, PROBE_SCHEMA
@@ -69,6 +69,13 @@ class Probe:
     scope: Scope = field(default_factory=Scope)
     adversaries: tuple[Adversary, ...] = ()
     metadata: Mapping[str, object] = field(default_factory=_empty)
+
+
+def fault_codes_arg(codes: Iterable[int]) -> str:
+    """The grader's ``--fault-codes`` text for a probe's ``fault_exit_codes``: its codes, or
+    the default when it lists none (the published reader: an empty list means the default)."""
+    chosen = sorted(set(codes)) or list(DEFAULT_FAULT_EXIT_CODES)
+    return ",".join(str(code) for code in chosen)
 
 
 def parse_probe(source: Reporter, data: Mapping[str, object],
