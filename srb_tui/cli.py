@@ -171,7 +171,7 @@ def _console(settings: object) -> int:
     assert isinstance(settings, Settings)
     settings.state_dir.mkdir(parents=True, exist_ok=True)
     create_app(settings).run()
-    return 0
+    return codes.OK
 
 
 if __name__ == "__main__":

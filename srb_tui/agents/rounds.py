@@ -42,6 +42,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from srb_tui.grader.contract import EXIT_TIMEOUT
+
 StopReason = Literal["completed", "deadline", "idle", "budget", "infrastructure"]
 PromptKind = Literal["instruction", "continue", "fresh"]
 COMPLETION_TOKEN = "SRB_TASK_COMPLETE"
@@ -50,7 +52,6 @@ MAX_ROUND_SEC = 1800.0
 MAX_ROTATIONS = 3
 MIN_WEDGES = 3
 WEDGE_SHARE = 0.15
-TIMEOUT_EXIT = 124
 
 CONTINUE = (
     "Please carry on with the task from where you stopped. The last round was interrupted "
@@ -122,7 +123,7 @@ class RoundRecord:
     @property
     def timed_out(self) -> bool:
         """Stopped by the round's wall clock (the per-round cap, while time was left)."""
-        return self.exit_code == TIMEOUT_EXIT
+        return self.exit_code == EXIT_TIMEOUT
 
 
 @dataclass(frozen=True)

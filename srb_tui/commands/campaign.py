@@ -163,7 +163,7 @@ async def _status(store: Store, name: str, out: Output, note: str | None = None)
         out.emit_json({"campaign": campaign.to_json(), "counts": dict(counts),
                        "cells": [c.to_json() for c in cells],
                        "attempts": [a.to_json() for a in attempts]})
-        return 0
+        return codes.OK
     table = Table(title=f"campaign {campaign.id} · {campaign.status}", title_justify="left")
     table.add_column("Task")
     labels = [c.label for c in campaign.configs]
@@ -182,7 +182,7 @@ async def _status(store: Store, name: str, out: Output, note: str | None = None)
     out.print(" · ".join(f"{k} {v}" for k, v in sorted(counts.items()))
               + f" · attempts {len(attempts)} ({retries} retries)"
               + (f" · {escape(note)}" if note else ""))
-    return 0
+    return codes.OK
 
 
 async def _cancel(args: argparse.Namespace, settings: Settings, out: Output) -> int:

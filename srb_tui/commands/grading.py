@@ -267,7 +267,7 @@ def cmd_record(args: argparse.Namespace, settings: Settings, out: Output) -> int
     doc["record"] = str(target)
     if out.json_mode:
         out.emit_json(doc)
-        return 0 if result.ok else 1
+        return codes.OK if result.ok else codes.FAILED
     title = f"Identity run: {result.task_id} (State A vs State A)"
     table = Table(title=title, title_justify="left")
     for col in ("Module", "Weight", "Status", "Passed", "Scored", "Rate", "Checked"):
@@ -292,11 +292,11 @@ def cmd_record(args: argparse.Namespace, settings: Settings, out: Output) -> int
         out.print(f"[yellow]{escape(result.boundary)}[/]")
     if result.ok:
         out.print(f"[green]recorded[/]: State A fails no scored check ({escape(str(target))})")
-        return 0
+        return codes.OK
     out.error(
         f"{result.task_id} refused: State A fails scored checks against itself on "
         f"{', '.join(result.failing) or 'the suite (stage error)'}"
     )
     for note in result.envelope.get("notes", []):
         out.print(f"  [dim]{escape(str(note))}[/]")
-    return 1
+    return codes.FAILED

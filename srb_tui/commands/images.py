@@ -103,7 +103,7 @@ def cmd_build(args: argparse.Namespace, settings: Settings, out: Output) -> int:
                 state = "built" if row["built"] else "unchanged"
                 out.print(f"{row['role']:13} {escape(str(row['tag']))}  {str(row['id'])[:19]}"
                           f"  {state}")
-        return 0
+        return codes.OK
 
     return asyncio.run(body())
 
@@ -120,7 +120,7 @@ def cmd_ls(args: argparse.Namespace, settings: Settings, out: Output) -> int:
                       .splitlines())
         else:
             out.print("No srb images yet.")
-        return 0
+        return codes.OK
 
     return asyncio.run(body())
 
@@ -133,6 +133,6 @@ def cmd_prune(args: argparse.Namespace, settings: Settings, out: Output) -> int:
             out.emit_json({"bytes_reclaimed": reclaimed})
         else:
             out.print(f"reclaimed {reclaimed} bytes")
-        return 0
+        return codes.OK
 
     return asyncio.run(body())

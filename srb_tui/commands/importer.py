@@ -91,4 +91,4 @@ def cmd_import(args: argparse.Namespace, settings: Settings, out: Output) -> int
         out.lines(f"{rid}  {task}  score {score}  valid {valid}  ← {source}"
                   for rid, (task, score, valid, source) in zip(ids, summaries, strict=True))
         out.lines([f"imported {len(ids)} run(s) from {directory}"])
-    return 0
+    return codes.OK

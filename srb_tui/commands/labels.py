@@ -55,4 +55,4 @@ def cmd_import(args: argparse.Namespace, settings: Settings, out: Output) -> int
     else:
         out.print(f"imported {written} label(s) by {', '.join(annotators) or 'nobody'} "
                   f"from {path}")
-    return 0
+    return codes.OK

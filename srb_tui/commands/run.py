@@ -403,7 +403,7 @@ def cmd_cancel(args: argparse.Namespace, settings: Settings, out: Output) -> int
                 out.emit_json(run.to_json())
             else:
                 out.print(f"{escape(run.id)}: {escape(run.status)}")
-            return 0
+            return codes.OK
 
     return guard(body, out)
 

@@ -91,10 +91,10 @@ def cmd_list(args: argparse.Namespace, settings: Settings, out: Output) -> int:
              "stop_reason": r.stop_reason, "score": r.score, "max_score": r.max_score,
              "valid": r.valid, "started_at": r.started, "duration_sec": r.duration_sec}
             for r in result.rows]})
-        return 0
+        return codes.OK
     if not result.rows:
         out.print(f"No runs in {settings.db_path} yet.")
-        return 0
+        return codes.OK
     if args.no_trunc or not sys.stdout.isatty():
         sys.stdout.write(plain_columns([tuple(c.upper() for c in _COLUMNS),
                                         *(_cells(r) for r in result.rows)]))
@@ -109,7 +109,7 @@ def cmd_list(args: argparse.Namespace, settings: Settings, out: Output) -> int:
                       escape(r.stop_reason or "—"), r.score_text, r.valid_text,
                       escape(r.started_text), r.duration_text)
     out.print(table)
-    return 0
+    return codes.OK
 
 
 async def _detail(settings: Settings, run_id: str) -> dict[str, Any] | None:
@@ -147,7 +147,7 @@ def cmd_show(args: argparse.Namespace, settings: Settings, out: Output) -> int:
         return codes.NOT_FOUND
     if out.json_mode:
         out.emit_json(doc)
-        return 0
+        return codes.OK
     run = doc.get("run", doc)
     out.print(f"[bold]{escape(str(run.get('id')))}[/]  task {escape(str(run.get('task_id')))}")
     out.print(f"  node: {escape(str(doc.get('node', 'local')))}")
@@ -171,4 +171,4 @@ def cmd_show(args: argparse.Namespace, settings: Settings, out: Output) -> int:
         items = doc.get(section)
         if items:
             out.print(f"  {section}: {len(items)}")
-    return 0
+    return codes.OK

@@ -105,11 +105,11 @@ def cmd_list(args: argparse.Namespace, settings: Settings, out: Output) -> int:
                        "tasks": [{**s.to_json(), "missing": needed.get(s.task_id, 0)}
                                  for s in summaries],
                        "warnings": catalog.warnings})
-        return 0
+        return codes.OK
     if not summaries:
         out.print(f"No tasks under {', '.join(str(r) for r in settings.task_roots)}. "
                   "Use --tasks DIR or SRB_TASKS.")
-        return 0
+        return codes.OK
     if out.piped:
         words = {"ok": "ok", "incomplete": "{absent} absent", "invalid": "{errors} error(s)"}
         rows = [("TASK", "CLASS", "STACKS", "BUDGET", "GATES", "MODS", "ADV", "STATUS")]
@@ -121,7 +121,7 @@ def cmd_list(args: argparse.Namespace, settings: Settings, out: Output) -> int:
                          "—" if s.budget_sec is None else f"{s.budget_sec / 3600:g} h",
                          str(s.gates), str(s.modules), str(s.adversaries), status))
         out.lines(plain_columns(rows).splitlines())
-        return 0
+        return codes.OK
     table = Table(title="Tasks", title_justify="left")
     table.add_column("Task", overflow="fold", ratio=3)
     table.add_column("Class", overflow="ellipsis", ratio=1)
@@ -138,7 +138,7 @@ def cmd_list(args: argparse.Namespace, settings: Settings, out: Output) -> int:
                       escape(s.stacks), budget,
                       str(s.gates), str(s.modules), str(s.adversaries), status)
     out.print(table)
-    return 0
+    return codes.OK
 
 
 def cmd_show(args: argparse.Namespace, settings: Settings, out: Output) -> int:
@@ -161,7 +161,7 @@ def cmd_show(args: argparse.Namespace, settings: Settings, out: Output) -> int:
         doc["instruction"] = task.instruction
     if out.json_mode:
         out.emit_json(doc)
-        return 0
+        return codes.OK
     out.print(f"[bold]{escape(load.task_id)}[/]  {escape(str(load.path))}")
     for key in ("title", "category", "state_a", "state_b"):
         if doc.get(key):
@@ -172,7 +172,7 @@ def cmd_show(args: argparse.Namespace, settings: Settings, out: Output) -> int:
         out.print(f"  adversaries ({len(task.adversary_ids)}): "
                   f"{escape(', '.join(task.adversary_ids))}")
     _print_problems(out, load)
-    return 0
+    return codes.OK
 
 
 def _print_problems(out: Output, load: TaskLoad) -> None:

@@ -34,13 +34,14 @@ from .candidate_env import (
 )
 from .candidate_scope import ScopeFinding
 from .candidate_scratch import ScratchError, enter_work, leave_work, run_lease
+from .contract import DEFAULT_FAULT_EXIT_CODES
 from .lockdown import tree_digest
 from .procs import run_group
 from .slot import drop as slot_drop
 from .tree_copy import copy_closed
 
 ROLES = ("original", "submission")
-DEFAULT_FAULT_CODES = frozenset(range(64, 79))
+DEFAULT_FAULT_CODES = frozenset(DEFAULT_FAULT_EXIT_CODES)
 FIXED_MTIME = 946684800  # 2000-01-01T00:00:00Z: staged trees carry no timestamp of their own
 KEEP_IN_SCRATCH: tuple[str, ...] = ()  # nothing of a run reaches the next (SRB_WORK too)
 TAIL_BYTES = 2000

@@ -29,6 +29,7 @@ from .candidate import (
 )
 from .candidate_env import load_salt
 from .candidate_judge import adjudicate, parse_exit_codes
+from .contract import EXIT_OK, EXIT_UNUSABLE
 from .envelope import atomic_write_json
 from .fingerprint import fingerprint
 from .fuzz import FuzzConfig, HarnessFault, argv_vocabulary, load_argv_sets, main_fuzz
@@ -36,9 +37,12 @@ from .fuzz_build import DEFAULT_BUILD_TIMEOUT_SEC, BuildSpec
 from .fuzz_http import DEFAULT_HEADERS, HttpConfig, main_fuzz_http
 from .launch import main as launch_main
 from .lockdown import lockdown
+from .manifests.probe import fault_codes_arg
 from .sandbox import MAX_SLOTS, load_limits
 from .suite import run_suite, stage_submission, write_suite_error
 from .suite_manifest import SuiteError, load_suite
+
+DEFAULT_FAULT_CODES_ARG = fault_codes_arg(())
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -93,7 +97,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     cand.add_argument("--reruns", type=int, default=3)
     cand.add_argument("--timeout", type=float, default=300.0)
-    cand.add_argument("--fault-codes", default="64-78", help="e.g. 64-78 or 1,64-78")
+    cand.add_argument("--fault-codes", default=DEFAULT_FAULT_CODES_ARG,
+                      help="e.g. 64-78 or 1,64-78")
     cand.add_argument("--deny-command", action="append", default=[])
     cand.add_argument("--stage-base", help="where salted views are staged (default: TMPDIR)")
     cand.add_argument("--result", help="also write the verdict JSON here (atomically)")
@@ -118,7 +123,7 @@ def _parser() -> argparse.ArgumentParser:
     fuzz.add_argument("--command-json", required=True, help="candidate_command as a JSON list")
     fuzz.add_argument("--reruns", type=int, default=3)
     fuzz.add_argument("--timeout", type=float, default=300.0, help="candidate timeout")
-    fuzz.add_argument("--fault-codes", default="64-78")
+    fuzz.add_argument("--fault-codes", default=DEFAULT_FAULT_CODES_ARG)
     fuzz.add_argument("--deny-command", action="append", default=[])
     _contract_args(fuzz)
     fuzz.add_argument("--work", required=True, help="scratch folder")
@@ -146,7 +151,7 @@ def _parser() -> argparse.ArgumentParser:
     web.add_argument("--command-json", required=True)
     web.add_argument("--reruns", type=int, default=3)
     web.add_argument("--timeout", type=float, default=300.0, help="candidate timeout")
-    web.add_argument("--fault-codes", default="64-78")
+    web.add_argument("--fault-codes", default=DEFAULT_FAULT_CODES_ARG)
     web.add_argument("--deny-command", action="append", default=[])
     _contract_args(web)
     web.add_argument("--work", required=True)
@@ -179,7 +184,7 @@ def _run_suite(args: argparse.Namespace) -> int:
         except OSError as exc:
             write_suite_error(result, args.task or "", f"cannot stage the submission: {exc}")
             print(f"grader: {exc}", file=sys.stderr)
-            return 2
+            return EXIT_UNUSABLE
     try:
         suite = load_suite(args.suite, scan=bool(getattr(args, "scan", False)))
     except SuiteError as exc:
@@ -187,13 +192,13 @@ def _run_suite(args: argparse.Namespace) -> int:
             result, args.task or "", f"cannot use {exc.path}: " + "; ".join(exc.problems)
         )
         print(f"grader: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_UNUSABLE
     for label, value in (("--repo", args.repo), ("--original", args.original)):
         if value is not None and not Path(value).is_dir():
             message = f"{label} {value} is not a folder"
             write_suite_error(result, args.task or suite.task, message)
             print(f"grader: {message}", file=sys.stderr)
-            return 2
+            return EXIT_UNUSABLE
     run_suite(
         suite,
         repo=Path(args.repo),
@@ -206,7 +211,7 @@ def _run_suite(args: argparse.Namespace) -> int:
         keep_env=frozenset(args.keep_env),
         progress=_print_progress,
     )
-    return 0
+    return EXIT_OK
 
 
 PROGRESS_MARK = "@srb-progress "
@@ -230,7 +235,7 @@ def _trees_missing(args: argparse.Namespace) -> bool:
 
 def _run_tools(args: argparse.Namespace) -> int:
     if _trees_missing(args):
-        return 2
+        return EXIT_UNUSABLE
     toolbox = Toolbox(
         args.original,
         args.submission,
@@ -315,7 +320,7 @@ def _run_candidate(args: argparse.Namespace) -> int:
         spec = _candidate_spec(args)
     except ValueError as exc:
         print(f"grader: bad candidate options: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_UNUSABLE
     verdict = adjudicate(
         args.candidate, args.original, args.submission, spec, stage_base=args.stage_base,
         name=args.name,
@@ -324,7 +329,7 @@ def _run_candidate(args: argparse.Namespace) -> int:
     if args.result:
         atomic_write_json(args.result, verdict)
     print(json.dumps(verdict, ensure_ascii=False))
-    return 0
+    return EXIT_OK
 
 
 def _run_fuzz(args: argparse.Namespace) -> int:
@@ -335,9 +340,9 @@ def _run_fuzz(args: argparse.Namespace) -> int:
         _json_words(args.tokens_json)
     except (ValueError, HarnessFault) as exc:
         print(f"grader: bad fuzz options: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_UNUSABLE
     if _trees_missing(args):
-        return 2
+        return EXIT_UNUSABLE
     config = FuzzConfig(
         adversary=args.adversary,
         original=Path(args.original).resolve(),
@@ -358,7 +363,7 @@ def _run_fuzz(args: argparse.Namespace) -> int:
     )
     doc = main_fuzz(config, argv_file, Path(args.result) if args.result else None)
     print(json.dumps({k: doc[k] for k in ("adversary", "outcome", "reason")}, ensure_ascii=False))
-    return 0
+    return EXIT_OK
 
 
 def _json_words(text: str | None) -> list[str] | None:
@@ -380,9 +385,9 @@ def _run_fuzz_http(args: argparse.Namespace) -> int:
             raise ValueError("--server-json must name the server's argv")
     except ValueError as exc:
         print(f"grader: bad fuzz-http options: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_UNUSABLE
     if _trees_missing(args):
-        return 2
+        return EXIT_UNUSABLE
     config = HttpConfig(
         adversary=args.adversary,
         original=Path(args.original).resolve(),
@@ -403,7 +408,7 @@ def _run_fuzz_http(args: argparse.Namespace) -> int:
     )
     doc = main_fuzz_http(config, Path(args.result) if args.result else None)
     print(json.dumps({k: doc[k] for k in ("adversary", "outcome", "reason")}, ensure_ascii=False))
-    return 0
+    return EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -416,7 +421,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         base = load_limits().uid_base
         uids = range(base, base + MAX_SLOTS)
         print(json.dumps(lockdown(args.private, uids)))
-        return 0
+        return EXIT_OK
     if args.command == "suite":
         return _run_suite(args)
     if args.command == "tools":
@@ -428,4 +433,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "fuzz-http":
         return _run_fuzz_http(args)
     print(fingerprint())
-    return 0
+    return EXIT_OK

@@ -41,6 +41,9 @@ DEFAULT_STAGE_TIMEOUT_SEC = 3600.0
 DEFAULT_ADVERSARY_BUDGET_SEC = 3600.0
 """An adversary's ``budget_sec`` in ``probe.toml`` when it does not say."""
 DEFAULT_LIB_DIR = "lib"
+DEFAULT_FAULT_EXIT_CODES: tuple[int, ...] = tuple(range(64, 79))
+"""The candidate exit codes that mean "the tree could not be tested" (sysexits' 64..78)
+when ``probe.toml``'s ``[scope].fault_exit_codes`` does not say."""
 
 # --------------------------------------------------------------------------- a module's world
 
@@ -74,6 +77,31 @@ def candidate_uid(uid_base: int, slot: int) -> int:
     return uid_base + CANDIDATE_OFFSET + slot
 
 
+# --------------------------------------------------------------------------- exit codes
+
+EXIT_OK = 0
+EXIT_UNUSABLE = 2
+"""The grader's commands (and ``srb-submission``): what they were given cannot be used (a
+suite.toml with problems, a bad argument), as the published CLI exits 2 for a task file it
+cannot read; with its ``cannot use`` note the host reads it as the task's fault."""
+EXIT_TIMEOUT = 124
+"""A budget ran out: coreutils ``timeout``'s code, ``srb-submission --timeout``'s, an agent
+round stopped by its cap."""
+EXIT_LAUNCH_FAILED = 125
+"""A launcher's own failure before the program ran (the slot could not be prepared, srb's
+desk did not answer), as ``timeout`` and ``env`` use it."""
+EXIT_CANNOT_EXECUTE = 126
+"""The program was found but could not be started."""
+EXIT_NOT_FOUND = 127
+"""The program does not exist."""
+EXIT_SIGNAL_BASE = 128
+"""A process ended by signal N exits ``EXIT_SIGNAL_BASE + N``."""
+EXIT_KILLED = EXIT_SIGNAL_BASE + 9
+"""SIGKILL's exit (137): ``timeout -k`` at the budget, or something killed the process."""
+EXIT_CODES: tuple[int, ...] = (EXIT_UNUSABLE, EXIT_TIMEOUT, EXIT_LAUNCH_FAILED,
+                               EXIT_CANNOT_EXECUTE, EXIT_NOT_FOUND, EXIT_KILLED)
+"""The codes above that mean something between the grader and the host (0 aside)."""
+
 # --------------------------------------------------------------------------- models
 
 MODEL_FAMILIES: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -104,10 +132,20 @@ __all__ = [
     "CANDIDATE_OFFSET",
     "CHECK_VERDICTS",
     "DEFAULT_ADVERSARY_BUDGET_SEC",
+    "DEFAULT_FAULT_EXIT_CODES",
     "DEFAULT_LIB_DIR",
     "DEFAULT_MODULE_TIMEOUT_SEC",
     "DEFAULT_STAGE_TIMEOUT_SEC",
     "EVALUATION_SCHEMA",
+    "EXIT_CANNOT_EXECUTE",
+    "EXIT_CODES",
+    "EXIT_KILLED",
+    "EXIT_LAUNCH_FAILED",
+    "EXIT_NOT_FOUND",
+    "EXIT_OK",
+    "EXIT_SIGNAL_BASE",
+    "EXIT_TIMEOUT",
+    "EXIT_UNUSABLE",
     "MAX_SLOTS",
     "MODEL_FAMILIES",
     "MODULE_CONTRACT_ENV",

@@ -54,6 +54,8 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from .contract import EXIT_NOT_FOUND
+
 STUB = "/@"
 """Where the stub lives in a stage container (short: it is written over a file name)."""
 CHANNEL_FD = 1000
@@ -602,7 +604,7 @@ def _exec_program(
         os.write(err_w, struct.pack("<i", exc.errno or errno.EACCES))
     except BaseException:
         os.write(err_w, struct.pack("<i", errno.EACCES))
-    os._exit(127)
+    os._exit(EXIT_NOT_FOUND)
 
 
 def _dup_above(fd: int, low: int) -> int:

@@ -29,6 +29,15 @@ import sys
 import time
 
 from . import slot as identity
+from .contract import (
+    EXIT_CANNOT_EXECUTE,
+    EXIT_LAUNCH_FAILED,
+    EXIT_NOT_FOUND,
+    EXIT_OK,
+    EXIT_SIGNAL_BASE,
+    EXIT_TIMEOUT,
+    EXIT_UNUSABLE,
+)
 from .session_end import end_session
 from .signals import signal
 
@@ -36,7 +45,6 @@ TYPE_CHECKING = False  # not typing's: importing typing costs the launcher ~20 m
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-TIMEOUT_EXIT = 124
 GRACE_SEC = 2.0
 USAGE = ("usage: srb-submission [--cwd DIR] [--timeout SEC] [--env NAME=VALUE]... [--python]"
          " -- ARGV...")
@@ -136,7 +144,7 @@ def _spawn(command: list[str], slot: int, cwd: str, env: dict[str, str], make: l
             _tell(tell, f"{exc.errno or 0}:{exc.strerror or exc}")
         except BaseException as exc:
             _tell(tell, f"0:{exc}")
-        os._exit(127)
+        os._exit(EXIT_NOT_FOUND)
     os.close(tell)
     chunks = []
     while chunk := os.read(report, 4096):
@@ -222,7 +230,7 @@ def _end_on_term(pid: int) -> None:
             _wait(pid, GRACE_SEC)
         except ChildProcessError:
             pass
-        os._exit(128 + signum)
+        os._exit(EXIT_SIGNAL_BASE + signum)
 
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, stop)
@@ -233,24 +241,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = _parse(sys.argv[1:] if argv is None else argv)
     except ValueError as exc:
         print(f"srb-submission: {exc}\n{USAGE}" if str(exc) else USAGE, file=sys.stderr)
-        return 2 if str(exc) else 0
+        return EXIT_UNUSABLE if str(exc) else EXIT_OK
     command = args.argv
     if not command:
         print("srb-submission: no command given (srb-submission [options] -- ARGV...)",
               file=sys.stderr)
-        return 2
+        return EXIT_UNUSABLE
     extra: dict[str, str] = {}
     for item in args.env:
         name, sep, value = item.partition("=")
         if not sep or not name:
             print(f"srb-submission: --env {item!r} is not NAME=VALUE", file=sys.stderr)
-            return 2
+            return EXIT_UNUSABLE
         extra[name] = value
     try:
         slot, dirs, env = identity.prepare_launch(extra)
     except identity.SandboxError as exc:
         print(f"srb-submission: {exc}", file=sys.stderr)
-        return 125
+        return EXIT_LAUNCH_FAILED
     make = list(dirs.values())
     cwd = args.cwd or dirs["work"]
     sys.stdout.flush()
@@ -264,10 +272,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             pid = _spawn(command, slot, cwd, env, make)
         except FileNotFoundError as exc:
             print(f"srb-submission: cannot start {command[0]!r}: {exc.strerror}", file=sys.stderr)
-            return 127
+            return EXIT_NOT_FOUND
         except OSError as exc:
             print(f"srb-submission: cannot start {command[0]!r}: {exc}", file=sys.stderr)
-            return 126
+            return EXIT_CANNOT_EXECUTE
     _end_on_term(pid)
     status = _wait(pid, args.timeout)
     if status is None:
@@ -275,13 +283,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         _wait(pid, None)
         print(f"srb-submission: {command[0]} ran past {args.timeout:g} s; killed",
               file=sys.stderr)
-        return TIMEOUT_EXIT
+        return EXIT_TIMEOUT
     end_session(pid)
     code = os.waitstatus_to_exitcode(status)
     if code < 0:
         signal.signal(-code, signal.SIG_DFL)
         os.kill(os.getpid(), -code)
-        return 128 - code
+        return EXIT_SIGNAL_BASE - code
     return code
 
 

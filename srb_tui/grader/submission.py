@@ -35,6 +35,7 @@ import time
 from collections.abc import Mapping, Sequence
 
 from . import sandbox
+from .contract import EXIT_CANNOT_EXECUTE, EXIT_NOT_FOUND, EXIT_TIMEOUT
 from .session_end import end_session
 from .slot import prepare_launch
 
@@ -76,9 +77,9 @@ def run(
             make=list(dirs.values()),
         )
     except FileNotFoundError as exc:
-        return _not_started(command, 127, exc.strerror or str(exc))
+        return _not_started(command, EXIT_NOT_FOUND, exc.strerror or str(exc))
     except OSError as exc:
-        return _not_started(command, 126, str(exc))
+        return _not_started(command, EXIT_CANNOT_EXECUTE, str(exc))
     return _collect(proc, command, input, timeout)
 
 
@@ -205,7 +206,7 @@ def _through_launcher(
         argv, input=data or b"", capture_output=True,
         timeout=None if timeout is None else timeout + LAUNCHER_SLACK_SEC,
     )
-    if done.returncode == 124 and b"srb-submission:" in done.stderr:
+    if done.returncode == EXIT_TIMEOUT and b"srb-submission:" in done.stderr:
         raise subprocess.TimeoutExpired(command, timeout or 0.0, output=done.stdout,
                                         stderr=done.stderr)
     return subprocess.CompletedProcess(command, done.returncode, done.stdout, done.stderr)

@@ -1,24 +1,21 @@
-"""Stage II's suite manifest: a behavioural suite's (or audit scan's) ``suite.toml``, read and
-lightly validated inside the stage container (the host validates fully with the schema's own
-models, which are not shipped here). :func:`load_suite` gives a :class:`SuiteManifest` of
+"""Stage II's suite manifest: a behavioural suite's (or audit scan's) ``suite.toml``, read
+inside the stage container by the same rules the host's task loader uses
+(:mod:`.manifests.suite`). :func:`load_suite` gives a :class:`SuiteManifest` of
 :class:`SuiteModule` entries resolved against the suite folder, or a :class:`SuiteError` that
 lists every problem found.
 """
 
 from __future__ import annotations
 
-import math
 import os
-import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .contract import DEFAULT_MODULE_TIMEOUT_SEC as DEFAULT_TIMEOUT_SEC
-from .contract import SCAN_SCHEMA, SUITE_SCHEMA
-
-_TOKEN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+from .contract import DEFAULT_LIB_DIR
+from .manifests.suite import parse_scan, parse_suite
+from .manifests.table import Collected
 
 
 class SuiteError(Exception):
@@ -45,7 +42,7 @@ class SuiteModule:
 
 @dataclass(frozen=True)
 class SuiteManifest:
-    """A loaded suite.toml (light validation; the host validates fully)."""
+    """A loaded suite.toml, its modules' folders resolved."""
 
     path: Path
     root: Path
@@ -53,7 +50,7 @@ class SuiteManifest:
     env: dict[str, str]
     modules: tuple[SuiteModule, ...]
     metadata: dict[str, Any] = field(default_factory=dict)
-    lib_dir: str = "lib"
+    lib_dir: str = DEFAULT_LIB_DIR
 
 
 def is_number(value: object) -> bool:
@@ -61,26 +58,11 @@ def is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _env_table(value: object, where: str, problems: list[str]) -> dict[str, str]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        problems.append(f"{where} must be a table of strings")
-        return {}
-    env: dict[str, str] = {}
-    for key, item in value.items():
-        if isinstance(item, str):
-            env[str(key)] = item
-        elif is_number(item):
-            env[str(key)] = str(item)
-        else:
-            problems.append(f"{where}.{key} must be a string")
-    return env
-
-
 def load_suite(path: str | os.PathLike[str], *, scan: bool = False) -> SuiteManifest:
-    """Read and lightly validate a suite.toml (with ``scan``: an audit scan.toml, whose
-    modules also get ``SRB_SCAN=1``); raises SuiteError listing every problem."""
+    """Read a suite.toml by the manifests' one set of rules (with ``scan``: an audit
+    scan.toml, whose modules also get ``SRB_SCAN=1``) and resolve each module's folder,
+    which must stay inside the suite's folder once links are followed; raises SuiteError
+    listing every problem."""
     suite_path = Path(path)
     if suite_path.is_dir():
         suite_path = suite_path / "suite.toml"
@@ -91,86 +73,38 @@ def load_suite(path: str | os.PathLike[str], *, scan: bool = False) -> SuiteMani
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise SuiteError(suite_path, [f"cannot read: {exc}"]) from None
     root = suite_path.resolve().parent
-    problems: list[str] = []
-    wanted = SCAN_SCHEMA if scan else SUITE_SCHEMA
-    if data.get("schema") != wanted:
-        problems.append(f"schema must be {wanted!r}, found {data.get('schema')!r}")
-    task = data.get("task", "")
-    if not isinstance(task, str):
-        problems.append("task must be a string")
-        task = ""
-    default_timeout = data.get("default_timeout_sec", DEFAULT_TIMEOUT_SEC)
-    if not is_number(default_timeout) or default_timeout <= 0:
-        problems.append("default_timeout_sec must be a number > 0")
-        default_timeout = DEFAULT_TIMEOUT_SEC
-    env = _env_table(data.get("env"), "env", problems)
-    if scan:
-        env["SRB_SCAN"] = "1"
-    raw_modules = data.get("module")
-    if not isinstance(raw_modules, list) or not raw_modules:
-        problems.append("at least one [[module]] is required")
-        raw_modules = []
+    collected = Collected()
+    read = parse_scan(collected, data) if scan else parse_suite(collected, data)
+    problems = collected.problems
     modules: list[SuiteModule] = []
-    seen: set[str] = set()
-    for index, raw in enumerate(raw_modules):
-        where = f"module[{index}]"
-        if not isinstance(raw, dict):
-            problems.append(f"{where} must be a table")
-            continue
-        module_id = raw.get("id")
-        if not isinstance(module_id, str) or not _TOKEN.match(module_id):
-            problems.append(f"{where}.id must be a token (letters, digits, . _ -)")
-            continue
-        where = f"module {module_id!r}"
-        if module_id in seen:
-            problems.append(f"{where}: duplicate id")
-            continue
-        seen.add(module_id)
-        title = raw.get("title", module_id)
-        weight = raw.get("weight", 1.0)
-        if not is_number(weight) or not math.isfinite(weight) or weight < 0:
-            problems.append(f"{where}: weight must be a number >= 0")
-            weight = 0.0
-        command = raw.get("command")
-        if command is not None and (
-            not isinstance(command, list)
-            or not command
-            or not all(isinstance(part, str) and part for part in command)
-        ):
-            problems.append(f"{where}: command must be a non-empty list of strings")
-            command = None
-        rel_dir = raw.get("dir", f"modules/{module_id}")
-        if not isinstance(rel_dir, str) or not rel_dir:
-            problems.append(f"{where}: dir must be a string")
-            rel_dir = f"modules/{module_id}"
-        module_dir = (root / rel_dir).resolve()
-        if module_dir != root and root not in module_dir.parents:
-            problems.append(f"{where}: dir {rel_dir!r} leaves the suite folder")
-        timeout = raw.get("timeout_sec", default_timeout)
-        if not is_number(timeout) or timeout <= 0:
-            problems.append(f"{where}: timeout_sec must be a number > 0")
-            timeout = default_timeout
+    for index, module in enumerate(read.modules):
+        module_dir = (root / module.dir).resolve()
+        where = f"module[{index}].dir"
+        if (module_dir != root and root not in module_dir.parents
+                and not any(p.startswith(f"{where}:") for p in problems)):
+            problems.append(f"{where}: `{module.dir}` leaves the suite folder")
         modules.append(
             SuiteModule(
-                id=module_id,
-                title=str(title),
-                weight=float(weight),
+                id=module.id,
+                title=module.title,
+                weight=module.weight,
                 dir=module_dir,
-                command=tuple(command) if command else None,
-                timeout_sec=float(timeout),
-                env=_env_table(raw.get("env"), f"{where}.env", problems),
+                command=module.command or None,
+                timeout_sec=module.timeout_sec,
+                env=dict(module.env),
             )
         )
     if problems:
         raise SuiteError(suite_path, problems)
-    metadata = data.get("metadata")
-    lib_dir = data.get("lib_dir", "lib")
+    env = dict(read.env)
+    if scan:
+        env["SRB_SCAN"] = "1"
     return SuiteManifest(
         path=suite_path,
         root=root,
-        task=task,
+        task=read.task,
         env=env,
         modules=tuple(modules),
-        metadata=metadata if isinstance(metadata, dict) else {},
-        lib_dir=lib_dir if isinstance(lib_dir, str) and lib_dir else "lib",
+        metadata=dict(read.metadata),
+        lib_dir=read.lib_dir,
     )

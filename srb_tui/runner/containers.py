@@ -19,6 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from srb_tui.grader.contract import EXIT_KILLED, EXIT_SIGNAL_BASE, EXIT_TIMEOUT
 from srb_tui.runner import sdk
 from srb_tui.runner.engine import DockerEngine
 from srb_tui.runner.errors import ContainerError
@@ -230,8 +231,10 @@ def interpret_exit(result: ExecResult, timeout_sec: float | None, elapsed: float
     budget had run out, else something SIGKILLed the process; 128+N names signal N."""
     code = result.exit_code
     ran_out = timeout_sec is not None and elapsed >= timeout_sec - 0.5
-    timed_out = timeout_sec is not None and (code == 124 or (code == 137 and ran_out))
-    sig = code - 128 if 128 < code < 128 + 65 and not timed_out else None
+    timed_out = timeout_sec is not None and (
+        code == EXIT_TIMEOUT or (code == EXIT_KILLED and ran_out))
+    sig = (code - EXIT_SIGNAL_BASE
+           if EXIT_SIGNAL_BASE < code < EXIT_SIGNAL_BASE + 65 and not timed_out else None)
     return ExecResult(code, result.stdout, result.stderr, timed_out=timed_out, signal=sig)
 
 

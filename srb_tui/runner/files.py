@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
+from srb_tui.grader.contract import EXIT_KILLED
 from srb_tui.runner import sdk
 from srb_tui.runner.containers import (
     EXEC_KILL_AFTER_SEC,
@@ -494,7 +495,7 @@ async def exec_streamed(
         await session.close()
     stderr = session.stderr_tail.encode()
     if code is None:
-        return ExecResult(137, b"", stderr, timed_out=True)
+        return ExecResult(EXIT_KILLED, b"", stderr, timed_out=True)
     return interpret_exit(ExecResult(code, b"", stderr), timeout_sec,
                           time.monotonic() - started)
 

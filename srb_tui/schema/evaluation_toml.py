@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from srb_tui.grader.manifests.suite import check_schema_and_task
 from srb_tui.schema.models import (
     SCHEMA_EVALUATION,
     STAGE_NAMES,
@@ -69,17 +70,6 @@ KNOWN_OPTIONS = (
 )
 #: Options naming a path relative to ``tests/``.
 PATH_OPTIONS = ("prompt", "scan", "suite", "probe", "context")
-
-
-def check_schema_and_task(top: Table, expected_schema: str, task_id: str) -> tuple[str, str]:
-    """The ``schema`` and ``task`` keys every manifest under tests/ carries."""
-    schema = top.string("schema", required=True)
-    if top.has("schema") and isinstance(top.raw("schema"), str) and schema != expected_schema:
-        top.report("schema", f"expected `{expected_schema}`, found `{schema}`")
-    task = top.string("task", required=True)
-    if top.has("task") and isinstance(top.raw("task"), str) and task != task_id:
-        top.report("task", f"task `{task}` does not match the task directory `{task_id}`")
-    return schema, task
 
 
 @dataclass(frozen=True)

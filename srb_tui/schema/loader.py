@@ -17,14 +17,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from srb_tui.grader.manifests.probe import parse_probe
+from srb_tui.grader.manifests.suite import parse_scan, parse_suite
 from srb_tui.schema import disk
 from srb_tui.schema.evaluation_toml import ParsedEvaluation, parse_evaluation
 from srb_tui.schema.links import leaving_links
 from srb_tui.schema.models import Evaluation, Probe, Scan, Suite, Task, TaskManifest
-from srb_tui.schema.probe_toml import parse_probe
 from srb_tui.schema.problems import Problem
 from srb_tui.schema.reader import Source, fmt_number, is_inside, too_large
-from srb_tui.schema.suite_toml import parse_scan, parse_suite
 from srb_tui.schema.task_toml import parse_task_manifest
 
 TASK_FILE = "task.toml"

@@ -18,15 +18,12 @@ import bisect
 import json
 import re
 
+from srb_tui.grader.manifests.table import join_path
+
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 _INDEX_TAIL = re.compile(r"\[\d+\]$")
 _ML_BASIC_STOP = re.compile(r'\\.|"""', re.DOTALL)
 _ML_LITERAL_STOP = re.compile("'''")
-
-
-def join_path(parent: str, key: str) -> str:
-    """The dotted path of ``key`` inside the table at ``parent``."""
-    return f"{parent}.{key}" if parent else key
 
 
 def parent_path(path: str) -> str:

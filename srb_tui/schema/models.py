@@ -15,6 +15,15 @@ from pathlib import Path
 from types import MappingProxyType
 
 from srb_tui.grader import contract
+
+# suite.toml, scan.toml and probe.toml: held (and read) by the grader's stdlib-only
+# manifests, so the host and a stage container share one shape and one set of rules.
+from srb_tui.grader.manifests.probe import Adversary as Adversary
+from srb_tui.grader.manifests.probe import Probe as Probe
+from srb_tui.grader.manifests.probe import Scope as Scope
+from srb_tui.grader.manifests.suite import Module as Module
+from srb_tui.grader.manifests.suite import Scan as Scan
+from srb_tui.grader.manifests.suite import Suite as Suite
 from srb_tui.schema.scoring_policy import ScoringPolicy
 from srb_tui.schema.stage_names import STAGE_NAMES as STAGE_NAMES  # re-exported
 from srb_tui.schema.state_a import StateASource
@@ -36,7 +45,7 @@ SCHEMA_SUITE = contract.SUITE_SCHEMA
 SCHEMA_PROBE = contract.PROBE_SCHEMA
 SCHEMA_SCAN = contract.SCAN_SCHEMA
 
-DEFAULT_FAULT_EXIT_CODES: tuple[int, ...] = tuple(range(64, 79))
+DEFAULT_FAULT_EXIT_CODES = contract.DEFAULT_FAULT_EXIT_CODES
 
 
 def _text(mapping: Mapping[str, object], key: str) -> str | None:
@@ -188,100 +197,6 @@ class Evaluation:
     def stage_budget_sec(self) -> float:
         """Sum of the enabled stages' ``timeout_sec``."""
         return sum(s.timeout_sec for s in self.enabled_stages)
-
-
-# ------------------------------------------------------------ suite.toml and scan.toml
-
-
-@dataclass(frozen=True)
-class Module:
-    """One ``[[module]]`` of a behavioural suite or an audit scan.
-
-    ``command`` is ``None`` when the module relies on the default (``run.sh`` via
-    bash, else ``run.py``); ``dir`` is relative to the suite's folder;
-    ``timeout_sec`` is already resolved to the suite default when not given.
-    """
-
-    id: str
-    title: str
-    weight: float
-    dir: str
-    timeout_sec: float
-    command: tuple[str, ...] | None = None
-    env: Mapping[str, str] = field(default_factory=_empty_env)
-    about: str = ""
-
-
-@dataclass(frozen=True)
-class Suite:
-    """``tests/behavioural/suite.toml``: the Stage II modules."""
-
-    schema: str
-    task: str
-    modules: tuple[Module, ...]
-    lib_dir: str = "lib"
-    default_timeout_sec: float = 900.0
-    env: Mapping[str, str] = field(default_factory=_empty_env)
-    metadata: Mapping[str, object] = field(default_factory=_empty)
-
-    @property
-    def total_weight(self) -> float:
-        return sum(m.weight for m in self.modules)
-
-
-@dataclass(frozen=True)
-class Scan:
-    """``tests/audit/scan.toml``: advisory read-only modules run before the review."""
-
-    schema: str
-    task: str
-    modules: tuple[Module, ...]
-    lib_dir: str = "lib"
-    default_timeout_sec: float = 900.0
-    env: Mapping[str, str] = field(default_factory=_empty_env)
-    metadata: Mapping[str, object] = field(default_factory=_empty)
-
-
-# -------------------------------------------------------------------------- probe.toml
-
-
-@dataclass(frozen=True)
-class Scope:
-    """``[scope]`` of a probe: what a Stage III candidate may and may not test."""
-
-    allow: tuple[str, ...] = ()
-    deny: tuple[str, ...] = ()
-    deny_commands: tuple[str, ...] = ()
-    require_deterministic: bool = True
-    reruns: int = 3
-    network_allowed: bool = False
-    fault_exit_codes: tuple[int, ...] = DEFAULT_FAULT_EXIT_CODES
-
-
-@dataclass(frozen=True)
-class Adversary:
-    """One ``[[adversary]]``: a Stage III round with its model and budget."""
-
-    id: str
-    model: str
-    driver: str
-    budget_sec: float = 3600.0
-    focus: str = ""
-    driver_options: Mapping[str, object] = field(default_factory=_empty)
-    metadata: Mapping[str, object] = field(default_factory=_empty)
-
-
-@dataclass(frozen=True)
-class Probe:
-    """``tests/verification/probe.toml``: the Stage III adversaries and their scope."""
-
-    schema: str
-    task: str
-    prompt: str
-    candidate_command: tuple[str, ...]
-    scope: Scope = field(default_factory=Scope)
-    adversaries: tuple[Adversary, ...] = ()
-    metadata: Mapping[str, object] = field(default_factory=_empty)
 
 
 # -------------------------------------------------------------------------------- task

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
-ProblemKind = Literal["error", "absent", "warning"]
+from srb_tui.grader.manifests.table import ProblemKind as ProblemKind
 
 
 @dataclass(frozen=True)

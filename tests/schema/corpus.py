@@ -278,7 +278,7 @@ CASES: tuple[Case, ...] = (
     Case("agent-timeout-zero", ((T, "timeout_sec = 3600.0", "timeout_sec = 0"),)),
     Case("quoted-boolean", ((E, "required = true", 'required = "true"'),)),
     Case("boolean-as-number", ((E, "max_score = 100.0", "max_score = true"),)),
-    Case("wrong-type", ((S, 'title = "the program builds"', "title = 5"),)),
+    Case("wrong-type", ((S, 'title = "the program builds"', 'command = "bash run.sh"'),)),
     Case("quoted-number", ((P, "reruns = 3", 'reruns = "3"'),)),
     Case(
         "missing-required",

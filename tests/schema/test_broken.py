@@ -147,7 +147,7 @@ EXPECTED: dict[str, list[str]] = {
         "tests/behavioural/suite.toml:1 [schema]: expected `swerefactor.behavioural-suite/1`, found `swerefactor.behavioural-suite/2`",
     ],
     "wrong-type": [
-        "tests/behavioural/suite.toml:11 [module[0].title]: expected a string, found the integer 5",
+        'tests/behavioural/suite.toml:11 [module[0].command]: expected an array of strings, found the string "bash run.sh"',
     ],
 }
 

@@ -28,6 +28,7 @@ from typing import Any
 from srb_tui.config import Settings
 from srb_tui.grader.candidate_env import entry_name
 from srb_tui.grader.lockdown import tree_digest
+from srb_tui.grader.manifests.probe import fault_codes_arg
 from srb_tui.runner import DockerEngine, ExecResult, RunnerError
 from srb_tui.runner.files import fetch_file, put_files
 from srb_tui.schema import Task, load_task
@@ -157,7 +158,6 @@ def plan_rerun(
     timeout = probe.metadata.get("candidate_timeout_sec") or probe.metadata.get("run_timeout_sec")
     timeout_sec = float(timeout) if isinstance(timeout, int | float) and timeout > 0 \
         else DEFAULT_TIMEOUT_SEC
-    codes = ",".join(str(code) for code in sorted(probe.scope.fault_exit_codes))
     return RerunPlan(
         image=image.tag,
         command=command,
@@ -165,7 +165,7 @@ def plan_rerun(
         context_name=context_name,
         reruns=max(1, reruns),
         timeout_sec=timeout_sec,
-        fault_codes=codes or "64-78",
+        fault_codes=fault_codes_arg(probe.scope.fault_exit_codes),
         deny_commands=tuple(probe.scope.deny_commands),
         files=candidate_files(record),
         nondeterminism="break" if probe.metadata.get("nondeterminism") == "break" else "reject",

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from srb_tui.grader.contract import EXIT_UNUSABLE
 from srb_tui.runner import RunnerError
 from srb_tui.runner.files import fetch_file
 from srb_tui.schema import Task
@@ -126,7 +127,7 @@ async def run_scan(box: StageContainer, task: Task, timeout_sec: float) -> ScanR
         except (UnicodeDecodeError, ValueError):
             doc = None
     notes = [str(n) for n in (doc.get("notes") or [])] if isinstance(doc, dict) else []
-    if res.exit_code == 2 and notes and notes[0].startswith("cannot use"):
+    if res.exit_code == EXIT_UNUSABLE and notes and notes[0].startswith("cannot use"):
         problem = notes[0].split(": ", 1)[-1]
         raise ScanConfigError(f"audit: tests/{rel} cannot be used: {problem}")
     if not isinstance(doc, dict) or not isinstance(doc.get("units"), list):

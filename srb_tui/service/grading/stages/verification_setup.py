@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from srb_tui.grader.candidate import NONDETERMINISM_RULES
+from srb_tui.grader.manifests.probe import fault_codes_arg
 from srb_tui.schema import Probe, StageSpec, Task
 
 from .channels import CandidateOptions
@@ -25,10 +26,6 @@ class ProbeSetup:
     """the probe's folder relative to tests/ (e.g. "verification")"""
     candidates: CandidateOptions
     run_timeout_sec: float
-
-
-def _fault_codes(codes: tuple[int, ...]) -> str:
-    return ",".join(str(code) for code in sorted(set(codes))) or "64-78"
 
 
 def _number(value: object) -> float | None:
@@ -84,7 +81,7 @@ def probe_setup(task: Task, spec: StageSpec) -> ProbeSetup:
             # otherwise the first pair decides (grader/candidate.py's docstring).
             reruns=max(1, probe.scope.reruns) if probe.scope.require_deterministic else 1,
             timeout_sec=timeout,
-            fault_codes=_fault_codes(probe.scope.fault_exit_codes),
+            fault_codes=fault_codes_arg(probe.scope.fault_exit_codes),
             deny_commands=tuple(probe.scope.deny_commands),
             network_allowed=probe.scope.network_allowed,
             nondeterminism=str(rule),

@@ -1,18 +1,19 @@
-"""Parse and check ``tests/verification/probe.toml``: scope and the Stage III adversaries."""
+"""The one reader of ``tests/verification/probe.toml``: scope and the Stage III adversaries.
+
+The keys, their types and defaults are written here once, standard library only: the host's
+task loader reads a probe with these rules (its :class:`Reporter` adds the file and line),
+and the grader, which is shipped into stage containers with this package, could read the
+same file by the same rules. The default fault exit codes are the contract leaf's.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
-from srb_tui.schema.evaluation_toml import check_schema_and_task
-from srb_tui.schema.models import (
-    DEFAULT_FAULT_EXIT_CODES,
-    SCHEMA_PROBE,
-    Adversary,
-    Probe,
-    Scope,
-)
-from srb_tui.schema.reader import EMPTY, Source, Table, check_unique_ids, describe, is_inside
+from ..contract import DEFAULT_ADVERSARY_BUDGET_SEC, DEFAULT_FAULT_EXIT_CODES, PROBE_SCHEMA
+from .suite import check_schema_and_task
+from .table import EMPTY, Reporter, Table, check_unique_ids, describe, is_inside
 
 PROBE_KEYS = ("schema", "task", "prompt", "candidate_command", "scope", "adversary", "metadata")
 SCOPE_KEYS = (
@@ -27,11 +28,62 @@ SCOPE_KEYS = (
 ADVERSARY_KEYS = ("id", "model", "driver", "budget_sec", "driver_options", "metadata")
 
 
-def parse_probe(source: Source, data: Mapping[str, object], task_id: str) -> Probe:
+def _empty() -> Mapping[str, object]:
+    return EMPTY
+
+
+@dataclass(frozen=True)
+class Scope:
+    """``[scope]`` of a probe: what a Stage III candidate may and may not test."""
+
+    allow: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    deny_commands: tuple[str, ...] = ()
+    require_deterministic: bool = True
+    reruns: int = 3
+    network_allowed: bool = False
+    fault_exit_codes: tuple[int, ...] = DEFAULT_FAULT_EXIT_CODES
+
+
+@dataclass(frozen=True)
+class Adversary:
+    """One ``[[adversary]]``: a Stage III round with its model and budget."""
+
+    id: str
+    model: str
+    driver: str
+    budget_sec: float = DEFAULT_ADVERSARY_BUDGET_SEC
+    focus: str = ""
+    driver_options: Mapping[str, object] = field(default_factory=_empty)
+    metadata: Mapping[str, object] = field(default_factory=_empty)
+
+
+@dataclass(frozen=True)
+class Probe:
+    """``tests/verification/probe.toml``: the Stage III adversaries and their scope."""
+
+    schema: str
+    task: str
+    prompt: str
+    candidate_command: tuple[str, ...]
+    scope: Scope = field(default_factory=Scope)
+    adversaries: tuple[Adversary, ...] = ()
+    metadata: Mapping[str, object] = field(default_factory=_empty)
+
+
+def fault_codes_arg(codes: Iterable[int]) -> str:
+    """The grader's ``--fault-codes`` text for a probe's ``fault_exit_codes``: its codes, or
+    the default when it lists none (the published reader: an empty list means the default)."""
+    chosen = sorted(set(codes)) or list(DEFAULT_FAULT_EXIT_CODES)
+    return ",".join(str(code) for code in chosen)
+
+
+def parse_probe(source: Reporter, data: Mapping[str, object],
+                task_id: str | None = None) -> Probe:
     """Read ``probe.toml``; problems go to ``source``."""
     top = Table(source, "", data)
     top.check_keys(PROBE_KEYS)
-    schema, task = check_schema_and_task(top, SCHEMA_PROBE, task_id)
+    schema, task = check_schema_and_task(top, PROBE_SCHEMA, task_id)
     prompt = top.string("prompt", required=True)
     if top.has("prompt") and isinstance(top.raw("prompt"), str) and not is_inside(prompt):
         top.report("prompt", f"`{prompt}` must be a relative path inside the probe's folder")
@@ -101,7 +153,7 @@ def _adversary(table: Table) -> Adversary:
     ident = table.string("id", required=True)
     model = table.string("model", required=True)
     driver = table.string("driver", required=True)
-    budget = table.number("budget_sec", 3600.0, positive=True)
+    budget = table.number("budget_sec", DEFAULT_ADVERSARY_BUDGET_SEC, positive=True)
     driver_options = table.mapping("driver_options")
     metadata_table = table.table("metadata")
     focus = ""
