@@ -94,6 +94,10 @@ def cmd_report(args: argparse.Namespace, settings: Settings, out: Output) -> int
                   "give one of them")
         return codes.USAGE
     fmt_name = "json" if args.json else (args.format or "md")
+    if args.figures and args.compare:
+        out.error("--figures draws the whole report's figures; --compare has none (drop one "
+                  "of them)")
+        return codes.USAGE
     if args.output and (problem := output_problem(args.output)):
         out.error(problem)
         return codes.USAGE

@@ -59,7 +59,8 @@ def to_html(report: Report, only: Sequence[str] | None = None) -> str:
            f"{c.get('cancelled', 0)} cancelled, {c.get('unfinished', 0)} unfinished; "
            f"{c.get('imported', 0)} imported.</p>",
            *(f'<p class="note">{escape(note)}</p>' for note in report.notes)]
-    wanted = [f for f in FIGURE_IDS if not only or f in only]
+    present = {t.id for t in report.tables}
+    wanted = [f for f in FIGURE_IDS if f in present and (not only or f in only)]
     if wanted:
         svgs = figure_svgs(report)
         out.append('<section id="figures"><h2>Figures</h2>')

@@ -268,10 +268,12 @@ def write_figures(report: Report, folder: Path) -> list[Path]:
 
 
 def figure_svgs(report: Report) -> dict[str, str]:
-    """Every figure as an inline SVG document (the HTML page's figures)."""
+    """Every figure whose table the report has, as an inline SVG document (the HTML page's
+    figures; a ``--compare`` report has none)."""
     plt = _pyplot()
     found: dict[str, str] = {}
-    for figure_id in FIGURE_IDS:
+    present = {t.id for t in report.tables}
+    for figure_id in (f for f in FIGURE_IDS if f in present):
         fig = _draw(report, figure_id)
         buffer = io.StringIO()
         fig.savefig(buffer, format="svg")
