@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 from textual.widgets import DataTable, Input, Static
 
 from srb_tui.config import Settings
@@ -31,6 +32,14 @@ async def _settle(pilot: Any) -> None:
     await pilot.pause()
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
+
+
+def _shown(screen: ReportsScreen) -> str:
+    """The Reports screen's tables as the terminal shows them (plain text)."""
+    tables = screen.query_one("#reports-tables", Static)
+    console = Console(width=400, color_system=None, record=True)
+    console.print(tables.content)  # type: ignore[arg-type]
+    return " ".join(console.export_text().split())
 
 
 def _text(table: DataTable[Any], row: str, column: str) -> str:
@@ -107,6 +116,10 @@ async def test_reports_screen_compares_two_marked_configurations(state_dir: Path
         screen = app.screen
         assert isinstance(screen, ReportsScreen) and screen.report is not None
         assert "table3i" in [t.id for t in screen.report.tables]
+        shown = _shown(screen)
+        assert "Table 3i · scores with 95% intervals" in shown
+        assert "95% low" in shown and "95% high" in shown
+        assert "percentile bootstrap of the mean, 10,000 resamples" in shown
         configs = screen.configs
         assert configs[:2] == ["reference", "subtle"]
         await pilot.press("c")
@@ -125,6 +138,9 @@ async def test_reports_screen_compares_two_marked_configurations(state_dir: Path
         assert screen.report.table("compare").cell("reference", "a") == "reference"
         message = str(screen.query_one("#reports-message", Static).render())
         assert "comparing reference − subtle" in message
+        shown = _shown(screen)
+        assert "Compare · Score: reference − subtle" in shown and "p-value" in shown
+        assert "scipy.stats.wilcoxon" in shown and "Compare · per task" in shown
         await pilot.press("c")
         await _settle(pilot)
         await pilot.press("escape")  # back to the whole report
