@@ -140,6 +140,8 @@ def cmd_report(args: argparse.Namespace, settings: Settings, out: Output) -> int
         if args.mixed and pool.mixed:
             report.notes.append(pool.summary())
             out.err.print(pool.summary())
+        if (trace := pool.trace()) is not None:
+            report.notes.append(trace)
         try:
             text = render(report, fmt_name, None if args.compare else args.table)
             if args.figures:

@@ -123,6 +123,14 @@ def test_exports_and_the_round_trip(graded: tuple[Path, str], tmp_path: Path) ->
     assert duckdb.sql(f"SELECT config, outcome, grader_fingerprint, task_digest FROM '{runs}'"
                       ).fetchall() == [("replay:reference", "accepted", fingerprint(),
                                         task_digest(DEMO_TASK))]
+    (images,), = duckdb.sql(f"SELECT image_digests FROM '{runs}'").fetchall()
+    shown = _ok(_srb(state, "runs", "show", run_id, "--json"))["provenance"]
+    assert json.loads(images) == {r: i["digest"] or i["image_id"]
+                                  for r, i in shown["images"].items()}
+    notes = _ok(_srb(state, "report", "--json"))["notes"]
+    digest = task_digest(DEMO_TASK).removeprefix("sha256:")[:12]
+    assert any(f"grader fingerprint {fingerprint()[:12]} × 1" in n
+               and f"{DEMO_TASK.name} {digest} × 1" in n for n in notes), notes
     verifier = out / "results" / run_id / "verifier"
     assert {p.name for p in verifier.iterdir()} >= {"score.json", "reward.json",
                                                    "summary.txt"}

@@ -112,7 +112,11 @@ def test_report_refuses_a_mixed_pool_unless_asked(
     assert any("aaaaaaaaaaaa × 6, bbbbbbbbbbbb × 2" in n for n in doc["notes"])
     # a selection of one build pools without --mixed
     assert main([*base, "--json", "task:t0"]) == codes.OK
-    capsys.readouterr()
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert notes == ["Provenance: grader fingerprint aaaaaaaaaaaa × 2; task digest (sha256 of "
+                     "the task directory as loaded) t0 111111111111 × 2. Each run's image "
+                     "digests by stage: srb runs show RUN --json (provenance), or the "
+                     "image_digests column of srb export's runs.parquet."]
 
 
 def test_cli_compare(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
