@@ -98,8 +98,8 @@ def cmd_report(args: argparse.Namespace, settings: Settings, out: Output) -> int
         out.error("--figures draws the whole report's figures; --compare has none (drop one "
                   "of them)")
         return codes.USAGE
-    if args.output and (problem := output_problem(args.output)):
-        out.error(problem)
+    if args.output and (bad := output_problem(args.output)):
+        out.error(bad)
         return codes.USAGE
     if not settings.db_path.exists():
         out.error(f"no store at {settings.db_path} (nothing has run yet)")
