@@ -12,6 +12,8 @@ from rich.console import Console
 from textual.widgets import DataTable, Input, Static
 
 from srb_tui.config import Settings
+from srb_tui.store import Store
+from srb_tui.store.provenance import PROVENANCE
 from srb_tui.ui.app import create_app
 from srb_tui.ui.screens.campaign import CampaignScreen
 from srb_tui.ui.screens.reports import ReportsScreen
@@ -105,6 +107,22 @@ async def test_reports_screen_tables_and_selection(state_dir: Path) -> None:
             ["reference", "subtle", "untouched"]
         await pilot.press("e")
         assert (state_dir / "report.md").read_text().startswith("# srb report — campaign:demo")
+
+
+async def test_reports_screen_export_names_the_provenance(state_dir: Path) -> None:
+    ids = await seed_campaign(state_dir / "srb.sqlite3")
+    async with await Store.open(state_dir / "srb.sqlite3") as store:
+        for (task, _config), rid in ids.items():
+            await store.merge_extra(rid, {PROVENANCE: {
+                "grader_fingerprint": "feedc0ffee12", "task_digest": f"sha256:{task * 32}"}})
+    app = create_app(_settings(state_dir))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("b")
+        await _settle(pilot)
+        await pilot.press("e")
+        written = " ".join((state_dir / "report.md").read_text().split())
+        assert "Provenance: grader fingerprint feedc0ffee12 × 5" in written
+        assert "t1 t1t1t1t1t1t1 × 3; t2 t2t2t2t2t2t2 × 2" in written
 
 
 async def test_reports_screen_compares_two_marked_configurations(state_dir: Path) -> None:
