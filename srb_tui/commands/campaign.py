@@ -182,6 +182,10 @@ async def _status(store: Store, name: str, out: Output, note: str | None = None)
     out.print(" · ".join(f"{k} {v}" for k, v in sorted(counts.items()))
               + f" · attempts {len(attempts)} ({retries} retries)"
               + (f" · {escape(note)}" if note else ""))
+    if len(labels) >= 2 and any(c.state == "done" for c in cells):
+        out.print(f"the report (Table 3i: 95% intervals): srb report --campaign "
+                  f"{escape(campaign.id)} · did one beat the other: srb report --campaign "
+                  f"{escape(campaign.id)} --compare {escape(labels[0])} {escape(labels[1])}")
     return codes.OK
 
 

@@ -101,8 +101,12 @@ def cmd_report(args: argparse.Namespace, settings: Settings, out: Output) -> int
                   "give one of them")
         return codes.USAGE
     fmt_name = "json" if args.json else (args.format or "md")
-    if args.output and (problem := output_problem(args.output)):
-        out.error(problem)
+    if args.figures and args.compare:
+        out.error("--figures draws the whole report's figures; --compare has none (drop one "
+                  "of them)")
+        return codes.USAGE
+    if args.output and (bad := output_problem(args.output)):
+        out.error(bad)
         return codes.USAGE
     if not settings.db_path.exists():
         out.error(f"no store at {settings.db_path} (nothing has run yet)")
@@ -145,6 +149,8 @@ def cmd_report(args: argparse.Namespace, settings: Settings, out: Output) -> int
         if args.mixed and pool.mixed:
             report.notes.append(pool.summary())
             out.err.print(pool.summary())
+        if (trace := pool.trace()) is not None:
+            report.notes.append(trace)
         try:
             text = render(report, fmt_name, None if args.compare else args.table)
             if args.figures:

@@ -2,7 +2,8 @@
 (``reports.html``: the tables and the paper's figures as inline SVG).
 
 CSV puts every table in one file: a ``# id: title`` line, the header, the rows, the total
-row, a blank line. JSON is the report's ``to_json()``. LaTeX gives one ``table``
+row, the table's notes as ``# note: …`` lines (Table 3i's interval method and resample
+count among them), a blank line. JSON is the report's ``to_json()``. LaTeX gives one ``table``
 environment per table with ``\\toprule``/``\\midrule``/``\\bottomrule`` (needs
 ``\\usepackage{booktabs}``).
 """
@@ -65,6 +66,8 @@ def to_csv(report: Report, only: Sequence[str] | None = None) -> str:
         writer.writerow([c.title for c in table.columns])
         for row in [*table.rows, *([table.total] if table.total is not None else [])]:
             writer.writerow(["" if v is None else v for v in row])
+        for note in table.notes:
+            writer.writerow([f"# note: {note}"])
         writer.writerow([])
     return buffer.getvalue()
 

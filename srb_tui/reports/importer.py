@@ -13,7 +13,8 @@ the stage results ``audit.json``/``behavioural.json``/``verification.json`` besi
 ``metadata.votes.{pass,fail}`` — the tally of the review samples, which Stage I's
 consistency table counts — with ``samples_run``/``samples_usable``/``tie_broken_to_pass``),
 ``telemetry.json`` (grading models' time and tokens), and Harbor's trial ``config.json``
-(``agent.name``, ``agent.model_name``, ``agent.kwargs.reasoning_effort``) and ``result.json``
+(``agent.name``, ``agent.model_name``, ``agent.kwargs.reasoning_effort``; ``srb.agent``, the
+run's agent spec, when srb exported it) and ``result.json``
 (``agent_result.cost_usd``) in the trial folder. A trial ``srb export --results`` wrote also
 has srb's ``provenance.json`` (kept on the imported run) and the agent's ATIF trajectory at
 ``agent/trajectory.json``, whose ``final_metrics.total_cost_usd`` is the agent's cost when
@@ -387,9 +388,13 @@ def read_trial(score_path: Path, root: Path, problems: list[str]) -> ImportedTri
         "harness_error": str(doc.get("harness_error") or "") or None,
         "notes": [f"imported from {score_path}"],
     }
+    # a trial srb exported names the run's own agent spec: one configuration per spec
+    srb_cfg = (config or {}).get("srb") if isinstance(config, Mapping) else None
+    spec = srb_cfg.get("agent") if isinstance(srb_cfg, Mapping) else None
+    name = spec if isinstance(spec, str) and spec else agent_cfg.get("name") or "harbor"
     return ImportedTrial(
         source_dir=str(score_path.parent.resolve()), task=task,
-        agent=f"imported:{agent_cfg.get('name') or 'harbor'}",
+        agent=f"imported:{name}",
         model=str(model) if model else None, effort=str(effort) if effort else None,
         score=float(score) if score is not None else None,
         max_score=float(max_score or 100.0), valid=valid,

@@ -54,6 +54,8 @@ DERIVED: tuple[tuple[str, str, str], ...] = (
     ("client", "str | None", "the agent client's name (provenance)"),
     ("client_version", "str | None", "the agent client's version (provenance)"),
     ("node", "str | None", "the node it ran on (provenance)"),
+    ("image_digests", "json", "role → registry digest (else image id) of every image the "
+                              "run used (provenance)"),
     ("provenance", "json", "the whole provenance record with its stage stamps"),
 )
 _RUN_SKIP = {"extra"}
@@ -109,6 +111,7 @@ def _run_row(run: RunRecord, rec: ReportRun | None) -> dict[str, Any]:
         "client": prov.client if prov else None,
         "client_version": prov.client_version if prov else None,
         "node": prov.node if prov else None,
+        "image_digests": prov.image_digests if prov else None,
         "provenance": prov.full_json() if prov else None,
     })
     return row

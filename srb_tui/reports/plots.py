@@ -324,7 +324,8 @@ def write_figures(report: Report, folder: Path) -> list[Path]:
 
 
 def figure_svgs(report: Report) -> dict[str, str]:
-    """Every figure as an inline SVG document (the HTML page's figures)."""
+    """Every figure whose table the report has, as an inline SVG document (the HTML page's
+    figures; a ``--compare`` report has none)."""
     plt = _pyplot()
     found: dict[str, str] = {}
     for figure_id in figure_ids(report):

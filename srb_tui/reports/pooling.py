@@ -59,6 +59,20 @@ class Pool:
                    if self.mixed_tasks else "") + ".")
 
 
+    def trace(self) -> str | None:
+        """Which grader build and task directories made the report's numbers, and where each
+        run's image digests are (every report's notes); None when no run recorded any."""
+        recorded = [g for g in self.graders if g != UNRECORDED] + [
+            x for d in self.digests.values() for x in d if x != UNRECORDED]
+        if not recorded:
+            return None
+        digests = "; ".join(f"{t} {_counts(d)}" for t, d in sorted(self.digests.items()))
+        return (f"Provenance: grader fingerprint {_counts(self.graders)}; task digest "
+                f"(sha256 of the task directory as loaded) {digests}. Each run's image "
+                "digests by stage: srb runs show RUN --json (provenance), or the "
+                "image_digests column of srb export's runs.parquet.")
+
+
 def _short(value: str) -> str:
     return value.removeprefix("sha256:")[:12] if value != UNRECORDED else value
 

@@ -8,9 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 from textual.widgets import DataTable, Input, Static
 
 from srb_tui.config import Settings
+from srb_tui.store import Store
+from srb_tui.store.provenance import PROVENANCE
 from srb_tui.ui.app import create_app
 from srb_tui.ui.screens.campaign import CampaignScreen
 from srb_tui.ui.screens.reports import ReportsScreen
@@ -31,6 +34,14 @@ async def _settle(pilot: Any) -> None:
     await pilot.pause()
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
+
+
+def _shown(screen: ReportsScreen) -> str:
+    """The Reports screen's tables as the terminal shows them (plain text)."""
+    tables = screen.query_one("#reports-tables", Static)
+    console = Console(width=400, color_system=None, record=True)
+    console.print(tables.content)  # type: ignore[arg-type]
+    return " ".join(console.export_text().split())
 
 
 def _text(table: DataTable[Any], row: str, column: str) -> str:
@@ -98,6 +109,22 @@ async def test_reports_screen_tables_and_selection(state_dir: Path) -> None:
         assert (state_dir / "report.md").read_text().startswith("# srb report — campaign:demo")
 
 
+async def test_reports_screen_export_names_the_provenance(state_dir: Path) -> None:
+    ids = await seed_campaign(state_dir / "srb.sqlite3")
+    async with await Store.open(state_dir / "srb.sqlite3") as store:
+        for (task, _config), rid in ids.items():
+            await store.merge_extra(rid, {PROVENANCE: {
+                "grader_fingerprint": "feedc0ffee12", "task_digest": f"sha256:{task * 32}"}})
+    app = create_app(_settings(state_dir))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("b")
+        await _settle(pilot)
+        await pilot.press("e")
+        written = " ".join((state_dir / "report.md").read_text().split())
+        assert "Provenance: grader fingerprint feedc0ffee12 × 5" in written
+        assert "t1 t1t1t1t1t1t1 × 3; t2 t2t2t2t2t2t2 × 2" in written
+
+
 async def test_reports_screen_compares_two_marked_configurations(state_dir: Path) -> None:
     await seed_campaign(state_dir / "srb.sqlite3")
     app = create_app(_settings(state_dir))
@@ -107,6 +134,10 @@ async def test_reports_screen_compares_two_marked_configurations(state_dir: Path
         screen = app.screen
         assert isinstance(screen, ReportsScreen) and screen.report is not None
         assert "table3i" in [t.id for t in screen.report.tables]
+        shown = _shown(screen)
+        assert "Table 3i · scores with 95% intervals" in shown
+        assert "95% low" in shown and "95% high" in shown
+        assert "percentile bootstrap of the mean, 10,000 resamples" in shown
         configs = screen.configs
         assert configs[:2] == ["reference", "subtle"]
         await pilot.press("c")
@@ -125,6 +156,9 @@ async def test_reports_screen_compares_two_marked_configurations(state_dir: Path
         assert screen.report.table("compare").cell("reference", "a") == "reference"
         message = str(screen.query_one("#reports-message", Static).render())
         assert "comparing reference − subtle" in message
+        shown = _shown(screen)
+        assert "Compare · Score: reference − subtle" in shown and "p-value" in shown
+        assert "scipy.stats.wilcoxon" in shown and "Compare · per task" in shown
         await pilot.press("c")
         await _settle(pilot)
         await pilot.press("escape")  # back to the whole report

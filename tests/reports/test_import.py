@@ -493,3 +493,33 @@ def test_an_atif_trajectory_beside_the_trial_gives_the_agents_cost(
     assert main(["--state", str(state), "report", "--json", "--table", "table3"]) == codes.OK
     row = json.loads(capsys.readouterr().out)["tables"][0]["rows"][0]
     assert row["cost"] == pytest.approx(2.25)
+
+
+def test_exported_trials_keep_their_configurations_apart(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Trials srb exported name the run's agent spec (config.json ``srb.agent``): two
+    configurations of one harness import as two Table 2 rows, not one pooled row."""
+    job = tmp_path / "job"
+    accepted = _score("pass", [_module(10, 10)], stages=["audit", "behavioural",
+                                                         "verification"],
+                      survived=6, rounds=_rounds(0), score=100.0)
+    broken = _score("pass", [_module(10, 10)], stages=["audit", "behavioural",
+                                                       "verification"],
+                    survived=4, rounds=_rounds(2), score=80.0)
+    for trial, spec, score in (("r1", "replay:reference", accepted),
+                               ("r2", "replay:subtle", broken),
+                               ("r3", None, accepted)):
+        config: dict[str, Any] = {"agent": {"name": "replay", "model_name": None}}
+        if spec:
+            config["srb"] = {"agent": spec}
+        _write(job / trial, "config.json", config)
+        _write(job / trial / "verifier", "score.json", score)
+    state = tmp_path / "state"
+    assert main(["--state", str(state), "import", str(job)]) == codes.OK
+    capsys.readouterr()
+    assert main(["--state", str(state), "report", "--json", "--table", "table2"]) == codes.OK
+    rows = {r["config"]: r for r in json.loads(capsys.readouterr().out)["tables"][0]["rows"]}
+    assert set(rows) == {"imported:replay:reference", "imported:replay:subtle",
+                         "imported:replay"}
+    assert rows["imported:replay:reference"]["accepted"] == 1
+    assert rows["imported:replay:subtle"]["counterexample"] == 1

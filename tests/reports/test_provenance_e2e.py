@@ -28,6 +28,7 @@ from .synth import Spec, add_run
 
 pytestmark = pytest.mark.docker
 
+LAUNCHED_AT: list[str] = []
 STAGES = ("launch", "preparing", "agent", "audit", "behavioural", "verification")
 LABELS = ("config", "harness", "model", "effort")
 
@@ -57,6 +58,7 @@ def _numbers(state: Path, *words: str) -> dict[str, list[Any]]:
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     state = tmp_path_factory.mktemp("prov") / "state"
+    LAUNCHED_AT.append(source_commit())  # the tree may be committed while the run goes on
     run = _ok(_srb(state, "run", DEMO_TASK.name, "--agent", "replay:reference",
                    "--adversary-budget", "5", "--json"))["run"]
     assert run["status"] == "scored" and run["score"] == 100.0, run
@@ -71,10 +73,12 @@ def test_provenance_carries_every_field(graded: tuple[Path, str]) -> None:
     assert found is not None and found.missing() == []
     assert found.grader_fingerprint == fingerprint()
     assert found.task_digest == task_digest(DEMO_TASK)
-    assert found.source_commit == source_commit()
+    assert found.source_commit == LAUNCHED_AT[0]
     assert found.srb_version and found.client == "replay" and found.client_version
     assert found.agent.driver == "replay:reference"
     assert found.reviewer is not None and found.reviewer.model == "scripted"
+    assert found.agent.model == ""  # a built-in agent names no model
+    assert all(a.model and a.driver for a in found.adversaries), prov
     assert [a.role for a in found.adversaries] == [
         "f01-bytes-default-table", "f02-bytes-all-formats", "f03-quotes-and-line-ends",
         "f04-width-and-truncation", "f05-command-line", "f06-encodings"]
@@ -119,6 +123,14 @@ def test_exports_and_the_round_trip(graded: tuple[Path, str], tmp_path: Path) ->
     assert duckdb.sql(f"SELECT config, outcome, grader_fingerprint, task_digest FROM '{runs}'"
                       ).fetchall() == [("replay:reference", "accepted", fingerprint(),
                                         task_digest(DEMO_TASK))]
+    (images,), = duckdb.sql(f"SELECT image_digests FROM '{runs}'").fetchall()
+    shown = _ok(_srb(state, "runs", "show", run_id, "--json"))["provenance"]
+    assert json.loads(images) == {r: i["digest"] or i["image_id"]
+                                  for r, i in shown["images"].items()}
+    notes = _ok(_srb(state, "report", "--json"))["notes"]
+    digest = task_digest(DEMO_TASK).removeprefix("sha256:")[:12]
+    assert any(f"grader fingerprint {fingerprint()[:12]} × 1" in n
+               and f"{DEMO_TASK.name} {digest} × 1" in n for n in notes), notes
     verifier = out / "results" / run_id / "verifier"
     assert {p.name for p in verifier.iterdir()} >= {"score.json", "reward.json",
                                                    "summary.txt"}

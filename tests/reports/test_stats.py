@@ -112,7 +112,11 @@ def test_report_refuses_a_mixed_pool_unless_asked(
     assert any("aaaaaaaaaaaa × 6, bbbbbbbbbbbb × 2" in n for n in doc["notes"])
     # a selection of one build pools without --mixed
     assert main([*base, "--json", "task:t0"]) == codes.OK
-    capsys.readouterr()
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert notes == ["Provenance: grader fingerprint aaaaaaaaaaaa × 2; task digest (sha256 of "
+                     "the task directory as loaded) t0 111111111111 × 2. Each run's image "
+                     "digests by stage: srb runs show RUN --json (provenance), or the "
+                     "image_digests column of srb export's runs.parquet."]
 
 
 def test_cli_compare(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -135,6 +139,10 @@ def test_cli_compare(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
                  "--metric", "accepted"]) == codes.OK
     md = capsys.readouterr().out
     assert "Compare · Accepted %: replay:a − replay:b" in md and "| t0 |" in md
+    figures = tmp_path / "figs"
+    assert main([*base, "--compare", "replay:a", "replay:b", "--figures", str(figures)]
+                ) == codes.USAGE
+    assert "--compare has none" in capsys.readouterr().err and not figures.exists()
 
 
 def test_three_tasks_of_one_sign_are_not_enough_for_the_test() -> None:
@@ -145,3 +153,43 @@ def test_three_tasks_of_one_sign_are_not_enough_for_the_test() -> None:
     assert summary.cell("ref", "diff") == 60.0 and summary.cell("ref", "low") == 60.0
     assert summary.cell("ref", "p") == 0.25
     assert "interval excludes 0 but p = 0.25" in summary.notes[-1]
+
+
+async def _two_configs(state: Path) -> None:
+    async with await Store.open(state / "srb.sqlite3") as s:
+        for i in range(5):
+            await add_run(s, Spec(f"t{i}", "replay:a", modules=(("m1", 10 - i, 10),)))
+            await add_run(s, Spec(f"t{i}", "replay:b", audit="fail" if i % 2 else "pass",
+                                  modules=(("m1", 4 + i, 10),)))
+
+
+@pytest.mark.parametrize("fmt", ["md", "csv", "json", "latex", "html"])
+def test_every_format_carries_the_intervals_and_their_method(
+        fmt: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Table 3i's bounds and the note naming the method and the resample count, and the
+    compare's interval, p-value and method, in each of ``srb report``'s formats."""
+    asyncio.run(_two_configs(tmp_path))
+    base = ["--tasks", str(tmp_path / "none"), "--state", str(tmp_path), "report",
+            "--format", fmt]
+    assert main(base) == codes.OK
+    text = capsys.readouterr().out
+    assert main(["--tasks", str(tmp_path / "none"), "--state", str(tmp_path), "report",
+                 "--json", "--table", "table3i"]) == codes.OK
+    table = json.loads(capsys.readouterr().out)["tables"][0]
+    rows = {r["config"]: r for r in table["rows"]}
+    assert set(rows) == {"replay:a", "replay:b"}
+    low, high = rows["replay:b"]["behavioural_low"], rows["replay:b"]["behavioural_high"]
+    assert isinstance(low, float) and isinstance(high, float) and low < high
+    resamples = "10,000 resamples"
+    latex_title = "Table 3i \\textperiodcentered{} scores with 95\\% intervals"
+    assert (latex_title if fmt == "latex" else "scores with 95% intervals") in text
+    assert "percentile bootstrap" in text and resamples in text, fmt
+    # the bounds themselves, as each format writes numbers
+    shown = (f"{low:.1f}", f"{high:.1f}") if fmt in ("md", "latex", "html") \
+        else (repr(low), repr(high))
+    assert all(v in text for v in shown), (fmt, shown)
+
+    assert main([*base, "--compare", "replay:a", "replay:b"]) == codes.OK
+    text = capsys.readouterr().out
+    assert "scipy.stats.wilcoxon" in text and resamples in text, fmt
+    assert "p-value" in text and ("95% low" in text or "95\\% low" in text), fmt

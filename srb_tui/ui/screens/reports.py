@@ -143,6 +143,8 @@ class ReportsScreen(Screen[None]):
         if self.compare is not None:
             said.append(f" · comparing {self.compare[0]} − {self.compare[1]} (c: change)")
         pool = pool_of(runs)
+        if (trace := pool.trace()) is not None:
+            self.report.notes.append(trace)  # in the exported Markdown, as srb report's
         if pool.mixed:
             said.append(f"\nmixed pool: {pool.summary()}", style=tone(self.app, "warn"))
         message.update(said)
