@@ -202,23 +202,30 @@ def _campaigns(table: Table) -> list[str]:
 
 
 def _catch_rates(ax: Axes, table: Table) -> None:
-    """Strength: catch rate per adversary, one bar series per campaign."""
-    adversaries = list(dict.fromkeys(str(v) for v in table.column("adversary")))
+    """Strength: catch rate per adversary as horizontal bars, one colour per campaign, the
+    campaign's adversaries together in the table's order."""
     campaigns = _campaigns(table)
-    width = 0.8 / max(1, len(campaigns))
-    rate = {(str(r[1]), str(r[0])): _num(r[4]) for r in table.rows}
-    for index, campaign in enumerate(campaigns):
-        rates = [rate.get((campaign, a), 0.0) for a in adversaries]
-        xs = [i + (index - (len(campaigns) - 1) / 2) * width for i in range(len(adversaries))]
-        bars = ax.bar(xs, rates, width=width, label=campaign,
-                      color=OTHER_COLOURS[index % len(OTHER_COLOURS)])
-        _labels(ax, bars, [f"{r:.0f}%" for r in rates])
-    ax.set_xticks(range(len(adversaries)), adversaries, rotation=20, ha="right", fontsize=7)
-    ax.set_ylabel("Survivors caught (%)")
-    ax.set_ylim(0, 115)
-    if len(campaigns) > 1:
-        ax.legend(frameon=False, fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    if not adversaries:
+    labels = [str(r[0]) for r in table.rows]
+    rates = [_num(r[4]) for r in table.rows]
+    colours = [OTHER_COLOURS[campaigns.index(str(r[1])) % len(OTHER_COLOURS)]
+               for r in table.rows]
+    ys = list(range(len(labels)))
+    bars = ax.barh(ys, rates, color=colours)
+    for bar, row in zip(bars, table.rows, strict=True):
+        ax.annotate(f"{_num(row[4]):.0f}% ({row[2]}/{row[3]})",
+                    (bar.get_width(), bar.get_y() + bar.get_height() / 2), xytext=(3, 0),
+                    textcoords="offset points", va="center", fontsize=6)
+    ax.set_yticks(ys, labels, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("Survivors caught (%)")
+    ax.set_xlim(0, 115)
+    if campaigns:
+        from matplotlib.patches import Patch
+
+        ax.legend(handles=[Patch(color=OTHER_COLOURS[i % len(OTHER_COLOURS)], label=c)
+                           for i, c in enumerate(campaigns)],
+                  frameon=False, fontsize=6, loc="lower right")
+    else:
         _empty(ax)
 
 
@@ -268,7 +275,8 @@ def _draw(report: Report, figure_id: str) -> Figure:
     table = report.table(figure_id)
     title, draw = DRAW[figure_id]
     rows = len(table.rows)
-    height = max(3.2, 0.35 * rows + 1.6) if figure_id == "table2" else 3.4
+    tall = figure_id in ("table2", "strength-adversaries")
+    height = max(3.2, (0.35 if figure_id == "table2" else 0.22) * rows + 1.6) if tall else 3.4
     fig, ax = plt.subplots(figsize=(6.8, height), layout="constrained")
     draw(ax, table)
     n = _runs_in(table) if figure_id in FIGURE_IDS else None
