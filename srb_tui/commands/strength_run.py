@@ -99,11 +99,13 @@ async def _strength(args: argparse.Namespace, settings: Settings, out: Output
             raise CommandError(str(exc), codes.INFRA) from exc
         store = await services.store()
         got = await strength.campaign_figures(store, campaign.id)
+        stored = await store.strength.campaign(campaign.id)
+        node = stored.node if stored is not None else None
         rows = await store.strength.mutants(campaign.id)
     return {
         "campaign": campaign.id, "task": task.id, "mutants": args.mutants, "seed": args.seed,
         "planned_now": added, "graded_now": graded, "panel_graded_now": panelled,
-        "panel": list(campaign.panel), **figures_doc(got),
+        "panel": list(campaign.panel), "node": node, **figures_doc(got),
         "rows": [{"id": r.mutant_id, "path": r.path, "line": r.line, "operator": r.operator,
                   "stage_ii": r.stage_ii, "stage_iii_run": r.stage_iii_run,
                   "caught_by": sorted(a for a, o in r.catches.items() if o == "broken")
@@ -122,7 +124,8 @@ def cmd_strength(args: argparse.Namespace, settings: Settings, out: Output) -> i
     if out.json_mode:
         out.emit_json(doc)
         return codes.OK
-    out.print(f"[bold]{escape(doc['task'])}[/] strength campaign {escape(doc['campaign'])}")
+    out.print(f"[bold]{escape(doc['task'])}[/] strength campaign {escape(doc['campaign'])}"
+              + (f" (graded on node {escape(doc['node'])})" if doc["node"] else ""))
     for line in summary_lines(doc):
         out.print(escape(line))
     return codes.OK

@@ -15,6 +15,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from srb_tui.runner import DockerEngine
+from srb_tui.runner.backends import Backend
 from srb_tui.schema import Task
 from srb_tui.service.strength_grade import OnMutant, StrengthGrader
 from srb_tui.service.views.strength import outcomes
@@ -109,8 +111,11 @@ async def run_campaign(
         campaign, added = await plan(store, task, mutated, asked=asked, seed=seed,
                                      of_tree=of_tree, budget_sec=budget_sec)
         await services.connect()
+        backend = await services.backend()
+        engine, node = await _engine_for(services, backend, campaign.id, task)
+        await store.strength.set_node(campaign.id, node)
         grader = StrengthGrader(
-            store, services.engine, task, state_a, campaign.id, settings.runs_dir,
+            store, engine, task, state_a, campaign.id, settings.runs_dir,
             base_image=settings.base_image, image_map=load_image_map(settings.state_dir),
             publish=publish, budget_sec=budget_sec, jobs=jobs,
             tree=None if of_tree == "state-a" else mutated,
@@ -120,9 +125,28 @@ async def run_campaign(
             third = await grader.stage_iii(on_mutant) if stage_iii else 0
         finally:
             await grader.close()
+            await backend.release(campaign.id)
         await grader.finish()
     except MutantStale as exc:
         raise StrengthFailed(f"{task.id}: a mutant no longer fits State A: {exc}") from exc
     except (StateAError, MutationUnavailable, StageFault, RunnerError, ImageMapError) as exc:
         raise StrengthFailed(f"{task.id}: {exc}") from exc
     return campaign, added, second, third
+
+
+async def _engine_for(services: Services, backend: Backend, campaign_id: str, task: Task
+                      ) -> tuple[DockerEngine, str | None]:
+    """The engine a sitting grades on: the local one, or a node of the configured pool
+    (Swarm included) with room for the task's declared CPUs and memory, srb's base image
+    brought to it first — as a run is placed. The whole sitting stays on that node (its
+    stage images are built there once)."""
+    if backend.local:
+        return services.engine, None
+    from srb_tui.runner.image_copy import ensure_image
+    from srb_tui.service.run.run_placement import task_need
+
+    node = await backend.place(campaign_id, task_need(task))
+    if node.engine is not services.engine:
+        await ensure_image(node.engine, services.engine, services.settings.base_image,
+                           registry=backend.registry)
+    return node.engine, node.name

@@ -18,6 +18,7 @@ V7_STATEMENTS: tuple[str, ...] = (
             panel       TEXT NOT NULL DEFAULT '[]',
             budget_sec  REAL,
             baseline    TEXT,
+            node        TEXT,
             status      TEXT NOT NULL,
             created_at  TEXT NOT NULL,
             updated_at  TEXT NOT NULL

@@ -46,6 +46,8 @@ class StrengthCampaign:
     status: str
     created_at: str
     updated_at: str
+    node: str | None = None
+    """The node of a pool the last sitting graded on (None: the local engine)."""
     baseline: dict[str, Any] | None = None
     """What the mutants are measured against (State A's own suite run, the checks a State A
     that cannot start passes), as the service wrote it; None: not graded yet."""
@@ -161,7 +163,7 @@ class StrengthStore:
             of_tree=row["of_tree"], asked=int(row["asked"]), seed=int(row["seed"]),
             panel=tuple(json.loads(row["panel"])), budget_sec=row["budget_sec"],
             status=row["status"], created_at=row["created_at"], updated_at=row["updated_at"],
-            baseline=_json(row["baseline"]))
+            baseline=_json(row["baseline"]), node=row["node"])
 
     async def campaigns(self, task_id: str | None = None) -> list[StrengthCampaign]:
         """Every strength campaign (of one task), newest first."""
@@ -172,6 +174,15 @@ class StrengthStore:
         rows = await self._store._rows(sql + " ORDER BY created_at DESC, id", params)
         found = [await self.campaign(str(r["id"])) for r in rows]
         return [c for c in found if c is not None]
+
+    async def set_node(self, campaign_id: str, node: str | None) -> None:
+        """Where this sitting grades (a pool's node; None for the local engine)."""
+
+        async def job(conn: aiosqlite.Connection) -> None:
+            await conn.execute("UPDATE strength_campaigns SET node = ?, updated_at = ? "
+                               "WHERE id = ?", (node, utc_now(), campaign_id))
+
+        await self._store._write(job)
 
     async def set_status(self, campaign_id: str, status: str) -> None:
         if status not in STRENGTH_STATUSES:
