@@ -108,7 +108,8 @@ def _survivors(items: Sequence[CampaignStrength]) -> Table:
                    Column("equivalent", "Equivalent", "text")])
     for item in items:
         survivors = [r for r in item.rows if r.stage_ii == "survived"]
-        survivors.sort(key=lambda r: (bool(caught_by(r)), r.position))
+        survivors.sort(key=lambda r: (r.equivalent is not None, bool(caught_by(r)),
+                                      r.position))
         for row in survivors:
             caught = caught_by(row)
             mark = row.equivalent

@@ -57,8 +57,8 @@ def test_the_tables_carry_the_figures_counted_by_hand() -> None:
     assert [(r[0], r[2], r[3], r[4]) for r in retire.rows] == [
         (0, 1, 1, 1), (1, 2, 1, 2), (2, 3, 1, 3), (3, 3, 3, 3)]
     survivors = report.table("strength-survivors")
-    assert [r[0] for r in survivors.rows] == ["m006", "m007", "m004", "m005"]
-    assert survivors.rows[1][6] == "me: same" and survivors.rows[2][5] == "a1, a3"
+    assert [r[0] for r in survivors.rows] == ["m006", "m004", "m005", "m007"]
+    assert survivors.rows[3][6] == "me: same" and survivors.rows[1][5] == "a1, a3"
 
 
 @pytest.mark.parametrize("fmt", ["md", "csv", "json", "latex", "html"])
