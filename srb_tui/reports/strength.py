@@ -10,7 +10,7 @@ latex, html) and the figure path (``--figures``) work as for the paper's tables:
 - ``strength-retire`` (drawn as a figure): survivors let through with k adversaries
   retired (the k strongest, and the best and worst choice of k);
 - ``strength-survivors``: every Stage II survivor with its change and who caught it,
-  uncaught first (the candidates for an equivalent mark).
+  uncaught first (the candidates for an equivalent mark), marked ones last.
 """
 
 from __future__ import annotations
