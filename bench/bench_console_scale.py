@@ -116,8 +116,8 @@ class FrameClock:
                 clock.at = time.perf_counter()  # not when the waiter wakes: other
                 clock.event.set()  # widgets' messages may run first
 
-        DataTable.render_lines = rendered  # type: ignore[method-assign]
-        App._display = written  # type: ignore[method-assign]
+        DataTable.render_lines = rendered  # type: ignore[method-assign,assignment]
+        App._display = written  # type: ignore[method-assign,assignment]
 
     async def time(self, go: Callable[[], Any],
                    when: Callable[[DataTable[Any]], bool]) -> float:
@@ -146,6 +146,10 @@ def send_key(app: App[Any], key: str) -> None:
     event.set_sender(app)
     assert app._driver is not None
     app._driver.send_message(event)
+
+
+def cursor_on(table_id: str, row: int) -> Callable[[DataTable[Any]], bool]:
+    return lambda t: t.id == table_id and t.cursor_row == row
 
 
 async def settle(pilot: Any) -> None:
@@ -191,7 +195,7 @@ async def run_screen(settings: Settings, run_id: str, failing: int) -> dict[str,
         for row in range(1, MODULES):
             keys.append(await clock.time(
                 lambda: send_key(app, "down"),
-                lambda t, row=row: t.id == "behav-modules" and t.cursor_row == row))
+                cursor_on("behav-modules", row)))
             await settle(pilot)
         out["per module key (median)"] = statistics.median(keys)
         if failing > 1:  # scrolling the failing checks of one module, one key at a time
@@ -203,7 +207,7 @@ async def run_screen(settings: Settings, run_id: str, failing: int) -> dict[str,
             for row in range(1, min(checks.row_count, 60)):
                 keys.append(await clock.time(
                     lambda: send_key(app, "down"),
-                    lambda t, row=row: t.id == "behav-checks" and t.cursor_row == row))
+                    cursor_on("behav-checks", row)))
                 await settle(pilot)
             out["scroll key in the checks (median)"] = statistics.median(keys)
             out["scroll key in the checks (max)"] = max(keys)

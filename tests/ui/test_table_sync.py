@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable
 from textual.widgets._footer import FooterKey
 
@@ -15,7 +16,7 @@ from srb_tui.ui.widgets.run_tables import Row, add_columns, selected_key, sync_r
 
 
 def keys_of(table: DataTable[Any]) -> list[str]:
-    return [str(table.coordinate_to_cell_key((n, 0)).row_key.value)
+    return [str(table.coordinate_to_cell_key(Coordinate(n, 0)).row_key.value)
             for n in range(table.row_count)]
 
 
