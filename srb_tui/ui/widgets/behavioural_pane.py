@@ -25,6 +25,9 @@ class BehaviouralPane(RunPane):
     """Stage II: the module table and the failing checks with expected vs actual."""
 
     _failing_of: tuple[RunDetail, dict[str, list[CheckRecord]]] | None = None
+    # What the check box shows now (detail, check key): the checks table highlights the
+    # row _show_module already showed, and a second update cost another layout pass.
+    _check_shown: tuple[RunDetail | None, str | None] | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="behav-summary", classes="pane-summary")
@@ -134,6 +137,9 @@ class BehaviouralPane(RunPane):
         self._show_check(None if event.row_key.value is None else str(event.row_key.value))
 
     def _show_check(self, key: str | None) -> None:
+        if self._check_shown == (self.detail, key):
+            return
+        self._check_shown = (self.detail, key)
         box = self.query_one("#behav-check-detail", Static)
         if self.detail is None or key is None:
             box.update("")
