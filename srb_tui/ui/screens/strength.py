@@ -35,10 +35,11 @@ from srb_tui.service.views.strength import (
 )
 from srb_tui.strength.present import figures_doc, summary_lines
 from srb_tui.ui.console_service import ConsoleService
-from srb_tui.ui.palette import tone
+from srb_tui.ui.palette import Tone, tone
 from srb_tui.ui.widgets.footer import PriorityFooter
 
 GLYPH = {CAUGHT: "✓", MISSED: "·", ERRORED: "!"}
+OUTCOME_TONE: dict[str, Tone] = {"killed": "ok", "survived": "warn", "invalid": "muted"}
 FOOTER_FIRST = ("strength.diff", "strength.open", "strength.refresh", "app.tasks")
 CAMPAIGN_COLUMNS = ("Campaign", "Task", "Mutants", "Suite score", "Panel strength", "Status")
 
@@ -183,7 +184,7 @@ class StrengthScreen(Screen[None]):
     def _cells(self, line: MutantLine, panel: list[str]) -> list[str | Text]:
         row = line.row
         outcome = row.stage_ii or "—"
-        kind = {"killed": "ok", "survived": "warn", "invalid": "muted"}.get(outcome, "muted")
+        kind: Tone = OUTCOME_TONE.get(outcome, "muted")
         cells: list[str | Text] = [Text(row.mutant_id, style=tone(self.app, "accent")),
                                    Text(outcome, style=tone(self.app, kind))]
         for name in panel:
