@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 from pathlib import Path
 from typing import Any
 
 from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.output import Output
-from srb_tui.commands.report_strength import strength_body
+from srb_tui.commands.report_strength import strength_body, write_report
 from srb_tui.config import Settings
 from srb_tui.reports import FORMATS, TABLE_IDS, build_report, load_runs, render
 from srb_tui.reports.plots import FiguresUnavailable
@@ -153,22 +152,11 @@ def cmd_report(args: argparse.Namespace, settings: Settings, out: Output) -> int
             report.notes.append(trace)
         try:
             text = render(report, fmt_name, None if args.compare else args.table)
-            if args.figures:
-                from srb_tui.reports.plots import write_figures
-
-                written = await asyncio.to_thread(write_figures, report, Path(args.figures))
-                out.err.print(f"wrote {len(written)} figure files to {args.figures}")
         except ImportError as exc:  # one message: the figures or stats extra is missing
             out.error(str(exc) if isinstance(exc, FiguresUnavailable | StatsUnavailable) else
                       f"figures need matplotlib: pip install -e '.[figures]' ({exc})")
             return codes.USAGE
-        if args.output:
-            Path(args.output).write_text(text, encoding="utf-8")
-            out.err.print(f"wrote {args.output} ({len(runs)} runs, {fmt_name})")
-        else:
-            sys.stdout.write(text)
-            sys.stdout.flush()
-        return codes.OK
+        return await write_report(report, text, args, out, f"{len(runs)} runs, {fmt_name}")
 
     try:
         return asyncio.run(body())

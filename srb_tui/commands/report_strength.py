@@ -14,6 +14,7 @@ from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
 from srb_tui.reports import render
+from srb_tui.reports.model import Report
 from srb_tui.reports.plots import FiguresUnavailable
 from srb_tui.reports.strength import strength_report
 from srb_tui.store import Store
@@ -46,20 +47,29 @@ async def strength_body(args: argparse.Namespace, settings: Settings, out: Outpu
     report = strength_report(items, selection=selection)
     try:
         text = render(report, fmt_name, args.table)
-        if args.figures:
-            from srb_tui.reports.plots import write_figures
-
-            written = await asyncio.to_thread(write_figures, report, Path(args.figures))
-            out.err.print(f"wrote {len(written)} figure files to {args.figures}")
-    except FiguresUnavailable as exc:
-        out.error(str(exc))
-        return codes.USAGE
     except KeyError as exc:
         out.error(f"--table: {exc.args[0]}")
         return codes.USAGE
+    return await write_report(report, text, args, out,
+                              f"{len(items)} strength campaigns, {fmt_name}")
+
+
+async def write_report(report: Report, text: str, args: argparse.Namespace, out: Output,
+                       what: str) -> int:
+    """The figures (``--figures DIR``) and the text (``-o FILE`` or stdout) of a report
+    rendered from the store — the paper's tables or a strength report."""
+    if args.figures:
+        from srb_tui.reports.plots import write_figures
+
+        try:
+            written = await asyncio.to_thread(write_figures, report, Path(args.figures))
+        except FiguresUnavailable as exc:
+            out.error(str(exc))
+            return codes.USAGE
+        out.err.print(f"wrote {len(written)} figure files to {args.figures}")
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
-        out.err.print(f"wrote {args.output} ({len(items)} strength campaigns, {fmt_name})")
+        out.err.print(f"wrote {args.output} ({what})")
     else:
         sys.stdout.write(text)
         sys.stdout.flush()
