@@ -33,9 +33,10 @@ def figures_doc(figures: StrengthFigures) -> dict[str, Any]:
     }
 
 
-def summary_lines(doc: Mapping[str, Any]) -> list[str]:
+def summary_lines(doc: Mapping[str, Any], *, compact: bool = False) -> list[str]:
     """The figures as text (no markup): suite score, panel strength, each adversary,
-    the retire-k curve."""
+    the retire-k curve. ``compact`` (the console): each adversary named by its column
+    (A1, A2, …) too, and the retire-k curve on one line."""
     lines = [f"suite mutation score {_pct(doc['suite_score'])}: {doc['killed']} killed of "
              f"{doc['valid']} valid mutants ({doc['invalid']} invalid, {doc['equivalent']} "
              "marked equivalent, left out)"]
@@ -51,10 +52,18 @@ def summary_lines(doc: Mapping[str, Any]) -> list[str]:
                  "graded survivors caught by at least one adversary"
                  + (f"; uncaught: {', '.join(doc['uncaught'])}" if doc["uncaught"] else ""))
     width = max(len(a["id"]) for a in doc["adversaries"]) if doc["adversaries"] else 9
-    lines.append(f"  {'adversary':<{width}}  caught  rate  exclusive")
-    for a in doc["adversaries"]:
-        lines.append(f"  {a['id']:<{width}}  {a['caught']:>6}  {_pct(a['rate']):>4}  "
+    column = "    " if compact else ""
+    lines.append(f"  {column}{'adversary':<{width}}  caught  rate  exclusive")
+    for index, a in enumerate(doc["adversaries"]):
+        tag = f"A{index + 1:<3}" if compact else ""
+        lines.append(f"  {tag}{a['id']:<{width}}  {a['caught']:>6}  {_pct(a['rate']):>4}  "
                      f"{a['exclusive']:>9}")
+    if compact:
+        lines.append("retire-k, let through with the k strongest / best / worst k retired: "
+                     + " · ".join(f"k={s['retired']} {s['let_through_strongest']}/"
+                                  f"{s['let_through_best']}/{s['let_through_worst']}"
+                                  for s in doc["retire"]))
+        return lines
     lines.append("retire-k (survivors let through with k adversaries retired: the k "
                  "strongest / best / worst choice):")
     for step in doc["retire"]:

@@ -87,7 +87,8 @@ def test_a_campaign_shows_its_figures_and_mutants_survivors_first(state_dir: Pat
             assert campaigns.get_cell(CAMPAIGN, "Panel strength") == "50% (1/2)"
             figures = str(screen.query_one("#strength-figures", Static).render())
             assert "panel strength 50%" in figures and "uncaught: m003" in figures
-            assert "A1 f01 · A2 f02 · A3 f03" in figures
+            assert "A1  f01" in figures and "A3  f03" in figures
+            assert "k=0 1/1/1 · k=1 1/1/1 · k=2 2/1/2 · k=3 2/2/2" in figures  # one line
             mutants = screen.query_one("#strength-mutants", DataTable)
             order = [str(k.value) for k in mutants.rows]
             assert order == ["m003", "m002", "m001", "m004"]  # uncaught survivor on top

@@ -167,9 +167,10 @@ class StrengthScreen(Screen[None]):
             figures.update("")
             return
         panel = list(item.campaign.panel)
-        legend = " · ".join(f"A{i + 1} {name}" for i, name in enumerate(panel))
-        figures.update("\n".join([*summary_lines(figures_doc(item.figures)),
-                                  *([f"panel: {legend}"] if panel else [])]))
+        lines = summary_lines(figures_doc(item.figures), compact=True)
+        if panel and not item.figures.graded_survivors:  # no adversary table: say the columns
+            lines.append("panel: " + " · ".join(f"A{i + 1} {n}" for i, n in enumerate(panel)))
+        figures.update("\n".join(lines))
         table.add_column("Mutant", key="mutant")
         table.add_column("Stage II", key="stage_ii")
         for index, name in enumerate(panel):
