@@ -127,9 +127,12 @@ class StrengthGrader:
                 if on_mutant is not None:
                     on_mutant(row, result.outcome)
 
-        async with asyncio.TaskGroup() as group:  # one fault stops the rest
-            for row in rows:
-                group.create_task(one(row))
+        try:
+            async with asyncio.TaskGroup() as group:  # one fault stops the rest
+                for row in rows:
+                    group.create_task(one(row))
+        except BaseExceptionGroup as faults:  # the first fault, as a sequential sitting's
+            raise faults.exceptions[0] from None
         return len(rows)
 
     async def stage_iii(self, on_mutant: OnMutant | None = None) -> int:

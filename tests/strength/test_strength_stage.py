@@ -5,6 +5,7 @@ mutant that stops every invocation is invalid. The stage images are built once f
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import NamedTuple
@@ -194,5 +195,43 @@ async def test_a_campaign_lands_each_mutant_where_expected_and_resumes(
         got = await strength.campaign_figures(store, campaign.id)
         assert (got.equivalent, got.valid, got.suite_score) == (1, 2, 0.5)
         assert (got.graded_survivors, got.panel_strength) == (1, 1.0)
+    finally:
+        await store.close()
+
+
+@pytest.mark.docker
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_fault_in_a_mutant_surfaces_as_itself_not_as_a_group(
+        setup: Setup, tmp_path: Path) -> None:
+    """A mutant that no longer fits State A stops the sitting with MutantStale (which the
+    CLI turns into a message naming the task), not an ExceptionGroup of the task group."""
+    from srb_tui.service import strength
+    from srb_tui.service.grading.strength_baseline import Baseline
+    from srb_tui.service.strength_grade import StrengthGrader
+    from srb_tui.store import Store
+    from srb_tui.strength.mutate import MutantStale
+
+    engine, task, state_a, _images = setup
+    hand = [_by_hand(state_a, "m001", "csvtab/render.py", '"|")', '"!")'),
+            _control(state_a, "m002")]
+    # the tree graded differs from the one planned on where m001 sits
+    changed = tmp_path / "changed"
+    shutil.copytree(state_a, changed, symlinks=True)
+    render = changed / "csvtab/render.py"
+    render.write_bytes(render.read_bytes().replace(b'"|")', b'"#")'))
+    store = await Store.open(tmp_path / "srb.sqlite3")
+    try:
+        campaign, _ = await strength.plan(store, task, state_a, asked=2, seed=0,
+                                          mutants=hand)
+        # a baseline already stored: the sitting goes straight to the mutants
+        await store.strength.set_baseline(campaign.id, Baseline(10.0, frozenset(),
+                                                                frozenset()).to_json())
+        grader = StrengthGrader(store, engine, task, state_a, campaign.id, tmp_path / "runs",
+                                base_image=BASE_IMAGE, jobs=2, tree=changed)
+        with pytest.raises(MutantStale):
+            try:
+                await grader.stage_ii()
+            finally:
+                await grader.close()
     finally:
         await store.close()
