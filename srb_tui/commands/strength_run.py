@@ -22,6 +22,7 @@ from srb_tui.commands.grading import CommandError, _progress_printer, _usable_ta
 from srb_tui.commands.output import Output
 from srb_tui.commands.strength import DEFAULT_MUTANTS, _count
 from srb_tui.config import Settings
+from srb_tui.reports.strength import caught_by
 from srb_tui.strength.present import figures_doc, summary_lines
 
 
@@ -108,7 +109,7 @@ async def _strength(args: argparse.Namespace, settings: Settings, out: Output
         "panel": list(campaign.panel), "node": node, **figures_doc(got),
         "rows": [{"id": r.mutant_id, "path": r.path, "line": r.line, "operator": r.operator,
                   "stage_ii": r.stage_ii, "stage_iii_run": r.stage_iii_run,
-                  "caught_by": sorted(a for a, o in r.catches.items() if o == "broken")
+                  "caught_by": caught_by(r)
                   if r.stage_iii_done else None,
                   "equivalent": r.equivalent is not None}
                  for r in rows],

@@ -74,7 +74,7 @@ def outcomes(rows: Sequence[MutantRow]) -> list[MutantOutcome]:
             continue
         caught = None
         if row.stage_iii_done:
-            caught = frozenset(a for a, o in row.catches.items() if o == "broken")
+            caught = frozenset(caught_by(row))
         out.append(MutantOutcome(row.mutant_id, row.stage_ii, caught,
                                  row.equivalent is not None))
     return out
