@@ -92,6 +92,16 @@ def _json(text: str | None) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else {}
 
 
+def _campaign(row: Any) -> StrengthCampaign:
+    """A campaign from its stored row."""
+    return StrengthCampaign(
+        id=row["id"], task_id=row["task_id"], task_path=row["task_path"],
+        of_tree=row["of_tree"], asked=int(row["asked"]), seed=int(row["seed"]),
+        panel=tuple(json.loads(row["panel"])), budget_sec=row["budget_sec"],
+        status=row["status"], created_at=row["created_at"], updated_at=row["updated_at"],
+        baseline=_json(row["baseline"]), node=row["node"])
+
+
 class StrengthStore:
     """The strength record family of one open :class:`Store`."""
 
@@ -155,25 +165,16 @@ class StrengthStore:
     async def campaign(self, campaign_id: str) -> StrengthCampaign | None:
         rows = await self._store._rows("SELECT * FROM strength_campaigns WHERE id = ?",
                                        (campaign_id,))
-        if not rows:
-            return None
-        row = rows[0]
-        return StrengthCampaign(
-            id=row["id"], task_id=row["task_id"], task_path=row["task_path"],
-            of_tree=row["of_tree"], asked=int(row["asked"]), seed=int(row["seed"]),
-            panel=tuple(json.loads(row["panel"])), budget_sec=row["budget_sec"],
-            status=row["status"], created_at=row["created_at"], updated_at=row["updated_at"],
-            baseline=_json(row["baseline"]), node=row["node"])
+        return _campaign(rows[0]) if rows else None
 
     async def campaigns(self, task_id: str | None = None) -> list[StrengthCampaign]:
         """Every strength campaign (of one task), newest first."""
-        sql = "SELECT id FROM strength_campaigns"
+        sql = "SELECT * FROM strength_campaigns"
         params: tuple[str, ...] = ()
         if task_id is not None:
             sql, params = sql + " WHERE task_id = ?", (task_id,)
         rows = await self._store._rows(sql + " ORDER BY created_at DESC, id", params)
-        found = [await self.campaign(str(r["id"])) for r in rows]
-        return [c for c in found if c is not None]
+        return [_campaign(row) for row in rows]
 
     async def set_node(self, campaign_id: str, node: str | None) -> None:
         """Where this sitting grades (a pool's node; None for the local engine)."""
