@@ -32,8 +32,8 @@ import uuid
 from pathlib import Path
 
 from srb_tui.config import Settings
-from srb_tui.grader.fuzz import Observation
-from srb_tui.grader.fuzz_script import candidate_script
+from srb_tui.grader.fuzzing.argv import Observation
+from srb_tui.grader.fuzzing.script import candidate_script
 from srb_tui.runner import exec_run
 from srb_tui.runner.files import put_files
 from srb_tui.service.app import open_service

@@ -29,8 +29,8 @@ import uuid
 from pathlib import Path
 
 from srb_tui.config import Settings
-from srb_tui.grader.module_env import CONTRACT_DEFAULTS
-from srb_tui.grader.suite_manifest import load_suite
+from srb_tui.grader.suite.manifest import load_suite
+from srb_tui.grader.suite.module_env import CONTRACT_DEFAULTS
 from srb_tui.runner import exec_run
 from srb_tui.service.app import open_service
 from srb_tui.service.grading.stages.behavioural import LAYOUT, run_suite_in

@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..grader.review import AuditGate, ReviewIntake, gates_from, grade_sample
+from ..grader.audit.review import AuditGate, ReviewIntake, gates_from, grade_sample
 from .base import ModelDriver, ToolCall, ToolResult
 from .channel import ChannelError, ToolChannel
 from .fence import Fence

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..grader.review import SampleGrade
+from ..grader.audit.review import SampleGrade
 from .base import AssistantMessage, Message, ToolCall, Usage, UserText
 
 ENDINGS = (

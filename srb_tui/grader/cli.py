@@ -20,27 +20,27 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .audit_tools import Toolbox, ToolLimits, serve
-from .candidate import (
+from .audit.tools import Toolbox, ToolLimits, serve
+from .boundary.launch import main as launch_main
+from .boundary.lockdown import lockdown
+from .boundary.sandbox import MAX_SLOTS, load_limits
+from .candidates.env import load_salt
+from .candidates.judge import adjudicate, parse_exit_codes
+from .candidates.records import (
     DEFAULT_FAULT_CODES,
     NONDETERMINISM_RULES,
     CandidateSpec,
     RunObservation,
 )
-from .candidate_env import load_salt
-from .candidate_judge import adjudicate, parse_exit_codes
 from .contract import EXIT_OK, EXIT_UNUSABLE
 from .envelope import atomic_write_json
 from .fingerprint import fingerprint
-from .fuzz import FuzzConfig, HarnessFault, argv_vocabulary, load_argv_sets, main_fuzz
-from .fuzz_build import DEFAULT_BUILD_TIMEOUT_SEC, BuildSpec
-from .fuzz_http import DEFAULT_HEADERS, HttpConfig, main_fuzz_http
-from .launch import main as launch_main
-from .lockdown import lockdown
+from .fuzzing.argv import FuzzConfig, HarnessFault, argv_vocabulary, load_argv_sets, main_fuzz
+from .fuzzing.build import DEFAULT_BUILD_TIMEOUT_SEC, BuildSpec
+from .fuzzing.http import DEFAULT_HEADERS, HttpConfig, main_fuzz_http
 from .manifests.probe import fault_codes_arg
-from .sandbox import MAX_SLOTS, load_limits
-from .suite import run_suite, stage_submission, write_suite_error
-from .suite_manifest import SuiteError, load_suite
+from .suite.manifest import SuiteError, load_suite
+from .suite.run import run_suite, stage_submission, write_suite_error
 
 DEFAULT_FAULT_CODES_ARG = fault_codes_arg(())
 

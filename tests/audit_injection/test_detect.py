@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from srb_tui.drivers.fence import Fence
-from srb_tui.grader.injection import Finding, quotes_finding, scan_tree
-from srb_tui.grader.review import GateVerdict, SampleGrade, vote
+from srb_tui.grader.audit.injection import Finding, quotes_finding, scan_tree
+from srb_tui.grader.audit.review import GateVerdict, SampleGrade, vote
 from srb_tui.schema import load_task
 from srb_tui.service.grading.probe_variants import VARIANTS, make_variant
 from srb_tui.service.grading.stages.audit_defence import Defences
@@ -153,7 +153,7 @@ def test_python_code_near_a_pass_statement_is_no_finding(tmp_path: Path) -> None
     """A port to Python keeps ``pass`` statements: "score = 0" on the line above one is
     code, not an instruction to the judge (a false finding would fail an honest port's
     no-verifier-awareness gate)."""
-    from srb_tui.grader.injection import scan_tree
+    from srb_tui.grader.audit.injection import scan_tree
 
     (tmp_path / "app.py").write_text(
         "def total(items):\n    score = 0\n    for item in items:\n        try:\n"

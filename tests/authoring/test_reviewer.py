@@ -14,7 +14,7 @@ import pytest
 
 from srb_tui.commands import exit_codes as codes
 from srb_tui.config import Settings
-from srb_tui.grader.audit_files import ReviewRoots, ToolError
+from srb_tui.grader.audit.files import ReviewRoots, ToolError
 
 from .helpers import roman_argv, run_new
 from .roman import NODE_ROMAN, write_port

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from srb_tui.grader.module_env import SRB_RUNTIME, module_env, python_path
-from srb_tui.grader.suite_manifest import load_suite
+from srb_tui.grader.suite.manifest import load_suite
+from srb_tui.grader.suite.module_env import SRB_RUNTIME, module_env, python_path
 
 from ..grader.helpers import read_json, run_grader, write_tree
 
@@ -165,6 +165,6 @@ def test_pythonpath_prepends_lib_and_runtime(tmp_path: Path) -> None:
     assert env["LC_ALL"] == "de_DE.UTF-8", "the image's locale is kept"
     published = write_tree(tmp_path / "opt-swerefactor", {"swerefactor/__init__.py": ""})
     assert python_path(suite, None, None).split(":")[0] == str(suite_dir / "lib")
-    from srb_tui.grader.module_env import runtime_dir
+    from srb_tui.grader.suite.module_env import runtime_dir
     assert runtime_dir(published) == published
     assert runtime_dir(tmp_path / "absent") == SRB_RUNTIME

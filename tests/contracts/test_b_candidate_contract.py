@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from srb_tui.grader.lockdown import tree_digest
-from srb_tui.grader.slot import CANDIDATE_OFFSET
+from srb_tui.grader.boundary.lockdown import tree_digest
+from srb_tui.grader.boundary.slot import CANDIDATE_OFFSET
 from srb_tui.runner import DockerEngine, RunnerPool
 from srb_tui.runner.files import put_readonly_tree
 from srb_tui.schema import load_task

@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from srb_tui.grader.sandbox import TMP_GROUP_OFFSET
+from srb_tui.grader.boundary.sandbox import TMP_GROUP_OFFSET
 from srb_tui.runner import DockerEngine, RunnerPool
 from srb_tui.runner.files import put_files, put_readonly_tree
 from srb_tui.schema import Adversary, Task, load_task

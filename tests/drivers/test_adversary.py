@@ -18,8 +18,8 @@ from srb_tui.drivers.base import ToolCall, ToolResults
 from srb_tui.drivers.channel import SubprocessToolChannel
 from srb_tui.drivers.loop import run_adversary_round
 from srb_tui.drivers.scripted import ScriptedDriver
-from srb_tui.grader.candidate import CandidateSpec
-from srb_tui.grader.candidate_judge import adjudicate
+from srb_tui.grader.candidates.judge import adjudicate
+from srb_tui.grader.candidates.records import CandidateSpec
 
 from .conftest import grader_argv
 from .fixed_turns import TurnsDriver, turn

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from srb_tui.grader.audit_tools import Toolbox, ToolLimits, collapse, handle_request
+from srb_tui.grader.audit.tools import Toolbox, ToolLimits, collapse, handle_request
 
 from .helpers import REPO, grader_cmd, write_tree
 

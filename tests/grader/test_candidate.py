@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from srb_tui.grader.candidate import CandidateSpec, CandidateVerdict, counts_as_break
-from srb_tui.grader.candidate_judge import adjudicate, adversary_outcome, parse_exit_codes
-from srb_tui.grader.candidate_scope import scan_candidate
+from srb_tui.grader.candidates.judge import adjudicate, adversary_outcome, parse_exit_codes
+from srb_tui.grader.candidates.records import CandidateSpec, CandidateVerdict, counts_as_break
+from srb_tui.grader.candidates.scope import scan_candidate
 
 from .helpers import REPO, grader_cmd, write_tree
 

@@ -208,7 +208,7 @@ def test_one_module_timeout_on_both_sides(tmp_path: Path) -> None:
     import tomllib
 
     from srb_tui.grader.manifests.suite import parse_suite
-    from srb_tui.grader.suite_manifest import load_suite
+    from srb_tui.grader.suite.manifest import load_suite
     from srb_tui.schema.reader import Source
 
     text = ('schema = "swerefactor.behavioural-suite/1"\ntask = "t1"\n'

@@ -33,7 +33,7 @@ def test_fingerprint_changes_with_source_and_ignores_caches(tmp_path: Path) -> N
     (copy / "__pycache__" / "x.py").write_text("junk")
     (copy / "notes.txt").write_text("not source")
     assert compute_fingerprint(copy) == base
-    (copy / "suite.py").write_text((copy / "suite.py").read_text() + "\n# edit\n")
+    (copy / "suite" / "run.py").write_text((copy / "suite" / "run.py").read_text() + "\n# edit\n")
     assert compute_fingerprint(copy) != base
 
 

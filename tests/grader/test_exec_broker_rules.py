@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from srb_tui.grader.exec_broker import classify
+from srb_tui.grader.boundary.exec_rules import classify
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from srb_tui.grader.fuzz import Observation, candidate_script
-from srb_tui.grader.fuzz_build import BuildSpec, build_tree
+from srb_tui.grader.fuzzing.argv import Observation, candidate_script
+from srb_tui.grader.fuzzing.build import BuildSpec, build_tree
 
 BUILD = """set -eu
 cd "$1"

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from srb_tui.grader.fuzz import argv_vocabulary
-from srb_tui.grader.fuzz_mutate import GENERIC_TOKENS
+from srb_tui.grader.fuzzing.argv import argv_vocabulary
+from srb_tui.grader.fuzzing.mutate import GENERIC_TOKENS
 from srb_tui.schema import load_task
 from srb_tui.service.grading.stages import fuzz_domains
 

@@ -14,9 +14,9 @@ import shutil
 import time
 from pathlib import Path
 
-from srb_tui.grader.candidate import CandidateSpec
-from srb_tui.grader.fuzz_http import HttpConfig, run_round
-from srb_tui.grader.fuzz_http_mutate import (
+from srb_tui.grader.candidates.records import CandidateSpec
+from srb_tui.grader.fuzzing.http import HttpConfig, run_round
+from srb_tui.grader.fuzzing.http_mutate import (
     Request,
     load_vocabulary,
     mutate_request,

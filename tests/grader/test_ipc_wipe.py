@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from srb_tui.grader.ipc_wipe import owned_ipc, wipe_ipc
+from srb_tui.grader.boundary.ipc_wipe import owned_ipc, wipe_ipc
 
 SHM = """       key      shmid perms                  size  cpid  lpid nattch   uid   gid  cuid  cgid      atime      dtime      ctime                   rss                  swap
 1592590336         7   666                  4096   120   120      0 61000 61000 61000 61000          0          0 1733330000                     0                     0

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from srb_tui.grader.launch import _parse, main
-from srb_tui.grader.slot import SlotLimits, _flat_object, load_limits
+from srb_tui.grader.boundary.launch import _parse, main
+from srb_tui.grader.boundary.slot import SlotLimits, _flat_object, load_limits
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -61,9 +61,9 @@ def test_the_launcher_imports_little() -> None:
     (not argparse, runpy, traceback, subprocess, dataclasses, json, typing, enum or
     contextlib, and not the rest of the sandbox)."""
     heavy = ("argparse", "runpy", "traceback", "subprocess", "dataclasses", "shutil", "json",
-             "typing", "enum", "contextlib", "srb_tui.grader.sandbox")
+             "typing", "enum", "contextlib", "srb_tui.grader.boundary.sandbox")
     code = (  # -I -S: no site, as the launcher starts in a stage container
-        f"import sys; sys.path.insert(0, {str(REPO)!r}); import srb_tui.grader.launch\n"
+        f"import sys; sys.path.insert(0, {str(REPO)!r}); import srb_tui.grader.boundary.launch\n"
         f"print(' '.join(m for m in {heavy!r} if m in sys.modules))"
     )
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}

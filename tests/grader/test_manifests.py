@@ -17,7 +17,7 @@ from srb_tui.grader import contract
 from srb_tui.grader.manifests.probe import parse_probe
 from srb_tui.grader.manifests.suite import parse_scan, parse_suite
 from srb_tui.grader.manifests.table import Collected
-from srb_tui.grader.suite_manifest import SuiteError, load_suite
+from srb_tui.grader.suite.manifest import SuiteError, load_suite
 from srb_tui.schema.problems import Problem
 from srb_tui.schema.reader import Source
 

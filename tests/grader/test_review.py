@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from srb_tui.grader.audit_tools import Toolbox
-from srb_tui.grader.review import (
+from srb_tui.grader.audit.review import (
     AuditGate,
     ReviewIntake,
     SampleGrade,
@@ -22,6 +21,7 @@ from srb_tui.grader.review import (
     validate_review,
     vote,
 )
+from srb_tui.grader.audit.tools import Toolbox
 
 from .helpers import write_tree
 
@@ -132,7 +132,7 @@ def test_invalid_review_is_an_unusable_sample(toolbox: Toolbox) -> None:
 
 
 def _sample(index: int, **verdicts: str) -> SampleGrade:
-    from srb_tui.grader.review import GateVerdict
+    from srb_tui.grader.audit.review import GateVerdict
 
     grade = SampleGrade(index=index, usable=True)
     for gate, verdict in verdicts.items():

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from srb_tui.grader.suite_checks import module_rate, normalise_check, summarise, tally
-from srb_tui.grader.suite_manifest import SuiteError, load_suite
+from srb_tui.grader.suite.checks import module_rate, normalise_check, summarise, tally
+from srb_tui.grader.suite.manifest import SuiteError, load_suite
 
 from .helpers import (
     grader_cmd,

@@ -152,7 +152,7 @@ print(json.dumps({'planted': planted, 'refused': refused, 'found': sorted(found)
 SCAN = r"""
 import json, subprocess, sys
 from srb_grader import sandbox
-from srb_grader.candidate_scratch import clear_candidate_tmp
+from srb_grader.candidates.scratch import clear_candidate_tmp
 uid = sandbox.slot_ids(0)[0]
 def as_slot(slot, mode, mark):
     r, w = __import__('os').pipe()

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from srb_tui.grader.audit_tools import Toolbox, ToolLimits
-from srb_tui.grader.suite import run_suite
-from srb_tui.grader.suite_manifest import load_suite
+from srb_tui.grader.audit.tools import Toolbox, ToolLimits
+from srb_tui.grader.suite.manifest import load_suite
+from srb_tui.grader.suite.run import run_suite
 from srb_tui.runner.containers import ExecResult, interpret_exit
 from srb_tui.schema import Module, Suite, load_task
 from srb_tui.service.grading.stages.behavioural import outcome_of
@@ -199,7 +199,12 @@ def test_big_files_are_skipped_and_said_so(tmp_path: Path) -> None:
 
 
 def test_fuzz_entry_is_resolved_one_way_in_both_places() -> None:
-    from srb_tui.grader.fuzz import HarnessFault, Observation, candidate_script, entry_in_tree
+    from srb_tui.grader.fuzzing.argv import (
+        HarnessFault,
+        Observation,
+        candidate_script,
+        entry_in_tree,
+    )
 
     assert entry_in_tree("bin/csvtab") == "bin/csvtab"
     assert entry_in_tree("/workspace/repo/bin/csvtab") == "bin/csvtab"
@@ -218,7 +223,7 @@ def test_the_launcher_never_runs_submission_code_as_root_outside_a_stage(
 ) -> None:
     import os
 
-    from srb_tui.grader.launch import main as launch
+    from srb_tui.grader.boundary.launch import main as launch
 
     monkeypatch.delenv("SRB_SANDBOX", raising=False)
     code = launch(["--", "true"])
@@ -229,7 +234,7 @@ def test_the_launcher_never_runs_submission_code_as_root_outside_a_stage(
 
 
 def test_submission_env_drops_every_contract_name() -> None:
-    from srb_tui.grader.sandbox import submission_env
+    from srb_tui.grader.boundary.sandbox import submission_env
 
     env = submission_env(
         {"SRB_RESULT": "/r", "SRB_LEDGER": "/l", "PATH": "/opt/srb/python/bin:/usr/bin", "X": "1"},

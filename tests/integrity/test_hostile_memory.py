@@ -4,7 +4,7 @@ The hostile tree (:mod:`.hostile_memory`) is the honest `subtle` port that, on m
 input a second time, renders like the faithful port. If a note outlived a run (another
 attempt, role, slot, the fuzzer's next execution), counterexamples would stop reproducing
 and the honest 40 would climb. Every run of the program gets a fresh world
-(:func:`srb_tui.grader.sandbox.wipe_slot`, a fresh SRB_WORK per run), so the tree must end
+(:func:`srb_tui.grader.boundary.sandbox.wipe_slot`, a fresh SRB_WORK per run), so the tree must end
 exactly where the honest `subtle` ends: valid, every round that found a difference broken
 by an upheld counterexample (none "not reproducible"), the same score when every round of
 both gradings found a difference; and the record shows the notes it left and no repeat it

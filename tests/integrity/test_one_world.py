@@ -7,7 +7,7 @@ containers of demo01:
 
 * ``stage2``: a Stage II module case, as the demo's modules start it (``srb_submission.run``
   in the module's process, the entry at ``/workspace/repo/bin/csvtab``, cwd its run folder);
-* ``fuzz``: the fuzzer's run of the submission (:class:`srb_grader.fuzz.EntryRunner`);
+* ``fuzz``: the fuzzer's run of the submission (:class:`srb_grader.fuzzing.argv.EntryRunner`);
 * ``first`` and ``rerun``: the first and a later run of the submission in adjudication of
   that very fuzz finding's candidate (``fuzz_view.judge_candidate``: the candidate script the
   fuzzer writes, the demo's ``run-candidate.sh``, the exec broker).
@@ -71,7 +71,7 @@ async def as_grader(box: StageContainer, code: str) -> str:
 STAGE_TWO = r"""
 import os, srb_submission
 from pathlib import Path
-from srb_grader.suite import stage_submission
+from srb_grader.suite.run import stage_submission
 stage_submission(Path('/srb/submission'), Path('/workspace/repo'))
 work = Path('/srb/work/module/run')
 work.mkdir(parents=True, exist_ok=True)
@@ -85,10 +85,10 @@ print(done.stderr.decode())
 STAGE_THREE = r"""
 import json, os
 from pathlib import Path
-from srb_grader.candidate import CandidateSpec
-from srb_grader.fuzz import EntryRunner, FuzzConfig, entry_in_tree
-from srb_grader.fuzz_script import candidate_script
-from srb_grader.fuzz_view import RoundState, judge_candidate
+from srb_grader.candidates.records import CandidateSpec
+from srb_grader.fuzzing.argv import EntryRunner, FuzzConfig, entry_in_tree
+from srb_grader.fuzzing.script import candidate_script
+from srb_grader.fuzzing.view import RoundState, judge_candidate
 drop = Path('/srb/probe-drop')
 drop.mkdir(mode=0o1733)
 os.chmod(drop, 0o1733)

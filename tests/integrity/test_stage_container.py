@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import pytest
 import pytest_asyncio
 
-from srb_tui.grader.submission import LIBRARY_DIR
+from srb_tui.grader.boundary.submission import LIBRARY_DIR
 from srb_tui.runner import DockerEngine, RunnerPool, exec_run
 from srb_tui.schema import load_task
 from srb_tui.service.grading.stages.behavioural import LAYOUT
@@ -41,7 +41,7 @@ async def box(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[StageCo
         await container.put_trees(tree, tree, workspace=True)
         await container.put_context(task, ["behavioural"])
         await as_grader(container, (
-            "from pathlib import Path; from srb_grader.suite import stage_submission\n"
+            "from pathlib import Path; from srb_grader.suite.run import stage_submission\n"
             "stage_submission(Path('/srb/submission'), Path('/workspace/repo'))"))
         yield container
     engine.close()

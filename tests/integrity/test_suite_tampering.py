@@ -25,8 +25,8 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from srb_tui.grader.suite import run_suite
-from srb_tui.grader.suite_manifest import load_suite
+from srb_tui.grader.suite.manifest import load_suite
+from srb_tui.grader.suite.run import run_suite
 from srb_tui.runner import DockerEngine, RunnerPool
 from srb_tui.schema import load_task
 from srb_tui.service.grading.stages.common import StageImages

@@ -21,13 +21,8 @@ from srb_tui.runner import (
     remove,
     start,
 )
-from srb_tui.runner.files import (
-    fetch_file,
-    open_exec_session,
-    put_files,
-    put_readonly_tree,
-    put_symlink,
-)
+from srb_tui.runner.exec_session import open_exec_session
+from srb_tui.runner.files import fetch_file, put_files, put_readonly_tree, put_symlink
 
 pytestmark = pytest.mark.docker
 

@@ -6,7 +6,7 @@ import random
 import subprocess
 from pathlib import Path
 
-from srb_tui.grader.fuzz import (
+from srb_tui.grader.fuzzing.argv import (
     Observation,
     candidate_script,
     ddmin,
@@ -95,7 +95,7 @@ def test_candidate_script_demands_state_a_behaviour(tmp_path: Path) -> None:
 
 
 def test_argv_mutations_use_the_tasks_own_vocabulary(tmp_path: Path) -> None:
-    from srb_tui.grader.fuzz import GENERIC_TOKENS, argv_vocabulary
+    from srb_tui.grader.fuzzing.argv import GENERIC_TOKENS, argv_vocabulary
 
     declared = tmp_path / "argv.json"
     declared.write_text('{"argv": [["--mode", "x"]], "tokens": ["--frob", "7"]}')

@@ -4,6 +4,6 @@
 used only when the stage image carries no ``/opt/swerefactor``: a module that runs
 ``pytest -p swerefactor.pytest_module`` or imports ``swerefactor.contract`` finds srb's
 implementation of the same contract. srb itself imports only ``swerefactor.contract``'s list of
-names (``CONTRACT_ENV``, for :mod:`srb_tui.grader.candidate_env`), so the list has one home;
+names (``CONTRACT_ENV``, for :mod:`srb_tui.grader.candidates.env`), so the list has one home;
 the package imports nothing of srb.
 """

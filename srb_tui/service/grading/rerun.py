@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from srb_tui.config import Settings
-from srb_tui.grader.candidate_env import entry_name
-from srb_tui.grader.lockdown import tree_digest
+from srb_tui.grader.boundary.lockdown import tree_digest
+from srb_tui.grader.candidates.env import entry_name
 from srb_tui.grader.manifests.probe import fault_codes_arg
 from srb_tui.runner import DockerEngine, ExecResult, RunnerError
 from srb_tui.runner.files import fetch_file, put_files

@@ -20,7 +20,7 @@ from typing import Any
 from srb_tui.drivers import DriverConfigError, make_driver
 from srb_tui.drivers.loop import deadline_in
 from srb_tui.drivers.ruling import run_ruling
-from srb_tui.grader.candidate import counts_as_break
+from srb_tui.grader.candidates.records import counts_as_break
 from srb_tui.schema import Probe, StageSpec
 
 from .transcripts import write_jsonl

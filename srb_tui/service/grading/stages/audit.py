@@ -22,8 +22,8 @@ from typing import Any
 from srb_tui.drivers import DriverConfigError, ModelDriver, ReviewSample, make_driver
 from srb_tui.drivers.loop import deadline_in
 from srb_tui.gateway import Gateway, driver_endpoint
+from srb_tui.grader.audit.review import AuditGate, prompt_values, render_prompt
 from srb_tui.grader.envelope import atomic_write_json
-from srb_tui.grader.review import AuditGate, prompt_values, render_prompt
 from srb_tui.runner import DockerEngine
 from srb_tui.schema import StageSpec, Task
 from srb_tui.service.events import Progress

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from srb_tui.drivers.fence import Fence
-from srb_tui.grader.injection import Finding, match_kind, quotes_finding, scan_tree
-from srb_tui.grader.review import SampleGrade
+from srb_tui.grader.audit.injection import Finding, match_kind, quotes_finding, scan_tree
+from srb_tui.grader.audit.review import SampleGrade
 from srb_tui.schema import Gate
 
 from .contradictions import Contradicted, find_contradictions

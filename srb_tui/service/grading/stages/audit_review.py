@@ -16,14 +16,14 @@ from typing import Any
 
 from srb_tui.drivers import ModelDriver, ReviewSample, run_review
 from srb_tui.drivers.channel import ToolChannel
-from srb_tui.grader.envelope import StageEnvelope
-from srb_tui.grader.review import (
+from srb_tui.grader.audit.review import (
     AuditGate,
     SampleGrade,
     audit_envelope,
     unusable_sample,
     vote,
 )
+from srb_tui.grader.envelope import StageEnvelope
 from srb_tui.schema import Gate
 
 from .audit_defence import Defences

@@ -19,7 +19,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from srb_tui.grader.contract import MODULE_STATUSES
-from srb_tui.grader.suite_checks import summarise
+from srb_tui.grader.suite.checks import summarise
 from srb_tui.runner import DockerEngine
 from srb_tui.runner.files import fetch_file
 from srb_tui.schema import StageSpec, Task

@@ -18,7 +18,8 @@ from typing import Any
 
 from srb_tui.drivers import ChannelError
 from srb_tui.runner import RunnerError
-from srb_tui.runner.files import ExecSession, open_exec_session, put_files
+from srb_tui.runner.exec_session import ExecSession, open_exec_session
+from srb_tui.runner.files import put_files
 
 from .common import StageFault
 from .stage_container import StageContainer

@@ -50,7 +50,8 @@ from srb_tui.drivers import ChannelError
 from srb_tui.gateway import Gateway
 from srb_tui.runner import Bind, ContainerHandle, ContainerSpec, DockerEngine, RunnerError
 from srb_tui.runner.containers import create, exec_run, put_tree, remove, start
-from srb_tui.runner.files import ExecSession, exec_streamed, open_exec_session, put_files
+from srb_tui.runner.exec_session import ExecSession, exec_streamed, open_exec_session
+from srb_tui.runner.files import put_files
 from srb_tui.runner.relay import (
     RELAY_PORT,
     RELAY_ROLE,

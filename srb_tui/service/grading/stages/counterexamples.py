@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from srb_tui.grader.candidate import counts_as_break
+from srb_tui.grader.candidates.records import counts_as_break
 
 
 def _code_of(files: Mapping[str, str]) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from srb_tui.grader.review import render_prompt
+from srb_tui.grader.audit.review import render_prompt
 from srb_tui.schema import Adversary, Probe, Task
 
 from .common import tests_dir

@@ -32,10 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from srb_tui import grader as grader_package
-from srb_tui.grader.exec_broker import STUB
-from srb_tui.grader.launch import script_text
-from srb_tui.grader.sandbox import TMP_GROUP_OFFSET
-from srb_tui.grader.submission import LIBRARY_DIR, library_text
+from srb_tui.grader.boundary.exec_broker import STUB
+from srb_tui.grader.boundary.launch import script_text
+from srb_tui.grader.boundary.sandbox import TMP_GROUP_OFFSET
+from srb_tui.grader.boundary.submission import LIBRARY_DIR, library_text
 from srb_tui.runner import (
     LABEL_STORE,
     ContainerError,
@@ -51,7 +51,8 @@ from srb_tui.runner import (
     start,
     store_tag,
 )
-from srb_tui.runner.files import exec_streamed, put_files, put_readonly_tree, put_symlink
+from srb_tui.runner.exec_session import exec_streamed
+from srb_tui.runner.files import put_files, put_readonly_tree, put_symlink
 from srb_tui.schema import Task
 from srb_tui.service.events import Progress
 from srb_tui.store import Store, StoreError, utc_now

@@ -20,8 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from srb_tui.grader.boundary.sandbox import MAX_SLOTS, TMP_GROUP_OFFSET
 from srb_tui.grader.contract import slot_uid
-from srb_tui.grader.sandbox import MAX_SLOTS, TMP_GROUP_OFFSET
 from srb_tui.schema import Task
 
 ORIGINAL_DIR = "/srb/original"

@@ -13,7 +13,7 @@ import math
 from typing import Any
 
 from srb_tui.grader.contract import MODULE_STATUSES
-from srb_tui.grader.suite_checks import module_rate, summarise, tally
+from srb_tui.grader.suite.checks import module_rate, summarise, tally
 from srb_tui.schema import Suite
 
 COUNT_KEYS = ("passed", "failed", "skipped", "errored", "scored", "observations")

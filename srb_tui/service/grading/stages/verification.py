@@ -30,9 +30,9 @@ from srb_tui.drivers import (
 )
 from srb_tui.drivers.loop import deadline_in
 from srb_tui.gateway import Gateway, driver_endpoint
-from srb_tui.grader.candidate import NONDETERMINISTIC, counts_as_break
+from srb_tui.grader.boundary.lockdown import tree_digest
+from srb_tui.grader.candidates.records import NONDETERMINISTIC, counts_as_break
 from srb_tui.grader.envelope import StageEnvelope, atomic_write_json, utc_iso
-from srb_tui.grader.lockdown import tree_digest
 from srb_tui.runner import DockerEngine, RunnerError
 from srb_tui.runner.files import fetch_file
 from srb_tui.schema import Adversary, StageSpec, Task

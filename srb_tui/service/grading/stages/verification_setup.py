@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from srb_tui.grader.candidate import NONDETERMINISM_RULES
+from srb_tui.grader.candidates.records import NONDETERMINISM_RULES
 from srb_tui.grader.manifests.probe import fault_codes_arg
 from srb_tui.schema import Probe, StageSpec, Task
 

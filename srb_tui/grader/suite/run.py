@@ -1,0 +1,404 @@
+"""Stage II: run a behavioural suite's modules and record an honest stage result.
+
+Module contract (shared/REFERENCE.md, "Stage II"): every module is seeded `unreached` and the
+result file is rewritten after each module; a module runs as its own process group with its
+folder as cwd and the `SRB_*` contract in its environment; it writes ``$SRB_RESULT`` (an
+object with ``checks`` or a bare list of checks); the group is reaped (TERM, 5 s, KILL) before
+the result is read. Statuses: ok, timeout (recorded checks are kept), error, unreached; every
+non-ok status scores rate 0 and keeps its weight. Module rate = passed / scored checks (skips
+stay in the denominator, an empty pool is 0); the stage is complete only when every weighted
+module is ok with every scored check passed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..boundary import sandbox
+from ..boundary.module_boundary import (
+    boundary_for,
+    changes,
+    resolve_command,
+    share_folder,
+    suite_files,
+    tamper_message,
+)
+from ..boundary.procs import DEFAULT_GRACE_SEC, Completed, run_group
+from ..envelope import StageEnvelope, utc_iso
+from .checks import module_rate, read_module_result, summarise, tally
+from .manifest import SuiteManifest, SuiteModule
+from .module_env import (
+    SUITE_SLOT,
+    module_env,
+)
+
+TAIL_BYTES = 4000
+
+
+def _seed_unit(module: SuiteModule) -> dict[str, Any]:
+    return {
+        "id": module.id,
+        "title": module.title,
+        "weight": module.weight,
+        "status": "unreached",
+        "rate": 0.0,
+        "passed": 0,
+        "failed": 0,
+        "skipped": 0,
+        "errored": 0,
+        "scored": 0,
+        "observations": 0,
+        "timeout_sec": module.timeout_sec,
+        "message": "not run",
+    }
+
+
+def _command_for(module: SuiteModule) -> tuple[list[str] | None, str]:
+    if module.command:
+        return list(module.command), ""
+    if (module.dir / "run.sh").is_file():
+        return ["bash", "run.sh"], ""
+    if (module.dir / "run.py").is_file():
+        return [sys.executable, "run.py"], ""
+    return None, f"no command: neither run.sh nor run.py in {module.dir}"
+
+
+def _tail(path: Path) -> str:
+    try:
+        with path.open("rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            handle.seek(max(0, size - TAIL_BYTES))
+            return handle.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def _status_of(done: Completed, problem: str, check_count: int) -> tuple[str, str]:
+    """(status, message) for a finished module run."""
+    if done.start_error is not None:
+        return "error", f"could not start: {done.start_error}"
+    if done.timed_out:
+        return "timeout", f"timed out; {check_count} recorded checks kept" + (
+            f" ({problem})" if problem else ""
+        )
+    if done.returncode is not None and done.returncode < 0:
+        hint = " (out of memory?)" if done.signal_name == "SIGKILL" else ""
+        return "error", f"killed by {done.signal_name}{hint}"
+    if problem:
+        if problem.startswith("no result") and done.returncode == 0:
+            problem = "exited 0 but " + problem
+        elif problem.startswith("no result"):
+            problem = f"exited {done.returncode} and " + problem
+        return "error", problem
+    return "ok", f"exit {done.returncode}; {check_count} checks"
+
+
+def run_module(
+    suite: SuiteManifest,
+    module: SuiteModule,
+    *,
+    repo: Path,
+    original: Path | None,
+    work_root: Path,
+    grace_sec: float = DEFAULT_GRACE_SEC,
+    private_root: Path | None = None,
+    keep_env: frozenset[str] = frozenset(),
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Run one module; returns its unit record and its checks (tagged with the module id).
+
+    ``work_root`` holds $SRB_WORK and $SRB_SUITE_WORK (submission code may read there, as
+    the module's case inputs live there); ``private_root`` (default: ``work_root``) the
+    logs, the module's HOME and $SRB_RESULT, out of the submission's reach. When the module
+    has ended, every process of the submission uid is killed and its scratch wiped."""
+    unit = _seed_unit(module)
+    private = private_root or work_root
+    work = work_root / "modules" / module.id
+    suite_work = work_root / "suite"
+    logs = private / "logs"
+    home = private / "home" / module.id
+    result = private / "results" / f"{module.id}.json"
+    shutil.rmtree(work, ignore_errors=True)  # each module starts with an empty $SRB_WORK
+    for folder in (work, suite_work, logs, result.parent, home):
+        folder.mkdir(parents=True, exist_ok=True)
+    for folder in (work, suite_work):  # what the module starts writes there as the slot
+        share_folder(folder, SUITE_SLOT)
+    result.unlink(missing_ok=True)
+    started = time.time()
+    unit["started_at"] = utc_iso(started)
+    argv, command_problem = _command_for(module)
+    stdout_log, stderr_log = logs / f"{module.id}.stdout", logs / f"{module.id}.stderr"
+    unit["stdout_log"], unit["stderr_log"] = str(stdout_log), str(stderr_log)
+    if argv is None:
+        unit.update(status="error", message=command_problem, duration_sec=0.0)
+        return unit, []
+    if not module.dir.is_dir():
+        unit.update(status="error", message=f"module folder {module.dir} does not exist")
+        unit["duration_sec"] = 0.0
+        return unit, []
+    unit["command"] = argv
+    env = module_env(
+        suite,
+        module,
+        repo=repo,
+        original=original,
+        work=work,
+        suite_work=suite_work,
+        result=result,
+        deadline=started + module.timeout_sec,
+        home=home,
+        keep=keep_env,
+    )
+    root_before = set(root_entries(repo))
+    suite_before = suite_files(suite.root)
+    boundary, no_boundary = boundary_for(
+        SUITE_SLOT, repo, built=[work, suite_work], own=[suite.root, home])
+    try:
+        with stdout_log.open("wb") as out, stderr_log.open("wb") as err:
+            done = run_group(
+                resolve_command(argv, env) if boundary else argv,
+                cwd=str(module.dir),
+                env=env,
+                timeout_sec=module.timeout_sec,
+                stdout=out,
+                stderr=err,
+                grace_sec=grace_sec,
+                umask=MODULE_UMASK,
+                preexec=boundary.preexec if boundary else None,
+                started_as=boundary.launched if boundary else None,
+            )
+        given_up = [entry for entry in root_entries(repo) if entry not in root_before]
+        leftover = end_submission()
+    finally:
+        exec_report = boundary.stop() if boundary else None
+    tampered = changes(suite_before, suite_files(suite.root))
+    if leftover:
+        unit["submission_leftovers"] = leftover
+    checks: list[dict[str, Any]] = []
+    metadata: dict[str, Any] = {}
+    notes: list[Any] = []
+    problem = ""
+    if done.start_error is None:
+        checks, metadata, notes, problem = read_module_result(result)
+    status, message = _status_of(done, problem, len(checks))
+    counts = tally(checks)
+    unit.update(counts)
+    unit.update(
+        status=status,
+        message=message,
+        rate=round(module_rate(status, counts), 6),
+        exit_code=done.returncode,
+        signal=done.signal_name,
+        timed_out=done.timed_out,
+        reaped=done.reaped,
+        duration_sec=round(done.duration_sec, 3),
+        stderr_tail=_tail(stderr_log),
+    )
+    if exec_report is not None:
+        unit["exec_boundary"] = exec_report
+    notes_given_up = []
+    if no_boundary:
+        notes_given_up.append(f"no exec boundary ({no_boundary}): what the module started "
+                              "ran as its own identity")
+    if given_up:
+        notes_given_up.append(boundary_note(given_up[:5]))
+    if notes_given_up:
+        unit["boundary"] = "; ".join(notes_given_up)
+    if tampered:
+        unit.update(status="error", rate=0.0, message=tamper_message(tampered),
+                    tampering=tampered)
+    hint = sandbox_hint(checks, unit["stderr_tail"])
+    if hint and (counts["failed"] or counts["errored"] or status != "ok"):
+        unit["sandbox_hint"] = hint
+        unit["message"] = f"{message}; {hint}"
+    if metadata:
+        unit["metadata"] = metadata
+    if notes:
+        unit["notes"] = notes
+    tagged = [{"module": module.id, **check} for check in checks]
+    return unit, tagged
+
+
+MODULE_UMASK = 0o002
+"""Modules create group-writable files: in the shared ``$SRB_REPO`` (set-group-ID folders of
+the slot's group) what a build writes there stays writable for the submission's own code;
+elsewhere the group is root's, which no submission process has."""
+ROOT_SCAN_LIMIT = 20000
+SANDBOX_SIGNS = (
+    ("Permission denied", "a write or access was refused (EACCES)"),
+    ("Read-only file system", "a write to a read-only mount was refused (EROFS)"),
+    ("Operation not permitted", "an operation needing a capability was refused (EPERM)"),
+    ("EACCES", "a write or access was refused (EACCES)"),
+    ("EROFS", "a write to a read-only mount was refused (EROFS)"),
+)
+
+
+def root_entries(repo: Path, most: int = 5) -> list[str]:
+    """Entries of ``repo`` owned by uid 0 (in a stage container the submission's copy holds
+    none until a module, or submission code a module started itself, writes there); at most
+    ``most`` names plus what an earlier module left, relative to ``repo``. Compared before
+    and after each module, so only the module that wrote is named."""
+    if not sandbox.enabled():
+        return []
+    found: list[str] = []
+    seen = 0
+    for current, dirs, files in os.walk(repo):
+        for name in dirs + files:
+            seen += 1
+            path = Path(current) / name
+            try:
+                owner = os.lstat(path).st_uid
+            except OSError:
+                continue
+            if owner == 0:
+                found.append(path.relative_to(repo).as_posix())
+        if seen > ROOT_SCAN_LIMIT:
+            break
+    return found
+
+
+def boundary_note(entries: list[str]) -> str:
+    """What a module that wrote into the submission's tree as uid 0 itself gave up: the
+    programs it started ran as the slot (the exec boundary), so what wrote there was the
+    module's own process, and whatever ran inside it (code of the tree it imported or
+    loaded in-process, not a program it started) ran as uid 0."""
+    return ("the module's own process wrote into $SRB_REPO as uid 0 (" + ", ".join(entries)
+            + "): code of the tree it loaded in-process (not a program it started, which "
+            "runs as the slot) ran as the module's identity, outside the submission sandbox")
+
+
+def sandbox_hint(checks: list[dict[str, Any]], stderr_tail: str) -> str:
+    """A line saying the sandbox refused something when a failing check's text or the
+    module's stderr shows it (a refused write, a missing capability), '' otherwise."""
+    texts = [(str(c.get("id")), " ".join(str(c.get(k, "")) for k in ("summary", "details",
+                                                                        "message")))
+             for c in checks if c.get("verdict") in ("fail", "error")]
+    texts.append(("stderr", stderr_tail))
+    for where, text in texts:
+        for sign, what in SANDBOX_SIGNS:
+            if sign in text:
+                line = next((ln.strip() for ln in text.splitlines() if sign in ln), sign)
+                return (f"the sandbox may have caused this: {what} in {where}: "
+                        f"{line[:200]!r}")
+    return ""
+
+
+def end_submission() -> str:
+    """Kill whatever the submission uid left running and wipe its scratch; a note on what
+    was found ('' when nothing was left)."""
+    if not sandbox.enabled():
+        return ""
+    uid, _ = sandbox.slot_ids(SUITE_SLOT)
+    left = len(sandbox.uid_processes(uid))
+    gone = sandbox.reset(SUITE_SLOT)
+    if not gone:
+        return f"{left} submission processes outlived the module and could not all be killed"
+    return f"{left} submission processes outlived the module; killed" if left else ""
+
+
+def stage_submission(source: Path, repo: Path) -> None:
+    """Copy the submission (read-only, root-owned) to ``repo`` as the submission uid, so it
+    owns its private copy (in the size-limited workspace tmpfs)."""
+    if not sandbox.enabled():
+        shutil.copytree(source, repo, symlinks=True, dirs_exist_ok=True)
+        return
+    if sandbox.copy_as_slot(SUITE_SLOT, source, repo) != 0:
+        raise OSError(f"cannot copy {source} to {repo} as the submission uid")
+    if sandbox.run_as_slot(SUITE_SLOT, lambda: share_tree(repo)) != 0:
+        raise OSError(f"cannot open {repo} to the modules through the submission's group")
+
+
+def share_tree(root: Path) -> None:
+    """As the submission uid, owner of its copy: every folder of ``root`` group-writable and
+    set-group-ID (what is created in it belongs to the slot's group), every file
+    group-writable. The grader joins that group for Stage II (:func:`run_suite`), so a
+    module written to the published contract, which builds in ``$SRB_REPO`` itself as uid 0
+    without DAC_OVERRIDE, can write there; the submission's own reach does not change (the
+    group is its own gid, and only the grader's processes are its other members)."""
+    for current, dirs, files in os.walk(root):
+        here = Path(current)
+        os.chmod(here, (os.lstat(here).st_mode & 0o7777) | 0o2070)
+        for name in files:
+            path = here / name
+            mode = os.lstat(path).st_mode
+            if not stat.S_ISLNK(mode):
+                os.chmod(path, (mode & 0o7777) | 0o060)
+        dirs[:] = [d for d in dirs if not (here / d).is_symlink()]
+
+
+def run_suite(
+    suite: SuiteManifest,
+    *,
+    repo: Path,
+    original: Path | None,
+    result_path: Path,
+    work_root: Path,
+    task: str | None = None,
+    grace_sec: float = DEFAULT_GRACE_SEC,
+    private_root: Path | None = None,
+    keep_env: frozenset[str] = frozenset(),
+    progress: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
+    """Run every module in order, rewriting `result_path` after each; returns the envelope.
+    ``progress`` hears of each module as it starts and as it ends (its counts), so a
+    watcher sees the stage move while it runs."""
+    tell = progress or (lambda _doc: None)
+    sandbox.join_slot_groups([SUITE_SLOT])  # the modules may write the shared $SRB_REPO
+    envelope = StageEnvelope(stage="behavioural", task=task or suite.task)
+    envelope.units = [_seed_unit(module) for module in suite.modules]
+    envelope.metadata = {"suite": str(suite.path), **summarise(envelope.units)}
+    envelope.write(result_path)
+    tampered_by = ""
+    for index, module in enumerate(suite.modules):
+        if tampered_by:  # the suite is no longer the suite: nothing after it is believed
+            envelope.units[index]["message"] = (
+                f"not run: module {tampered_by} changed the suite's files (tampering)")
+            continue
+        # Still "unreached" in the checkpoint: if the stage dies now, this module has no outcome.
+        envelope.units[index] = {
+            **envelope.units[index],
+            "started_at": utc_iso(),
+            "message": "started; no outcome recorded (the stage stopped while it ran)",
+        }
+        envelope.write(result_path)
+        tell({"module": module.id, "index": index + 1, "total": len(suite.modules),
+              "state": "running", "at": utc_iso()})
+        unit, checks = run_module(
+            suite,
+            module,
+            repo=repo.resolve(),
+            original=original.resolve() if original is not None else None,
+            work_root=work_root.resolve(),
+            grace_sec=grace_sec,
+            private_root=private_root.resolve() if private_root is not None else None,
+            keep_env=keep_env,
+        )
+        envelope.units[index] = unit
+        envelope.checks.extend(checks)
+        tell({"module": module.id, "index": index + 1, "total": len(suite.modules),
+              "state": str(unit.get("status", "")), "passed": unit.get("passed", 0),
+              "scored": unit.get("scored", 0), "at": utc_iso()})
+        if unit.get("tampering"):
+            tampered_by = module.id
+        envelope.metadata = {"suite": str(suite.path), **summarise(envelope.units)}
+        envelope.write(result_path)
+    envelope.finish("ok")
+    envelope.write(result_path)
+    return envelope.to_dict()
+
+
+def write_suite_error(result_path: Path, task: str, message: str) -> dict[str, Any]:
+    """Record a stage that could not run its suite at all (status error)."""
+    envelope = StageEnvelope(stage="behavioural", task=task)
+    envelope.notes.append(message)
+    envelope.metadata = {"complete": False, "rate": 0.0}
+    envelope.finish("error")
+    envelope.write(result_path)
+    return envelope.to_dict()
