@@ -26,19 +26,13 @@ from srb_tui.runner.containers import (
 )
 from srb_tui.runner.engine import DockerEngine
 from srb_tui.runner.errors import ContainerError
+from srb_tui.runner.tarpack import dest_parts, walk_sorted
 
 FETCH_MAX_BYTES = 256 * 1024 * 1024
 _SKIP_ALWAYS = frozenset({"__pycache__"})
 
 
 # --------------------------------------------------------------------------- packing
-
-
-def _parts(dest: str) -> list[str]:
-    path = PurePosixPath(dest)
-    if not path.is_absolute() or ".." in path.parts or len(path.parts) < 2:
-        raise ValueError(f"destination {dest!r} must be an absolute path below /")
-    return list(path.parts[1:])
 
 
 def _info(name: str, kind: bytes, mode: int, uid: int, gid: int, size: int = 0) -> tarfile.TarInfo:
@@ -73,39 +67,30 @@ def pack_readonly(
     left out. ``private`` makes ``dest`` itself mode 0700 (nobody but root may enter it).
     Returns (files packed, members skipped).
     """
-    parts = _parts(dest)
+    parts = dest_parts(dest)
     skipped: list[str] = []
     names_to_skip = _SKIP_ALWAYS | set(skip)
     count = 0
     with tarfile.open(fileobj=out, mode="w|", format=tarfile.PAX_FORMAT) as tar:
         _add_parents(tar, parts, 0, 0, 0o700 if private else 0o755)
         prefix = "/".join(parts)
-        stack = [(source, prefix)]
-        while stack:
-            folder, name = stack.pop()
-            with os.scandir(folder) as it:
-                entries = sorted(it, key=lambda e: e.name)
-            for entry in entries:
-                member = f"{name}/{entry.name}"
-                if entry.name in names_to_skip:
-                    skipped.append(member)
-                    continue
-                st = entry.stat(follow_symlinks=False)
-                if stat.S_ISDIR(st.st_mode):
-                    tar.addfile(_info(member, tarfile.DIRTYPE, 0o755, 0, 0))
-                    stack.append((Path(entry.path), member))
-                elif stat.S_ISREG(st.st_mode):
-                    mode = 0o755 if st.st_mode & 0o111 else 0o644
-                    with open(entry.path, "rb") as fh:
-                        tar.addfile(_info(member, tarfile.REGTYPE, mode, 0, 0, st.st_size), fh)
-                    count += 1
-                elif stat.S_ISLNK(st.st_mode):
-                    ti = _info(member, tarfile.SYMTYPE, 0o777, 0, 0)
-                    ti.linkname = os.readlink(entry.path)
-                    tar.addfile(ti)
-                    count += 1
-                else:
-                    skipped.append(member)
+        for member, path, st in walk_sorted(source, prefix, names_to_skip):
+            if st is None:
+                skipped.append(member)
+            elif stat.S_ISDIR(st.st_mode):
+                tar.addfile(_info(member, tarfile.DIRTYPE, 0o755, 0, 0))
+            elif stat.S_ISREG(st.st_mode):
+                mode = 0o755 if st.st_mode & 0o111 else 0o644
+                with open(path, "rb") as fh:
+                    tar.addfile(_info(member, tarfile.REGTYPE, mode, 0, 0, st.st_size), fh)
+                count += 1
+            elif stat.S_ISLNK(st.st_mode):
+                ti = _info(member, tarfile.SYMTYPE, 0o777, 0, 0)
+                ti.linkname = os.readlink(path)
+                tar.addfile(ti)
+                count += 1
+            else:
+                skipped.append(member)
     return count, skipped
 
 
@@ -113,7 +98,7 @@ def pack_files(
     files: Mapping[str, bytes], dest: str, out: IO[bytes], *, uid: int, gid: int, mode: int
 ) -> None:
     """Tar in-memory ``files`` (relative path -> bytes) under ``dest``."""
-    parts = _parts(dest)
+    parts = dest_parts(dest)
     with tarfile.open(fileobj=out, mode="w|", format=tarfile.PAX_FORMAT) as tar:
         _add_parents(tar, parts, uid, gid)
         made: set[str] = set()
@@ -194,7 +179,7 @@ async def put_files(
 
 
 def _pack_link(path: str, target: str, out: IO[bytes]) -> None:
-    parts = _parts(path)
+    parts = dest_parts(path)
     with tarfile.open(fileobj=out, mode="w|", format=tarfile.PAX_FORMAT) as tar:
         _add_parents(tar, parts[:-1], 0, 0)
         ti = _info("/".join(parts), tarfile.SYMTYPE, 0o777, 0, 0)

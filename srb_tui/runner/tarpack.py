@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import stat
 import tarfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import IO
@@ -66,7 +67,12 @@ class _Packer:
         self.result.files += 1
 
 
-def _walk_dir(packer: _Packer, root: Path, prefix: str) -> None:
+def walk_sorted(
+    root: Path, prefix: str, skip: frozenset[str] = frozenset()
+) -> Iterator[tuple[str, str, os.stat_result | None]]:
+    """Every entry below ``root``, folders depth first and names sorted: (member name under
+    ``prefix``, host path, its lstat). An entry named in ``skip`` comes with None and is not
+    entered."""
     stack = [(root, prefix)]
     while stack:
         folder, name = stack.pop()
@@ -74,17 +80,27 @@ def _walk_dir(packer: _Packer, root: Path, prefix: str) -> None:
             entries = sorted(it, key=lambda e: e.name)
         for entry in entries:
             member = f"{name}/{entry.name}"
+            if entry.name in skip:
+                yield member, entry.path, None
+                continue
             st = entry.stat(follow_symlinks=False)
+            yield member, entry.path, st
             if stat.S_ISDIR(st.st_mode):
-                packer.add_dir(member, st.st_mode)
                 stack.append((Path(entry.path), member))
-            elif stat.S_ISREG(st.st_mode):
-                with open(entry.path, "rb") as fh:
-                    packer.add_file(member, st.st_mode, st.st_size, fh)
-            elif stat.S_ISLNK(st.st_mode):
-                packer.add_link(member, os.readlink(entry.path))
-            else:
-                packer.result.skipped.append((member, "special file (device, FIFO or socket)"))
+
+
+def _walk_dir(packer: _Packer, root: Path, prefix: str) -> None:
+    for member, path, st in walk_sorted(root, prefix):
+        assert st is not None  # nothing is skipped by name here
+        if stat.S_ISDIR(st.st_mode):
+            packer.add_dir(member, st.st_mode)
+        elif stat.S_ISREG(st.st_mode):
+            with open(path, "rb") as fh:
+                packer.add_file(member, st.st_mode, st.st_size, fh)
+        elif stat.S_ISLNK(st.st_mode):
+            packer.add_link(member, os.readlink(path))
+        else:
+            packer.result.skipped.append((member, "special file (device, FIFO or socket)"))
 
 
 def _member_parts(name: str) -> list[str] | None:

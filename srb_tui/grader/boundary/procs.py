@@ -145,15 +145,29 @@ def run_group(
         )
     except (OSError, ValueError, subprocess.SubprocessError) as exc:
         return Completed(None, False, time.monotonic() - started, start_error=str(exc))
+    timed_out = wait_started(proc, timeout_sec, started_as)
+    reaped = reap_group(proc.pid, grace_sec)
+    end_leader(proc)
+    return Completed(proc.returncode, timed_out, time.monotonic() - started, reaped=reaped)
+
+
+def wait_started(
+    proc: subprocess.Popen[bytes], timeout_sec: float, started_as: Callable[[int], None] | None
+) -> bool:
+    """Tell ``started_as`` the pid of ``proc`` (just started), then wait up to
+    ``timeout_sec`` for it to end; True when it timed out."""
     if started_as is not None:
         started_as(proc.pid)
-    timed_out = False
     try:
         proc.wait(timeout=max(timeout_sec, 0.0))
     except subprocess.TimeoutExpired:
-        timed_out = True
-    reaped = reap_group(proc.pid, grace_sec)
-    if proc.poll() is None:  # leader still not reaped by us (TERM ignored and KILL racing)
+        return True
+    return False
+
+
+def end_leader(proc: subprocess.Popen[bytes]) -> None:
+    """Kill and reap the group leader if it is still not reaped by us (TERM ignored and
+    KILL racing)."""
+    if proc.poll() is None:
         proc.kill()
-        proc.wait()
-    return Completed(proc.returncode, timed_out, time.monotonic() - started, reaped=reaped)
+    proc.wait()

@@ -37,6 +37,7 @@ from typing import IO
 
 from ..contract import CANDIDATE_OFFSET, MAX_SLOTS, SLOT_UID_BASE
 from .ipc_wipe import wipe_ipc
+from .procs import end_leader, wait_started
 from .slot import (
     CONFIG_PATH,
     DEFAULT_FSIZE_BYTES,
@@ -392,13 +393,8 @@ def run_in_slot(
         )
     except (OSError, ValueError, subprocess.SubprocessError) as exc:
         return None, False, time.monotonic() - started, str(exc), "none"
-    if started_as is not None:
-        started_as(proc.pid)
-    timed_out = False
-    try:
-        proc.wait(timeout=max(timeout_sec, 0.0))
-    except subprocess.TimeoutExpired:
-        timed_out = True
+    timed_out = wait_started(proc, timeout_sec, started_as)
+    if timed_out:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGTERM)
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -410,7 +406,5 @@ def run_in_slot(
         kill_ids(ids)
     reaped = "kill" if left or proc.poll() is None else ("term" if timed_out else "none")
     reset(slot, keep=keep)
-    if proc.poll() is None:
-        proc.kill()
-    proc.wait()
+    end_leader(proc)
     return proc.returncode, timed_out, time.monotonic() - started, None, reaped
