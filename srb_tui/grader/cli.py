@@ -344,24 +344,35 @@ def _run_fuzz(args: argparse.Namespace) -> int:
     if _trees_missing(args):
         return EXIT_UNUSABLE
     config = FuzzConfig(
-        adversary=args.adversary,
-        original=Path(args.original).resolve(),
-        submission=Path(args.submission).resolve(),
-        seeds=Path(args.seeds),
+        **_round_options(args, spec),
         entry=args.entry,
         argv_sets=argv_sets,
-        seed=args.seed,
-        budget_sec=args.budget,
         run_timeout_sec=args.run_timeout,
-        spec=spec,
-        work=Path(args.work),
         argv_mutation_rate=args.argv_mutation_rate,
-        max_candidates=args.max_candidates,
-        stage_base=Path(args.stage_base) if args.stage_base else None,
         argv_tokens=argv_vocabulary(argv_file, argv_sets, _json_words(args.tokens_json)),
-        build=_build_spec(args),
     )
-    doc = main_fuzz(config, argv_file, Path(args.result) if args.result else None)
+    return _round_done(main_fuzz(config, argv_file, Path(args.result) if args.result else None))
+
+
+def _round_options(args: argparse.Namespace, spec: CandidateSpec) -> dict[str, Any]:
+    """The options both fuzzers take alike (the trees, seeds, budget, work and build)."""
+    return {
+        "adversary": args.adversary,
+        "original": Path(args.original).resolve(),
+        "submission": Path(args.submission).resolve(),
+        "seeds": Path(args.seeds),
+        "seed": args.seed,
+        "budget_sec": args.budget,
+        "spec": spec,
+        "work": Path(args.work),
+        "max_candidates": args.max_candidates,
+        "stage_base": Path(args.stage_base) if args.stage_base else None,
+        "build": _build_spec(args),
+    }
+
+
+def _round_done(doc: dict[str, Any]) -> int:
+    """Print a fuzz round's outcome line; the exit status of a round that ran."""
     print(json.dumps({k: doc[k] for k in ("adversary", "outcome", "reason")}, ensure_ascii=False))
     return EXIT_OK
 
@@ -389,26 +400,14 @@ def _run_fuzz_http(args: argparse.Namespace) -> int:
     if _trees_missing(args):
         return EXIT_UNUSABLE
     config = HttpConfig(
-        adversary=args.adversary,
-        original=Path(args.original).resolve(),
-        submission=Path(args.submission).resolve(),
-        seeds=Path(args.seeds),
+        **_round_options(args, spec),
         server=server,
         headers=[h.lower() for h in headers] if headers else list(DEFAULT_HEADERS),
-        seed=args.seed,
-        budget_sec=args.budget,
         request_timeout_sec=args.run_timeout,
         start_timeout_sec=args.start_timeout,
-        spec=spec,
-        work=Path(args.work),
         url_env=args.url_env,
-        max_candidates=args.max_candidates,
-        stage_base=Path(args.stage_base) if args.stage_base else None,
-        build=_build_spec(args),
     )
-    doc = main_fuzz_http(config, Path(args.result) if args.result else None)
-    print(json.dumps({k: doc[k] for k in ("adversary", "outcome", "reason")}, ensure_ascii=False))
-    return EXIT_OK
+    return _round_done(main_fuzz_http(config, Path(args.result) if args.result else None))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

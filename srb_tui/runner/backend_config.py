@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -99,17 +100,24 @@ def _positive(where: str, value: object) -> float | None:
     return float(value)
 
 
+def _known_table(label: str, table: object, known: Sequence[str]) -> dict[str, Any]:
+    """``table`` when it is a table of ``known`` keys only; else a BackendConfigError that
+    starts with ``label``."""
+    if not isinstance(table, dict):
+        raise BackendConfigError(f"{label} must be a table")
+    unknown = sorted(set(table) - set(known))
+    if unknown:
+        raise BackendConfigError(f"{label} unknown key {unknown[0]!r} (known: "
+                                 f"{', '.join(known)})")
+    return table
+
+
 def _engine(path: Path, name: str, table: object) -> EngineSpec:
     where = f"{path}: [engines.{name}]"
     if not _NAME.match(name):
         raise BackendConfigError(f"{where}: an engine's name is lowercase letters, digits, "
                                  "'.', '_' or '-' (at most 40)")
-    if not isinstance(table, dict):
-        raise BackendConfigError(f"{where}: must be a table")
-    unknown = sorted(set(table) - set(_ENGINE_KEYS))
-    if unknown:
-        raise BackendConfigError(f"{where}: unknown key {unknown[0]!r} (known: "
-                                 f"{', '.join(_ENGINE_KEYS)})")
+    table = _known_table(f"{where}:", table, _ENGINE_KEYS)
     tls_keys = [table.get(k) for k in ("tls_ca", "tls_cert", "tls_key")]
     tls = None
     if any(tls_keys):
@@ -125,12 +133,7 @@ def _engine(path: Path, name: str, table: object) -> EngineSpec:
 def parse_backend(data: dict[str, Any], path: Path) -> BackendConfig:
     """The backend of a parsed config file (``path`` only names it in messages)."""
     backend = data.get("backend", {})
-    if not isinstance(backend, dict):
-        raise BackendConfigError(f"{path}: [backend] must be a table")
-    unknown = sorted(set(backend) - set(_BACKEND_KEYS))
-    if unknown:
-        raise BackendConfigError(f"{path}: [backend] unknown key {unknown[0]!r} (known: "
-                                 f"{', '.join(_BACKEND_KEYS)})")
+    backend = _known_table(f"{path}: [backend]", backend, _BACKEND_KEYS)
     kind = backend.get("kind", "local")
     if kind not in KINDS:
         raise BackendConfigError(f"{path}: [backend] kind {kind!r} is not one of "

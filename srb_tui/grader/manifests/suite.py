@@ -55,8 +55,8 @@ class Module:
 
 
 @dataclass(frozen=True)
-class Suite:
-    """``tests/behavioural/suite.toml``: the Stage II modules."""
+class _Modules:
+    """What suite.toml and scan.toml share: the modules and their defaults."""
 
     schema: str
     task: str
@@ -65,6 +65,11 @@ class Suite:
     default_timeout_sec: float = DEFAULT_MODULE_TIMEOUT_SEC
     env: Mapping[str, str] = field(default_factory=_empty_env)
     metadata: Mapping[str, object] = field(default_factory=_empty)
+
+
+@dataclass(frozen=True)
+class Suite(_Modules):
+    """``tests/behavioural/suite.toml``: the Stage II modules."""
 
     @property
     def total_weight(self) -> float:
@@ -72,16 +77,8 @@ class Suite:
 
 
 @dataclass(frozen=True)
-class Scan:
+class Scan(_Modules):
     """``tests/audit/scan.toml``: advisory read-only modules run before the review."""
-
-    schema: str
-    task: str
-    modules: tuple[Module, ...]
-    lib_dir: str = DEFAULT_LIB_DIR
-    default_timeout_sec: float = DEFAULT_MODULE_TIMEOUT_SEC
-    env: Mapping[str, str] = field(default_factory=_empty_env)
-    metadata: Mapping[str, object] = field(default_factory=_empty)
 
 
 def check_schema_and_task(top: Table, expected_schema: str,
