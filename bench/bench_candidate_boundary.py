@@ -32,7 +32,7 @@ import uuid
 from pathlib import Path
 
 from srb_tui.config import Settings
-from srb_tui.grader.fuzzing.argv import Observation
+from srb_tui.grader.fuzzing.observed import Observation
 from srb_tui.grader.fuzzing.script import candidate_script
 from srb_tui.runner import exec_run
 from srb_tui.runner.files import put_files

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from srb_tui.grader.fuzzing.argv import Observation, candidate_script
+from srb_tui.grader.fuzzing.argv import candidate_script
 from srb_tui.grader.fuzzing.build import BuildSpec, build_tree
+from srb_tui.grader.fuzzing.observed import Observation
 
 BUILD = """set -eu
 cd "$1"

@@ -199,12 +199,8 @@ def test_big_files_are_skipped_and_said_so(tmp_path: Path) -> None:
 
 
 def test_fuzz_entry_is_resolved_one_way_in_both_places() -> None:
-    from srb_tui.grader.fuzzing.argv import (
-        HarnessFault,
-        Observation,
-        candidate_script,
-        entry_in_tree,
-    )
+    from srb_tui.grader.fuzzing.argv import HarnessFault, candidate_script, entry_in_tree
+    from srb_tui.grader.fuzzing.observed import Observation
 
     assert entry_in_tree("bin/csvtab") == "bin/csvtab"
     assert entry_in_tree("/workspace/repo/bin/csvtab") == "bin/csvtab"

@@ -44,6 +44,7 @@ from .mutate import (
     mutate,
     mutate_argv,
 )
+from .observed import SHOWN_CHARS, Observation
 from .script import candidate_script, printf_literal, shell_word
 from .view import HarnessFault, RoundState, TreeView
 
@@ -52,34 +53,6 @@ __all__ = [
     "mutate_argv", "printf_literal", "shell_word",
 ]  # fmt: skip
 
-SHOWN_CHARS = 2000
-
-
-@dataclass(frozen=True)
-class Observation:
-    """One run of the entry on one tree."""
-
-    exit_code: int | None
-    stdout: bytes
-    stderr: bytes
-    timed_out: bool
-    duration_sec: float
-    start_error: str | None = None
-
-    def signature(self) -> tuple[Any, ...]:
-        """What two trees must agree on: how the run ended and stdout, byte for byte."""
-        return (self.start_error is not None, self.timed_out, self.exit_code, self.stdout)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "exit_code": self.exit_code,
-            "timed_out": self.timed_out,
-            "duration_sec": round(self.duration_sec, 3),
-            "start_error": self.start_error,
-            "stdout": self.stdout[:SHOWN_CHARS].decode("utf-8", "backslashreplace"),
-            "stdout_bytes": len(self.stdout),
-            "stderr": self.stderr[-SHOWN_CHARS:].decode("utf-8", "backslashreplace"),
-        }
 
 
 @dataclass

@@ -49,10 +49,10 @@ from .http_mutate import (
     request_from_seed,
     shrink_request,
 )
+from .observed import Response
 from .script import http_candidate_script
 from .view import HarnessFault, RoundState, TreeView
 
-SHOWN_BYTES = 2000
 DEFAULT_HEADERS = ("content-type", "location", "allow", "content-length")
 
 
@@ -77,25 +77,6 @@ class HttpConfig:
     stage_base: Path | None = None
     build: BuildSpec | None = None
     """the probe's fuzz_build (:mod:`.build`): both trees are built before they serve"""
-
-
-@dataclass(frozen=True)
-class Response:
-    """What one server answered (or how the exchange failed)."""
-
-    status: int | None
-    headers: tuple[tuple[str, str], ...]
-    body: bytes
-    error: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "status": self.status,
-            "headers": [list(h) for h in self.headers],
-            "body": self.body[:SHOWN_BYTES].decode("utf-8", "backslashreplace"),
-            "body_bytes": len(self.body),
-            "error": self.error,
-        }
 
 
 def free_port() -> int:

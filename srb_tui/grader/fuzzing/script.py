@@ -17,9 +17,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .argv import Observation
-    from .http import Response
     from .http_mutate import Request
+    from .observed import Observation, Response
 
 CHUNK = 48
 
