@@ -28,12 +28,15 @@ class BehaviouralPane(RunPane):
     # What the check box shows now (detail, check key): the checks table highlights the
     # row _show_module already showed, and a second update cost another layout pass.
     _check_shown: tuple[RunDetail | None, str | None] | None = None
+    # The module whose checks show (detail, module key): the table's cursor shows it as it
+    # moves (FollowedTable), and the RowHighlighted message that follows has nothing to do.
+    _module_shown: tuple[RunDetail | None, str | None] | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="behav-summary", classes="pane-summary")
-        yield pane_table("behav-modules")
+        yield pane_table("behav-modules", follow=self._show_module)
         yield Static(id="behav-checks-title", classes="pane-subtitle")
-        yield pane_table("behav-checks")
+        yield pane_table("behav-checks", follow=self._show_check)
         yield Static(id="behav-check-detail", classes="pane-text")
 
     def on_mount(self) -> None:
@@ -93,7 +96,9 @@ class BehaviouralPane(RunPane):
 
     @on(DataTable.RowHighlighted, "#behav-modules")
     def _module_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        self._show_module(None if event.row_key.value is None else str(event.row_key.value))
+        key = None if event.row_key.value is None else str(event.row_key.value)
+        if self._module_shown != (self.detail, key):  # the cursor's move showed it already
+            self._show_module(key)
 
     def _failing(self, module_id: str) -> list[CheckRecord]:
         return self._failing_index().get(module_id, [])
@@ -113,6 +118,7 @@ class BehaviouralPane(RunPane):
         return index
 
     def _show_module(self, module_id: str | None) -> None:
+        self._module_shown = (self.detail, module_id)
         table = self.query_one("#behav-checks", DataTable)
         title = self.query_one("#behav-checks-title", Static)
         if self.detail is None or module_id is None:
