@@ -12,7 +12,7 @@ from srb_tui.config import Settings
 from srb_tui.store import Store
 from srb_tui.ui.screens.run import RunScreen
 from srb_tui.ui.widgets.behavioural_pane import AT_ONCE
-from tests.ui.helpers import quiet_app, settle, until
+from tests.ui.helpers import quiet_app, until
 
 LONG = "\n".join(f"line {n} of a long detail" for n in range(1, 9))
 
@@ -50,7 +50,7 @@ async def _seed(settings: Settings) -> str:
 
 def _shown(box: Static) -> str:
     console = Console(width=200, color_system=None, record=True)
-    console.print(box.visual)  # type: ignore[arg-type]
+    console.print(box.content)  # type: ignore[arg-type]
     return console.export_text()
 
 
@@ -66,35 +66,35 @@ async def test_cursor_shows_the_modules_checks_at_once_and_no_detail_is_cut(
         app.open_run(run_id)
         await until(pilot, lambda: isinstance(app.screen, RunScreen)
                     and app.screen.detail is not None, "the run detail")
-        await settle(pilot)
+        await pilot.pause()
         await pilot.press("4")
-        await settle(pilot)
+        await pilot.pause()
         screen = app.screen
         modules = screen.query_one("#behav-modules", DataTable)
         checks = screen.query_one("#behav-checks", DataTable)
         box = screen.query_one("#behav-check-detail", Static)
         modules.move_cursor(row=modules.get_row_index("m1"))
-        await settle(pilot)
+        await pilot.pause()
         assert checks.row_count == 0 and not checks.display
 
         modules.move_cursor(row=modules.get_row_index("m2"))  # no await: synchronous
         assert [str(checks.get_row_at(r)[0]) for r in range(checks.row_count)] == \
             ["m2-0", "m2-1", "m2-2", "m2-3"]
         assert "ROW 0" in _shown(box)
-        await settle(pilot)
+        await pilot.pause()
 
         modules.move_cursor(row=modules.get_row_index("m3"))  # a long list: a frame later
         assert checks.row_count == 4
-        await settle(pilot)
+        await pilot.pause()
         assert checks.row_count == AT_ONCE + 5
 
         modules.move_cursor(row=modules.get_row_index("m2"))
-        await settle(pilot)
+        await pilot.pause()
         checks.focus()
         heights = []
         for k in range(4):  # 0 short, 1 short, 2 long, 3 short
             checks.move_cursor(row=k)
-            await settle(pilot)
+            await pilot.pause()
             text = _shown(box)
             assert f"'row {k}'" in text
             wanted = box.get_content_height(screen.size, app.size, box.content_region.width)
