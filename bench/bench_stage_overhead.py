@@ -101,6 +101,12 @@ def bare_script(task_dir: Path, python: str) -> tuple[str, list[str]]:
             f"echo {module.id} $((e - s))"
         )
         ids.append(module.id)
+    count = ("import json, sys; d = json.load(open(sys.argv[1])); "
+             "c = d['checks'] if isinstance(d, dict) else d; "
+             "print(len(c), sum(x.get('verdict') == 'pass' for x in c))")
+    for module in suite.modules:  # not timed: what each bare module recorded
+        lines.append(f"echo checks {module.id} $({shlex.quote(python)} -c "
+                     f"{shlex.quote(count)} {WORK}/modules/{module.id}/result.json)")
     return "\n".join(lines), ids
 
 
@@ -143,6 +149,8 @@ async def measure(args: argparse.Namespace, settings: Settings, task_dir: Path,
         for status in ("preparing", "agent", "collecting", "audit", "behavioural"):
             await store.transition(stored.id, status)
         counted: list[tuple[int, int]] = []
+        bare_counts: list[tuple[int, int]] = []
+        parts: list[tuple[float, float, float, float]] = []
         async with StageContainer(core.engine, run_id, "behavioural", image.tag,
                                   publish=_quiet, layout=LAYOUT, task=task.task,
                                   image_env=image.env) as box:
@@ -158,6 +166,7 @@ async def measure(args: argparse.Namespace, settings: Settings, task_dir: Path,
                 began = time.perf_counter()
                 doc = await run_suite_in(box, the_task, spec, publish=_quiet, run_id=run_id,
                                          with_original=True)
+                in_suite = time.perf_counter() - began
                 if args.scale:
                     await store.record_module_results(stored.id, "behavioural",
                                                       module_rows(doc))
@@ -166,6 +175,10 @@ async def measure(args: argparse.Namespace, settings: Settings, task_dir: Path,
                                                   module_id=module)
                 total = time.perf_counter() - began
                 assert doc.get("status") == "ok", doc.get("notes")
+                modules_sec = sum(float(u.get("duration_sec") or 0) for u in doc["units"])
+                grader_sec = float(doc.get("duration_sec") or 0)
+                parts.append((modules_sec, grader_sec - modules_sec, in_suite - grader_sec,
+                              total - in_suite))
                 how = {u.get("metadata", {}).get("started_through") for u in doc["units"]}
                 assert how == {"srb_submission.run"}, how
                 counted.append((sum(int(u.get("scored", 0)) for u in doc["units"]),
@@ -177,11 +190,16 @@ async def measure(args: argparse.Namespace, settings: Settings, task_dir: Path,
                 res = await exec_run(core.engine, box.h, ["bash", "-c", script],
                                      timeout_sec=900, workdir="/tmp")
                 per = {}
+                recorded = [0, 0]
                 for line in res.stdout.decode().splitlines():
                     name, _, ns = line.partition(" ")
                     if name in ids:
                         per[name] = int(ns) / 1e9
+                    elif name == "checks":
+                        seen, passed = (int(x) for x in ns.split()[1:3])
+                        recorded = [recorded[0] + seen, recorded[1] + passed]
                 assert set(per) == set(ids), res.stdout
+                bare_counts.append((recorded[0], recorded[0] - recorded[1]))
                 return sum(per.values()), per
 
             await harness()  # warm the page cache and the interpreter for both sides
@@ -200,16 +218,25 @@ async def measure(args: argparse.Namespace, settings: Settings, task_dir: Path,
         rows = len(await store.checks(stored.id, "behavioural")) if args.scale else 0
     mh, mb = statistics.median(h_tot), statistics.median(b_tot)
     scored, failed = counted[-1]
+    # the bare modules must have judged the same checks the same way, or the ratio means
+    # nothing (a bare module that failed early would look fast)
+    assert set(bare_counts) == {(scored, failed)}, (bare_counts, counted[-1])
     what = (f"{task_dir.name} / {submission.name}" if args.scale else "demo suite")
     print(f"Stage II overhead, {what} ({len(ids)} modules, {scored} checks, {failed} failing"
           f"{f', {rows} check rows in the store' if args.scale else ''}), {args.n} rounds "
           f"each, sides alternating, image {image.tag}, load average "
           f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     print(f"  grader suite : median {mh:7.3f} s for the suite")
-    print(f"  bare modules : median {mb:7.3f} s for the same commands")
+    print(f"  bare modules : median {mb:7.3f} s for the same commands (each recorded "
+          f"{scored} checks, {failed} failing, as the harness's)")
     for name in ids:
         hm, bm = statistics.median(h_mod[name]), statistics.median(b_mod[name])
         print(f"    {name:10} harness {hm:6.3f} s  bare {bm:6.3f} s  ratio {hm / bm:.3f}")
+    med = [statistics.median(p[k] for p in parts) for k in range(4)]
+    print(f"  the harness's time, medians: module processes {med[0]:.3f} s, the grader's "
+          f"own work between them {med[1]:.3f} s, the host around the grader (exec, relay, "
+          f"result fetch, JSON, check against suite.toml) {med[2]:.3f} s, store writes "
+          f"{med[3]:.3f} s")
     print(f"  ratio harness/bare = {mh / mb:.3f} per suite, "
           f"{(mh - mb) / len(ids) * 1000:.0f} ms per module  (goal <= 1.05)")
 
