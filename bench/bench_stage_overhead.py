@@ -91,13 +91,14 @@ def bare_script(task_dir: Path, python: str) -> tuple[str, list[str]]:
                "SRB_MODULE_DIR": module_dir, "SRB_MODULE_ID": module.id,
                "SRB_SUITE_DIR": f"{TESTS_DIR}/{SUITE}", "SRB_WORK": work,
                "SRB_SUITE_WORK": f"{WORK}/suite", "SRB_RESULT": f"{work}/result.json",
-               "SRB_MODULE_TIMEOUT_SEC": f"{module.timeout_sec:g}",
-               "SRB_MODULE_DEADLINE": "9999999999"}
+               "SRB_MODULE_TIMEOUT_SEC": f"{module.timeout_sec:g}"}
         command = list(module.command or (python, "run.py"))
-        assigns = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+        # the deadline as the grader sets it: the module's start plus its timeout
+        assigns = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()) + \
+            f" SRB_MODULE_DEADLINE=$(( $(date +%s) + {int(module.timeout_sec)} ))"
         lines.append(
             f"mkdir -p {work}; s=$(date +%s%N); (cd {shlex.quote(module_dir)} && env {assigns} "
-            f"{shlex.join(command)}) >/dev/null 2>&1; e=$(date +%s%N); "
+            f"{shlex.join(command)}) >{work}/out.log 2>&1; e=$(date +%s%N); "
             f"echo {module.id} $((e - s))"
         )
         ids.append(module.id)
@@ -106,7 +107,9 @@ def bare_script(task_dir: Path, python: str) -> tuple[str, list[str]]:
              "print(len(c), sum(x.get('verdict') == 'pass' for x in c))")
     for module in suite.modules:  # not timed: what each bare module recorded
         lines.append(f"echo checks {module.id} $({shlex.quote(python)} -c "
-                     f"{shlex.quote(count)} {WORK}/modules/{module.id}/result.json)")
+                     f"{shlex.quote(count)} {WORK}/modules/{module.id}/result.json 2>&1 "
+                     f"| tail -1); tail -3 {WORK}/modules/{module.id}/out.log "
+                     f"| sed 's/^/output {module.id}: /'")
     return "\n".join(lines), ids
 
 
@@ -196,8 +199,12 @@ async def measure(args: argparse.Namespace, settings: Settings, task_dir: Path,
                     if name in ids:
                         per[name] = int(ns) / 1e9
                     elif name == "checks":
-                        seen, passed = (int(x) for x in ns.split()[1:3])
-                        recorded = [recorded[0] + seen, recorded[1] + passed]
+                        got = ns.split()[1:]
+                        if len(got) != 2 or not all(x.isdigit() for x in got):
+                            raise SystemExit("a bare module recorded no result: "
+                                             f"{line}\n{res.stdout.decode()[-3000:]}")
+                        recorded = [recorded[0] + int(got[0]),
+                                    recorded[1] + int(got[1])]
                 assert set(per) == set(ids), res.stdout
                 bare_counts.append((recorded[0], recorded[0] - recorded[1]))
                 return sum(per.values()), per
