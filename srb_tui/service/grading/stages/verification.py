@@ -54,7 +54,8 @@ from .client_lane import (
 )
 from .common import Publish, StageFault, StageImages, StageOutcome, option_str, tests_dir
 from .counterexamples import counterexample_fields
-from .probe_prompt import PromptMissing, opening, read_probe_prompt
+from .probe_prompt import ADVERSARY_EXPECTATIONS as ADVERSARY_EXPECTATIONS
+from .probe_prompt import ADVERSARY_SYSTEM, PromptMissing, opening, read_probe_prompt
 from .round_rules import not_attacked
 from .stage_container import StageContainer
 from .stage_layout import (
@@ -73,22 +74,6 @@ from .verification_setup import (
     probe_setup,
 )
 
-ADVERSARY_EXPECTATIONS = (
-    "Expectations belong in the candidate: write the output you expect (what State A "
-    "gives) into the candidate's own files and compare the program's output against it "
-    "outside the tree under test (in the candidate's folder or a scratch directory). "
-    "Never write markers into either tree, read one tree's output from the other, or "
-    "detect which tree you run on: such a candidate is refused."
-)
-"""Issue 25: said to every model adversary (SDK, scripted and client drivers alike)."""
-ADVERSARY_SYSTEM = (
-    "You are a Stage III verifier of a repository migration. State A ('original') and the "
-    "migrated submission are open to you read-only. Find one behaviour in scope where they "
-    "differ and prove it with an executable candidate: try it with try_test, then report "
-    "it. A candidate counts only if it passes on State A, fails on the submission, "
-    "reproduces every time and stays in scope. "
-    + ADVERSARY_EXPECTATIONS
-)
 DEFAULT_PARALLEL = 6
 JUDGED = ("upheld", NONDETERMINISTIC, "invalid", "rejected")
 """The verdicts a counterexample is stored with (an ``error`` is a note of the round)."""
