@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +21,15 @@ from srb_tui.runner.files import ExecSession, open_exec_session, put_files
 
 from .common import StageFault
 from .stage_container import StageContainer
-from .stage_layout import CANDIDATES, GRADER_HOME, ORIGINAL_DIR, SCRATCH, STAGE_BASE, SUBMISSION_DIR
+from .stage_layout import (
+    CANDIDATES,
+    GRADER_HOME,
+    ORIGINAL_DIR,
+    SCRATCH,
+    STAGE_BASE,
+    SUBMISSION_DIR,
+    boundary_wanted,
+)
 
 TOOL_TIMEOUT_SEC = 300.0
 TOKEN_SALT_FILE = f"{SCRATCH}/target-token.salt"
@@ -105,11 +112,6 @@ class ContainerToolChannel:
         if session is not None:
             with contextlib.suppress(RunnerError):
                 await session.close()
-
-
-def boundary_wanted() -> bool:
-    """False only when ``SRB_STAGE3_BOUNDARY=off`` (a measurement knob, recorded per run)."""
-    return os.environ.get("SRB_STAGE3_BOUNDARY", "on").strip().lower() != "off"
 
 
 @dataclass(frozen=True)

@@ -360,7 +360,7 @@ async def run_client_session(
     commands = allowed_commands(setup.probe.metadata)
     prompt = opening(template, task=task, probe=setup.probe, adversary=adversary,
                      budget_sec=budget, commands=commands)
-    from .verification import ADVERSARY_SYSTEM
+    from .probe_prompt import ADVERSARY_SYSTEM
 
     prompt = ADVERSARY_SYSTEM + "\n\n" + prompt + LANE_RULES.format(
         original=ORIGINAL_DIR, submission=SUBMISSION_DIR, scratch=LANE_SCRATCH)

@@ -72,6 +72,7 @@ from .stage_layout import (
     SUBMISSION_SOURCE,
     TESTS_DIR,
     StageLayout,
+    boundary_wanted,
     container_path,
     draw_uid_base,
     grading_user,
@@ -131,8 +132,6 @@ class StageContainer:
             "no_new_privileges": True,
         }
         if self.layout.candidate_tmp:
-            from .channels import boundary_wanted
-
             self.grading["candidate_boundary"] = (
                 "candidates as their own uid, programs as the slot uid (exec broker)"
                 if boundary_wanted() else "off: SRB_STAGE3_BOUNDARY=off (one uid for both)"
