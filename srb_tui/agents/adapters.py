@@ -16,9 +16,17 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import ClassVar
 
 from srb_tui.agents.clients import ClientPin
 from srb_tui.agents.errors import AdapterError
+from srb_tui.agents.kinds import CLIENTS
+from srb_tui.agents.streams import (
+    ClaudeStreamParser,
+    CodexStreamParser,
+    StreamParser,
+    TrajectoryRound,
+)
 
 AGENT_DIR = "/workspace/.srb-agent"
 HOME_DIR = f"{AGENT_DIR}/home"
@@ -45,9 +53,15 @@ def _toml_str(value: str) -> str:
 class ClientAdapter:
     """Common parts; one subclass per client."""
 
-    client = ""
+    client = ""  # its entry in srb_tui/agents/kinds.py CLIENTS
     vendor = ""  # the model vendor whose API the client speaks (the gateway's upstream)
+    parser: ClassVar[type[StreamParser]]
+    """how the client's round output becomes events (a fresh parser per round)"""
     resumable = True
+
+    def stream_parser(self) -> StreamParser:
+        """A fresh parser for one round's output (or, for mini-swe-agent, its trajectory)."""
+        return self.parser()
 
     def __init__(self, pin: ClientPin, model: str, effort: str | None) -> None:
         self.pin = pin
@@ -83,6 +97,7 @@ class ClientAdapter:
 class ClaudeCodeAdapter(ClientAdapter):
     client = "claude-code"
     vendor = "anthropic"
+    parser = ClaudeStreamParser
 
     @staticmethod
     def map_effort(effort: str | None) -> str | None:
@@ -129,6 +144,7 @@ class ClaudeCodeAdapter(ClientAdapter):
 class CodexAdapter(ClientAdapter):
     client = "codex"
     vendor = "openai"
+    parser = CodexStreamParser
 
     @staticmethod
     def map_effort(effort: str | None) -> str | None:
@@ -221,6 +237,7 @@ class MiniSweAgentAdapter(ClientAdapter):
 
     client = "mini-swe-agent"
     vendor = "openai"  # its model is named openai/MODEL (LiteLLM), through the gateway
+    parser = TrajectoryRound
     resumable = False
 
     def version_argv(self) -> list[str]:
@@ -252,10 +269,11 @@ class MiniSweAgentAdapter(ClientAdapter):
 
 
 ADAPTERS: dict[str, type[ClientAdapter]] = {
-    "claude-code": ClaudeCodeAdapter,
-    "codex": CodexAdapter,
-    "mini-swe-agent": MiniSweAgentAdapter,
-}
+    cls.client: cls for cls in (ClaudeCodeAdapter, CodexAdapter, MiniSweAgentAdapter)}
+"""Each entry of :data:`~srb_tui.agents.kinds.CLIENTS` and the adapter that drives it."""
+if set(ADAPTERS) != set(CLIENTS):
+    raise ImportError(f"client adapters {sorted(ADAPTERS)} do not match the clients "
+                      f"{sorted(CLIENTS)} in srb_tui/agents/kinds.py")
 
 
 def make_adapter(pin: ClientPin, model: str, effort: str | None) -> ClientAdapter:
