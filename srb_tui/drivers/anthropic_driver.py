@@ -91,8 +91,7 @@ class AnthropicDriver(SdkDriver):
     load_sdk = staticmethod(load_sdk)
     check_options = staticmethod(check_options)
 
-    def open_client(self, sdk: Any, api_key: str, base_url: str | None) -> Any:
-        return sdk.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0)
+    client_class = "AsyncAnthropic"
 
     # ------------------------------------------------------------------ request
 

@@ -75,8 +75,7 @@ class OpenAIDriver(SdkDriver):
     load_sdk = staticmethod(load_sdk)
     check_options = staticmethod(check_options)
 
-    def open_client(self, sdk: Any, api_key: str, base_url: str | None) -> Any:
-        return sdk.AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0)
+    client_class = "AsyncOpenAI"
 
     def request_body(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSchema]
