@@ -15,6 +15,7 @@ session the first one opened (Claude Code ``--resume <session id>``, Codex
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -68,9 +69,20 @@ class ClientAdapter:
         self.model = model
         self.effort = self.map_effort(effort)
 
-    @staticmethod
-    def map_effort(effort: str | None) -> str | None:
-        return effort
+    efforts: ClassVar[tuple[str, ...]] = ()
+    """the effort levels the client takes (none listed: any is passed on as given)"""
+    effort_aliases: ClassVar[Mapping[str, str]] = {}
+    """another client's level this one reads as its own nearest (``minimal`` -> ``low``)"""
+
+    @classmethod
+    def map_effort(cls, effort: str | None) -> str | None:
+        if effort is None or not cls.efforts:
+            return effort
+        value = cls.effort_aliases.get(effort, effort)
+        if value not in cls.efforts:
+            raise AdapterError(f"{cls.client}: effort {effort!r} is not one of "
+                               f"{', '.join(cls.efforts)}")
+        return value
 
     @property
     def binary(self) -> str:
@@ -99,15 +111,8 @@ class ClaudeCodeAdapter(ClientAdapter):
     vendor = "anthropic"
     parser = ClaudeStreamParser
 
-    @staticmethod
-    def map_effort(effort: str | None) -> str | None:
-        if effort is None:
-            return None
-        value = {"minimal": "low"}.get(effort, effort)
-        if value not in CLAUDE_EFFORTS:
-            raise AdapterError(f"claude-code: effort {effort!r} is not one of "
-                               f"{', '.join(CLAUDE_EFFORTS)}")
-        return value
+    efforts = CLAUDE_EFFORTS
+    effort_aliases: ClassVar[Mapping[str, str]] = {"minimal": "low"}
 
     def env(self, endpoint: Endpoint) -> dict[str, str]:
         env = self.base_env()
@@ -146,15 +151,8 @@ class CodexAdapter(ClientAdapter):
     vendor = "openai"
     parser = CodexStreamParser
 
-    @staticmethod
-    def map_effort(effort: str | None) -> str | None:
-        if effort is None:
-            return None
-        value = {"max": "xhigh"}.get(effort, effort)
-        if value not in CODEX_EFFORTS:
-            raise AdapterError(f"codex: effort {effort!r} is not one of "
-                               f"{', '.join(CODEX_EFFORTS)}")
-        return value
+    efforts = CODEX_EFFORTS
+    effort_aliases: ClassVar[Mapping[str, str]] = {"max": "xhigh"}
 
     @property
     def codex_home(self) -> str:
