@@ -3,7 +3,7 @@
 :class:`SdkDriver` holds what the Anthropic and OpenAI drivers share (a client built with the
 SDK's own retries off, the request timeout, SDK exceptions mapped to srb's driver errors with
 the key redacted, closing the client). A vendor's driver supplies the specifics as hooks:
-``load_sdk``, ``check_options``, ``client_class``, ``request_body`` (srb's conversation in the
+``sdk_module``, ``check_options``, ``client_class``, ``request_body`` (srb's conversation in the
 vendor's words), ``create(body)`` (the one SDK call) and ``read_turn`` (the vendor's answer
 in srb's words).
 """
@@ -70,10 +70,14 @@ class SdkDriver(ModelDriver):
 
     # ------------------------------------------------------------------ the vendor's hooks
 
-    @staticmethod
-    @abstractmethod
-    def load_sdk() -> Any:
+    sdk_module: ClassVar[str]
+    """the vendor SDK's module (``anthropic``, ``openai``)"""
+    sdk_pin: ClassVar[str]
+    """the SDK version srb is tested with, named when it is missing"""
+
+    def load_sdk(self) -> Any:
         """The SDK module, or a DriverConfigError saying how to install it."""
+        return import_sdk(self.sdk_module, self.sdk_pin)
 
     @staticmethod
     @abstractmethod
