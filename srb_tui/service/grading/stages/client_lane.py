@@ -44,7 +44,8 @@ from typing import Any
 from srb_tui.agents.adapters import Endpoint, make_adapter
 from srb_tui.agents.clients import ensure_installed, resolve_pin
 from srb_tui.agents.errors import ClientError
-from srb_tui.agents.kinds import CLIENTS, LANE_CLIENTS
+from srb_tui.agents.kinds import CLIENTS
+from srb_tui.agents.kinds import LANE_CLIENTS as CLIENT_DRIVERS
 from srb_tui.agents.streams import AgentEvent
 from srb_tui.config import DEFAULT_BASE_IMAGE
 from srb_tui.drivers import ChannelError
@@ -69,7 +70,6 @@ from .stage_container import StageContainer
 from .stage_layout import CANDIDATES, ORIGINAL_DIR, SUBMISSION_DIR
 from .verification_setup import ProbeSetup, allowed_commands
 
-CLIENT_DRIVERS = LANE_CLIENTS
 LANE_UID = 2900
 RUNNER_UID = 2901
 """The uid the client's shell commands (and so the code under test) run as: not the
@@ -435,8 +435,7 @@ async def run_client_session(
 
 def _lane_env(env: dict[str, str], driver: str) -> dict[str, str]:
     """The client's environment: its HOME in the lane, srb's commands on PATH, and its
-    shell commands routed through the lane's shell (Claude Code: a prefix before each
-    command; Codex: the shell it runs, first on PATH and named in SHELL)."""
+    shell commands routed through the lane's shell as its ``lane_shell`` says (agents/kinds)."""
     path = env.get("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
     home = f"{LANE_HOME}/agent"
     out = {**env, "PATH": f"{DESK_DIR}/bin:{path}", "HOME": f"{home}/home"}
