@@ -15,7 +15,6 @@ session the first one opened (Claude Code ``--resume <session id>``, Codex
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -34,8 +33,6 @@ HOME_DIR = f"{AGENT_DIR}/home"
 ROUNDS_DIR = f"{AGENT_DIR}/rounds"
 REPO = "/workspace/repo"
 
-CLAUDE_EFFORTS = ("low", "medium", "high", "xhigh", "max")
-CODEX_EFFORTS = ("minimal", "low", "medium", "high", "xhigh")
 
 
 @dataclass(frozen=True)
@@ -55,7 +52,6 @@ class ClientAdapter:
     """Common parts; one subclass per client."""
 
     client = ""  # its entry in srb_tui/agents/kinds.py CLIENTS
-    vendor = ""  # the model vendor whose API the client speaks (the gateway's upstream)
     parser: ClassVar[type[StreamParser]]
     """how the client's round output becomes events (a fresh parser per round)"""
     resumable = True
@@ -69,19 +65,20 @@ class ClientAdapter:
         self.model = model
         self.effort = self.map_effort(effort)
 
-    efforts: ClassVar[tuple[str, ...]] = ()
-    """the effort levels the client takes (none listed: any is passed on as given)"""
-    effort_aliases: ClassVar[Mapping[str, str]] = {}
-    """another client's level this one reads as its own nearest (``minimal`` -> ``low``)"""
+    @property
+    def vendor(self) -> str:
+        """The model vendor whose API the client speaks (the gateway's upstream)."""
+        return self.pin.kind.vendor
 
-    @classmethod
-    def map_effort(cls, effort: str | None) -> str | None:
-        if effort is None or not cls.efforts:
+    def map_effort(self, effort: str | None) -> str | None:
+        """``effort`` as the client's own level; AdapterError when it takes no such level."""
+        kind = self.pin.kind
+        if effort is None or not kind.efforts:
             return effort
-        value = cls.effort_aliases.get(effort, effort)
-        if value not in cls.efforts:
-            raise AdapterError(f"{cls.client}: effort {effort!r} is not one of "
-                               f"{', '.join(cls.efforts)}")
+        value = dict(kind.effort_aliases).get(effort, effort)
+        if value not in kind.efforts:
+            raise AdapterError(f"{kind.name}: effort {effort!r} is not one of "
+                               f"{', '.join(kind.efforts)}")
         return value
 
     @property
@@ -108,11 +105,8 @@ class ClientAdapter:
 
 class ClaudeCodeAdapter(ClientAdapter):
     client = "claude-code"
-    vendor = "anthropic"
     parser = ClaudeStreamParser
 
-    efforts = CLAUDE_EFFORTS
-    effort_aliases: ClassVar[Mapping[str, str]] = {"minimal": "low"}
 
     def env(self, endpoint: Endpoint) -> dict[str, str]:
         env = self.base_env()
@@ -148,11 +142,8 @@ class ClaudeCodeAdapter(ClientAdapter):
 
 class CodexAdapter(ClientAdapter):
     client = "codex"
-    vendor = "openai"
     parser = CodexStreamParser
 
-    efforts = CODEX_EFFORTS
-    effort_aliases: ClassVar[Mapping[str, str]] = {"max": "xhigh"}
 
     @property
     def codex_home(self) -> str:
@@ -234,7 +225,6 @@ class MiniSweAgentAdapter(ClientAdapter):
     """mini-swe-agent: one run, no resume; the trajectory file is its stream."""
 
     client = "mini-swe-agent"
-    vendor = "openai"  # its model is named openai/MODEL (LiteLLM), through the gateway
     parser = TrajectoryRound
     resumable = False
 

@@ -28,6 +28,12 @@ class ClientKind:
     harness_names: tuple[str, ...]
     binary: str  # path of the executable inside the install directory
     version_pattern: str  # what `--version` prints, {v} is the version
+    vendor: str = ""
+    """the model vendor whose API it speaks (the gateway's upstream)"""
+    efforts: tuple[str, ...] = ()
+    """the effort levels it takes (none listed: any is passed on as given)"""
+    effort_aliases: tuple[tuple[str, str], ...] = ()
+    """another client's level it reads as its own nearest (``minimal`` -> ``low``)"""
     line: str = ""
     """what the launch dialog says about it"""
     needs_python: bool = False
@@ -43,15 +49,20 @@ CLIENTS: dict[str, ClientKind] = {kind.name: kind for kind in (
         "claude-code", "@anthropic-ai/claude-code", "npm", "2.1.220",
         ("claude-code", "claude"),
         "node_modules/@anthropic-ai/claude-code/bin/claude.exe", r"^{v} \(Claude Code\)",
+        vendor="anthropic", efforts=("low", "medium", "high", "xhigh", "max"),
+        effort_aliases=(("minimal", "low"),),
         line="Claude Code, effort low…max", lane_shell="prefix"),
     ClientKind(
         "codex", "@openai/codex", "npm", "0.146.0", ("codex-cli", "codex"),
         "node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex",
         r"^codex-cli {v}\b",
+        vendor="openai", efforts=("minimal", "low", "medium", "high", "xhigh"),
+        effort_aliases=(("max", "xhigh"),),
         line="Codex CLI, effort minimal…xhigh", lane_shell="shim"),
     ClientKind(
         "mini-swe-agent", "mini-swe-agent", "pypi", "2.4.6", ("mini-swe-agent", "mini"),
         "bin/mini", r"{v}",
+        vendor="openai",  # its model is named openai/MODEL (LiteLLM), through the gateway
         line="mini-swe-agent (needs Python ≥ 3.10 in the image)", needs_python=True),
 )}
 
