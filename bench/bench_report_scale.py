@@ -2,7 +2,9 @@
 
 The store is bench/scale_store.py's (520 scored runs, ~3.1 M check rows, one run in eight
 missing exactly one check). srb's side, in a fresh child process so its peak RSS is its
-own: ``load_runs`` + ``build_report`` + the table formats (md, csv, json, latex); then the
+own: ``load_runs`` + ``build_report`` + the table formats (md, csv, json, latex), first
+with every interval of Table 3i computed (10,000 two-stage resamples each; numpy and scipy
+already imported), then again with them kept (the same runs: what a refresh costs); then the
 figures: the HTML page (its figures drawn inline) and ``write_figures`` (PDF and PNG).
 Goal: every table and figure in < 5 s, with the peak RSS printed. The raw side, same run:
 plain sqlite3 reading and aggregating the same
@@ -52,9 +54,12 @@ async def tables(path: Path) -> tuple[float, int, int]:
 def child(path: Path) -> None:
     """One measurement of srb's side; prints JSON with its own peak RSS."""
     from srb_tui.reports.plots import write_figures
+    from srb_tui.reports.stats import _libs
 
-    asyncio.run(tables(path))  # warm the page cache
-    took = [asyncio.run(tables(path)) for _ in range(3)]
+    _libs()  # numpy and scipy imported: the figure is the work, not the imports
+    raw(path)  # warm the page cache
+    first = asyncio.run(tables(path))  # every interval computed (nothing kept yet)
+    took = [asyncio.run(tables(path)) for _ in range(3)]  # the intervals kept
     sec = statistics.median(t[0] for t in took)
     async def report_again() -> object:
         async with await Store.open(path) as store:
@@ -69,7 +74,7 @@ def child(path: Path) -> None:
         written = write_figures(report, Path(tmp))  # type: ignore[arg-type]
         figures = time.perf_counter() - began
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    print(json.dumps({"tables": sec, "count": took[0][1], "bytes": took[0][2],
+    print(json.dumps({"first": first[0], "tables": sec, "count": took[0][1], "bytes": took[0][2],
                       "figures": figures, "html": html, "files": len(written), "rss": rss}))
 
 
@@ -121,17 +126,20 @@ def main() -> None:
     raw(path)
     floor = statistics.median(raw(path) for _ in range(3))
     scan = every_check(path)
-    ratio = got["tables"] / floor
+    ratio = got["first"] / floor
     print(f"srb report over {facts['runs']} runs, {facts['checks']:,} check rows:")
-    print(f"  {got['count']} tables in {len(FORMATS)} formats ({got['bytes']:,} bytes):"
-          f" {got['tables'] * 1000:.0f} ms (goal < {GOAL_SEC:g} s)"
-          f" [{'OK' if got['tables'] < GOAL_SEC else 'SLOW'}]")
+    print(f"  {got['count']} tables in {len(FORMATS)} formats ({got['bytes']:,} bytes), every"
+          f" interval computed (the first report in the process):"
+          f" {got['first'] * 1000:.0f} ms (goal < {GOAL_SEC:g} s)"
+          f" [{'OK' if got['first'] < GOAL_SEC else 'SLOW'}];"
+          f" again (the intervals kept): {got['tables'] * 1000:.0f} ms")
     print(f"  HTML page with its figures inline: {got['html']:.2f} s; figures as files"
           f" (write_figures, {got['files']} files): {got['figures']:.2f} s"
           f" [{'OK' if max(got['html'], got['figures']) < GOAL_SEC else 'SLOW'}]")
     print(f"  peak RSS of the report process: {got['rss'] / 2**20:.0f} MiB")
-    print(f"  plain SQL aggregation of the same numbers: {floor * 1000:.0f} ms; ratio"
-          f" {ratio:.2f}x (goal <= {GOAL_RATIO:g}x) [{'OK' if ratio <= GOAL_RATIO else 'SLOW'}]")
+    print(f"  plain SQL aggregation of the same numbers (no intervals): {floor * 1000:.0f} ms;"
+          f" ratio {ratio:.2f}x with the intervals computed (goal <= {GOAL_RATIO:g}x)"
+          f" [{'OK' if ratio <= GOAL_RATIO else 'SLOW'}], {got['tables'] / floor:.2f}x again")
     print(f"  for scale: GROUP BY over every check row {scan * 1000:.0f} ms")
 
 

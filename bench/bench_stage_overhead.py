@@ -11,29 +11,50 @@ One behavioural stage container of the demo task is set up the way Stage II sets
   own uid, session and clean environment on every case (the demo's modules start it with
   ``srb_submission.run``, in-process; the module result's ``started_through`` says so).
 
-Both are timed inside the container (``date +%s%N`` around the work), so ``docker exec``
-costs nothing to either side. Reported: medians, the ratio harness/bare (goal <= 1.05) and
-the harness's own per-module durations beside the bare ones.
+The bare side is timed inside the container (``date +%s%N`` around the work); the harness
+side from the host around ``run_suite_in`` (one ``docker exec`` more, a few ms). Reported:
+medians, the ratio harness/bare (goal <= 1.05) and the harness's own per-module durations
+beside the bare ones.
 
-    .venv/bin/python bench/bench_stage_overhead.py [-n 5]
+``--scale``: the same over the generated task at fw03's size (bench/scale_fixture.py: 14
+modules, 25,000 recorded checks; ``--submission`` reference, fail-1 or fail-2000). The
+harness side then also does what Stage II does after the suite: the host's check of the
+result against suite.toml, and the module rows and the 25,000 check rows written to a real
+store (``record_module_results``, ``record_checks`` per module) -- what the stage adds at
+that size (result parsing in the grader, the progress relay, the envelope JSON, the store).
+
+    .venv/bin/python bench/bench_stage_overhead.py [-n 5] [--scale [--checks 25000]
+                                                   [--submission reference]]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import shlex
 import statistics
+import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import scale_fixture
 
 from srb_tui.config import Settings
 from srb_tui.grader.suite.manifest import load_suite
 from srb_tui.grader.suite.module_env import CONTRACT_DEFAULTS
 from srb_tui.runner import exec_run
 from srb_tui.service.app import open_service
-from srb_tui.service.grading.stages.behavioural import LAYOUT, run_suite_in
+from srb_tui.service.grading.stages.behavioural import (
+    LAYOUT,
+    checks_by_module,
+    module_rows,
+    run_suite_in,
+)
 from srb_tui.service.grading.stages.common import StageImages
 from srb_tui.service.grading.stages.stage_container import StageContainer
 from srb_tui.service.grading.stages.stage_layout import ORIGINAL_DIR, SUBMISSION_DIR, TESTS_DIR
@@ -55,14 +76,14 @@ def timed(script: str) -> list[str]:
                           "echo $((e - s))"]
 
 
-def bare_script(python: str) -> tuple[str, list[str]]:
+def bare_script(task_dir: Path, python: str) -> tuple[str, list[str]]:
     """Every module's command in its folder with the SRB_* contract, one after another;
     each module's nanoseconds are printed as ``id ns``."""
-    suite = load_suite(TASK / "tests" / SUITE)
+    suite = load_suite(task_dir / "tests" / SUITE)
     lines = [f"rm -rf {WORK}; mkdir -p {WORK}/suite"]
     ids = []
     for module in suite.modules:
-        rel = module.dir.relative_to(TASK / "tests")
+        rel = module.dir.relative_to(task_dir / "tests")
         module_dir = f"{TESTS_DIR}/{rel.as_posix()}"
         work = f"{WORK}/modules/{module.id}"
         env = {**CONTRACT_DEFAULTS, **suite.env, **module.env,
@@ -70,28 +91,54 @@ def bare_script(python: str) -> tuple[str, list[str]]:
                "SRB_MODULE_DIR": module_dir, "SRB_MODULE_ID": module.id,
                "SRB_SUITE_DIR": f"{TESTS_DIR}/{SUITE}", "SRB_WORK": work,
                "SRB_SUITE_WORK": f"{WORK}/suite", "SRB_RESULT": f"{work}/result.json",
-               "SRB_MODULE_TIMEOUT_SEC": f"{module.timeout_sec:g}",
-               "SRB_MODULE_DEADLINE": "9999999999"}
+               "SRB_MODULE_TIMEOUT_SEC": f"{module.timeout_sec:g}"}
         command = list(module.command or (python, "run.py"))
-        assigns = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+        # the deadline as the grader sets it: the module's start plus its timeout
+        assigns = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()) + \
+            f" SRB_MODULE_DEADLINE=$(( $(date +%s) + {int(module.timeout_sec)} ))"
         lines.append(
             f"mkdir -p {work}; s=$(date +%s%N); (cd {shlex.quote(module_dir)} && env {assigns} "
-            f"{shlex.join(command)}) >/dev/null 2>&1; e=$(date +%s%N); "
+            f"{shlex.join(command)}) >{work}/out.log 2>&1; e=$(date +%s%N); "
             f"echo {module.id} $((e - s))"
         )
         ids.append(module.id)
+    count = ("import json, sys; d = json.load(open(sys.argv[1])); "
+             "c = d['checks'] if isinstance(d, dict) else d; "
+             "print(len(c), sum(x.get('verdict') == 'pass' for x in c))")
+    for module in suite.modules:  # not timed: what each bare module recorded
+        lines.append(f"echo checks {module.id} $({shlex.quote(python)} -c "
+                     f"{shlex.quote(count)} {WORK}/modules/{module.id}/result.json 2>&1 "
+                     f"| tail -1); tail -3 {WORK}/modules/{module.id}/out.log "
+                     f"| sed 's/^/output {module.id}: /'")
     return "\n".join(lines), ids
 
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=5, help="rounds of each side")
+    parser.add_argument("--scale", action="store_true",
+                        help="the generated fw03-size task (bench/scale_fixture.py)")
+    parser.add_argument("--checks", type=int, default=25_000, help="with --scale")
+    parser.add_argument("--submission", default="reference",
+                        help="with --scale: reference, fail-1 or fail-2000")
     args = parser.parse_args()
-    settings = Settings(task_roots=(REPO / "tasks",), state_dir=REPO / "state")
+    with tempfile.TemporaryDirectory(prefix="srb-bench-stage-") as tmp:
+        roots: tuple[Path, ...] = (REPO / "tasks",)
+        task_dir, submission = TASK, TASK / "submissions" / "reference"
+        if args.scale:
+            task_dir = scale_fixture.build(Path(tmp) / "tasks", args.checks, 14)
+            roots = (Path(tmp) / "tasks",)
+            submission = task_dir / "submissions" / args.submission
+        settings = Settings(task_roots=roots, state_dir=Path(tmp) / "state")
+        await measure(args, settings, task_dir, submission)
+
+
+async def measure(args: argparse.Namespace, settings: Settings, task_dir: Path,
+                  submission: Path) -> None:
     async with open_service(settings) as core:
         await core.connect()
-        task = core.catalog.find(TASK.name)
-        assert task is not None and task.task is not None
+        task = core.catalog.find(task_dir.name)
+        assert task is not None and task.task is not None, task_dir
         original = (await core.prepare_state_a(task.task)).tree
         run_id = f"bench-{uuid.uuid4().hex[:8]}"
         images = StageImages(core.engine, task.task, settings.base_image, _quiet, run_id=run_id)
@@ -99,25 +146,46 @@ async def main() -> None:
         the_task = task.task
         assert the_task.evaluation is not None
         spec = next(st for st in the_task.evaluation.stages if st.name == "behavioural")
+        store = await core.store()
+        stored = await store.create_run(task_id=task_dir.name, task_path=str(task_dir),
+                                        agent=f"replay:{submission.name}")
+        for status in ("preparing", "agent", "collecting", "audit", "behavioural"):
+            await store.transition(stored.id, status)
+        counted: list[tuple[int, int]] = []
+        bare_counts: list[tuple[int, int]] = []
+        parts: list[tuple[float, float, float, float]] = []
         async with StageContainer(core.engine, run_id, "behavioural", image.tag,
                                   publish=_quiet, layout=LAYOUT, task=task.task,
                                   image_env=image.env) as box:
-            await box.put_trees(original, TASK / "submissions" / "reference",
-                                workspace=True)
+            await box.put_trees(original, submission, workspace=True)
             await box.put_context(task.task, [SUITE])
-            script, ids = bare_script(box.python)
+            script, ids = bare_script(task_dir, box.python)
 
             async def harness() -> tuple[float, dict[str, float]]:
                 # Exactly what Stage II runs (root grader, submission through the launcher
                 # under its slot uid), timed from the host: one docker exec more than the
-                # bare side, a few ms against a suite of a minute.
+                # bare side, a few ms against a suite of a minute. With --scale, also the
+                # stage's store writes (module rows, every check row).
                 began = time.perf_counter()
                 doc = await run_suite_in(box, the_task, spec, publish=_quiet, run_id=run_id,
                                          with_original=True)
+                in_suite = time.perf_counter() - began
+                if args.scale:
+                    await store.record_module_results(stored.id, "behavioural",
+                                                      module_rows(doc))
+                    for module, checks in checks_by_module(doc).items():
+                        await store.record_checks(stored.id, "behavioural", checks,
+                                                  module_id=module)
                 total = time.perf_counter() - began
                 assert doc.get("status") == "ok", doc.get("notes")
+                modules_sec = sum(float(u.get("duration_sec") or 0) for u in doc["units"])
+                grader_sec = float(doc.get("duration_sec") or 0)
+                parts.append((modules_sec, grader_sec - modules_sec, in_suite - grader_sec,
+                              total - in_suite))
                 how = {u.get("metadata", {}).get("started_through") for u in doc["units"]}
                 assert how == {"srb_submission.run"}, how
+                counted.append((sum(int(u.get("scored", 0)) for u in doc["units"]),
+                                sum(int(u.get("failed", 0)) for u in doc["units"])))
                 per = {u["id"]: float(u.get("duration_sec") or 0) for u in doc["units"]}
                 return total, per
 
@@ -125,11 +193,20 @@ async def main() -> None:
                 res = await exec_run(core.engine, box.h, ["bash", "-c", script],
                                      timeout_sec=900, workdir="/tmp")
                 per = {}
+                recorded = [0, 0]
                 for line in res.stdout.decode().splitlines():
                     name, _, ns = line.partition(" ")
                     if name in ids:
                         per[name] = int(ns) / 1e9
+                    elif name == "checks":
+                        got = ns.split()[1:]
+                        if len(got) != 2 or not all(x.isdigit() for x in got):
+                            raise SystemExit("a bare module recorded no result: "
+                                             f"{line}\n{res.stdout.decode()[-3000:]}")
+                        recorded = [recorded[0] + int(got[0]),
+                                    recorded[1] + int(got[1])]
                 assert set(per) == set(ids), res.stdout
+                bare_counts.append((recorded[0], recorded[0] - recorded[1]))
                 return sum(per.values()), per
 
             await harness()  # warm the page cache and the interpreter for both sides
@@ -145,14 +222,28 @@ async def main() -> None:
                     (h_tot if side is harness else b_tot).append(total)
                     for name, sec in per.items():
                         (h_mod if side is harness else b_mod)[name].append(sec)
+        rows = len(await store.checks(stored.id, "behavioural")) if args.scale else 0
     mh, mb = statistics.median(h_tot), statistics.median(b_tot)
-    print(f"Stage II overhead, demo suite ({len(ids)} modules), {args.n} rounds each, "
-          f"image {image.tag}")
+    scored, failed = counted[-1]
+    # the bare modules must have judged the same checks the same way, or the ratio means
+    # nothing (a bare module that failed early would look fast)
+    assert set(bare_counts) == {(scored, failed)}, (bare_counts, counted[-1])
+    what = (f"{task_dir.name} / {submission.name}" if args.scale else "demo suite")
+    print(f"Stage II overhead, {what} ({len(ids)} modules, {scored} checks, {failed} failing"
+          f"{f', {rows} check rows in the store' if args.scale else ''}), {args.n} rounds "
+          f"each, sides alternating, image {image.tag}, load average "
+          f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     print(f"  grader suite : median {mh:7.3f} s for the suite")
-    print(f"  bare modules : median {mb:7.3f} s for the same commands")
+    print(f"  bare modules : median {mb:7.3f} s for the same commands (each recorded "
+          f"{scored} checks, {failed} failing, as the harness's)")
     for name in ids:
         hm, bm = statistics.median(h_mod[name]), statistics.median(b_mod[name])
         print(f"    {name:10} harness {hm:6.3f} s  bare {bm:6.3f} s  ratio {hm / bm:.3f}")
+    med = [statistics.median(p[k] for p in parts) for k in range(4)]
+    print(f"  the harness's time, medians: module processes {med[0]:.3f} s, the grader's "
+          f"own work between them {med[1]:.3f} s, the host around the grader (exec, relay, "
+          f"result fetch, JSON, check against suite.toml) {med[2]:.3f} s, store writes "
+          f"{med[3]:.3f} s")
     print(f"  ratio harness/bare = {mh / mb:.3f} per suite, "
           f"{(mh - mb) / len(ids) * 1000:.0f} ms per module  (goal <= 1.05)")
 

@@ -66,6 +66,8 @@ from typing import Any
 from casekit import (clean_env, is_pre_migration, prepare_workdir, run_case, started_through,
                      suite_dir, write_result)
 
+CASE_TIMEOUT_SEC = 120.0
+
 
 def argv(module: str) -> list[str]:
     return ["-H", "-f", "tsv", f"inputs/{module}.csv"]
@@ -83,7 +85,7 @@ def run_module(module: str) -> int:
                             "started_through": started_through(),
                             "oracle": is_pre_migration(repo)}
     got = run_case(repo, {"argv": argv(module)}, run_dir, clean_env(work / "home"),
-                   max(1.0, deadline - time.time() - 2.0))
+                   min(CASE_TIMEOUT_SEC, max(1.0, deadline - time.time() - 2.0)))
     lines = got["stdout"].decode("utf-8", errors="replace").split("\\n")
     checks: list[dict[str, Any]] = []
     for n, want in enumerate(rows):

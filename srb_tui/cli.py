@@ -63,8 +63,17 @@ def _command_of(argv: Sequence[str]) -> str | None:
     return None
 
 
+def _modules_needed(named: str | None, helping: bool) -> str | None:
+    """Which command modules the parser needs: the named command's (its own name), none
+    (``""``: ``srb --version``, the console), or every one (None: help, an unknown word)."""
+    if helping or (named is not None and named not in _COMMANDS and named != "console"):
+        return None
+    return named if named in _COMMANDS else ""
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The whole parser, or (``only``) one with just that subcommand's module loaded."""
+    """The whole parser, or (``only``) one with just that subcommand's module loaded (none
+    for ``""``)."""
     parser = argparse.ArgumentParser(
         prog="srb",
         description="Run and judge whole-repository stack migrations by coding agents.",
@@ -115,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     named = _command_of(argv)
     helping = any(a in ("-h", "--help") for a in argv)
-    parser = build_parser(named if named in _COMMANDS and not helping else None)
+    parser = build_parser(_modules_needed(named, helping))
     args = parser.parse_args(argv)
     settings = resolve_settings(args.tasks, args.state)
     out = Output(json_mode=getattr(args, "json", False))

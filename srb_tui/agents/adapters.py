@@ -16,17 +16,23 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import ClassVar
 
 from srb_tui.agents.clients import ClientPin
 from srb_tui.agents.errors import AdapterError
+from srb_tui.agents.kinds import CLIENTS
+from srb_tui.agents.streams import (
+    ClaudeStreamParser,
+    CodexStreamParser,
+    StreamParser,
+    TrajectoryRound,
+)
 
 AGENT_DIR = "/workspace/.srb-agent"
 HOME_DIR = f"{AGENT_DIR}/home"
 ROUNDS_DIR = f"{AGENT_DIR}/rounds"
 REPO = "/workspace/repo"
 
-CLAUDE_EFFORTS = ("low", "medium", "high", "xhigh", "max")
-CODEX_EFFORTS = ("minimal", "low", "medium", "high", "xhigh")
 
 
 @dataclass(frozen=True)
@@ -45,18 +51,35 @@ def _toml_str(value: str) -> str:
 class ClientAdapter:
     """Common parts; one subclass per client."""
 
-    client = ""
-    vendor = ""  # the model vendor whose API the client speaks (the gateway's upstream)
+    client = ""  # its entry in srb_tui/agents/kinds.py CLIENTS
+    parser: ClassVar[type[StreamParser]]
+    """how the client's round output becomes events (a fresh parser per round)"""
     resumable = True
+
+    def stream_parser(self) -> StreamParser:
+        """A fresh parser for one round's output (or, for mini-swe-agent, its trajectory)."""
+        return self.parser()
 
     def __init__(self, pin: ClientPin, model: str, effort: str | None) -> None:
         self.pin = pin
         self.model = model
         self.effort = self.map_effort(effort)
 
-    @staticmethod
-    def map_effort(effort: str | None) -> str | None:
-        return effort
+    @property
+    def vendor(self) -> str:
+        """The model vendor whose API the client speaks (the gateway's upstream)."""
+        return self.pin.kind.vendor
+
+    def map_effort(self, effort: str | None) -> str | None:
+        """``effort`` as the client's own level; AdapterError when it takes no such level."""
+        kind = self.pin.kind
+        if effort is None or not kind.efforts:
+            return effort
+        value = dict(kind.effort_aliases).get(effort, effort)
+        if value not in kind.efforts:
+            raise AdapterError(f"{kind.name}: effort {effort!r} is not one of "
+                               f"{', '.join(kind.efforts)}")
+        return value
 
     @property
     def binary(self) -> str:
@@ -82,17 +105,8 @@ class ClientAdapter:
 
 class ClaudeCodeAdapter(ClientAdapter):
     client = "claude-code"
-    vendor = "anthropic"
+    parser = ClaudeStreamParser
 
-    @staticmethod
-    def map_effort(effort: str | None) -> str | None:
-        if effort is None:
-            return None
-        value = {"minimal": "low"}.get(effort, effort)
-        if value not in CLAUDE_EFFORTS:
-            raise AdapterError(f"claude-code: effort {effort!r} is not one of "
-                               f"{', '.join(CLAUDE_EFFORTS)}")
-        return value
 
     def env(self, endpoint: Endpoint) -> dict[str, str]:
         env = self.base_env()
@@ -128,17 +142,8 @@ class ClaudeCodeAdapter(ClientAdapter):
 
 class CodexAdapter(ClientAdapter):
     client = "codex"
-    vendor = "openai"
+    parser = CodexStreamParser
 
-    @staticmethod
-    def map_effort(effort: str | None) -> str | None:
-        if effort is None:
-            return None
-        value = {"max": "xhigh"}.get(effort, effort)
-        if value not in CODEX_EFFORTS:
-            raise AdapterError(f"codex: effort {effort!r} is not one of "
-                               f"{', '.join(CODEX_EFFORTS)}")
-        return value
 
     @property
     def codex_home(self) -> str:
@@ -220,7 +225,7 @@ class MiniSweAgentAdapter(ClientAdapter):
     """mini-swe-agent: one run, no resume; the trajectory file is its stream."""
 
     client = "mini-swe-agent"
-    vendor = "openai"  # its model is named openai/MODEL (LiteLLM), through the gateway
+    parser = TrajectoryRound
     resumable = False
 
     def version_argv(self) -> list[str]:
@@ -252,10 +257,11 @@ class MiniSweAgentAdapter(ClientAdapter):
 
 
 ADAPTERS: dict[str, type[ClientAdapter]] = {
-    "claude-code": ClaudeCodeAdapter,
-    "codex": CodexAdapter,
-    "mini-swe-agent": MiniSweAgentAdapter,
-}
+    cls.client: cls for cls in (ClaudeCodeAdapter, CodexAdapter, MiniSweAgentAdapter)}
+"""Each entry of :data:`~srb_tui.agents.kinds.CLIENTS` and the adapter that drives it."""
+if set(ADAPTERS) != set(CLIENTS):
+    raise ImportError(f"client adapters {sorted(ADAPTERS)} do not match the clients "
+                      f"{sorted(CLIENTS)} in srb_tui/agents/kinds.py")
 
 
 def make_adapter(pin: ClientPin, model: str, effort: str | None) -> ClientAdapter:

@@ -25,36 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from srb_tui.agents.errors import ClientError
+from srb_tui.agents.kinds import CLIENTS, ClientKind
 
 MOUNT_ROOT = "/opt/srb/clients"
-
-
-@dataclass(frozen=True)
-class ClientKind:
-    """One real agent client srb can install: its package, registry, default version and binary."""
-
-    name: str
-    package: str
-    registry: str  # "npm" | "pypi"
-    default_version: str
-    harness_names: tuple[str, ...]
-    binary: str  # path of the executable inside the install directory
-    version_pattern: str  # what `--version` prints, {v} is the version
-
-
-CLIENTS: dict[str, ClientKind] = {
-    "claude-code": ClientKind(
-        "claude-code", "@anthropic-ai/claude-code", "npm", "2.1.220",
-        ("claude-code", "claude"),
-        "node_modules/@anthropic-ai/claude-code/bin/claude.exe", r"^{v} \(Claude Code\)"),
-    "codex": ClientKind(
-        "codex", "@openai/codex", "npm", "0.146.0", ("codex-cli", "codex"),
-        "node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex",
-        r"^codex-cli {v}\b"),
-    "mini-swe-agent": ClientKind(
-        "mini-swe-agent", "mini-swe-agent", "pypi", "2.4.6", ("mini-swe-agent", "mini"),
-        "bin/mini", r"{v}"),
-}
 
 
 @dataclass(frozen=True)

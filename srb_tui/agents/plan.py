@@ -8,7 +8,7 @@ can be resumed with "continue" (see :mod:`srb_tui.agents.rounds`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,14 +59,22 @@ _REPLAY = (
 
 def plan_agent(agent: AgentSpec) -> AgentPlan:
     """The plan for a built-in agent. Real clients have their own adapters."""
-    if agent.kind == "untouched":
-        return AgentPlan(agent, _UNTOUCHED)
-    if agent.kind == "replay":
-        assert agent.replay_tree is not None
-        return AgentPlan(agent, _REPLAY, uploads=(Upload(agent.replay_tree, REPLAY_DIR),))
-    if agent.kind == "command":
-        return AgentPlan(agent, agent.argv)
-    raise AgentSpecError(
-        f"agent {agent.text!r}: the {agent.kind} client is not available in this build; "
-        "use untouched, replay:NAME or command:ARGV"
-    )
+    plan = _PLANS.get(agent.kind)
+    if plan is None:
+        raise AgentSpecError(
+            f"agent {agent.text!r}: the {agent.kind} client is not available in this build; "
+            "use untouched, replay:NAME or command:ARGV"
+        )
+    return plan(agent)
+
+
+def _replay_plan(agent: AgentSpec) -> AgentPlan:
+    assert agent.replay_tree is not None
+    return AgentPlan(agent, _REPLAY, uploads=(Upload(agent.replay_tree, REPLAY_DIR),))
+
+
+_PLANS: dict[str, Callable[[AgentSpec], AgentPlan]] = {
+    "untouched": lambda agent: AgentPlan(agent, _UNTOUCHED),
+    "replay": _replay_plan,
+    "command": lambda agent: AgentPlan(agent, agent.argv),
+}

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import difflib
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-BUILTIN_KINDS = ("untouched", "replay", "command")
-CLIENT_KINDS = ("claude-code", "codex", "mini-swe-agent")
+from srb_tui.agents.kinds import BUILTIN_KINDS, CLIENT_KINDS, is_client
 
 
 class AgentSpecError(ValueError):
@@ -41,27 +41,40 @@ def parse_agent_spec(text: str, task_dir: Path | None = None) -> AgentSpec:
     """Parse ``text``; ``replay:NAME`` is looked up in the task's ``submissions/``."""
     raw = text.strip()
     kind, _, rest = raw.partition(":")
-    if kind == "untouched":
-        if rest:
-            raise AgentSpecError(f"agent {raw!r}: `untouched` takes no argument")
-        return AgentSpec("untouched", raw)
-    if kind == "replay":
-        return AgentSpec("replay", raw, replay_tree=_replay_tree(raw, rest, task_dir))
-    if kind == "command":
-        try:
-            argv = tuple(shlex.split(rest))
-        except ValueError as exc:
-            raise AgentSpecError(f"agent {raw!r}: cannot split the command ({exc})") from exc
-        if not argv:
-            raise AgentSpecError(f"agent {raw!r}: `command:` needs a command, e.g. "
-                                 "command:'make migrate'")
-        return AgentSpec("command", raw, argv=argv)
-    if kind in CLIENT_KINDS:
+    builtin = _BUILTIN_PARSERS.get(kind)
+    if builtin is not None:
+        return builtin(raw, rest, task_dir)
+    if is_client(kind):
         if not rest:
             raise AgentSpecError(f"agent {raw!r}: name the model, e.g. {kind}:MODEL")
         return AgentSpec(kind, raw, model=rest)
     known = ", ".join([*BUILTIN_KINDS, *CLIENT_KINDS])
     raise AgentSpecError(f"agent {raw!r}: unknown kind {kind!r} (known: {known})")
+
+
+def _untouched(raw: str, rest: str, task_dir: Path | None) -> AgentSpec:
+    if rest:
+        raise AgentSpecError(f"agent {raw!r}: `untouched` takes no argument")
+    return AgentSpec("untouched", raw)
+
+
+def _replay(raw: str, rest: str, task_dir: Path | None) -> AgentSpec:
+    return AgentSpec("replay", raw, replay_tree=_replay_tree(raw, rest, task_dir))
+
+
+def _command(raw: str, rest: str, task_dir: Path | None) -> AgentSpec:
+    try:
+        argv = tuple(shlex.split(rest))
+    except ValueError as exc:
+        raise AgentSpecError(f"agent {raw!r}: cannot split the command ({exc})") from exc
+    if not argv:
+        raise AgentSpecError(f"agent {raw!r}: `command:` needs a command, e.g. "
+                             "command:'make migrate'")
+    return AgentSpec("command", raw, argv=argv)
+
+
+_BUILTIN_PARSERS: dict[str, Callable[[str, str, Path | None], AgentSpec]] = {
+    "untouched": _untouched, "replay": _replay, "command": _command}
 
 
 def _replay_tree(raw: str, rest: str, task_dir: Path | None) -> Path:

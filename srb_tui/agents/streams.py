@@ -288,16 +288,6 @@ class TrajectoryRound:
         return []
 
 
-def parser_for(client: str) -> StreamParser:
-    if client == "mini-swe-agent":
-        return TrajectoryRound()
-    if client == "claude-code":
-        return ClaudeStreamParser()
-    if client == "codex":
-        return CodexStreamParser()
-    raise ValueError(f"no stream parser for {client!r}")
-
-
 def parse_trajectory(data: dict[str, Any]) -> tuple[list[AgentEvent], RoundSummary]:
     """mini-swe-agent's trajectory file (``-o traj.json``) as events and a summary."""
     summary = RoundSummary()

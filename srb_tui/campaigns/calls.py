@@ -26,7 +26,8 @@ class RunCalls(Protocol):
     async def launch(self, task_path: str, config: CampaignConfigRecord, *, campaign: str,
                      budget_sec: float | None) -> RunRecord: ...
 
-    async def drive(self, run_id: str, *, adversary_budget_sec: float | None) -> RunRecord: ...
+    async def drive(self, run_id: str, *, adversary_budget_sec: float | None,
+                    grade: bool = True) -> RunRecord: ...
 
     def driven_elsewhere(self, run: RunRecord) -> bool: ...
 
@@ -82,8 +83,10 @@ class ServiceCalls:
             extra["max_cost_usd"] = config.max_cost
         return await self.store.merge_extra(run.id, extra, batch_id=campaign)
 
-    async def drive(self, run_id: str, *, adversary_budget_sec: float | None) -> RunRecord:
-        return await self.service.drive(run_id, adversary_budget_sec=adversary_budget_sec)
+    async def drive(self, run_id: str, *, adversary_budget_sec: float | None,
+                    grade: bool = True) -> RunRecord:
+        return await self.service.drive(run_id, grade=grade,
+                                        adversary_budget_sec=adversary_budget_sec)
 
     def driven_elsewhere(self, run: RunRecord) -> bool:
         return RunService.driven_elsewhere(run)

@@ -9,6 +9,10 @@ starts planned cells while the machine has room for each task's declared CPUs an
 (one cell always may run, so a task larger than the machine still runs alone), at most
 ``max_parallel`` at once, until the campaign's cost ceiling is reached.
 
+With ``grade=False`` (benches, a look at the agents alone) each run stops once its
+submission is collected (``srb run --no-grade``): a run left ``collecting`` with no harness
+error settles its cell as done (outcome ``collected``).
+
 A cell whose run ends invalid or in ``infra_error`` is re-run, a new attempt each time, up
 to ``retry_limit`` re-runs; every attempt is a row of ``cell_attempts``. A cell whose run is
 scored and valid is done and never runs again.
@@ -68,8 +72,10 @@ class Scheduler:
         budget_sec: float | None = None,
         configs: Sequence[CampaignConfigRecord] | None = None,
         on_progress: Callable[[Progress], None] | None = None,
+        grade: bool = True,
     ) -> None:
         self.calls = calls
+        self.grade = grade
         self.store = calls.store
         self.campaign = campaign
         self.tasks = tasks
@@ -106,6 +112,8 @@ class Scheduler:
 
     async def settle(self, cell: CellRecord, run: RunRecord) -> CellRecord:
         """Record how the cell's current run ended and what the cell does next."""
+        if self._collected(run):
+            return await self.store.end_attempt(cell, "done", "collected")
         if run.status == "scored" and run.valid is True:
             return await self.store.end_attempt(cell, "done", "scored")
         if run.status == "cancelled":
@@ -115,6 +123,10 @@ class Scheduler:
         return await self.store.end_attempt(
             cell, "planned" if retry else "failed", outcome, run.harness_error
         )
+
+    def _collected(self, run: RunRecord) -> bool:
+        """An ungraded run (``grade=False``) that ended with its submission collected."""
+        return not self.grade and run.status == "collecting" and not run.harness_error
 
     # -- resume ------------------------------------------------------------------
 
@@ -134,7 +146,7 @@ class Scheduler:
             run = await self.store.get_run(cell.run_id)
             if run is None:
                 await self.store.end_attempt(cell, "planned", "invalid", "its run is gone")
-            elif run.status in FINAL_STATUSES:
+            elif run.status in FINAL_STATUSES or self._collected(run):
                 await self.settle(cell, run)
             elif self.calls.driven_elsewhere(run):
                 continue  # another live srb process drives it
@@ -160,9 +172,15 @@ class Scheduler:
         task: asyncio.Task[RunRecord | None] = asyncio.ensure_future(body)  # type: ignore[arg-type]
         self._running[task] = cell
 
+    async def _drive(self, run_id: str) -> RunRecord:
+        if self.grade:  # the calls' own default: a stand-in need not know the option
+            return await self.calls.drive(run_id, adversary_budget_sec=self.adversary_budget_sec)
+        return await self.calls.drive(run_id, adversary_budget_sec=self.adversary_budget_sec,
+                                      grade=False)
+
     async def _reattach(self, cell: CellRecord) -> RunRecord | None:
         assert cell.run_id is not None
-        return await self.calls.drive(cell.run_id, adversary_budget_sec=self.adversary_budget_sec)
+        return await self._drive(cell.run_id)
 
     async def _start(self, cell: CellRecord) -> RunRecord | None:
         config = self.configs[cell.config]
@@ -171,7 +189,7 @@ class Scheduler:
         self._running[asyncio.current_task()] = await self.store.start_attempt(  # type: ignore[index]
             cell, run.id
         )
-        return await self.calls.drive(run.id, adversary_budget_sec=self.adversary_budget_sec)
+        return await self._drive(run.id)
 
     async def _finished(self, task: asyncio.Task[RunRecord | None]) -> None:
         cell = self._running.pop(task)
@@ -189,7 +207,7 @@ class Scheduler:
                                             .retry_limit else "failed")
             return
         run = await self.store.require_run(cell.run_id)
-        if run.status not in FINAL_STATUSES:
+        if run.status not in FINAL_STATUSES and not self._collected(run):
             message = f"the scheduler lost the run: {type(error).__name__}: {error}"
             with contextlib.suppress(StoreError):
                 await self.store.update_run(run.id, valid=False, harness_error=message)

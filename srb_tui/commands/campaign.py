@@ -14,24 +14,28 @@ import asyncio
 import contextlib
 import signal
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
-from srb_tui.campaigns.calls import ServiceCalls, config_problem
-from srb_tui.campaigns.plan import Machine, Plan, plan_campaign
-from srb_tui.campaigns.scheduler import Progress as CampaignProgress
-from srb_tui.campaigns.scheduler import Scheduler
 from srb_tui.campaigns.spec import FORMAT, CampaignSpec, parse_campaign, read_campaign
 from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.output import Output
-from srb_tui.commands.run import guard, open_run_service
 from srb_tui.config import Settings
-from srb_tui.schema.reader import Source
 from srb_tui.store import Store
+from srb_tui.store.errors import StoreError
+
+if TYPE_CHECKING:  # run, resume, cancel and validate load these (status does not)
+    from rich.progress import Progress
+
+    from srb_tui.campaigns.plan import Plan
+    from srb_tui.campaigns.scheduler import Progress as CampaignProgress
+    from srb_tui.store.campaign_records import CellRecord
+    from srb_tui.store.records import RunRecord
 
 
 def add_parser(sub: Any) -> None:
@@ -75,6 +79,9 @@ async def _spec(target: str, store: Store) -> CampaignSpec | None:
 
 def _agent_problems(spec: CampaignSpec, plan: Plan) -> list[str]:
     """The check ``srb run`` makes of each configuration's agent (no engine needed)."""
+    from srb_tui.campaigns.calls import config_problem
+    from srb_tui.schema.reader import Source
+
     first_task = next(iter(plan.tasks.values()), None)
     if first_task is None:
         return []
@@ -98,6 +105,13 @@ def _show(out: Output, progress: CampaignProgress, bar: Progress, task_id: Any) 
 
 
 async def _run(args: argparse.Namespace, settings: Settings, out: Output) -> int:
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from srb_tui.campaigns.calls import ServiceCalls
+    from srb_tui.campaigns.plan import Machine, plan_campaign
+    from srb_tui.campaigns.scheduler import Scheduler
+    from srb_tui.commands.run import open_run_service
+
     async with open_run_service(settings) as service:
         store = service.store
         spec = await _spec(args.target, store)
@@ -150,6 +164,19 @@ async def _run(args: argparse.Namespace, settings: Settings, out: Output) -> int
         return await _status(store, campaign.id, out, progress.stopped_by)
 
 
+async def _cell_runs(store: Store, cells: Sequence[CellRecord]) -> dict[str, RunRecord | None]:
+    """The run of every cell that has one: the runs of the campaign's tasks in one query
+    (not a query per cell), any the query missed one by one."""
+    wanted = {c.run_id for c in cells if c.run_id}
+    tasks = sorted({c.task_id for c in cells if c.run_id})
+    found: dict[str, RunRecord | None] = {
+        r.id: r for r in (await store.list_runs(task=tasks, limit=None) if tasks else [])
+        if r.id in wanted}
+    for run_id in sorted(wanted - found.keys()):
+        found[run_id] = await store.get_run(run_id)
+    return found
+
+
 async def _status(store: Store, name: str, out: Output, note: str | None = None) -> int:
     campaign = await store.campaign(name)
     if campaign is None:
@@ -157,13 +184,13 @@ async def _status(store: Store, name: str, out: Output, note: str | None = None)
         return codes.NOT_FOUND
     cells = await store.cells(name)
     attempts = await store.attempts(name)
-    runs = {c.run_id: await store.get_run(c.run_id) for c in cells if c.run_id}
     counts = Counter(c.state for c in cells)
     if out.json_mode:
         out.emit_json({"campaign": campaign.to_json(), "counts": dict(counts),
                        "cells": [c.to_json() for c in cells],
                        "attempts": [a.to_json() for a in attempts]})
         return codes.OK
+    runs = await _cell_runs(store, cells)
     table = Table(title=f"campaign {campaign.id} · {campaign.status}", title_justify="left")
     table.add_column("Task")
     labels = [c.label for c in campaign.configs]
@@ -176,7 +203,7 @@ async def _status(store: Store, name: str, out: Output, note: str | None = None)
             f"{run.score:g}" if c.state == "done" and run.score is not None else c.state)
         by_task.setdefault(c.task_id, {}).setdefault(c.config, []).append(mark)
     for task, row in by_task.items():
-        table.add_row(escape(task), *(escape(" ".join(row.get(label, []))) for label in labels))
+        table.add_row(Text(task), *(Text(" ".join(row.get(label, []))) for label in labels))
     out.print(table)
     retries = sum(1 for a in attempts if a.attempt > 1)
     out.print(" · ".join(f"{k} {v}" for k, v in sorted(counts.items()))
@@ -190,6 +217,9 @@ async def _status(store: Store, name: str, out: Output, note: str | None = None)
 
 
 async def _cancel(args: argparse.Namespace, settings: Settings, out: Output) -> int:
+    from srb_tui.campaigns.calls import ServiceCalls
+    from srb_tui.commands.run import open_run_service
+
     async with open_run_service(settings) as service:
         store = service.store
         spec = await _spec(args.target, store)
@@ -217,6 +247,8 @@ async def _cancel(args: argparse.Namespace, settings: Settings, out: Output) -> 
 def _check_file(args: argparse.Namespace, settings: Settings, out: Output) -> int:
     """``validate`` and ``run --dry-run``: every problem of the file, or its planned cells.
     Neither the store nor the engine is touched."""
+    from srb_tui.campaigns.plan import plan_campaign
+
     path = Path(args.target)
     if not path.is_file():
         out.error(f"{path}: no such campaign file")
@@ -258,11 +290,13 @@ def cmd_campaign(args: argparse.Namespace, settings: Settings, out: Output) -> i
     if args.action == "validate" or getattr(args, "dry_run", False):
         return _check_file(args, settings, out)
 
-    async def body() -> int:
-        if args.action in ("run", "resume"):
-            return await _run(args, settings, out)
-        if args.action == "cancel":
-            return await _cancel(args, settings, out)
+    if args.action in ("run", "resume", "cancel"):
+        from srb_tui.commands.run import guard
+
+        return guard(lambda: (_cancel if args.action == "cancel" else _run)(args, settings, out),
+                     out)
+
+    async def status() -> int:  # the store alone: no run service, no engine to load
         if Path(args.target).is_file():  # a file is read: its problems are named here too
             for problem in read_campaign(Path(args.target)).problems:
                 out.warn(f"{problem} (`srb campaign validate` checks the file)")
@@ -273,4 +307,8 @@ def cmd_campaign(args: argparse.Namespace, settings: Settings, out: Output) -> i
             spec = await _spec(args.target, store)
             return await _status(store, spec.name if spec else args.target, out)
 
-    return guard(body, out)
+    try:
+        return asyncio.run(status())
+    except StoreError as exc:  # as `guard` says it
+        out.error(str(exc))
+        return codes.INFRA

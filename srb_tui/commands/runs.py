@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from srb_tui.commands import exit_codes as codes
+from srb_tui.commands.arg_types import positive_int
 from srb_tui.commands.output import Output, plain_columns
 from srb_tui.config import Settings
 from srb_tui.service.app import open_service
@@ -44,17 +45,6 @@ def add_parser(sub: Any) -> None:
     from srb_tui.commands.run import add_cancel_parser
 
     add_cancel_parser(rsub)
-
-
-def positive_int(text: str) -> int:
-    """An argparse type: a whole number of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not at least 1")
-    return value
 
 
 _COLUMNS = ("Run", "Task", "Agent", "Node", "Status", "Stop", "Score", "Valid", "Started",

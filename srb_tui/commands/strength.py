@@ -16,26 +16,17 @@ from typing import Any
 from rich.markup import escape
 
 from srb_tui.commands import exit_codes as codes
+from srb_tui.commands.arg_types import positive_int
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
 
 DEFAULT_MUTANTS = 20
 
 
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not at least 1")
-    return value
-
-
 def add_mutants_parser(tsub: Any) -> None:
     p = tsub.add_parser("mutants", help="the mutants of State A a strength campaign grades")
     p.add_argument("task_id", metavar="ID")
-    p.add_argument("--mutants", type=_count, default=DEFAULT_MUTANTS, metavar="N",
+    p.add_argument("--mutants", type=positive_int, default=DEFAULT_MUTANTS, metavar="N",
                    help=f"how many mutants to sample (default {DEFAULT_MUTANTS})")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="sampling seed (default 0)")
     p.add_argument("--diff", action="store_true", help="print each mutant's diff")

@@ -18,9 +18,10 @@ from typing import Any
 from rich.markup import escape
 
 from srb_tui.commands import exit_codes as codes
+from srb_tui.commands.arg_types import positive_int
 from srb_tui.commands.grading import CommandError, _progress_printer, _usable_task
 from srb_tui.commands.output import Output
-from srb_tui.commands.strength import DEFAULT_MUTANTS, _count
+from srb_tui.commands.strength import DEFAULT_MUTANTS
 from srb_tui.config import Settings
 from srb_tui.reports.strength import caught_by
 from srb_tui.strength.present import figures_doc, summary_lines
@@ -30,7 +31,7 @@ def add_strength_parser(tsub: Any) -> None:
     p = tsub.add_parser("strength", help="mutants of State A graded by Stage II and the "
                         "adversary panel: the task's instrument strength")
     p.add_argument("task_id", metavar="ID")
-    p.add_argument("--mutants", type=_count, default=DEFAULT_MUTANTS, metavar="N",
+    p.add_argument("--mutants", type=positive_int, default=DEFAULT_MUTANTS, metavar="N",
                    help=f"how many mutants (default {DEFAULT_MUTANTS})")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="sampling seed (default 0)")
     p.add_argument("--of", dest="of_tree", choices=("state-a", "reference"),
@@ -38,7 +39,7 @@ def add_strength_parser(tsub: Any) -> None:
                    "task's reference submission, graded in Stage II's image")
     p.add_argument("--budget", type=_seconds, default=None, metavar="SEC",
                    help="each adversary's budget per survivor (default: the probe's)")
-    p.add_argument("--jobs", type=_count, default=1, metavar="J",
+    p.add_argument("--jobs", type=positive_int, default=1, metavar="J",
                    help="mutants graded by Stage II at once (default 1)")
     p.add_argument("--no-stage-iii", dest="stage_iii", action="store_false",
                    help="grade Stage II only (the suite's mutation score)")

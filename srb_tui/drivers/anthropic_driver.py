@@ -34,7 +34,7 @@ from .base import (
     positive_float,
     positive_int,
 )
-from .sdk_driver import SdkDriver, import_sdk
+from .sdk_driver import SdkDriver
 
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
 DEFAULT_MAX_TOKENS = 16_000
@@ -64,11 +64,6 @@ OPTIONS = {
 }
 
 
-def load_sdk() -> Any:
-    """The `anthropic` module, or a clear DriverConfigError if it is not installed."""
-    return import_sdk("anthropic", "2.14.0")
-
-
 def check_options(options: Mapping[str, Any]) -> dict[str, Any]:
     """Validate Anthropic driver_options, every problem at once."""
     parsed = parse_options("anthropic", options, OPTIONS)
@@ -88,11 +83,9 @@ class AnthropicDriver(SdkDriver):
     name = "anthropic"
 
     default_key_env = "ANTHROPIC_API_KEY"
-    load_sdk = staticmethod(load_sdk)
     check_options = staticmethod(check_options)
-
-    def open_client(self, sdk: Any, api_key: str, base_url: str | None) -> Any:
-        return sdk.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0)
+    sdk_module, sdk_pin = "anthropic", "2.14.0"
+    client_class = "AsyncAnthropic"
 
     # ------------------------------------------------------------------ request
 

@@ -36,7 +36,7 @@ from .base import (
     positive_float,
     positive_int,
 )
-from .sdk_driver import SdkDriver, import_sdk
+from .sdk_driver import SdkDriver
 
 EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 _STOP = {
@@ -56,11 +56,6 @@ OPTIONS = {
 }
 
 
-def load_sdk() -> Any:
-    """The `openai` module, or a clear DriverConfigError if it is not installed."""
-    return import_sdk("openai", "3.57.0")
-
-
 def check_options(options: Mapping[str, Any]) -> dict[str, Any]:
     """Validate OpenAI driver_options, every problem at once."""
     return parse_options("openai", options, OPTIONS)
@@ -72,11 +67,9 @@ class OpenAIDriver(SdkDriver):
     name = "openai"
 
     default_key_env = "OPENAI_API_KEY"
-    load_sdk = staticmethod(load_sdk)
     check_options = staticmethod(check_options)
-
-    def open_client(self, sdk: Any, api_key: str, base_url: str | None) -> Any:
-        return sdk.AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0)
+    sdk_module, sdk_pin = "openai", "3.57.0"
+    client_class = "AsyncOpenAI"
 
     def request_body(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSchema]

@@ -13,9 +13,12 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .base import DriverConfigError, ModelDriver, RetryPolicy, Sleeper
+
+if TYPE_CHECKING:
+    from .sdk_driver import SdkDriver
 
 DRIVERS = ("anthropic", "openai", "scripted")
 DEFAULT_KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
@@ -99,23 +102,10 @@ def make_driver(
     if driver == "anthropic":
         from .anthropic_driver import AnthropicDriver
 
-        return AnthropicDriver(
-            model,
-            api_key=api_key.strip(),
-            base_url=url,
-            options=options,
-            key_env=key_env,
-            retry=retry,
-            sleep=sleep,
-        )
-    from .openai_driver import OpenAIDriver
+        vendor: type[SdkDriver] = AnthropicDriver
+    else:
+        from .openai_driver import OpenAIDriver
 
-    return OpenAIDriver(
-        model,
-        api_key=api_key.strip(),
-        base_url=url,
-        options=options,
-        key_env=key_env,
-        retry=retry,
-        sleep=sleep,
-    )
+        vendor = OpenAIDriver
+    return vendor(model, api_key=api_key.strip(), base_url=url, options=options,
+                  key_env=key_env, retry=retry, sleep=sleep)

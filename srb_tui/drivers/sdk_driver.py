@@ -3,7 +3,7 @@
 :class:`SdkDriver` holds what the Anthropic and OpenAI drivers share (a client built with the
 SDK's own retries off, the request timeout, SDK exceptions mapped to srb's driver errors with
 the key redacted, closing the client). A vendor's driver supplies the specifics as hooks:
-``load_sdk``, ``check_options``, ``open_client``, ``request_body`` (srb's conversation in the
+``sdk_module``, ``check_options``, ``client_class``, ``request_body`` (srb's conversation in the
 vendor's words), ``create(body)`` (the one SDK call) and ``read_turn`` (the vendor's answer
 in srb's words).
 """
@@ -26,9 +26,8 @@ from .base import (
     RetryPolicy,
     Sleeper,
     ToolSchema,
-    map_sdk_error,
-    request_timeout,
 )
+from .sdk_errors import map_sdk_error, request_timeout
 
 
 def import_sdk(module: str, pin: str) -> Any:
@@ -71,19 +70,27 @@ class SdkDriver(ModelDriver):
 
     # ------------------------------------------------------------------ the vendor's hooks
 
-    @staticmethod
-    @abstractmethod
-    def load_sdk() -> Any:
+    sdk_module: ClassVar[str]
+    """the vendor SDK's module (``anthropic``, ``openai``)"""
+    sdk_pin: ClassVar[str]
+    """the SDK version srb is tested with, named when it is missing"""
+
+    def load_sdk(self) -> Any:
         """The SDK module, or a DriverConfigError saying how to install it."""
+        return import_sdk(self.sdk_module, self.sdk_pin)
 
     @staticmethod
     @abstractmethod
     def check_options(options: Mapping[str, Any]) -> dict[str, Any]:
         """The vendor's ``driver_options``, validated (every problem at once)."""
 
-    @abstractmethod
+    client_class: ClassVar[str]
+    """the name of the SDK's async client class (``AsyncAnthropic``, ``AsyncOpenAI``)"""
+
     def open_client(self, sdk: Any, api_key: str, base_url: str | None) -> Any:
         """The SDK's async client, with the SDK's own retries off (srb retries)."""
+        return getattr(sdk, self.client_class)(api_key=api_key, base_url=base_url,
+                                               max_retries=0)
 
     @abstractmethod
     def request_body(

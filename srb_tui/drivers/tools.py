@@ -1,7 +1,7 @@
 """Tool schemas offered to reviewers (Stage I) and adversaries (Stage III), and the checks on
 what they hand in (`report`, candidate file sets).
 
-The five reading tools mirror the grader's `Toolbox` (srb_tui/grader/audit_tools.py); their
+The five reading tools mirror the grader's `Toolbox` (srb_tui/grader/audit/tools.py); their
 calls are forwarded unchanged through a `ToolChannel`. `submit_review` follows the published
 review shape; `try_test` and `report` carry a candidate as ``{"files": {rel: text}}``.
 """

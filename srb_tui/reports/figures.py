@@ -183,19 +183,25 @@ def _tally(runs: Sequence[ReportRun], key: Callable[[ReportRun, Round], K]
     return found
 
 
+# What Figure 6 and its per-adversary detail say of each bar after naming it.
+_BREAK_COLUMNS = (
+    Column("model", "Model", "text"),
+    Column("effort", "Effort", "text"),
+    Column("rounds", "Rounds"),
+    Column("broken", "Breaks"),
+    Column("rate", "Break rate %", "pct"),
+    Column("exclusive", "Exclusive breaks"),
+    Column("errors", "Errored rounds"),
+)
+
+
 def verifier_table(runs: Sequence[ReportRun]) -> Table:
     """Figure 6: one bar per verifier — a slot (a01–a06) holding one model at one effort —
     pooled over every task it met: rounds, breaks, break rate, exclusive breaks, errors."""
     table = Table("figure6", "Figure 6 · break rate per verifier", [
         Column("verifier", "Verifier", "text"),
         Column("slot", "Slot", "text"),
-        Column("model", "Model", "text"),
-        Column("effort", "Effort", "text"),
-        Column("rounds", "Rounds"),
-        Column("broken", "Breaks"),
-        Column("rate", "Break rate %", "pct"),
-        Column("exclusive", "Exclusive breaks"),
-        Column("errors", "Errored rounds"),
+        *_BREAK_COLUMNS,
     ], bar="rate")
     tally = _tally(runs, lambda _r, rd: _verifier_key(rd))
     for (slot, model, effort), (n, b, excl, err) in sorted(tally.items()):
@@ -220,13 +226,7 @@ def adversary_table(runs: Sequence[ReportRun]) -> Table:
     table = Table("figure6_adversaries", "Figure 6 · per-task adversaries", [
         Column("adversary", "Adversary", "text"),
         Column("task", "Task", "text"),
-        Column("model", "Model", "text"),
-        Column("effort", "Effort", "text"),
-        Column("rounds", "Rounds"),
-        Column("broken", "Breaks"),
-        Column("rate", "Break rate %", "pct"),
-        Column("exclusive", "Exclusive breaks"),
-        Column("errors", "Errored rounds"),
+        *_BREAK_COLUMNS,
     ], bar="rate")
     tally = _tally(runs, lambda r, rd: (rd.adversary, r.task, rd.model, rd.effort))
     for (adversary, task, model, effort), (n, b, excl, err) in sorted(tally.items()):

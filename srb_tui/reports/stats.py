@@ -14,7 +14,7 @@ Every resampling is seeded (``SEED``), so a report is the same each time it is b
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,52 +58,128 @@ class Interval:
 def interval(by_task: Mapping[str, Sequence[float]], *, resamples: int = RESAMPLES,
              seed: int = SEED) -> Interval | None:
     """The mean of every run's value and its 95% bootstrap interval (None: no runs)."""
-    groups = [list(map(float, v)) for _k, v in sorted(by_task.items()) if v]
+    groups = tuple(tuple(map(float, v)) for _k, v in sorted(by_task.items()) if v)
     runs = sum(len(g) for g in groups)
     if not groups:
         return None
     mean = sum(sum(g) for g in groups) / runs
     if len(groups) < 2:
         return Interval(round(mean, 6), None, None, len(groups), runs)
-    np, stats = _libs()
-    rng = np.random.default_rng(seed)
-    if all(len(g) == 1 for g in groups):
-        values = np.array([g[0] for g in groups])
-        if np.all(values == values[0]):
-            low = high = float(values[0])
-        else:
-            found = stats.bootstrap((values,), np.mean, n_resamples=resamples,
-                                    method="percentile", confidence_level=LEVEL, rng=rng)
-            low, high = float(found.confidence_interval.low), \
-                float(found.confidence_interval.high)
-    else:
-        low, high = _two_stage(np, groups, resamples, rng)
+    low, high = _bounds(groups, resamples, seed)
     return Interval(round(mean, 6), round(low, 6), round(high, 6), len(groups), runs)
 
 
-def _two_stage(np: Any, groups: list[list[float]], resamples: int, rng: Any
+class _Kept:
+    """Results kept across calls, oldest out first once they hold more than ``cells``
+    (a bound on memory, whatever the size of the runs reported on)."""
+
+    def __init__(self, cells: int) -> None:
+        self.cells = cells
+        self.held: dict[Any, tuple[int, Any]] = {}
+        self.total = 0
+
+    def get(self, key: Any) -> Any:
+        found = self.held.get(key)
+        return None if found is None else found[1]
+
+    def put(self, key: Any, cells: int, value: Any) -> None:
+        if cells > self.cells or key in self.held:
+            return
+        while self.held and self.total + cells > self.cells:
+            self.total -= self.held.pop(next(iter(self.held)))[0]
+        self.held[key] = (cells, value)
+        self.total += cells
+
+
+_KEPT_BOUNDS = _Kept(1_000_000)  # values in the keys (about 40 MB at most)
+_KEPT_DRAWS = _Kept(2_000_000)  # drawn cells (about 20 MB at most)
+
+
+def _bounds(groups: tuple[tuple[float, ...], ...], resamples: int, seed: int
+            ) -> tuple[float, float]:
+    """The percentile interval of ``groups`` (each task's values, in task order). It is a
+    pure function of its arguments (the resampling is seeded), so a report built again over
+    the same runs (the Reports screen's refresh, a re-open) reuses it."""
+    key = (groups, resamples, seed)
+    if (kept := _KEPT_BOUNDS.get(key)) is not None:
+        return kept  # type: ignore[no-any-return]
+    found = _compute_bounds(groups, resamples, seed)
+    _KEPT_BOUNDS.put(key, sum(len(g) for g in groups), found)
+    return found
+
+
+def _compute_bounds(groups: tuple[tuple[float, ...], ...], resamples: int, seed: int
+                    ) -> tuple[float, float]:
+    np, stats = _libs()
+    if all(len(g) == 1 for g in groups):
+        values = np.array([g[0] for g in groups])
+        if np.all(values == values[0]):
+            return float(values[0]), float(values[0])
+        found = stats.bootstrap((values,), np.mean, n_resamples=resamples,
+                                method="percentile", confidence_level=LEVEL,
+                                rng=np.random.default_rng(seed))
+        return float(found.confidence_interval.low), float(found.confidence_interval.high)
+    return _two_stage(np, groups, resamples, seed)
+
+
+def _two_stage(np: Any, groups: Sequence[Sequence[float]], resamples: int, seed: int
                ) -> tuple[float, float]:
-    """Percentile interval of the mean over a two-stage resample (tasks, then runs)."""
-    count = len(groups)
-    sizes = np.array([len(g) for g in groups])
-    widest = int(sizes.max())
-    table = np.zeros((count, widest))
+    """Percentile interval of the mean over a two-stage resample (tasks, then runs).
+
+    The draws depend only on the task sizes (not on the values), so they are made once per
+    shape (:func:`_draws`) and every table column of that shape only gathers its values."""
+    sizes = tuple(len(g) for g in groups)
+    widest = max(sizes)
+    table = np.zeros((len(groups), widest))
     for i, g in enumerate(groups):
         table[i, :len(g)] = g
+    flat = table.ravel()
     means = []
+    for index, used, count in _draws(np, sizes, resamples, seed):
+        drawn = flat[index]
+        means.append((drawn if used is None else drawn * used).sum(axis=(1, 2)) / count)
+    tail = (1 - LEVEL) / 2
+    low, high = np.quantile(np.concatenate(means), [tail, 1 - tail])
+    return float(low), float(high)
+
+
+def _draws(np: Any, sizes: tuple[int, ...], resamples: int, seed: int
+           ) -> Iterator[tuple[Any, Any, Any]]:
+    """Per batch of resamples: where each drawn run sits in the flattened (task × run)
+    table, which of the drawn slots are runs (None: all of them) and how many runs each
+    resample drew (kept: every batch as one). The random stream is the seeded one,
+    consumed in the same order as ever (tasks, then runs within each drawn task, batch
+    after batch). A shape too large to keep is drawn again each time, one batch in memory
+    at a time."""
+    key = (sizes, resamples, seed)
+    if (kept := _KEPT_DRAWS.get(key)) is not None:
+        yield from kept
+        return
+    cells = resamples * len(sizes) * max(sizes)
+    keep = cells <= _KEPT_DRAWS.cells
+    rng = np.random.default_rng(seed)
+    count, widest = len(sizes), max(sizes)
+    size = np.array(sizes)
+    slots = np.arange(widest)[None, None, :]
+    out = []
     done = 0
     while done < resamples:
         batch = min(_BATCH, resamples - done)
         tasks = rng.integers(0, count, size=(batch, count))
-        n = sizes[tasks]  # (batch, count): runs of each drawn task
-        picks = np.floor(rng.random((batch, count, widest)) * n[..., None]).astype(int)
-        used = np.arange(widest)[None, None, :] < n[..., None]
-        drawn = table[tasks[..., None], picks]
-        means.append((drawn * used).sum(axis=(1, 2)) / used.sum(axis=(1, 2)))
+        n = size[tasks][..., None]  # (batch, count, 1): runs of each drawn task
+        picks = np.floor(rng.random((batch, count, widest)) * n).astype(int)
+        used = slots < n
+        index = tasks[..., None] * widest + picks
+        item = (index, None if used.all() else used, used.sum(axis=(1, 2)))
+        if keep:
+            out.append(item)
+        yield item
         done += batch
-    found = np.concatenate(means)
-    tail = (1 - LEVEL) / 2
-    return float(np.quantile(found, tail)), float(np.quantile(found, 1 - tail))
+    if keep:  # one batch of them all: one gather and one sum a call (the same sums)
+        used = None if all(o[1] is None for o in out) else np.concatenate(
+            [np.ones(o[0].shape, bool) if o[1] is None else o[1] for o in out])
+        _KEPT_DRAWS.put(key, cells, [(np.concatenate([o[0] for o in out]), used,
+                                      np.concatenate([o[2] for o in out]))])
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ files and State A's file list). Each finding names the file and the key:
   script under the probe's folder, run as ``sh SCRIPT TREE`` in each tree before it is
   fuzzed: it must be a string naming a file that exists there), and ``fuzz_seeds`` exists;
 * ``[metadata].nondeterminism``, when given, is ``"reject"`` or ``"break"`` (what a submission
-  nondeterministic for a candidate counts as: grader/candidate.py).
+  nondeterministic for a candidate counts as: grader/candidates/).
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ MODULE_SCRIPT_SUFFIXES = (".sh", ".py", ".bash", "")
 def _modules_outside_sandbox(task: Task, problems: list[Problem]) -> None:
     """One warning for the modules that start submission code themselves: their files name
     ``SRB_REPO`` and never the launcher. The programs they start of the tree run as the
-    slot uid (the exec boundary, :mod:`srb_tui.grader.module_boundary`); what a module
+    slot uid (the exec boundary, :mod:`srb_tui.grader.boundary.module_boundary`); what a module
     loads into its own process is not behind it, and a run records it when seen."""
     assert task.evaluation is not None
     behavioural = task.evaluation.behavioural

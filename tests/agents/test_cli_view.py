@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from srb_tui.commands.run import Display
+from srb_tui.commands.run_view import Display
 from srb_tui.service.agent_events import AgentRoundFinished
 from srb_tui.service.views.agent_report import cost_text
 

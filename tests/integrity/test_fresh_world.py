@@ -61,7 +61,7 @@ async def as_grader(box: StageContainer, code: str) -> object:
 
 GRADER_ENTRY = r"""
 import json, os
-from srb_grader import sandbox
+from srb_grader.boundary import sandbox
 sandbox.join_slot_groups([0])
 os.mkdir('/srb/run/0/grader-own', 0o700)  # the grader's: the slot cannot remove it
 try:
@@ -151,7 +151,7 @@ print(json.dumps({'planted': planted, 'refused': refused, 'found': sorted(found)
 
 SCAN = r"""
 import json, subprocess, sys
-from srb_grader import sandbox
+from srb_grader.boundary import sandbox
 from srb_grader.candidates.scratch import clear_candidate_tmp
 uid = sandbox.slot_ids(0)[0]
 def as_slot(slot, mode, mark):

@@ -157,11 +157,11 @@ async def test_setsid_escapes_are_ended_whole(box: StageContainer, submit: Submi
     )
     assert code == 0 and "started" in out
     before = json.loads(await as_grader(box, (
-        "import json; from srb_grader import sandbox\n"
+        "import json; from srb_grader.boundary import sandbox\n"
         "print(json.dumps(len(sandbox.uid_processes(sandbox.slot_ids(0)[0]))))")))
     assert before >= 2
     after = json.loads(await as_grader(box, (
-        "import json; from srb_grader import sandbox\n"
+        "import json; from srb_grader.boundary import sandbox\n"
         "gone = sandbox.reset(0)\n"
         "print(json.dumps([gone, len(sandbox.uid_processes(sandbox.slot_ids(0)[0]))]))")))
     assert after == [True, 0]
@@ -173,7 +173,7 @@ async def test_what_the_program_leaves_in_its_group_is_ended_by_the_launcher(
     """Background children of the program's own session outlive it only until the launcher
     returns: SIGTERM, then SIGKILL for one that ignores SIGTERM (no slot reset needed)."""
     count = (  # the slot's sleeps, polled for up to 5 s (a SIGKILLed one takes a moment)
-        "import json, time; from srb_grader import sandbox\n"
+        "import json, time; from srb_grader.boundary import sandbox\n"
         "uid = sandbox.slot_ids(0)[0]\n"
         "def cmd(p):\n"
         "    try:\n"
@@ -209,7 +209,7 @@ async def test_filling_the_disk_is_the_submissions_own_failure(box: StageContain
         "from srb_grader.envelope import atomic_write_json\n"
         "atomic_write_json('/srb/grader/check.json', {'ok': True}); print('ok')"))
     assert wrote.strip() == "ok"
-    await as_grader(box, "from srb_grader import sandbox; sandbox.reset(0)")
+    await as_grader(box, "from srb_grader.boundary import sandbox; sandbox.reset(0)")
     code, out = await as_submission(box, "rm -f /workspace/fill; find /tmp $HOME -type f | wc -l")
     assert code == 0 and out.split()[-1] == "0", out  # reset wiped what the uid wrote
 
@@ -227,7 +227,7 @@ async def test_fork_bomb_stays_inside_its_limit(box: StageContainer) -> None:
     fingerprint = await box.grader(["fingerprint"], timeout_sec=60)  # the grader still forks
     assert fingerprint.exit_code == 0
     left = json.loads(await as_grader(box, (
-        "import json; from srb_grader import sandbox\n"
+        "import json; from srb_grader.boundary import sandbox\n"
         "sandbox.reset(0); print(json.dumps(len(sandbox.uid_processes(sandbox.slot_ids(0)[0]))))")))
     assert left == 0
 
@@ -303,7 +303,7 @@ async def test_the_in_process_launcher_end_to_end(box: StageContainer) -> None:
     assert out["left"] == ["left\n", 0]  # the background sleep did not hold the case up
     assert out["python"] == [0, f"{uid} False ['a b']\n"]
     left = json.loads(await as_grader(box, (
-        "import json; from srb_grader import sandbox\n"
+        "import json; from srb_grader.boundary import sandbox\n"
         "print(json.dumps(len(sandbox.uid_processes(sandbox.slot_ids(0)[0]))))")))
     assert left == 0  # every sleep above went with its session
 

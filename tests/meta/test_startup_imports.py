@@ -84,3 +84,49 @@ def test_every_dataclass_has_a_docstring() -> None:
                     ast.get_docstring(node) is None:
                 missing.append(f"{path.relative_to(ROOT.parent)}:{node.lineno} {node.name}")
     assert missing == []
+
+
+MODULES_AFTER = r"""
+import contextlib, io, json, sys
+from srb_tui.cli import main
+with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    try:
+        code = main(sys.argv[1:])
+    except SystemExit as exc:
+        code = exc.code
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+# What a command that neither runs nor grades must not load: the run service (and with it
+# the engine client and every agent), the console, the campaign scheduler.
+HEAVY = ("srb_tui.service.app", "srb_tui.service.run", "srb_tui.runner.containers",
+         "srb_tui.campaigns.scheduler", "srb_tui.campaigns.calls", "docker", "textual",
+         "numpy", "scipy")
+
+
+def _loaded(*argv: str) -> tuple[int, set[str]]:
+    done = subprocess.run([sys.executable, "-c", MODULES_AFTER, *argv], capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 0, done.stderr[-1500:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    return found["code"], set(found["modules"])
+
+
+def _heavy(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
+
+
+def test_version_loads_no_command_module() -> None:
+    code, modules = _loaded("--version")
+    assert code == 0
+    assert not any(m.startswith("srb_tui.commands.") and m not in (
+        "srb_tui.commands.exit_codes", "srb_tui.commands.output") for m in modules), \
+        sorted(m for m in modules if m.startswith("srb_tui.commands."))
+    assert _heavy(modules) == []
+    assert "srb_tui.store" not in modules and "rich.table" not in modules
+
+
+def test_campaign_status_reads_the_store_without_the_run_service(tmp_path: Path) -> None:
+    code, modules = _loaded("--state", str(tmp_path / "state"), "campaign", "status", "nope")
+    assert code != 0  # no store there: an error, after the parser and the command loaded
+    assert "srb_tui.commands.campaign" in modules
+    assert _heavy(modules) == []

@@ -193,3 +193,63 @@ def test_every_format_carries_the_intervals_and_their_method(
     text = capsys.readouterr().out
     assert "scipy.stats.wilcoxon" in text and resamples in text, fmt
     assert "p-value" in text and ("95% low" in text or "95\\% low" in text), fmt
+
+
+def _two_stage_reference(groups: list[list[float]], resamples: int = RESAMPLES
+                         ) -> tuple[float, float]:
+    """The two-stage resample as first written (one batch of 500 at a time, every array
+    built per call): the numbers the kept draws must reproduce exactly."""
+    rng = np.random.default_rng(SEED)
+    count, sizes = len(groups), np.array([len(g) for g in groups])
+    widest = int(sizes.max())
+    table = np.zeros((count, widest))
+    for i, g in enumerate(groups):
+        table[i, :len(g)] = g
+    means, done = [], 0
+    while done < resamples:
+        batch = min(500, resamples - done)
+        tasks = rng.integers(0, count, size=(batch, count))
+        n = sizes[tasks]
+        picks = np.floor(rng.random((batch, count, widest)) * n[..., None]).astype(int)
+        used = np.arange(widest)[None, None, :] < n[..., None]
+        drawn = table[tasks[..., None], picks]
+        means.append((drawn * used).sum(axis=(1, 2)) / used.sum(axis=(1, 2)))
+        done += batch
+    found = np.concatenate(means)
+    return float(np.quantile(found, 0.025)), float(np.quantile(found, 0.975))
+
+
+def test_two_stage_intervals_are_the_reference_numbers_exactly() -> None:
+    """Kept draws (one per shape of tasks), kept results and one gather a call change no
+    digit: every shape and value kind, first call and again, equals the reference."""
+    from random import Random
+
+    rnd = Random(7)
+    for case in range(40):
+        groups = [[rnd.choice([0.0, 100.0, rnd.uniform(0, 100), round(rnd.uniform(0, 100), 1)])
+                   for _ in range(rnd.choice([1, 2, 2, 3, 5]))]
+                  for _ in range(rnd.randint(2, 25))]
+        if all(len(g) == 1 for g in groups):
+            groups[0].append(50.0)
+        want = _two_stage_reference(groups, resamples=1000 + 500 * (case % 3) + case)
+        by = {f"t{i:02d}": g for i, g in enumerate(groups)}
+        for _again in range(2):
+            found = interval(by, resamples=1000 + 500 * (case % 3) + case)
+            assert found is not None
+            assert (found.low, found.high) == (round(want[0], 6), round(want[1], 6)), case
+    same_shape = {f"t{i}": [s, 100.0 - s] for i, s in enumerate(SCORES)}
+    low, high = _two_stage_reference(list(same_shape.values()))
+    found = interval(same_shape)
+    assert found is not None and (found.low, found.high) == (round(low, 6), round(high, 6))
+
+
+def test_what_the_intervals_keep_is_bounded() -> None:
+    from srb_tui.reports.stats import _Kept
+
+    kept = _Kept(100)
+    for k in range(10):
+        kept.put(k, 30, f"v{k}")
+        assert kept.total <= 100 and kept.get(k) == f"v{k}"
+    assert sorted(kept.held) == [7, 8, 9] and kept.total == 90  # the oldest went first
+    kept.put("huge", 101, "never")
+    assert kept.get("huge") is None and kept.total == 90

@@ -88,3 +88,36 @@ def test_a_count_column_repeating_another_is_folded_into_a_note_when_too_wide() 
     table.rows[0][2] = 13
     differing = draw_table(table, 60)
     assert "not shown" not in text(differing) and differing.width > narrow.width
+
+
+def test_the_width_reckoned_is_richs_own_measure() -> None:
+    """draw_table reckons a table's width from its columns' minimum widths (no cell is
+    measured): the same number Rich's measure of every cell gives, for every table of a
+    report, each heading lettered or not, with a bar and without."""
+    from srb_tui.reports import build_report
+    from srb_tui.reports.records import ReportRun
+    from srb_tui.ui.widgets.report_table import (
+        Styles,
+        _headings,
+        _letter_order,
+        _measure,
+        _rich_table,
+        _shown_columns,
+        measured,
+    )
+
+    runs = [ReportRun(run_id=f"r{i}", task=f"task-[{i % 3}]", config=f"cfg {i % 4}",
+                      score=float(i * 7 % 101), audit_gate="pass", complete=i % 2 == 0,
+                      checks_passed=i % 10, checks_total=10) for i in range(24)]
+    tables = [_table(), *build_report(runs).tables]
+    checked = 0
+    for table in tables:
+        shown = _shown_columns(table)
+        order = _letter_order(table, shown)
+        for lettered in (set(), set(order[:1]), set(order)):
+            headings, _legend = _headings(table, shown, lettered)
+            for bar_width in (0, 7, BAR_WIDTH):
+                rich = _rich_table(table, shown, headings, bar_width, Styles())
+                assert _measure(rich) == measured(rich), (table.id, lettered, bar_width)
+                checked += 1
+    assert checked >= 3 * 3 * len(tables)

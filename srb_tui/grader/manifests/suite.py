@@ -5,7 +5,7 @@ Both share the module contract (``[[module]]`` with ``id``, ``title``, ``weight`
 their ``schema`` string. The keys, their types and their defaults are written here once:
 the host's task loader reads a suite with these rules (its :class:`Reporter` adds the file
 and the line), and so does the grader inside a stage container
-(``srb_tui/grader/suite_manifest.py`` resolves the folders and refuses a suite with
+(``srb_tui/grader/suite/manifest.py`` resolves the folders and refuses a suite with
 problems). Where srb's two earlier readers disagreed, the published reader decided.
 """
 

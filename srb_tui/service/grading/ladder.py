@@ -20,7 +20,7 @@ import contextlib
 import dataclasses
 import json
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,19 +29,19 @@ from srb_tui import faultpoint
 from srb_tui.config import DEFAULT_BASE_IMAGE
 from srb_tui.gateway import Gateway
 from srb_tui.grader import contract
-from srb_tui.grader.envelope import atomic_write_json
 from srb_tui.grader.fingerprint import fingerprint
 from srb_tui.runner import DockerEngine
 from srb_tui.schema import StageSpec, Task
 from srb_tui.scoring import ScoreEnvelope, ScoringPolicy, score_run
 from srb_tui.scoring.published import error_document, verdict_document
 from srb_tui.scoring.result_files import write_result_files
-from srb_tui.service.events import Progress, StageFinished, StatusChanged
-from srb_tui.service.grading.stages.audit import run_audit
-from srb_tui.service.grading.stages.behavioural import outcome_of, run_behavioural
+from srb_tui.service.events import Progress, StatusChanged
+from srb_tui.service.grading.stage_record import persist_stage
+from srb_tui.service.grading.stages.audit import AUDIT
+from srb_tui.service.grading.stages.behavioural import BEHAVIOURAL, outcome_of
 from srb_tui.service.grading.stages.common import StageImages, StageOutcome, with_fault
-from srb_tui.service.grading.stages.verification import DEFAULT_PARALLEL, run_verification
-from srb_tui.service.provenance import stamp as stamp_provenance
+from srb_tui.service.grading.stages.stage import DEFAULT_PARALLEL, Stage, StageContext
+from srb_tui.service.grading.stages.verification import VERIFICATION
 from srb_tui.store import Store, StoreError, is_legal
 
 STAGES = contract.STAGES
@@ -140,6 +140,22 @@ class _Ladder:
             run_id=ctx.run_id,
             image_map=ctx.image_map,
         )
+        self.stage_ctx = StageContext(
+            engine=ctx.engine,
+            store=ctx.store,
+            run_id=ctx.run_id,
+            task=ctx.task,
+            original=ctx.original_dir,
+            submission=ctx.submission_dir,
+            images=self.images,
+            publish=self.publish,
+            run_dir=ctx.run_dir,
+            environ=ctx.environ,
+            gateway=ctx.gateway,
+            budget_override=ctx.adversary_budget_sec,
+            max_parallel=ctx.max_parallel_adversaries,
+        )
+        """The one context Stage I, II and III each run on."""
 
     # ------------------------------------------------------------------ bookkeeping
 
@@ -170,51 +186,22 @@ class _Ladder:
     def result_path(self, stage: str) -> Path:
         return self.ctx.run_dir / _result_name(self.spec(stage))
 
-    async def persist(self, outcome: StageOutcome) -> None:
-        env = outcome.envelope
-        atomic_write_json(self.result_path(outcome.stage), env)
-        harness = env.get("harness") if isinstance(env.get("harness"), dict) else {}
-        assert isinstance(harness, dict)
-        duration = env.get("duration_sec")
-        await self.ctx.store.record_stage_result(
-            self.ctx.run_id,
-            outcome.stage,
-            outcome.status,
-            started_at=str(env.get("started_at")) if env.get("started_at") else None,
-            duration_sec=float(duration) if isinstance(duration, int | float) else None,
-            fingerprint=str(harness.get("fingerprint")) if harness.get("fingerprint") else None,
-            result=env,
-        )
-        await stamp_provenance(self.ctx.store, self.ctx.run_id, outcome.stage)
-        summary = self.summary(outcome)
-        await self.ctx.store.add_event(
-            self.ctx.run_id, "stage_finished", {"stage": outcome.stage, **summary}
-        )
-        self.publish(StageFinished(self.ctx.run_id, outcome.stage, outcome.status, summary))
-
-    @staticmethod
-    def summary(outcome: StageOutcome) -> dict[str, Any]:
-        out: dict[str, Any] = {"status": outcome.status}
-        if outcome.harness_error:
-            out["harness_error"] = outcome.harness_error
-        if outcome.stage == "audit":
-            out["gate"] = outcome.audit_gate
-        elif outcome.stage == "behavioural":
-            out["complete"] = outcome.behavioural_complete
-            out["modules"] = {m.get("id"): m.get("rate") for m in outcome.modules}
-        else:
-            out["adversaries"] = dict(outcome.adversaries)
-        return out
-
-    async def run_stage(
-        self, stage: str, body: Callable[[], Awaitable[StageOutcome]]
-    ) -> StageOutcome:
-        await self.enter(stage, f"Stage {STAGES.index(stage) + 1} ({stage})")
-        await self.ctx.store.clear_stage(self.ctx.run_id, stage)
-        self.publish(Progress(self.ctx.run_id, f"{stage}: started"))
-        outcome = await with_fault(stage, self.ctx.task.id, body)
-        await self.persist(outcome)
+    async def run_stage(self, stage: Stage) -> StageOutcome:
+        """Enter ``stage``'s status, run it on the grading's context (a harness fault
+        becomes an ``error`` outcome), and persist what it produced."""
+        name = stage.name
+        await self.enter(name, f"Stage {STAGES.index(name) + 1} ({name})")
+        await self.ctx.store.clear_stage(self.ctx.run_id, name)
+        self.publish(Progress(self.ctx.run_id, f"{name}: started"))
+        outcome = await with_fault(name, self.ctx.task.id, lambda: stage.run(self.stage_ctx))
+        await persist_stage(self.stage_ctx, outcome, self.result_path(name))
         return outcome
+
+    async def rung(self, stage: Stage) -> StageOutcome | None:
+        """``stage`` run now, or its stored outcome when this grading does not re-run it."""
+        if stage.name not in self.selected:
+            return self.previous(stage.name)
+        return await self.run_stage(stage)
 
     def previous(self, stage: str) -> StageOutcome | None:
         """A stage's stored envelope (when this grading does not re-run it)."""
@@ -242,33 +229,6 @@ class _Ladder:
 
     # ------------------------------------------------------------------ the stages
 
-    def kwargs(self) -> dict[str, Any]:
-        c = self.ctx
-        return {
-            "engine": c.engine,
-            "store": c.store,
-            "run_id": c.run_id,
-            "task": c.task,
-            "original": c.original_dir,
-            "submission": c.submission_dir,
-            "images": self.images,
-            "publish": self.publish,
-        }
-
-    async def audit(self) -> StageOutcome | None:
-        if "audit" not in self.selected:
-            return self.previous("audit")
-        return await self.run_stage(
-            "audit",
-            lambda: run_audit(**self.kwargs(), run_dir=self.ctx.run_dir, environ=self.ctx.environ,
-                              gateway=self.ctx.gateway),
-        )
-
-    async def behavioural(self) -> StageOutcome | None:
-        if "behavioural" not in self.selected:
-            return self.previous("behavioural")
-        return await self.run_stage("behavioural", lambda: run_behavioural(**self.kwargs()))
-
     async def verification(self, gate_open: bool) -> StageOutcome | None:
         spec = self.evaluation.verification
         if spec is None or not spec.enabled:
@@ -285,17 +245,7 @@ class _Ladder:
             self.notes.append(
                 "Stage III was forced although the gate was closed: shown, not credited"
             )
-        return await self.run_stage(
-            "verification",
-            lambda: run_verification(
-                **self.kwargs(),
-                run_dir=self.ctx.run_dir,
-                budget_override=self.ctx.adversary_budget_sec,
-                max_parallel=self.ctx.max_parallel_adversaries,
-                environ=self.ctx.environ,
-                gateway=self.ctx.gateway,
-            ),
-        )
+        return await self.run_stage(VERIFICATION)
 
     # ------------------------------------------------------------------ scoring
 
@@ -378,8 +328,8 @@ class _Ladder:
     async def grade(self) -> ScoreEnvelope:
         wanted = [s for s in self.selected if getattr(self.evaluation, s) is not None]
         self.images.prefetch(wanted)
-        audit = await self.audit()
-        behavioural = await self.behavioural()
+        audit = await self.rung(AUDIT)
+        behavioural = await self.rung(BEHAVIOURAL)  # runs even after a Stage I fail
         gate_open = (
             audit is not None
             and audit.audit_gate == "pass"

@@ -20,11 +20,12 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from srb_tui.gateway import Gateway
-from srb_tui.grader.envelope import atomic_write_json
 from srb_tui.runner import DockerEngine
 from srb_tui.schema import Task
+from srb_tui.service.grading.stage_record import persist_stage
 from srb_tui.service.grading.stages.common import Publish, StageImages
-from srb_tui.service.grading.stages.verification import DEFAULT_PARALLEL, run_verification
+from srb_tui.service.grading.stages.stage import DEFAULT_PARALLEL, StageContext
+from srb_tui.service.grading.stages.verification import VERIFICATION
 from srb_tui.service.grading.strength_stage import STAGE_I_SKIPPED
 from srb_tui.store import Store
 from srb_tui.strength.mutate import Mutant, apply_mutant
@@ -61,19 +62,13 @@ async def grade_survivor(
         copy = Path(scratch) / "tree"
         shutil.copytree(tree or state_a, copy, symlinks=True)
         apply_mutant(copy, mutant)
-        outcome = await run_verification(
+        ctx = StageContext(
             engine=engine, store=store, run_id=run_id, task=task, original=state_a,
-            submission=copy, run_dir=run_dir, images=images, publish=publish,
-            budget_override=budget_sec, max_parallel=max_parallel, environ=environ,
-            gateway=gateway)
-    env = outcome.envelope
-    atomic_write_json(run_dir / "verification.json", env)
-    duration = env.get("duration_sec")
-    await store.record_stage_result(
-        run_id, "verification", outcome.status,
-        started_at=str(env.get("started_at")) if env.get("started_at") else None,
-        duration_sec=float(duration) if isinstance(duration, int | float) else None,
-        result=env)
+            submission=copy, images=images, publish=publish, run_dir=run_dir,
+            environ=environ, gateway=gateway, budget_override=budget_sec,
+            max_parallel=max_parallel)
+        outcome = await VERIFICATION.run(ctx)
+    await persist_stage(ctx, outcome, run_dir / "verification.json")
     first: dict[str, int] = {}
     for record in await store.counterexamples(run_id):
         if record.verdict == "upheld":

@@ -128,7 +128,7 @@ async def start_client_container(
 async def _check_in_container(phase: AgentPhase, run: RunRecord, handle: ContainerHandle,
                               adapter: ClientAdapter, user: str) -> None:
     pin = adapter.pin
-    if pin.name == "mini-swe-agent":
+    if pin.kind.needs_python:
         py = await exec_run(phase.engine, handle, [
             "sh", "-c", "python3 -c 'import sys; print(\"%d.%d\" % sys.version_info[:2])'"],
             user=user, timeout_sec=60)

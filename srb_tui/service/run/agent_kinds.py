@@ -17,7 +17,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
-from srb_tui.agents.spec import CLIENT_KINDS, AgentSpec
+from srb_tui.agents.kinds import BUILTIN_KINDS, CLIENT_KINDS, is_client, spec_kind
+from srb_tui.agents.spec import AgentSpec
 from srb_tui.runner import ContainerHandle
 from srb_tui.schema import Task
 from srb_tui.service.run.agent_phase import AgentOutcome, AgentPhase
@@ -42,7 +43,7 @@ class AgentKind(Protocol):
 def uses_gateway(agent_text: str) -> bool:
     """Whether a run's agent (its stored spec text) talks to models through srb's gateway,
     so the gateway must be up before the run is driven."""
-    return agent_text.split(":", 1)[0] in CLIENT_KINDS
+    return is_client(spec_kind(agent_text))
 
 
 class BuiltinAgent:
@@ -88,6 +89,16 @@ class ClientAgent(BuiltinAgent):
         await close_client_access(self.phase, run_id)
 
 
+KINDS: dict[str, type[BuiltinAgent]] = {
+    **dict.fromkeys(BUILTIN_KINDS, BuiltinAgent),
+    **dict.fromkeys(CLIENT_KINDS, ClientAgent),
+}
+"""The registry: each kind an agent spec can name (srb_tui/agents/kinds.py) and the
+implementation that runs it. A built-in kind's own part is its plan
+(:func:`srb_tui.agents.plan.plan_agent`); a client's, its adapter
+(:data:`srb_tui.agents.adapters.ADAPTERS`)."""
+
+
 def agent_for(phase: AgentPhase, spec: AgentSpec) -> AgentKind:
-    """The kind of agent ``spec`` names: the one place the two are told apart."""
-    return ClientAgent(phase, spec) if spec.kind in CLIENT_KINDS else BuiltinAgent(phase, spec)
+    """The kind of agent ``spec`` names: the one place the kinds are told apart."""
+    return KINDS[spec.kind](phase, spec)

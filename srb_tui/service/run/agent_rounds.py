@@ -31,7 +31,6 @@ from srb_tui.agents.streams import (
     RoundSummary,
     StreamParser,
     parse_trajectory,
-    parser_for,
 )
 from srb_tui.agents.wrapper import parse_marker
 from srb_tui.runner import ContainerHandle, DockerEngine
@@ -135,7 +134,7 @@ class ContainerRounds:
         first = await self.store.max_log_seq(self.run_id)
         await self.store.start_agent_round(self.run_id, number, prompt_kind=kind,
                                            first_log_seq=first)
-        self._live[number] = _Live(number, parser_for(self.adapter.client), asyncio.Event())
+        self._live[number] = _Live(number, self.adapter.stream_parser(), asyncio.Event())
         await self._exec(number, prompt, session, budget_sec)
         self.bus.publish(AgentRoundStarted(self.run_id, number, kind))
         self.say(f"round {number} started ({kind}"
@@ -196,7 +195,7 @@ class ContainerRounds:
                     if what == "start":
                         self._current = number
                         self._live.setdefault(number, _Live(
-                            number, parser_for(self.adapter.client), asyncio.Event()))
+                            number, self.adapter.stream_parser(), asyncio.Event()))
                     elif what == "exit" and number in self._live:
                         await self._flush(number, pending.pop(number, []),
                                           stamps.pop(number, []))
@@ -226,7 +225,7 @@ class ContainerRounds:
         """After a restart: re-parse the unfinished round's stored lines into its events."""
         rounds = {r.round: r for r in await self.store.agent_rounds(self.run_id)}
         first = rounds[number].first_log_seq if number in rounds else 0
-        live = _Live(number, parser_for(self.adapter.client), asyncio.Event())
+        live = _Live(number, self.adapter.stream_parser(), asyncio.Event())
         rows: list[tuple[str, str, dict[str, Any]]] = []
         started = False
         for _seq, ts, text in await self.store.stdout_lines_after(self.run_id, first):

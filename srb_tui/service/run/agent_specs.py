@@ -11,7 +11,7 @@ from srb_tui.agents import AgentSpecError, parse_agent_spec, plan_agent
 from srb_tui.agents.adapters import make_adapter
 from srb_tui.agents.clients import resolve_pin
 from srb_tui.agents.errors import AdapterError, ClientError
-from srb_tui.agents.spec import CLIENT_KINDS
+from srb_tui.agents.kinds import CLIENT_KINDS, CLIENT_LINES, is_client
 
 if TYPE_CHECKING:
     from srb_tui.gateway.config import GatewayConfig
@@ -51,7 +51,7 @@ def check_agent(
     ``effort``, and have positive budgets."""
     try:
         spec = parse_agent_spec(spec_text, task_dir)
-        if spec.kind not in CLIENT_KINDS:
+        if not is_client(spec.kind):
             plan_agent(spec)
             return AgentCheck(spec.text, None, model=spec.model)
         pin = resolve_pin(spec.kind, harness, client_version)
@@ -86,7 +86,8 @@ def missing_key(config: GatewayConfig, vendor: str) -> str | None:
 
 def client_cache_summary() -> str:
     """The agent clients cached on this host, where, and which are installed on first use."""
-    from srb_tui.agents.clients import CLIENTS, cache_root, cached_clients
+    from srb_tui.agents.clients import cache_root, cached_clients
+    from srb_tui.agents.kinds import CLIENTS
 
     found = cached_clients()
     names = {c.pin.name for c in found}
@@ -115,5 +116,5 @@ def upstream_summaries(state_dir: Path) -> list[tuple[str, str]]:
     return lines
 
 
-__all__ = ["CLIENT_KINDS", "AgentCheck", "check_agent", "client_cache_summary",
+__all__ = ["CLIENT_KINDS", "CLIENT_LINES", "AgentCheck", "check_agent", "client_cache_summary",
            "missing_key", "upstream_summaries"]

@@ -26,14 +26,11 @@ from srb_tui.runner import ContainerHandle, DockerEngine, RunnerError, store_tag
 from srb_tui.schema import Task, TaskLoad
 from srb_tui.service.events import (
     EventBus,
-    RunCreated,
 )
-from srb_tui.service.provenance import record_launch
 from srb_tui.service.provenance import stamp as stamp_provenance
 from srb_tui.service.run import run_access, run_prepare, run_upkeep
 from srb_tui.service.run.agent_kinds import agent_for, uses_gateway
 from srb_tui.service.run.agent_phase import STORE_LABEL, AgentLimits, AgentPhase, PhaseContext
-from srb_tui.service.run.agent_specs import check_agent, missing_key
 from srb_tui.service.run.context import RunContext
 from srb_tui.service.run.model_access import ModelAccess, NoModelAccess
 from srb_tui.service.run.run_faults import (
@@ -47,19 +44,18 @@ from srb_tui.service.run.run_faults import (
     remember_adversary_budget,
     score_already_stored,
     state_dir_unwritable,
-    this_process_lease,
 )
+from srb_tui.service.run.run_launch import RunLaunch
 from srb_tui.service.run.run_moves import RunMoves
+from srb_tui.service.run.run_pool import PoolSide
 from srb_tui.service.run.run_prepare import env_image_tag
 from srb_tui.sources import StateAError
-from srb_tui.store import FINAL_STATUSES, RunRecord, Store
-from srb_tui.store.run_extra import BUDGET, CLIENT_VERSION, AgentBudget
+from srb_tui.store import RunRecord, Store
 
 if TYPE_CHECKING:
     from srb_tui.gateway import Gateway
     from srb_tui.runner import ExtractLimits, GcReport
-    from srb_tui.runner.backends import Backend, Node
-    from srb_tui.runner.reaper import SkippedEngine
+    from srb_tui.runner.backends import Backend
     from srb_tui.service.run.run_grading import Graded
 
 # Grading (:mod:`.run_grading`, and with it scoring and the stages) and the real clients'
@@ -72,7 +68,7 @@ def store_label(db_path: Path) -> str:
     return store_tag(db_path)
 
 
-class RunService:
+class RunService(RunLaunch, PoolSide):
     """Creates runs and drives them through their lifecycle."""
 
     def __init__(
@@ -135,81 +131,6 @@ class RunService:
         """The task a run names (its directory or id), loaded and validated afresh."""
         return run_prepare.load_task_ref(self.settings, task_ref)
 
-    async def launch(
-        self,
-        task_ref: str,
-        agent: str,
-        *,
-        budget_sec: float | None = None,
-        model: str | None = None,
-        effort: str | None = None,
-        client_version: str | None = None,
-        max_cost_usd: float | None = None,
-        max_tokens: int | None = None,
-    ) -> RunRecord:
-        """Validate the task and the agent, then create a ``pending`` run.
-
-        For a real client (``claude-code:MODEL`` …) the client version (task pin, or
-        ``client_version``), the effort level and the gateway budget are checked here."""
-        load = self.load_task(task_ref)
-        if load.task is None or not load.ok or load.missing:  # missing: files a run needs
-            first = "; ".join(str(p) for p in (load.errors or load.missing)[:3])
-            raise TaskInvalid(f"task {load.task_id} does not validate: {first}")
-        checked = check_agent(agent, load.path, effort=effort,
-                              harness=load.task.manifest.agent.harness,
-                              client_version=client_version, max_cost=max_cost_usd,
-                              max_tokens=max_tokens)
-        if checked.text is None:
-            raise LaunchError(checked.problem or f"agent {agent!r} cannot run")
-        if checked.vendor is not None:
-            problem = self.key_problem(checked.vendor)
-            if problem is not None:
-                raise LaunchError(f"agent {agent!r}: {problem}")
-        extra: dict[str, object] = {}
-        if checked.client is not None:
-            if client_version:
-                extra[CLIENT_VERSION] = client_version
-            if max_cost_usd is not None or max_tokens is not None:
-                extra[BUDGET] = AgentBudget(max_cost_usd, max_tokens).to_json()
-        budget = budget_sec if budget_sec is not None else load.task.budget_sec
-        if budget is None or budget <= 0:
-            raise LaunchError(f"task {load.task_id}: no positive budget; pass --budget SECONDS")
-        run = await self.store.create_run(
-            task_id=load.task_id,
-            task_path=str(load.path),
-            agent=checked.text,
-            model=model or checked.model,
-            effort=effort,
-            budget_sec=float(budget),
-        )
-        # The creator drives the run next: its lease keeps a console starting meanwhile
-        # from picking the pending run up too (a dead creator's lease does not count).
-        extra[LEASE] = this_process_lease()
-        await self.store.merge_extra(run.id, extra)
-        run = await self.store.require_run(run.id)
-        await record_launch(self.store, run, load.task, client=checked.client,
-                            client_version=client_version,
-                            backend=self.backend.kind if self.backend else "local")
-        run = await self.store.require_run(run.id)
-        self._launched[run.id] = load
-        self.bus.publish(RunCreated(run.id, load.task_id, checked.text))
-        return run
-
-    def key_problem(self, vendor: str) -> str | None:
-        """Why a real client of ``vendor`` cannot reach its model — its key is not set for
-        srb's gateway (the running one's config, else state/config.toml's) — or None. An
-        explicit model access (a node's channel) answers for its own keys."""
-        if self.model_access is not None:
-            return None
-        from srb_tui.gateway import GatewayConfigError, load_gateway_config
-
-        try:
-            config = (self.gateway.config if self.gateway is not None
-                      else load_gateway_config(self.settings.state_dir))
-        except GatewayConfigError as exc:
-            return str(exc)
-        return missing_key(config, vendor)
-
     # -- transitions ---------------------------------------------------------------------
 
     async def fail_infra(self, run_id: str, message: str) -> RunRecord:
@@ -267,89 +188,6 @@ class RunService:
         finally:
             self._cancel.pop(run_id, None)
             await self.moves.let_go(run_id)
-
-    async def _drive_placed(self, run_id: str, *, grade: bool,
-                            adversary_budget_sec: float | None) -> RunRecord:
-        """Drive ``run_id`` on its node of the pool (placing it first when it has none):
-        the node's own service drives it; the run's share of the node is released after."""
-        from srb_tui.service.run.run_placement import node_for, task_need
-
-        assert self.backend is not None
-        run = await self.store.require_run(run_id)
-        if run.status in FINAL_STATUSES:
-            return run
-        try:
-            need = task_need(self.load_task(run.task_path).task)
-        except Exception:  # the drive says what is wrong with the task
-            need = task_need(None)
-        placed = await node_for(self.ctx, self.backend, run, need)
-        if isinstance(placed, str):
-            return await self.fail_infra(run_id, placed)
-        try:
-            try:
-                on_node = await self.on_node(placed)
-            except RunnerError as exc:
-                return await self.fail_infra(
-                    run_id, f"node {placed.name}: {exc}; the run is invalid (re-run it), "
-                    "not a zero")
-            return await on_node.drive(run_id, grade=grade,
-                                       adversary_budget_sec=adversary_budget_sec)
-        finally:
-            await self.backend.release(run_id)
-
-    @property
-    def pooled(self) -> bool:
-        """Whether runs go to the nodes of a pool (not this service's own engine)."""
-        return self.backend is not None and not self.backend.local
-
-    async def on_node(self, node: Node) -> RunService:
-        """The run service bound to ``node``'s engine, ready to drive a run there: srb's
-        base image is brought to the node first (copied from srb's own engine, or pulled
-        from the registry). Only placement comes here; upkeep (gc, reaping, cancel) uses
-        :meth:`node_service` and never copies an image."""
-        svc = await self.node_service(node)
-        async with self._node_lock:
-            if node.name not in self._base_ready:
-                from srb_tui.runner.image_copy import ensure_image
-
-                if node.engine is not self.engine:
-                    await ensure_image(node.engine, self.engine, self.settings.base_image,
-                                       registry=self.backend.registry if self.backend
-                                       else None)
-                self._base_ready.add(node.name)
-        return svc
-
-    async def node_service(self, node: Node) -> RunService:
-        """The run service bound to ``node``'s engine (made once). It shares this
-        service's store, bus, cancels and gateway."""
-        async with self._node_lock:
-            svc = self._on_node.get(node.name)
-            if svc is None:
-                svc = RunService(self.settings, self.store, node.engine, self.bus,
-                                 limits=self.limits, extract_limits=self.extract_limits,
-                                 access=self.model_access, cancel=self._cancel)
-                svc.gateway_starter = self.ensure_gateway
-                self._on_node[node.name] = svc
-        return svc
-
-    async def pool_capacity(self) -> tuple[float, int] | None:
-        """CPUs and memory (MB) of the pool's engines that answer (None: not pooled; a
-        campaign then schedules against this machine)."""
-        if not self.pooled:
-            return None
-        assert self.backend is not None
-        await self.backend.probe_all()
-        return self.backend.capacity()
-
-    async def service_of(self, run: RunRecord) -> RunService:
-        """The service whose engine holds ``run``'s containers (this one unless pooled)."""
-        from srb_tui.service.run.run_node import run_node
-
-        if not self.pooled:
-            return self
-        assert self.backend is not None
-        node = self.backend.node(run_node(run))
-        return self if node is None else await self.node_service(node)
 
     @staticmethod
     def driven_elsewhere(run: RunRecord) -> bool:
@@ -536,23 +374,6 @@ class RunService:
                                              f"{type(exc).__name__}: {exc}"))
         report = run_upkeep.summed(reports)
         return replace(report, skipped=(*report.skipped, *skipped)), live
-
-    async def _node_services(self) -> tuple[list[tuple[str, RunService]],
-                                            list[SkippedEngine]]:
-        """The service of every node that answers, by node name (just this one, as
-        ``local``, when not pooled), and the nodes that do not answer with their errors.
-        No image is brought to any node (:meth:`node_service`)."""
-        from srb_tui.runner.reaper import SkippedEngine
-        from srb_tui.service.run.run_node import LOCAL
-
-        if not self.pooled:
-            return [(LOCAL, self)], []
-        assert self.backend is not None
-        healths = await self.backend.probe_all()
-        up = [(n.name, await self.node_service(n)) for n in self.backend.nodes.values()
-              if n.up]
-        down = [SkippedEngine(h.name, h.url, h.error) for h in healths if not h.up]
-        return up, down
 
     def _model_access(self) -> ModelAccess | None:
         """The explicit access given at construction, else one over ``self.gateway``

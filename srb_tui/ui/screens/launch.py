@@ -20,18 +20,13 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from srb_tui.service.run.agent_specs import CLIENT_KINDS, check_agent
+from srb_tui.service.run.agent_specs import CLIENT_KINDS, CLIENT_LINES, check_agent
 from srb_tui.ui.console_service import LaunchRequest
 from srb_tui.ui.palette import tone
 from srb_tui.ui.widgets.footer import PriorityFooter
 
 MAX_REPEATS = 20
 COMMAND = "command:"
-CLIENT_LINES = {
-    "claude-code": "Claude Code, effort low…max",
-    "codex": "Codex CLI, effort minimal…xhigh",
-    "mini-swe-agent": "mini-swe-agent (needs Python ≥ 3.10 in the image)",
-}
 
 
 @dataclass(frozen=True)

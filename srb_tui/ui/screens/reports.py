@@ -10,7 +10,8 @@ shown with a warning saying how many of each (the CLI refuses it without ``--mix
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Callable, Sequence
 
 from rich.console import Group
 from rich.text import Text
@@ -23,7 +24,7 @@ from textual.screen import Screen
 from textual.widgets import Header, Input, Static
 
 from srb_tui.reports import build_report, load_runs, render
-from srb_tui.reports.model import Report
+from srb_tui.reports.model import Report, Table
 from srb_tui.reports.pooling import pool_of
 from srb_tui.reports.task_facts import adversary_efforts
 from srb_tui.reports.uncertainty import compare_report, select
@@ -39,6 +40,17 @@ SCROLLBAR = 2  # cells the body's vertical scrollbar may take
 # The keys the footer shows first when it has no room for all (by binding id).
 FOOTER_FIRST = ("reports.filter", "reports.compare", "reports.export", "app.campaign",
                 "app.runs")
+
+
+def _filling(tables: Sequence[Table], height: int) -> Sequence[Table]:
+    """The first tables whose lines (rows, title, heading, rules, notes: at least) reach
+    ``height``."""
+    lines = 0
+    for count, table in enumerate(tables, 1):
+        lines += len(table.rows) + 4 + len(table.notes)
+        if lines >= height:
+            return tables[:count]
+    return tables
 
 
 class ReportsScreen(Screen[None]):
@@ -148,7 +160,15 @@ class ReportsScreen(Screen[None]):
         if pool.mixed:
             said.append(f"\nmixed pool: {pool.summary()}", style=tone(self.app, "warn"))
         message.update(said)
-        self._draw()
+        self._draw(first_screen=True)  # the tables in sight first: painted at once
+        await self._painted()
+        self._draw()  # then every table (what is below needs a scroll to be seen)
+
+    async def _painted(self) -> None:
+        """Return once the screen has been refreshed (what is drawn is on the terminal)."""
+        done = asyncio.Event()
+        self.call_after_refresh(done.set)
+        await done.wait()
 
     def action_compare(self) -> None:
         if len(self.configs) < 2:
@@ -166,16 +186,21 @@ class ReportsScreen(Screen[None]):
         if self.report is not None:
             self._draw()
 
-    def _draw(self) -> None:
+    def _draw(self, first_screen: bool = False) -> None:
         """Every table drawn for the body's width; a table that cannot fit even with
-        lettered headings and no bar makes the body scroll sideways (nothing is cut)."""
+        lettered headings and no bar makes the body scroll sideways (nothing is cut).
+        ``first_screen``: only the tables that fill the body's height (the top of what
+        every table shows: drawing them all takes Rich most of a second at the paper's size)."""
         if self.report is None:
             return
         body = self.query_one("#reports-body", ScrollableContainer)
         room = max(20, (body.size.width or self.size.width) - 2 - SCROLLBAR)
         styles = Styles(header=tone(self.app, "accent", bold=True), bar=tone(self.app, "ok"),
                         muted=tone(self.app, "muted"))
-        drawn = [draw_table(t, room, styles) for t in self.report.tables]
+        tables = self.report.tables
+        if first_screen:
+            tables = _filling(tables, body.size.height or self.size.height)
+        drawn = [draw_table(t, room, styles) for t in tables]
         tables = self.query_one("#reports-tables", Static)
         tables.styles.width = max([room, *(d.width for d in drawn)])
         tables.update(Group(*(d.renderable for d in drawn)))

@@ -20,6 +20,8 @@ from srb_tui.ui.widgets.run_format import clock, detail_text, expected_actual, p
 from srb_tui.ui.widgets.run_pane import RunPane, pane_table
 from srb_tui.ui.widgets.run_tables import Row, add_columns, selected_key, sync_rows
 
+AT_ONCE = 12  # failing checks shown in the cursor's own frame (the checks table's height)
+
 
 class BehaviouralPane(RunPane):
     """Stage II: the module table and the failing checks with expected vs actual."""
@@ -28,12 +30,15 @@ class BehaviouralPane(RunPane):
     # What the check box shows now (detail, check key): the checks table highlights the
     # row _show_module already showed, and a second update cost another layout pass.
     _check_shown: tuple[RunDetail | None, str | None] | None = None
+    # The module whose checks show (detail, module key): the table's cursor shows it as it
+    # moves (FollowedTable), and the RowHighlighted message that follows has nothing to do.
+    _module_shown: tuple[RunDetail | None, str | None] | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="behav-summary", classes="pane-summary")
-        yield pane_table("behav-modules")
+        yield pane_table("behav-modules", follow=self._follow_module)
         yield Static(id="behav-checks-title", classes="pane-subtitle")
-        yield pane_table("behav-checks")
+        yield pane_table("behav-checks", follow=self._show_check)
         yield Static(id="behav-check-detail", classes="pane-text")
 
     def on_mount(self) -> None:
@@ -91,9 +96,18 @@ class BehaviouralPane(RunPane):
                               "running")
         return self.paint(f"{rec.state} (ended)", rec.state)
 
+    def _follow_module(self, module_id: str | None) -> None:
+        """The cursor moved onto ``module_id``: a few failing checks are shown in the same
+        frame as the cursor; a longer list after it (the cursor answers the key first)."""
+        if self.detail is None or module_id is None or \
+                len(self._failing(module_id)) <= AT_ONCE:
+            self._show_module(module_id)
+
     @on(DataTable.RowHighlighted, "#behav-modules")
     def _module_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        self._show_module(None if event.row_key.value is None else str(event.row_key.value))
+        key = None if event.row_key.value is None else str(event.row_key.value)
+        if self._module_shown != (self.detail, key):  # the cursor's move showed it already
+            self._show_module(key)
 
     def _failing(self, module_id: str) -> list[CheckRecord]:
         return self._failing_index().get(module_id, [])
@@ -113,6 +127,7 @@ class BehaviouralPane(RunPane):
         return index
 
     def _show_module(self, module_id: str | None) -> None:
+        self._module_shown = (self.detail, module_id)
         table = self.query_one("#behav-checks", DataTable)
         title = self.query_one("#behav-checks-title", Static)
         if self.detail is None or module_id is None:
@@ -140,25 +155,35 @@ class BehaviouralPane(RunPane):
         if self._check_shown == (self.detail, key):
             return
         self._check_shown = (self.detail, key)
-        box = self.query_one("#behav-check-detail", Static)
         if self.detail is None or key is None:
-            box.update("")
+            self._put_detail("")
             return
         module_id, _, position = key.rpartition(":")
         check = next((c for c in self._failing(module_id) if str(c.position) == position),
                      None)
         if check is None:
-            box.update("")
+            self._put_detail("")
             return
         pair = expected_actual(check.detail)
         if pair is None:
-            box.update(Text(detail_text(check.detail) or "(no detail recorded)"))
+            self._put_detail(Text(detail_text(check.detail) or "(no detail recorded)"))
             return
         grid = Table(expand=True, show_edge=False, pad_edge=False)
         grid.add_column("expected", ratio=1, style=tone(self.app, "ok"))
         grid.add_column("actual", ratio=1, style=tone(self.app, "bad"))
         grid.add_row(pair[0], pair[1])
-        box.update(grid)
+        self._put_detail(grid)
+
+    def _put_detail(self, content: str | Text | Table) -> None:
+        """Show ``content`` in the check box; a repaint alone when its height stays (most
+        keys through the failing checks: a layout pass of the screen would cost more than
+        the rest of the key)."""
+        box = self.query_one("#behav-check-detail", Static)
+        before = box.content_region
+        box.update(content, layout=False)
+        if before.width <= 0 or box.get_content_height(
+                self.size, self.app.size, before.width) != before.height:
+            box.refresh(layout=True)
 
 
 def _module_notes(detail: Any) -> str:

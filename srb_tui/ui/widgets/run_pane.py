@@ -8,10 +8,12 @@ posts :class:`EvidenceChosen` up to the screen, which opens the side-by-side vie
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
 from textual.containers import VerticalScroll
+from textual.coordinate import Coordinate
 from textual.message import Message
 from textual.widgets import DataTable
 
@@ -19,6 +21,7 @@ from srb_tui.schema import Task
 from srb_tui.store import RunDetail
 from srb_tui.ui.palette import Tone, tone
 from srb_tui.ui.widgets.run_format import GLYPH, Citation, clock, stage_state
+from srb_tui.ui.widgets.run_tables import selected_key
 
 VERDICT_TONE: dict[str, Tone] = {
     "pass": "ok", "ok": "ok", "survived": "ok", "rejected": "ok", "invalid": "muted",
@@ -78,8 +81,30 @@ class RunPane(VerticalScroll):
         return out
 
 
-def pane_table(id: str) -> DataTable[Any]:
+def pane_table(id: str, follow: Callable[[str | None], None] | None = None
+               ) -> DataTable[Any]:
+    """A pane's table; with ``follow``, a :class:`FollowedTable` calling it."""
+    if follow is not None:
+        return FollowedTable(follow, id=id, cursor_type="row", zebra_stripes=True,
+                             classes="run-table")
     return DataTable(id=id, cursor_type="row", zebra_stripes=True, classes="run-table")
 
 
-__all__ = ["STATE_TONE", "VERDICT_TONE", "EvidenceChosen", "RunPane", "pane_table"]
+class FollowedTable(DataTable[Any]):
+    """A table whose pane shows what the cursor's row points at in the same frame as the
+    cursor: ``follow(row key)`` runs as the cursor moves, not when the ``RowHighlighted``
+    message it posts comes round (a frame later, with a layout pass of its own)."""
+
+    def __init__(self, follow: Callable[[str | None], None], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._follow = follow
+
+    def watch_cursor_coordinate(self, old_coordinate: Coordinate,
+                                new_coordinate: Coordinate) -> None:
+        super().watch_cursor_coordinate(old_coordinate, new_coordinate)
+        if old_coordinate != new_coordinate and self.row_count:
+            self._follow(selected_key(self))
+
+
+__all__ = ["STATE_TONE", "VERDICT_TONE", "EvidenceChosen", "FollowedTable", "RunPane",
+           "pane_table"]

@@ -16,18 +16,15 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from srb_tui.drivers import DriverConfigError, ModelDriver, ReviewSample, make_driver
 from srb_tui.drivers.loop import deadline_in
-from srb_tui.gateway import Gateway, driver_endpoint
+from srb_tui.gateway import driver_endpoint
 from srb_tui.grader.audit.review import AuditGate, prompt_values, render_prompt
 from srb_tui.grader.envelope import atomic_write_json
-from srb_tui.runner import DockerEngine
 from srb_tui.schema import StageSpec, Task
 from srb_tui.service.events import Progress
-from srb_tui.store import Store
 
 from .audit_defence import FINDINGS_MODULE, Defences
 from .audit_review import (
@@ -40,15 +37,14 @@ from .audit_review import (
 from .audit_scan import ScanReport, run_scan
 from .channels import ContainerToolChannel
 from .common import (
-    Publish,
     StageFault,
-    StageImages,
     StageOutcome,
     option_number,
     option_str,
     option_strings,
     tests_dir,
 )
+from .stage import StageContext
 from .stage_container import StageContainer
 from .stage_layout import ORIGINAL_DIR, SUBMISSION_DIR
 from .transcripts import review_path, write_jsonl
@@ -127,123 +123,129 @@ def with_note(findings: str, defences: Defences) -> str:
     return f"{findings}\n{note}".strip() if note else findings
 
 
-async def run_audit(
-    *,
-    engine: DockerEngine,
-    store: Store,
-    run_id: str,
-    task: Task,
-    original: Path,
-    submission: Path,
-    run_dir: Path,
-    images: StageImages,
-    publish: Publish,
-    environ: Mapping[str, str] | None = None,
-    gateway: Gateway | None = None,
-) -> StageOutcome:
-    """Run Stage I and record its votes and outcomes; the outcome (envelope not yet stored)."""
-    assert task.evaluation is not None
-    spec = task.evaluation.audit
-    gates = _gates(task)
-    allowed = option_strings(spec, "allowed_commands")
-    samples = int(option_number(spec, "samples", 3))
-    max_turns = int(option_number(spec, "max_turns", 80))
-    name = option_str(spec, "driver", "scripted")
-    endpoint = await driver_endpoint(gateway, run_id, "reviewer", name)
-    driver = stage_driver(spec, task, os.environ if environ is None else environ, endpoint)
-    stage_prompt(spec, task, gates, allowed, "")  # a prompt that cannot be read fails first
-    started_wall, started = time.time(), time.monotonic()
-    defences = Defences.prepare(submission)
-    image = await images.get("audit")
-    async with StageContainer(
-        engine, run_id, "audit", image.tag, publish=publish, store=store
-    ) as box:
-        await box.put_trees(original, submission)
-        scan = ScanReport("(no scan ran for this task)")
-        if task.scan is not None:
-            publish(Progress(run_id, "audit: scan"))
-            budget = sum(m.timeout_sec for m in task.scan.modules) + 120
-            scan = await run_scan(box, task, budget)
-        prompt = stage_prompt(spec, task, gates, allowed, with_note(scan.findings, defences))
-        channel = ContainerToolChannel(
-            box,
-            allowed_commands=allowed,
-            run_timeout_sec=option_number(spec, "run_timeout_sec", 60.0),
-        )
-        try:
-            judged = await review_and_judge(
-                task_id=task.id,
-                gates=task.evaluation.gates,
-                driver=driver,
-                channel=channel,
-                prompt=prompt,
-                submission=submission,
-                defences=defences,
-                samples=samples,
-                max_turns=max_turns,
-                deadline=deadline_in(spec.timeout_sec),
-                allowed=allowed,
-                scan_checks=scan.checks,
-                progress=lambda text: publish(Progress(run_id, text)),
+class AuditStage:
+    """Stage I: run the audit and record its votes and outcomes; the outcome (envelope not
+    yet stored)."""
+
+    name = "audit"
+
+    async def run(self, ctx: StageContext) -> StageOutcome:
+        task = ctx.task
+        run_id = ctx.run_id
+        publish = ctx.publish
+        run_dir = ctx.folder()
+        assert task.evaluation is not None
+        spec = task.evaluation.audit
+        gates = _gates(task)
+        allowed = option_strings(spec, "allowed_commands")
+        samples = int(option_number(spec, "samples", 3))
+        max_turns = int(option_number(spec, "max_turns", 80))
+        name = option_str(spec, "driver", "scripted")
+        endpoint = await driver_endpoint(ctx.gateway, run_id, "reviewer", name)
+        environ = os.environ if ctx.environ is None else ctx.environ
+        driver = stage_driver(spec, task, environ, endpoint)
+        stage_prompt(spec, task, gates, allowed, "")  # a prompt that cannot be read fails first
+        started_wall, started = time.time(), time.monotonic()
+        defences = Defences.prepare(ctx.submission)
+        image = await ctx.images.get("audit")
+        async with StageContainer(
+            ctx.engine, run_id, "audit", image.tag, publish=publish, store=ctx.store
+        ) as box:
+            await box.put_trees(ctx.original, ctx.submission)
+            scan = ScanReport("(no scan ran for this task)")
+            if task.scan is not None:
+                publish(Progress(run_id, "audit: scan"))
+                budget = sum(m.timeout_sec for m in task.scan.modules) + 120
+                scan = await run_scan(box, task, budget)
+            prompt = stage_prompt(spec, task, gates, allowed, with_note(scan.findings, defences))
+            channel = ContainerToolChannel(
+                box,
+                allowed_commands=allowed,
+                run_timeout_sec=option_number(spec, "run_timeout_sec", 60.0),
             )
-        finally:
-            await channel.aclose()
-            await driver.aclose()
-    reviews: list[ReviewSample] = judged.reviews
-    grades = judged.grades
-    envelope = judged.envelope
-    envelope.checks.extend(scan.checks)
-    envelope.units.extend(scan.units)
-    if task.scan is not None:
-        envelope.metadata["scan"] = scan.summary
-    envelope.started = started_wall
-    envelope.duration_sec = round(time.monotonic() - started, 3)
-    envelope.metadata.update(
-        {
-            "driver": driver.label,
-            "tool_calls": channel.calls,
-            "samples": [
-                {
-                    "index": r.index,
-                    "status": r.status,
-                    "ending": r.ending,
-                    "reason": r.reason,
-                    "turns": r.turns,
-                    "tool_calls": r.tool_calls,
-                    "rejections": r.rejections,
-                    "wall_sec": round(r.wall_sec, 3),
-                    "grade_error": r.grade_error,
-                    "usage": {
-                        "driver": driver.label,
-                        "calls": r.turns,
-                        "input_tokens": r.usage.input_tokens,
-                        "output_tokens": r.usage.output_tokens,
-                    },
-                }
-                for r in reviews
-            ],
-        }
-    )
-    atomic_write_json(run_dir / "audit-transcripts.json", [r.to_dict() for r in reviews])
-    for review in reviews:
-        write_jsonl(review_path(run_dir, review.index), review.to_dict().get("transcript", []))
-    await store.record_gate_votes(run_id, vote_rows(grades, gates))
-    await store.record_gate_outcomes(run_id, outcome_rows(grades, gates, judged.overrules))
-    await store.record_checks(
-        run_id, "audit", defences.finding_checks(), module_id=FINDINGS_MODULE
-    )
-    doc = envelope.to_dict()
-    gate = str(envelope.metadata.get("gate", "error"))
-    harness_error = None
-    if envelope.status == "error":
-        reasons = "; ".join(f"sample {g.index}: {g.reason}" for g in grades if not g.usable)
-        harness_error = f"audit: no usable review ({reasons})"
-    elif gate == "error":
-        harness_error = "audit: a required gate received no usable vote"
-    return StageOutcome(
-        stage="audit",
-        status=envelope.status,
-        envelope=doc,
-        harness_error=harness_error,
-        audit_gate=gate if envelope.status == "ok" else "error",
-    )
+            try:
+                judged = await review_and_judge(
+                    task_id=task.id,
+                    gates=task.evaluation.gates,
+                    driver=driver,
+                    channel=channel,
+                    prompt=prompt,
+                    submission=ctx.submission,
+                    defences=defences,
+                    samples=samples,
+                    max_turns=max_turns,
+                    deadline=deadline_in(spec.timeout_sec),
+                    allowed=allowed,
+                    scan_checks=scan.checks,
+                    progress=lambda text: publish(Progress(run_id, text)),
+                )
+            finally:
+                await channel.aclose()
+                await driver.aclose()
+        reviews: list[ReviewSample] = judged.reviews
+        grades = judged.grades
+        envelope = judged.envelope
+        envelope.checks.extend(scan.checks)
+        envelope.units.extend(scan.units)
+        if task.scan is not None:
+            envelope.metadata["scan"] = scan.summary
+        envelope.started = started_wall
+        envelope.duration_sec = round(time.monotonic() - started, 3)
+        envelope.metadata.update(
+            {
+                "driver": driver.label,
+                "tool_calls": channel.calls,
+                "samples": [
+                    {
+                        "index": r.index,
+                        "status": r.status,
+                        "ending": r.ending,
+                        "reason": r.reason,
+                        "turns": r.turns,
+                        "tool_calls": r.tool_calls,
+                        "rejections": r.rejections,
+                        "wall_sec": round(r.wall_sec, 3),
+                        "grade_error": r.grade_error,
+                        "usage": {
+                            "driver": driver.label,
+                            "calls": r.turns,
+                            "input_tokens": r.usage.input_tokens,
+                            "output_tokens": r.usage.output_tokens,
+                        },
+                    }
+                    for r in reviews
+                ],
+            }
+        )
+        atomic_write_json(run_dir / "audit-transcripts.json", [r.to_dict() for r in reviews])
+        for review in reviews:
+            write_jsonl(review_path(run_dir, review.index), review.to_dict().get("transcript", []))
+        await ctx.store.record_gate_votes(run_id, vote_rows(grades, gates))
+        await ctx.store.record_gate_outcomes(run_id, outcome_rows(grades, gates, judged.overrules))
+        await ctx.store.record_checks(
+            run_id, "audit", defences.finding_checks(), module_id=FINDINGS_MODULE
+        )
+        doc = envelope.to_dict()
+        gate = str(envelope.metadata.get("gate", "error"))
+        harness_error = None
+        if envelope.status == "error":
+            reasons = "; ".join(f"sample {g.index}: {g.reason}" for g in grades if not g.usable)
+            harness_error = f"audit: no usable review ({reasons})"
+        elif gate == "error":
+            harness_error = "audit: a required gate received no usable vote"
+        return StageOutcome(
+            stage="audit",
+            status=envelope.status,
+            envelope=doc,
+            harness_error=harness_error,
+            audit_gate=gate if envelope.status == "ok" else "error",
+        )
+
+
+AUDIT = AuditStage()
+
+
+async def run_audit(**fields: Any) -> StageOutcome:
+    """Stage I on a :class:`~.stage.StageContext` given as keywords (callers outside the
+    ladder: contract tests, the identity run)."""
+    return await AUDIT.run(StageContext(**fields))

@@ -5,7 +5,7 @@
 * (b) a voted pass that srb's deterministic evidence contradicts is overruled to fail
   (:mod:`.contradictions`);
 * (c) text addressed to a judge, grader, reviewer or auditor is a finding
-  (:func:`srb_tui.grader.injection.scan_tree`): recorded with file:line, mentioned (never
+  (:func:`srb_tui.grader.audit.injection.scan_tree`): recorded with file:line, mentioned (never
   quoted) to the reviewers, and it fails a ``no-verifier-awareness`` gate when the task has
   one;
 * (d) a sample whose answer on a gate quotes or follows injected text counts as a fail of

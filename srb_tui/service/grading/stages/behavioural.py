@@ -15,19 +15,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from typing import Any
 
 from srb_tui.grader.contract import MODULE_STATUSES
 from srb_tui.grader.suite.checks import summarise
-from srb_tui.runner import DockerEngine
 from srb_tui.runner.files import fetch_file
 from srb_tui.schema import StageSpec, Task
 from srb_tui.service.events import Progress
-from srb_tui.store import Store
 
 from .base import note_run_extra
-from .common import Publish, StageFault, StageImages, StageOutcome, option_str
+from .common import Publish, StageFault, StageOutcome, option_str
+from .stage import StageContext
 from .stage_container import StageContainer
 from .stage_layout import (
     ORIGINAL_DIR,
@@ -251,37 +250,44 @@ def outcome_of(doc: dict[str, Any]) -> StageOutcome:
     )
 
 
-async def run_behavioural(
-    *,
-    engine: DockerEngine,
-    store: Store,
-    run_id: str,
-    task: Task,
-    original: Path,
-    submission: Path,
-    images: StageImages,
-    publish: Publish,
-) -> StageOutcome:
-    """Run Stage II against the submission and record modules and checks."""
-    assert task.evaluation is not None
-    spec = task.evaluation.behavioural
-    image = await images.get("behavioural")
-    with_original = wants_original(spec)
-    async with StageContainer(
-        engine, run_id, "behavioural", image.tag, publish=publish, store=store,
-        layout=LAYOUT, task=task, image_env=image.env,
-    ) as box:
-        await box.put_trees(original if with_original else None, submission, workspace=True)
-        doc = await run_suite_in(
-            box, task, spec, publish=publish, run_id=run_id, with_original=with_original
-        )
-        given_up = boundary_given_up(doc)
-        tampering = suite_tampering(doc)
-        if given_up or tampering:
-            await note_run_extra(store, run_id, "grading", "behavioural",
-                                 {**box.grading, "boundary_given_up": given_up,
-                                  "suite_tampering": tampering})
-    await store.record_module_results(run_id, "behavioural", module_rows(doc))
-    for module, checks in checks_by_module(doc).items():
-        await store.record_checks(run_id, "behavioural", checks, module_id=module)
-    return outcome_of(doc)
+class BehaviouralStage:
+    """Stage II: run the suite against the submission and record modules and checks."""
+
+    name = "behavioural"
+
+    async def run(self, ctx: StageContext) -> StageOutcome:
+        task = ctx.task
+        run_id = ctx.run_id
+        publish = ctx.publish
+        assert task.evaluation is not None
+        spec = task.evaluation.behavioural
+        image = await ctx.images.get("behavioural")
+        with_original = wants_original(spec)
+        async with StageContainer(
+            ctx.engine, run_id, "behavioural", image.tag, publish=publish, store=ctx.store,
+            layout=LAYOUT, task=task, image_env=image.env,
+        ) as box:
+            original = ctx.original if with_original else None
+            await box.put_trees(original, ctx.submission, workspace=True)
+            doc = await run_suite_in(
+                box, task, spec, publish=publish, run_id=run_id, with_original=with_original
+            )
+            given_up = boundary_given_up(doc)
+            tampering = suite_tampering(doc)
+            if given_up or tampering:
+                await note_run_extra(ctx.store, run_id, "grading", "behavioural",
+                                     {**box.grading, "boundary_given_up": given_up,
+                                      "suite_tampering": tampering})
+        await ctx.store.record_module_results(run_id, "behavioural", module_rows(doc))
+        for module, checks in checks_by_module(doc).items():
+            await ctx.store.record_checks(run_id, "behavioural", checks, module_id=module)
+        return outcome_of(doc)
+
+
+BEHAVIOURAL = BehaviouralStage()
+
+
+async def run_behavioural(**fields: Any) -> StageOutcome:
+    """Stage II on a :class:`~.stage.StageContext` given as keywords (callers outside the
+    ladder: contract tests, the identity run)."""
+    return await BEHAVIOURAL.run(StageContext(**fields))

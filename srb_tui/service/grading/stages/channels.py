@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,7 +22,15 @@ from srb_tui.runner.files import put_files
 
 from .common import StageFault
 from .stage_container import StageContainer
-from .stage_layout import CANDIDATES, GRADER_HOME, ORIGINAL_DIR, SCRATCH, STAGE_BASE, SUBMISSION_DIR
+from .stage_layout import (
+    CANDIDATES,
+    GRADER_HOME,
+    ORIGINAL_DIR,
+    SCRATCH,
+    STAGE_BASE,
+    SUBMISSION_DIR,
+    boundary_wanted,
+)
 
 TOOL_TIMEOUT_SEC = 300.0
 TOKEN_SALT_FILE = f"{SCRATCH}/target-token.salt"
@@ -108,11 +115,6 @@ class ContainerToolChannel:
                 await session.close()
 
 
-def boundary_wanted() -> bool:
-    """False only when ``SRB_STAGE3_BOUNDARY=off`` (a measurement knob, recorded per run)."""
-    return os.environ.get("SRB_STAGE3_BOUNDARY", "on").strip().lower() != "off"
-
-
 @dataclass(frozen=True)
 class CandidateOptions:
     """How the grader's ``candidate`` subcommand is called (from probe.toml)."""
@@ -137,7 +139,7 @@ class CandidateOptions:
     published grader's reading) records it without counting it"""
     behaviour_only: bool = False
     """probe.toml ``[metadata] behaviour_only``: the candidate cannot read the tree and one
-    that runs no program of it is invalid (grader/candidate.py); srb's own tasks"""
+    that runs no program of it is invalid (grader/candidates/); srb's own tasks"""
 
     def args(self) -> list[str]:
         out = [

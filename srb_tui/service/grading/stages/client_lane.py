@@ -44,7 +44,9 @@ from typing import Any
 from srb_tui.agents.adapters import Endpoint, make_adapter
 from srb_tui.agents.clients import ensure_installed, resolve_pin
 from srb_tui.agents.errors import ClientError
-from srb_tui.agents.streams import AgentEvent, parser_for
+from srb_tui.agents.kinds import CLIENTS
+from srb_tui.agents.kinds import LANE_CLIENTS as CLIENT_DRIVERS
+from srb_tui.agents.streams import AgentEvent
 from srb_tui.config import DEFAULT_BASE_IMAGE
 from srb_tui.drivers import ChannelError
 from srb_tui.gateway import Gateway
@@ -69,7 +71,6 @@ from .stage_container import StageContainer
 from .stage_layout import CANDIDATES, ORIGINAL_DIR, SUBMISSION_DIR
 from .verification_setup import ProbeSetup, allowed_commands
 
-CLIENT_DRIVERS = ("claude-code", "codex")
 LANE_UID = 2900
 RUNNER_UID = 2901
 """The uid the client's shell commands (and so the code under test) run as: not the
@@ -361,7 +362,7 @@ async def run_client_session(
     commands = allowed_commands(setup.probe.metadata)
     prompt = opening(template, task=task, probe=setup.probe, adversary=adversary,
                      budget_sec=budget, commands=commands)
-    from .verification import ADVERSARY_SYSTEM
+    from .probe_prompt import ADVERSARY_SYSTEM
 
     prompt = ADVERSARY_SYSTEM + "\n\n" + prompt + LANE_RULES.format(
         original=ORIGINAL_DIR, submission=SUBMISSION_DIR, scratch=LANE_SCRATCH)
@@ -397,7 +398,7 @@ async def run_client_session(
         token = await gateway.issue_token(run_id, "adversary", round=slot + 1)
         env = _lane_env(adapter.env(Endpoint(base, f"{base}/v1", token)), adversary.driver)
         argv = adapter.round_argv(1, None, "")
-        parser = parser_for(adapter.client)
+        parser = adapter.stream_parser()
 
         def heard(raw: bytes) -> None:  # the client's stream, parsed as it arrives
             for event in parser.feed(raw.decode("utf-8", "replace")):
@@ -435,12 +436,11 @@ async def run_client_session(
 
 def _lane_env(env: dict[str, str], driver: str) -> dict[str, str]:
     """The client's environment: its HOME in the lane, srb's commands on PATH, and its
-    shell commands routed through the lane's shell (Claude Code: a prefix before each
-    command; Codex: the shell it runs, first on PATH and named in SHELL)."""
+    shell commands routed through the lane's shell as its ``lane_shell`` says (agents/kinds)."""
     path = env.get("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
     home = f"{LANE_HOME}/agent"
     out = {**env, "PATH": f"{DESK_DIR}/bin:{path}", "HOME": f"{home}/home"}
-    if driver == "codex":
+    if CLIENTS[driver].lane_shell == "shim":
         out.update(PATH=f"{SHIM_DIR}:{out['PATH']}", SHELL=f"{SHIM_DIR}/bash")
     else:
         out.update(CLAUDE_CODE_SHELL_PREFIX=SHELL_PREFIX, SHELL="/bin/bash")

@@ -1,4 +1,5 @@
-"""The exec stub of Stage III's boundary (:mod:`srb_tui.grader.exec_broker`), built on the host.
+"""The exec stub of Stage III's boundary, built on the host
+(:mod:`srb_tui.grader.boundary.exec_broker`).
 
 The stub is a few lines of C (``srb_tui/grader/stub/exec_stub.c``) built static, so it runs
 in any stage image whatever its C library. It is built once per source and machine with the

@@ -6,8 +6,8 @@ the port), ``fuzz_seeds`` (the seed-request file), optional ``fuzz_headers`` (th
 headers compared), ``fuzz_url_env`` (the variable a candidate reads the service URL from)
 and ``server_start_sec``. For the command-line domain, ``fuzz_tokens`` gives the words argv
 mutations insert. Either domain may build each tree first: ``fuzz_build`` names a script
-under tests/verification (run as ``sh SCRIPT TREE`` in the tree, :mod:`srb_tui.grader.fuzz_build`)
-and ``fuzz_build_timeout_sec`` its time limit.
+under tests/verification (run as ``sh SCRIPT TREE`` in the tree,
+:mod:`srb_tui.grader.fuzzing.build`) and ``fuzz_build_timeout_sec`` its time limit.
 """
 
 from __future__ import annotations

@@ -20,6 +20,23 @@ from srb_tui.schema import Adversary, Probe, Task
 from .common import tests_dir
 from .stage_layout import ORIGINAL_DIR, SUBMISSION_DIR
 
+ADVERSARY_EXPECTATIONS = (
+    "Expectations belong in the candidate: write the output you expect (what State A "
+    "gives) into the candidate's own files and compare the program's output against it "
+    "outside the tree under test (in the candidate's folder or a scratch directory). "
+    "Never write markers into either tree, read one tree's output from the other, or "
+    "detect which tree you run on: such a candidate is refused."
+)
+"""Issue 25: said to every model adversary (SDK, scripted and client drivers alike)."""
+ADVERSARY_SYSTEM = (
+    "You are a Stage III verifier of a repository migration. State A ('original') and the "
+    "migrated submission are open to you read-only. Find one behaviour in scope where they "
+    "differ and prove it with an executable candidate: try it with try_test, then report "
+    "it. A candidate counts only if it passes on State A, fails on the submission, "
+    "reproduces every time and stays in scope. "
+    + ADVERSARY_EXPECTATIONS
+)
+
 
 class PromptMissing(Exception):
     """The probe's prompt file cannot be read (the message names the path)."""
@@ -49,7 +66,7 @@ def _bullets(items: Sequence[str]) -> list[str]:
 
 
 def _reruns_rule(reruns: int, nondeterminism_breaks: bool) -> str:
-    """What the round is told about reruns (grader/candidate.py judges them)."""
+    """What the round is told about reruns (grader/candidates/ judges them)."""
     if reruns <= 1:
         return "A candidate is judged on one run on each tree."
     text = (

@@ -8,11 +8,11 @@ or SYS_PTRACE), ``no-new-privileges``, no network. srb's grader package goes to
 ``/opt/original`` where the published images read it, unless the image has that path), the
 stage's build context under ``/tests`` (0700 where it holds answers: audit and behavioural),
 the grader's results under ``/srb/grader`` (0700). Submission code runs as a slot uid
-(:mod:`srb_tui.grader.sandbox`), which can write only size-limited tmpfs mounts: its slot
+(:mod:`srb_tui.grader.boundary.sandbox`), which can write only size-limited tmpfs mounts: its slot
 scratch ``/srb/run/<slot>``, ``/tmp`` and, in Stage II, the ``/workspace`` holding its private
 copy of the tree. In Stage III (:func:`.stage_layout.candidate_layout`) /tmp and /dev/shm
 are 1770 root and the candidate-tmp group, which a candidate run has only while it holds the
-container's run lease (:mod:`srb_tui.grader.candidate_scratch`), so concurrent rounds never
+container's run lease (:mod:`srb_tui.grader.candidates.scratch`), so concurrent rounds never
 share them. The grader runs as ``<interpreter> -I -c <boot> ...`` with its own folder as
 cwd; before anything else it runs ``lockdown`` (grader folders private, the private
 interpreter hidden, world-writable paths of the image closed) and the host checks the
@@ -73,6 +73,7 @@ from .stage_layout import (
     SUBMISSION_SOURCE,
     TESTS_DIR,
     StageLayout,
+    boundary_wanted,
     container_path,
     draw_uid_base,
     grading_user,
@@ -132,8 +133,6 @@ class StageContainer:
             "no_new_privileges": True,
         }
         if self.layout.candidate_tmp:
-            from .channels import boundary_wanted
-
             self.grading["candidate_boundary"] = (
                 "candidates as their own uid, programs as the slot uid (exec broker)"
                 if boundary_wanted() else "off: SRB_STAGE3_BOUNDARY=off (one uid for both)"

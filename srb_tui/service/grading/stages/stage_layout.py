@@ -47,6 +47,11 @@ STAGE_PIDS = 4096
 SLOT_NPROC = 512
 
 
+def boundary_wanted() -> bool:
+    """False only when ``SRB_STAGE3_BOUNDARY=off`` (a measurement knob, recorded per run)."""
+    return os.environ.get("SRB_STAGE3_BOUNDARY", "on").strip().lower() != "off"
+
+
 def container_path(rel: str) -> str:
     """A path relative to ``tests/`` as the stage container sees it."""
     return f"{TESTS_DIR}/{rel.strip('/')}"

@@ -78,7 +78,7 @@ def probe_setup(task: Task, spec: StageSpec) -> ProbeSetup:
         candidates=CandidateOptions(
             command=tuple(command),
             # The published grader reruns a pair only when the probe requires determinism;
-            # otherwise the first pair decides (grader/candidate.py's docstring).
+            # otherwise the first pair decides (grader/candidates/'s docstring).
             reruns=max(1, probe.scope.reruns) if probe.scope.require_deterministic else 1,
             timeout_sec=timeout,
             fault_codes=fault_codes_arg(probe.scope.fault_exit_codes),
