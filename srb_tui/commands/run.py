@@ -17,13 +17,14 @@ from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from srb_tui.commands import exit_codes as codes
+from srb_tui.commands.failures import KNOWN, Unavailable, failed
 from srb_tui.commands.output import Output
 from srb_tui.commands.run_view import Display, follow
 from srb_tui.config import Settings
 from srb_tui.service.app import EngineUnreachable, GatewayConfigError
 from srb_tui.service.app import open_service as open_core
-from srb_tui.service.run.orchestrator import LaunchError, RunService, TaskInvalid, TaskNotFound
-from srb_tui.store import RunNotFound, Store, StoreError
+from srb_tui.service.run.orchestrator import RunService
+from srb_tui.store import RunNotFound, Store
 from srb_tui.store.errors import AmbiguousRunId
 
 if TYPE_CHECKING:
@@ -83,10 +84,6 @@ def add_cancel_parser(runs_sub: Any) -> None:
     cancel.add_argument("run_id", metavar="ID", help="a run id or a unique prefix of one")
     cancel.add_argument("--json", action="store_true")
     cancel.set_defaults(handler=cmd_cancel)
-
-
-class Unavailable(LaunchError):
-    """What a run needs (the engine, the gateway's configuration) is not there: exit INFRA."""
 
 
 @contextlib.asynccontextmanager
@@ -209,27 +206,8 @@ def guard(coro_fn: Callable[[], Coroutine[Any, Any, int]], out: Output) -> int:
     """Run a command body; each failure one line and its exit code (see exit_codes)."""
     try:
         return asyncio.run(coro_fn())
-    except Unavailable as exc:
-        out.error(str(exc))
-        return codes.INFRA
-    except TaskNotFound as exc:
-        out.error(str(exc))
-        return codes.NOT_FOUND
-    except TaskInvalid as exc:
-        out.error(f"{exc} (`srb tasks validate` lists every problem)")
-        return codes.FAILED
-    except LaunchError as exc:
-        out.error(str(exc))
-        return codes.USAGE
-    except AmbiguousRunId as exc:
-        out.error(str(exc))
-        return codes.USAGE
-    except RunNotFound as exc:
-        out.error(str(exc))
-        return codes.NOT_FOUND
-    except StoreError as exc:
-        out.error(str(exc))
-        return codes.INFRA
+    except KNOWN as exc:
+        return failed(exc, out)
 
 
 def cmd_run(args: argparse.Namespace, settings: Settings, out: Output) -> int:
