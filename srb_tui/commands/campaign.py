@@ -24,7 +24,6 @@ from rich.text import Text
 
 from srb_tui.campaigns.spec import FORMAT, CampaignSpec, parse_campaign, read_campaign
 from srb_tui.commands import exit_codes as codes
-from srb_tui.commands.failures import failed
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
 from srb_tui.store import Store
@@ -311,4 +310,5 @@ def cmd_campaign(args: argparse.Namespace, settings: Settings, out: Output) -> i
     try:
         return asyncio.run(status())
     except StoreError as exc:  # as `guard` says it
-        return failed(exc, out)
+        out.error(str(exc))
+        return codes.INFRA

@@ -22,7 +22,6 @@ from typing import Any
 
 from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.arg_read import run_filter
-from srb_tui.commands.failures import failed
 from srb_tui.commands.output import Output
 from srb_tui.commands.report import load_selection
 from srb_tui.config import Settings
@@ -92,7 +91,8 @@ def cmd_export(args: argparse.Namespace, settings: Settings, out: Output) -> int
     try:
         return asyncio.run(body())
     except StoreError as exc:
-        return failed(exc, out)
+        out.error(str(exc))
+        return codes.INFRA
     except ImportError as exc:
         out.error(str(exc))
         return codes.USAGE

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from srb_tui.commands import exit_codes as codes
-from srb_tui.commands.failures import failed
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
 from srb_tui.reports.labels_csv import parse_labels
@@ -48,7 +47,8 @@ def cmd_import(args: argparse.Namespace, settings: Settings, out: Output) -> int
         out.error(str(exc))
         return codes.FAILED
     except StoreError as exc:
-        return failed(exc, out)
+        out.error(str(exc))
+        return codes.INFRA
     annotators = sorted({label.annotator for label in labels})
     if out.json_mode:
         out.emit_json({"file": str(path), "labels": written, "annotators": annotators})

@@ -21,7 +21,6 @@ from typing import Any
 
 from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.arg_read import run_filter
-from srb_tui.commands.failures import failed
 from srb_tui.commands.output import Output
 from srb_tui.commands.report_strength import strength_body, write_report
 from srb_tui.config import Settings
@@ -160,4 +159,5 @@ def cmd_report(args: argparse.Namespace, settings: Settings, out: Output) -> int
     try:
         return asyncio.run(body())
     except StoreError as exc:
-        return failed(exc, out)
+        out.error(str(exc))
+        return codes.INFRA

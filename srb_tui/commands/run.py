@@ -17,14 +17,13 @@ from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from srb_tui.commands import exit_codes as codes
-from srb_tui.commands.failures import KNOWN, Unavailable, failed
 from srb_tui.commands.output import Output
 from srb_tui.commands.run_view import Display, follow
 from srb_tui.config import Settings
 from srb_tui.service.app import EngineUnreachable, GatewayConfigError
 from srb_tui.service.app import open_service as open_core
-from srb_tui.service.run.orchestrator import RunService
-from srb_tui.store import RunNotFound, Store
+from srb_tui.service.run.orchestrator import LaunchError, RunService, TaskInvalid, TaskNotFound
+from srb_tui.store import RunNotFound, Store, StoreError
 from srb_tui.store.errors import AmbiguousRunId
 
 if TYPE_CHECKING:
@@ -84,6 +83,23 @@ def add_cancel_parser(runs_sub: Any) -> None:
     cancel.add_argument("run_id", metavar="ID", help="a run id or a unique prefix of one")
     cancel.add_argument("--json", action="store_true")
     cancel.set_defaults(handler=cmd_cancel)
+
+
+class Unavailable(LaunchError):
+    """What a run needs (the engine, the gateway's configuration) is not there: exit INFRA."""
+
+
+FAILURES: tuple[tuple[type[Exception], int, str], ...] = (
+    (Unavailable, codes.INFRA, ""),
+    (TaskNotFound, codes.NOT_FOUND, ""),
+    (TaskInvalid, codes.FAILED, " (`srb tasks validate` lists every problem)"),
+    (LaunchError, codes.USAGE, ""),
+    (AmbiguousRunId, codes.USAGE, ""),
+    (RunNotFound, codes.NOT_FOUND, ""),
+    (StoreError, codes.INFRA, ""),
+)
+"""Every failure ``guard`` ends a command body with: its exit code and a hint after its
+message (the first row that matches wins)."""
 
 
 @contextlib.asynccontextmanager
@@ -206,8 +222,10 @@ def guard(coro_fn: Callable[[], Coroutine[Any, Any, int]], out: Output) -> int:
     """Run a command body; each failure one line and its exit code (see exit_codes)."""
     try:
         return asyncio.run(coro_fn())
-    except KNOWN as exc:
-        return failed(exc, out)
+    except tuple(kind for kind, _code, _hint in FAILURES) as exc:
+        code, hint = next((c, h) for kind, c, h in FAILURES if isinstance(exc, kind))
+        out.error(f"{exc}{hint}")
+        return code
 
 
 def cmd_run(args: argparse.Namespace, settings: Settings, out: Output) -> int:

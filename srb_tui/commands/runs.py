@@ -13,7 +13,6 @@ from rich.table import Table
 from srb_tui.commands import exit_codes as codes
 from srb_tui.commands.arg_read import run_filter
 from srb_tui.commands.arg_types import positive_int
-from srb_tui.commands.failures import failed
 from srb_tui.commands.output import Output, plain_columns
 from srb_tui.config import Settings
 from srb_tui.service.app import open_service
@@ -125,8 +124,12 @@ def cmd_show(args: argparse.Namespace, settings: Settings, out: Output) -> int:
         return codes.NOT_FOUND
     try:
         doc = asyncio.run(_detail(settings, args.run_id))
-    except (AmbiguousRunId, StoreError) as exc:
-        return failed(exc, out)
+    except AmbiguousRunId as exc:
+        out.error(str(exc))
+        return codes.USAGE
+    except StoreError as exc:
+        out.error(str(exc))
+        return codes.INFRA
     if doc is None:
         out.error(f"no run {args.run_id!r} in {settings.db_path}")
         return codes.NOT_FOUND
