@@ -8,9 +8,9 @@ from typing import Any
 from rich.markup import escape
 
 from srb_tui.commands import exit_codes as codes
+from srb_tui.commands.arg_read import usable_task
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
-from srb_tui.service.catalog import task_hint
 
 REVIEWERS = ("configured", "obedient", "obedient-quiet")
 
@@ -48,13 +48,9 @@ def cmd_audit_probe(args: argparse.Namespace, settings: Settings, out: Output) -
     from srb_tui.service.grading.probe_variants import VARIANTS
 
     services = Services(settings)
-    load = services.catalog.find(args.task_id)
-    if load is None:
-        out.error(f"no task {args.task_id!r}{task_hint(settings.task_roots, args.task_id)}")
-        return codes.NOT_FOUND
-    if load.task is None or load.task.evaluation is None:
-        out.error(f"{load.task_id}: the task does not load; run `srb tasks validate`")
-        return codes.FAILED
+    load = usable_task(services.catalog, settings, args.task_id, out, graded=True)
+    if isinstance(load, int):
+        return load
     if args.samples is not None and args.samples < 1:
         out.error("--samples must be at least 1")
         return codes.USAGE

@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from srb_tui.commands import exit_codes as codes
+from srb_tui.commands.arg_read import run_filter
 from srb_tui.commands.output import Output
 from srb_tui.commands.report import load_selection
 from srb_tui.config import Settings
-from srb_tui.service.views.runs_table import parse_filter
 from srb_tui.store import Store, StoreError
 
 PARTS = ("parquet", "atif", "results")
@@ -48,10 +48,8 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_export(args: argparse.Namespace, settings: Settings, out: Output) -> int:
-    flt, problems = parse_filter(" ".join(args.filter))
-    if problems:
-        for problem in problems:
-            out.error(f"filter: {problem}")
+    flt = run_filter(args.filter, out)
+    if flt is None:
         return codes.USAGE
     target = Path(args.output)
     if target.exists() and not target.is_dir():

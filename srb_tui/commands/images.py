@@ -12,10 +12,10 @@ from typing import Any
 from rich.markup import escape
 
 from srb_tui.commands import exit_codes as codes
+from srb_tui.commands.arg_read import usable_task
 from srb_tui.commands.output import Output, plain_columns
 from srb_tui.config import Settings
 from srb_tui.service.app import Services, open_service
-from srb_tui.service.catalog import task_hint
 from srb_tui.service.run.images import (
     ImageBuildError,
     ImageMapError,
@@ -63,14 +63,10 @@ def cmd_bootstrap(args: argparse.Namespace, settings: Settings, out: Output) -> 
 
 
 def cmd_build(args: argparse.Namespace, settings: Settings, out: Output) -> int:
-    load = Services(settings).catalog.find(args.task_id)
-    if load is None:
-        out.error(f"no task {args.task_id!r}{task_hint(settings.task_roots, args.task_id)}")
-        return codes.NOT_FOUND
+    load = usable_task(Services(settings).catalog, settings, args.task_id, out)
+    if isinstance(load, int):
+        return load
     task = load.task
-    if task is None:
-        out.error(f"{load.task_id}: the task does not load; run `srb tasks validate`")
-        return codes.FAILED
 
     try:
         image_map = load_image_map(settings.state_dir)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -21,7 +21,7 @@ def _console(*, stderr: bool) -> Console:
     return Console(stderr=stderr, highlight=False, soft_wrap=True, emoji=False)
 
 
-def plain_columns(rows: list[tuple[str, ...]]) -> str:
+def plain_columns(rows: Sequence[tuple[str, ...]]) -> str:
     """Space-padded columns with every value whole (for pipes, ``--no-trunc``): the first
     row is the header."""
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from srb_tui.commands import exit_codes as codes
+from srb_tui.commands.arg_read import run_filter
 from srb_tui.commands.output import Output
 from srb_tui.commands.report_strength import strength_body, write_report
 from srb_tui.config import Settings
@@ -31,7 +32,6 @@ from srb_tui.reports.stats import StatsUnavailable
 from srb_tui.reports.strength import STRENGTH_TABLE_IDS
 from srb_tui.reports.task_facts import task_facts
 from srb_tui.reports.uncertainty import compare_report, select
-from srb_tui.service.views.runs_table import parse_filter
 from srb_tui.store import Store, StoreError
 
 
@@ -90,10 +90,8 @@ async def load_selection(
 
 
 def cmd_report(args: argparse.Namespace, settings: Settings, out: Output) -> int:
-    flt, problems = parse_filter(" ".join(args.filter))
-    if problems:
-        for problem in problems:
-            out.error(f"filter: {problem}")
+    flt = run_filter(args.filter, out)
+    if flt is None:
         return codes.USAGE
     if args.json and args.format not in (None, "json"):
         out.error(f"--json and --format {args.format} conflict: --json is --format json; "

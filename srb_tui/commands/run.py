@@ -89,6 +89,19 @@ class Unavailable(LaunchError):
     """What a run needs (the engine, the gateway's configuration) is not there: exit INFRA."""
 
 
+FAILURES: tuple[tuple[type[Exception], int, str], ...] = (
+    (Unavailable, codes.INFRA, ""),
+    (TaskNotFound, codes.NOT_FOUND, ""),
+    (TaskInvalid, codes.FAILED, " (`srb tasks validate` lists every problem)"),
+    (LaunchError, codes.USAGE, ""),
+    (AmbiguousRunId, codes.USAGE, ""),
+    (RunNotFound, codes.NOT_FOUND, ""),
+    (StoreError, codes.INFRA, ""),
+)
+"""Every failure ``guard`` ends a command body with: its exit code and a hint after its
+message (the first row that matches wins)."""
+
+
 @contextlib.asynccontextmanager
 async def open_run_service(settings: Settings) -> AsyncIterator[RunService]:
     settings.state_dir.mkdir(parents=True, exist_ok=True)
@@ -209,27 +222,10 @@ def guard(coro_fn: Callable[[], Coroutine[Any, Any, int]], out: Output) -> int:
     """Run a command body; each failure one line and its exit code (see exit_codes)."""
     try:
         return asyncio.run(coro_fn())
-    except Unavailable as exc:
-        out.error(str(exc))
-        return codes.INFRA
-    except TaskNotFound as exc:
-        out.error(str(exc))
-        return codes.NOT_FOUND
-    except TaskInvalid as exc:
-        out.error(f"{exc} (`srb tasks validate` lists every problem)")
-        return codes.FAILED
-    except LaunchError as exc:
-        out.error(str(exc))
-        return codes.USAGE
-    except AmbiguousRunId as exc:
-        out.error(str(exc))
-        return codes.USAGE
-    except RunNotFound as exc:
-        out.error(str(exc))
-        return codes.NOT_FOUND
-    except StoreError as exc:
-        out.error(str(exc))
-        return codes.INFRA
+    except tuple(kind for kind, _code, _hint in FAILURES) as exc:
+        code, hint = next((c, h) for kind, c, h in FAILURES if isinstance(exc, kind))
+        out.error(f"{exc}{hint}")
+        return code
 
 
 def cmd_run(args: argparse.Namespace, settings: Settings, out: Output) -> int:

@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from srb_tui.commands import exit_codes as codes
+from srb_tui.commands.arg_read import run_filter
 from srb_tui.commands.arg_types import positive_int
 from srb_tui.commands.output import Output, plain_columns
 from srb_tui.config import Settings
@@ -18,7 +19,6 @@ from srb_tui.service.app import open_service
 from srb_tui.service.run.run_node import node_label
 from srb_tui.service.views.agent_report import agent_summary, cost_text
 from srb_tui.service.views.history import load_run_rows
-from srb_tui.service.views.runs_table import parse_filter
 from srb_tui.store import RunNotFound, StoreError
 from srb_tui.store.errors import AmbiguousRunId
 from srb_tui.store.provenance import Provenance
@@ -61,10 +61,8 @@ def cmd_list(args: argparse.Namespace, settings: Settings, out: Output) -> int:
         out.error(f"no store at {settings.db_path}: {settings.state_dir} does not exist "
                   "(nothing has run with this --state)")
         return codes.NOT_FOUND
-    flt, problems = parse_filter(" ".join(args.filter))
-    if problems:
-        for problem in problems:
-            out.error(f"filter: {problem}")
+    flt = run_filter(args.filter, out)
+    if flt is None:
         return codes.USAGE
     result = asyncio.run(load_run_rows(settings.db_path, limit=args.limit,
                                        filters=flt.kwargs()))

@@ -16,6 +16,7 @@ from typing import Any
 from rich.markup import escape
 
 from srb_tui.commands import exit_codes as codes
+from srb_tui.commands.arg_read import usable_task
 from srb_tui.commands.arg_types import positive_int
 from srb_tui.commands.output import Output
 from srb_tui.config import Settings
@@ -37,7 +38,6 @@ def add_mutants_parser(tsub: Any) -> None:
 
 def cmd_mutants(args: argparse.Namespace, settings: Settings, out: Output) -> int:
     from srb_tui.service.app import Services, StateAError
-    from srb_tui.service.catalog import task_hint
     from srb_tui.strength.mutate import (
         MutationUnavailable,
         mutant_diff,
@@ -46,13 +46,9 @@ def cmd_mutants(args: argparse.Namespace, settings: Settings, out: Output) -> in
     )
 
     services = Services(settings)
-    load = services.catalog.find(args.task_id)
-    if load is None:
-        out.error(f"no task {args.task_id!r}{task_hint(settings.task_roots, args.task_id)}")
-        return codes.NOT_FOUND
-    if load.task is None:
-        out.error(f"{load.task_id}: the task does not load; run `srb tasks validate`")
-        return codes.FAILED
+    load = usable_task(services.catalog, settings, args.task_id, out)
+    if isinstance(load, int):
+        return load
     try:
         prepared = asyncio.run(services.prepare_state_a(load.task, offline=args.offline))
     except StateAError as exc:

@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from srb_tui.commands import exit_codes as codes
+from srb_tui.commands.arg_read import usable_task
 from srb_tui.commands.output import Output, plain_columns
 from srb_tui.config import Settings
 from srb_tui.schema import Problem, TaskLoad
@@ -258,13 +259,9 @@ def cmd_prepare(args: argparse.Namespace, settings: Settings, out: Output) -> in
     from srb_tui.service.app import Services, StateAError
 
     services = Services(settings)
-    load = services.catalog.find(args.task_id)
-    if load is None:
-        out.error(f"no task {args.task_id!r}{task_hint(settings.task_roots, args.task_id)}")
-        return codes.NOT_FOUND
-    if load.task is None:
-        out.error(f"{load.task_id}: the task does not load; run `srb tasks validate`")
-        return codes.FAILED
+    load = usable_task(services.catalog, settings, args.task_id, out)
+    if isinstance(load, int):
+        return load
 
     def progress(msg: str) -> None:
         if not out.json_mode:

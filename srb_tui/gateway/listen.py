@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import os
 import socket
+from collections.abc import Callable
 from pathlib import Path
 
 SOCKET_NAME = "gateway.sock"
@@ -51,26 +52,26 @@ async def unix_socket(socket_dir: Path) -> socket.socket:
             raise GatewayError(f"another srb gateway is already listening on {path}")
         with contextlib.suppress(FileNotFoundError):
             path.unlink()  # a stale socket of a killed srb
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        sock.bind(str(path))
-        # The token is the credential; the relay's uid must be able to connect.
-        os.chmod(path, 0o666)
-        sock.listen(512)
-    except OSError as err:
-        sock.close()
-        raise GatewayError(f"cannot listen on {path}: {err}") from err
-    sock.setblocking(False)
-    return sock
+    # The token is the credential; the relay's uid must be able to connect.
+    return _listening(socket.AF_UNIX, str(path), lambda: os.chmod(path, 0o666))
 
 
 def tcp_socket() -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    return _listening(socket.AF_INET, ("127.0.0.1", 0))
+
+
+def _listening(family: socket.AddressFamily, address: str | tuple[str, int],
+               after_bind: Callable[[], object] = lambda: None) -> socket.socket:
+    """A non-blocking stream socket listening on ``address`` (``after_bind`` runs between
+    bind and listen); GatewayError when it cannot be had."""
+    sock = socket.socket(family, socket.SOCK_STREAM)
     try:
-        sock.bind(("127.0.0.1", 0))
+        sock.bind(address)
+        after_bind()
         sock.listen(512)
     except OSError as err:
         sock.close()
-        raise GatewayError(f"cannot listen on 127.0.0.1: {err}") from err
+        where = address if isinstance(address, str) else address[0]
+        raise GatewayError(f"cannot listen on {where}: {err}") from err
     sock.setblocking(False)
     return sock

@@ -7,6 +7,7 @@ bootstrap`` made it) to the node; with a registry the node pulls it instead.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Any
 
 from srb_tui.runner import sdk
@@ -49,11 +50,9 @@ async def ensure_image(dest: DockerEngine, source: DockerEngine, ref: str, *,
     if await dest.call(_present, dest, ref):
         return False
     if registry:
-        try:
-            await dest.call(_pull, dest, registry, ref)
-        except (OSError, sdk.DockerException) as exc:
-            raise ImageBuildError(f"node {dest.name} ({dest.base_url}) cannot pull {ref} "
-                                  f"from the registry {registry}: {exc}") from exc
+        await _or_refuse(dest.call(_pull, dest, registry, ref),
+                         f"node {dest.name} ({dest.base_url}) cannot pull {ref} "
+                         f"from the registry {registry}")
         return True
     try:
         await source.client()
@@ -64,12 +63,18 @@ async def ensure_image(dest: DockerEngine, source: DockerEngine, ref: str, *,
     if not present:
         raise ImageBuildError(f"srb's engine ({source.base_url}) has no {ref} to copy to node "
                               f"{dest.name}: run `srb images bootstrap` here first")
-    try:
-        await source.call(_copy, source, dest, ref)
-    except (OSError, sdk.DockerException) as exc:
-        raise ImageBuildError(f"cannot copy {ref} from srb's engine ({source.base_url}) to "
-                              f"node {dest.name} ({dest.base_url}): {exc}") from exc
+    await _or_refuse(source.call(_copy, source, dest, ref),
+                     f"cannot copy {ref} from srb's engine ({source.base_url}) to "
+                     f"node {dest.name} ({dest.base_url})")
     return True
+
+
+async def _or_refuse(step: Awaitable[object], failure: str) -> None:
+    """Await one engine call of the copy; its failure as ImageBuildError(``failure``)."""
+    try:
+        await step
+    except (OSError, sdk.DockerException) as exc:
+        raise ImageBuildError(f"{failure}: {exc}") from exc
 
 
 __all__ = ["ensure_image"]

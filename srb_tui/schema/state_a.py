@@ -76,20 +76,14 @@ class StateASource:
         return None if match is None else (match["name"], match["version"])
 
 
+_TYPE_NAMES: tuple[tuple[type, str], ...] = (  # bool first: a bool is an int
+    (bool, "a boolean"), (int, "an integer"), (float, "a float"), (str, "a string"),
+    (list, "an array"), (Mapping, "a table"))
+
+
 def _type_name(value: object) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a float"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, Mapping):
-        return "a table"
-    return type(value).__name__
+    return next((name for kind, name in _TYPE_NAMES if isinstance(value, kind)),
+                type(value).__name__)
 
 
 def _short(text: str, limit: int = 70) -> str:

@@ -22,6 +22,7 @@ from srb_tui.runner import DockerEngine, list_managed, remove
 from srb_tui.schema import Task
 from srb_tui.service.grading.ladder_identity import identity_stage
 from srb_tui.service.grading.stages.common import StageImages
+from srb_tui.service.grading.stages.stage import StageContext
 from srb_tui.service.grading.strength_baseline import Baseline, grade_baseline
 from srb_tui.service.grading.strength_stage import STAGE_I_SKIPPED, grade_mutant_stage_ii
 from srb_tui.service.grading.strength_stage_iii import Catches, grade_survivor
@@ -176,11 +177,12 @@ class StrengthGrader:
                                          mutant.describe()).to_json()})
         await self.store.strength.start_stage_iii(self.campaign_id, row.mutant_id, run.id)
         try:
-            return run.id, await grade_survivor(
+            ctx = StageContext(
                 engine=self.engine, store=self.store, run_id=run.id, task=self.task,
-                state_a=self.state_a, mutant=mutant, images=self.images(),
-                run_dir=self.runs_dir / run.id, publish=self.publish,
-                budget_sec=self.budget_sec, tree=self.tree)
+                original=self.state_a, submission=self.tree or self.state_a,
+                images=self.images(), publish=self.publish, run_dir=self.runs_dir / run.id,
+                budget_override=self.budget_sec)
+            return run.id, await grade_survivor(ctx, mutant)
         except BaseException as exc:
             now = await self.store.get_run(run.id)
             if now is not None and not is_final(now.status):

@@ -50,6 +50,19 @@ def _sdist_rank(entry: dict[str, object], pinned: str) -> tuple[int, int]:
     return (0 if listed == pinned else 1, 0 if name.endswith(".tar.gz") else 1)
 
 
+def _listed_version(index_url: str, key: str, version: str, *, no_project: str,
+                    no_version: str) -> object:
+    """``version``'s entry under ``key`` of the project's document at ``index_url`` (where a
+    registry without a document of the version itself lists it)."""
+    try:
+        listed = fetch_json(index_url).get(key)
+    except NotFound as exc:
+        raise StateAError(f"{no_project} ({index_url})") from exc
+    if not isinstance(listed, dict) or version not in listed:
+        raise StateAError(f"{no_version} ({index_url})") from None
+    return listed[version]
+
+
 def resolve_pypi(
     name: str, version: str, pinned_sha256: str, base: str | None = None
 ) -> ResolvedArchive:
@@ -61,13 +74,9 @@ def resolve_pypi(
         files = _as_list(fetch_json(index_url).get("urls"))
     except NotFound:
         index_url = f"{root}/{quoted}/json"
-        try:
-            releases = fetch_json(index_url).get("releases")
-        except NotFound as exc:
-            raise StateAError(f"PyPI has no project '{name}' ({index_url})") from exc
-        if not isinstance(releases, dict) or version not in releases:
-            raise StateAError(f"PyPI has no release {name}=={version} ({index_url})") from None
-        files = _as_list(releases[version])
+        files = _as_list(_listed_version(
+            index_url, "releases", version, no_project=f"PyPI has no project '{name}'",
+            no_version=f"PyPI has no release {name}=={version}"))
     sdists = [
         f
         for f in files
@@ -92,15 +101,10 @@ def resolve_npm(name: str, version: str, base: str | None = None) -> ResolvedArc
         document: object = fetch_json(index_url)
     except NotFound:
         index_url = f"{root}/{quoted}"
-        try:
-            versions = fetch_json(index_url).get("versions")
-        except NotFound as exc:
-            raise StateAError(f"the npm registry has no package '{name}' ({index_url})") from exc
-        if not isinstance(versions, dict) or version not in versions:
-            raise StateAError(
-                f"the npm registry has no version {name}@{version} ({index_url})"
-            ) from None
-        document = versions[version]
+        document = _listed_version(
+            index_url, "versions", version,
+            no_project=f"the npm registry has no package '{name}'",
+            no_version=f"the npm registry has no version {name}@{version}")
     dist = document.get("dist") if isinstance(document, dict) else None
     tarball = dist.get("tarball") if isinstance(dist, dict) else None
     if not isinstance(tarball, str) or not tarball:

@@ -26,7 +26,8 @@ import pytest_asyncio
 from srb_tui.runner import DockerEngine, ImageBuildError, ImageInfo, RunnerPool, build_image
 from srb_tui.schema import Task, load_task
 from srb_tui.service.grading.image_plan import INFRA_TAG, load_image_map
-from srb_tui.service.grading.stages.behavioural import run_behavioural
+from srb_tui.service.grading.stages.behavioural import BEHAVIOURAL
+from srb_tui.service.grading.stages.stage import StageContext
 from srb_tui.service.run.images import build_task_images
 from srb_tui.store import Store
 
@@ -136,10 +137,10 @@ async def test_behavioural_runtime_and_root_grading(built: Built) -> None:
 
     images = StageImages(built.engine, built.task, BASE_IMAGE, lambda e: None,
                          store=built.store, run_id=run.id, image_map=built.image_map)
-    outcome = await run_behavioural(
+    outcome = await BEHAVIOURAL.run(StageContext(
         engine=built.engine, store=built.store, run_id=run.id, task=built.task,
         original=tree, submission=tree, images=images, publish=lambda e: None,
-    )
+    ))
     units = {u["id"]: u for u in outcome.envelope["units"]}
     checks = {c["id"]: c for c in outcome.envelope["checks"]}
     contract = units["contract"]

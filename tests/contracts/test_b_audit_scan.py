@@ -17,9 +17,10 @@ import pytest_asyncio
 
 from srb_tui.runner import DockerEngine, RunnerPool
 from srb_tui.schema import Task, load_task
-from srb_tui.service.grading.stages.audit import run_audit
+from srb_tui.service.grading.stages.audit import AUDIT
 from srb_tui.service.grading.stages.audit_scan import ScanConfigError, render_findings
 from srb_tui.service.grading.stages.common import StageImages
+from srb_tui.service.grading.stages.stage import StageContext
 from srb_tui.store import Store
 
 from ..conftest import DEMO_TASK
@@ -76,12 +77,12 @@ async def _audit(world: dict[str, Any], task: Task, name: str) -> tuple[Any, Pat
     run_dir = world["root"] / name
     run_dir.mkdir()
     untouched = DEMO_TASK / "submissions" / "untouched"
-    outcome = await run_audit(
+    outcome = await AUDIT.run(StageContext(
         engine=world["engine"], store=store, run_id=run.id, task=task, original=untouched,
         submission=untouched, run_dir=run_dir,
         images=StageImages(world["engine"], task, BASE_IMAGE, lambda e: None),
         publish=lambda e: None, environ={},
-    )  # fmt: skip
+    ))  # fmt: skip
     return outcome, run_dir
 
 

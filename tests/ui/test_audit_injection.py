@@ -18,8 +18,9 @@ from srb_tui.config import Settings
 from srb_tui.runner import DockerEngine, RunnerPool
 from srb_tui.schema import load_task
 from srb_tui.service.grading.probe_variants import make_variant
-from srb_tui.service.grading.stages.audit import run_audit
+from srb_tui.service.grading.stages.audit import AUDIT
 from srb_tui.service.grading.stages.common import StageImages
+from srb_tui.service.grading.stages.stage import StageContext
 from srb_tui.store import Store
 from srb_tui.ui.screens.run import RunScreen
 from tests.conftest import DEMO_TASK
@@ -57,12 +58,12 @@ async def test_a_tree_addressing_its_judge_fails_and_the_audit_tab_says_so(
                                          agent="replay:untouched")
             run_dir = tmp_path / "run"
             run_dir.mkdir()
-            outcome = await run_audit(
+            outcome = await AUDIT.run(StageContext(
                 engine=engine, store=store, run_id=run.id, task=task, original=untouched,
                 submission=submission, run_dir=run_dir,
                 images=StageImages(engine, task, BASE_IMAGE, lambda e: None),
                 publish=lambda e: None, environ={},
-            )  # fmt: skip
+            ))  # fmt: skip
             assert outcome.audit_gate == "fail"
             checks = await store.checks(run.id, "audit")
             found = [c for c in checks if c.module_id == "judge-addressed"]

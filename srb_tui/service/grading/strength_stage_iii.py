@@ -14,20 +14,15 @@ image.
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import tempfile
-from collections.abc import Mapping
 from pathlib import Path
 
-from srb_tui.gateway import Gateway
-from srb_tui.runner import DockerEngine
-from srb_tui.schema import Task
 from srb_tui.service.grading.stage_record import persist_stage
-from srb_tui.service.grading.stages.common import Publish, StageImages
-from srb_tui.service.grading.stages.stage import DEFAULT_PARALLEL, StageContext
+from srb_tui.service.grading.stages.stage import StageContext
 from srb_tui.service.grading.stages.verification import VERIFICATION
 from srb_tui.service.grading.strength_stage import STAGE_I_SKIPPED
-from srb_tui.store import Store
 from srb_tui.strength.mutate import Mutant, apply_mutant
 
 Catches = dict[str, tuple[str, int | None]]
@@ -35,38 +30,22 @@ Catches = dict[str, tuple[str, int | None]]
 counterexample's id when it broke the mutant)."""
 
 
-async def grade_survivor(
-    *,
-    engine: DockerEngine,
-    store: Store,
-    run_id: str,
-    task: Task,
-    state_a: Path,
-    mutant: Mutant,
-    images: StageImages,
-    run_dir: Path,
-    publish: Publish,
-    budget_sec: float | None = None,
-    max_parallel: int = DEFAULT_PARALLEL,
-    environ: Mapping[str, str] | None = None,
-    gateway: Gateway | None = None,
-    tree: Path | None = None,
-) -> Catches:
-    """Run the panel on ``mutant`` (of State A, or of ``tree``: the reference) under
-    ``run_id`` (a pending run) and end the run scored; what each adversary did."""
+async def grade_survivor(ctx: StageContext, mutant: Mutant) -> Catches:
+    """Run the panel on ``mutant`` under ``ctx``'s run (a pending run) and end the run
+    scored; what each adversary did. ``ctx.original`` is State A and ``ctx.submission`` the
+    tree the mutant is of (State A, or the reference): the panel grades a scratch copy of
+    it with the mutant applied. The stage is recorded as the ladder records its stages
+    (:func:`~.stage_record.persist_stage`)."""
+    store, run_id, run_dir = ctx.store, ctx.run_id, ctx.folder()
     await store.transition(run_id, "verification",
                            f"Stage III of strength mutant {mutant.id}; {STAGE_I_SKIPPED}; "
                            "Stage II survived in its campaign")
     run_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f"srb-mutant-{mutant.id}-") as scratch:
         copy = Path(scratch) / "tree"
-        shutil.copytree(tree or state_a, copy, symlinks=True)
+        shutil.copytree(ctx.submission, copy, symlinks=True)
         apply_mutant(copy, mutant)
-        ctx = StageContext(
-            engine=engine, store=store, run_id=run_id, task=task, original=state_a,
-            submission=copy, images=images, publish=publish, run_dir=run_dir,
-            environ=environ, gateway=gateway, budget_override=budget_sec,
-            max_parallel=max_parallel)
+        ctx = dataclasses.replace(ctx, submission=copy)
         outcome = await VERIFICATION.run(ctx)
     await persist_stage(ctx, outcome, run_dir / "verification.json")
     first: dict[str, int] = {}

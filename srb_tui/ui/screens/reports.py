@@ -197,13 +197,13 @@ class ReportsScreen(Screen[None]):
         room = max(20, (body.size.width or self.size.width) - 2 - SCROLLBAR)
         styles = Styles(header=tone(self.app, "accent", bold=True), bar=tone(self.app, "ok"),
                         muted=tone(self.app, "muted"))
-        tables = self.report.tables
+        tables: Sequence[Table] = self.report.tables
         if first_screen:
             tables = _filling(tables, body.size.height or self.size.height)
         drawn = [draw_table(t, room, styles) for t in tables]
-        tables = self.query_one("#reports-tables", Static)
-        tables.styles.width = max([room, *(d.width for d in drawn)])
-        tables.update(Group(*(d.renderable for d in drawn)))
+        shown = self.query_one("#reports-tables", Static)
+        shown.styles.width = max([room, *(d.width for d in drawn)])
+        shown.update(Group(*(d.renderable for d in drawn)))
 
     def action_export(self) -> None:
         if self.report is None or not self.report.counts.get("runs"):

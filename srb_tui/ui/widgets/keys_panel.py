@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.dom import DOMNode
 from textual.screen import Screen
 from textual.widgets import HelpPanel, KeyPanel, Markdown
 from textual.widgets._key_panel import BindingsTable
@@ -40,7 +41,7 @@ class ScreenFirstBindings(BindingsTable):
 
     def render_bindings_table(self) -> Table:
         groups: dict[int, list[Any]] = {}
-        order: list[object] = []
+        order: list[DOMNode] = []
         for namespace, binding, enabled, tooltip in self.screen.active_bindings.values():
             if id(namespace) not in groups:
                 groups[id(namespace)] = []

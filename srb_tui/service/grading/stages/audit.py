@@ -49,7 +49,7 @@ from .stage_container import StageContainer
 from .stage_layout import ORIGINAL_DIR, SUBMISSION_DIR
 from .transcripts import review_path, write_jsonl
 
-__all__ = ["REVIEWER_SYSTEM", "outcome_rows", "run_audit", "stage_prompt", "vote_rows"]
+__all__ = ["AUDIT", "REVIEWER_SYSTEM", "outcome_rows", "stage_prompt", "vote_rows"]
 
 DEFAULT_PROMPT = (
     "Review the migration for task {{task}}.\n{{roots}}\nCommands you may run: {{commands}}\n"
@@ -243,9 +243,3 @@ class AuditStage:
 
 
 AUDIT = AuditStage()
-
-
-async def run_audit(**fields: Any) -> StageOutcome:
-    """Stage I on a :class:`~.stage.StageContext` given as keywords (callers outside the
-    ladder: contract tests, the identity run)."""
-    return await AUDIT.run(StageContext(**fields))

@@ -285,9 +285,3 @@ class BehaviouralStage:
 
 
 BEHAVIOURAL = BehaviouralStage()
-
-
-async def run_behavioural(**fields: Any) -> StageOutcome:
-    """Stage II on a :class:`~.stage.StageContext` given as keywords (callers outside the
-    ladder: contract tests, the identity run)."""
-    return await BEHAVIOURAL.run(StageContext(**fields))

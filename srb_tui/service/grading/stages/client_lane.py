@@ -54,6 +54,7 @@ from srb_tui.runner import Bind, ContainerHandle, ContainerSpec, DockerEngine, R
 from srb_tui.runner.containers import create, exec_run, put_tree, remove, start
 from srb_tui.runner.exec_session import ExecSession, exec_streamed, open_exec_session
 from srb_tui.runner.files import put_files
+from srb_tui.runner.reaper import list_managed
 from srb_tui.runner.relay import (
     RELAY_PORT,
     RELAY_ROLE,
@@ -66,7 +67,7 @@ from srb_tui.service.views.agent_report import tool_input_text
 from srb_tui.store import LedgerRow
 
 from .channels import adjudicate_in
-from .probe_prompt import opening, read_probe_prompt
+from .probe_prompt import ADVERSARY_SYSTEM, opening, read_probe_prompt
 from .stage_container import StageContainer
 from .stage_layout import CANDIDATES, ORIGINAL_DIR, SUBMISSION_DIR
 from .verification_setup import ProbeSetup, allowed_commands
@@ -177,8 +178,6 @@ def sides(verdict: dict[str, Any]) -> dict[str, str]:
 async def _relay(engine: DockerEngine, gateway: Gateway, run_id: str,
                  labels: dict[str, str]) -> tuple[ContainerHandle, bool]:
     """The run's relay (the agent phase's when it still runs, else a new one: owned)."""
-    from srb_tui.runner import list_managed
-
     for c in await list_managed(engine, run_id, store_tag=labels.get("srb.store")):
         if c.handle.role == RELAY_ROLE:
             return c.handle, False
@@ -362,8 +361,6 @@ async def run_client_session(
     commands = allowed_commands(setup.probe.metadata)
     prompt = opening(template, task=task, probe=setup.probe, adversary=adversary,
                      budget_sec=budget, commands=commands)
-    from .probe_prompt import ADVERSARY_SYSTEM
-
     prompt = ADVERSARY_SYSTEM + "\n\n" + prompt + LANE_RULES.format(
         original=ORIGINAL_DIR, submission=SUBMISSION_DIR, scratch=LANE_SCRATCH)
     network = await lanes.network_mode()

@@ -135,9 +135,3 @@ class _Panel:
 
 
 VERIFICATION = VerificationStage()
-
-
-async def run_verification(**fields: Any) -> StageOutcome:
-    """Stage III on a :class:`~.stage.StageContext` given as keywords (callers outside the
-    ladder: the strength campaign's survivors, contract tests)."""
-    return await VERIFICATION.run(StageContext(**fields))

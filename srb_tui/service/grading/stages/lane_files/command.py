@@ -8,6 +8,8 @@ candidate's files, as the published harness's ``try_test``/``report`` tools take
 srb judges the candidate outside this container; only the per-side result comes back.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import socket
@@ -17,8 +19,8 @@ SOCKET = "/srb/desk/desk.sock"
 MAX_FILES = 64
 
 
-def _files(args):
-    files = {}
+def _files(args: list[str]) -> dict[str, str]:
+    files: dict[str, str] = {}
     for arg in args:
         if os.path.isdir(arg):
             for folder, _dirs, names in os.walk(arg):
@@ -40,12 +42,12 @@ def _files(args):
     return out
 
 
-def main():
+def main() -> None:
     tool = os.path.basename(sys.argv[0])
     args = sys.argv[1:]
     if tool not in ("try_test", "report") or not args or args[0] in ("-h", "--help"):
         sys.exit(__doc__)
-    request = {"tool": tool}
+    request: dict[str, object] = {"tool": tool}
     if tool == "report" and args[0] == "--claim":
         if len(args) < 2:
             sys.exit("--claim needs a text")

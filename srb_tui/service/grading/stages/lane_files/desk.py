@@ -18,8 +18,11 @@ the socket (SO_PEERCRED):
   environment. The caller going away kills the command's process group.
 """
 
+from __future__ import annotations
+
 import base64
 import contextlib
+import io
 import json
 import os
 import signal
@@ -28,17 +31,18 @@ import struct
 import subprocess
 import sys
 import threading
+from typing import Any
 
 MAX_REQUEST = 4 * 1024 * 1024
 LOCK = threading.Lock()
-SETTINGS = {}
+SETTINGS: dict[str, Any] = {}
 
 
-def _reply(conn, text):
+def _reply(conn: socket.socket, text: str) -> None:
     conn.sendall((json.dumps({"text": text}) + "\n").encode())
 
 
-def serve(conn, number):
+def serve(conn: socket.socket, number: int) -> None:
     with conn:
         creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
         _pid, uid, _gid = struct.unpack("3i", creds)
@@ -77,20 +81,20 @@ def serve(conn, number):
         conn.sendall(answer.encode() if answer.endswith("\n") else (answer + "\n").encode())
 
 
-def _working_folder(asked):
+def _working_folder(asked: object) -> str:
     """``asked`` when it lies in an allowed folder, else the first allowed folder (the
     chdir happens as root: a folder inside the client's HOME must never be entered)."""
     real = os.path.realpath(str(asked or ""))
     for allowed in SETTINGS["dirs"]:
         if real == allowed or real.startswith(allowed.rstrip("/") + "/"):
             return real
-    return SETTINGS["dirs"][0]
+    return str(SETTINGS["dirs"][0])
 
 
-def _exec(conn, request):
+def _exec(conn: socket.socket, request: dict[str, Any]) -> None:
     send = threading.Lock()
 
-    def frame(doc):
+    def frame(doc: dict[str, object]) -> None:
         with send, contextlib.suppress(OSError):
             conn.sendall((json.dumps(doc) + "\n").encode())
 
@@ -110,11 +114,11 @@ def _exec(conn, request):
         frame({"x": 126})
         return
 
-    def pump(stream, key):
+    def pump(stream: io.BufferedReader, key: str) -> None:
         for chunk in iter(lambda: stream.read1(65536), b""):
             frame({key: base64.b64encode(chunk).decode()})
 
-    def watch():  # the caller went away (its client killed it): so does the command
+    def watch() -> None:  # the caller went away (its client killed it): so does the command
         try:
             while conn.recv(4096):
                 pass
@@ -135,7 +139,7 @@ def _exec(conn, request):
     frame({"x": code})
 
 
-def main():
+def main() -> None:
     path = sys.argv[1]
     SETTINGS.update(client=int(sys.argv[2]), runner=int(sys.argv[3]), home=sys.argv[4],
                     dirs=[os.path.realpath(d) for d in sys.argv[5:]],

@@ -11,6 +11,8 @@ inside such a command, never runs as the client: it cannot read the client's fil
 transcript, memory or gateway token, nor try or report a candidate in its name.
 """
 
+from __future__ import annotations
+
 import base64
 import json
 import os
@@ -24,7 +26,7 @@ OPERATORS = set(";&|<>(){}\n")
 BASH = "/bin/bash"
 
 
-def _parse(argv):
+def _parse(argv: list[str]) -> tuple[str | None, bool]:
     """(script, login) from ``srb-run SCRIPT`` or ``bash [-l] -c SCRIPT`` / ``-lc``."""
     name = os.path.basename(argv[0])
     args = argv[1:]
@@ -39,7 +41,7 @@ def _parse(argv):
     return None, login  # ``bash FILE …`` (or bare)
 
 
-def _own_call(script):
+def _own_call(script: str) -> bool:
     """Whether ``script`` is one plain call of try_test/report (Claude Code wraps the
     command as ``… && eval 'COMMAND' < /dev/null && pwd -P >| FILE``)."""
     try:
@@ -59,10 +61,10 @@ def _own_call(script):
     return bool(first) and first[0] in OWN
 
 
-def _plain(command):
+def _plain(command: str) -> bool:
     """No expansion (``$``, backquote) outside single quotes, no operator or redirection
     outside quotes: the words are all the command does."""
-    quote = None
+    quote: str | None = None
     for char in command:
         if quote == "'":
             quote = None if char == "'" else quote
@@ -77,7 +79,7 @@ def _plain(command):
     return quote is None
 
 
-def _forward(script, login):
+def _forward(script: str, login: bool) -> int:
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.connect(SOCKET)
@@ -113,7 +115,7 @@ def _forward(script, login):
             target.flush()
 
 
-def main():
+def main() -> None:
     script, login = _parse(sys.argv)
     if script is None:  # ``bash FILE …``: that too runs as the runner
         script = shlex.join([BASH, *sys.argv[1:]])
