@@ -40,6 +40,7 @@ from .fuzzing.build import DEFAULT_BUILD_TIMEOUT_SEC, BuildSpec
 from .fuzzing.http import DEFAULT_HEADERS, HttpConfig, main_fuzz_http
 from .manifests.probe import fault_codes_arg
 from .suite.manifest import SuiteError, load_suite
+from .suite.phases import Phases
 from .suite.run import run_suite, stage_submission, write_suite_error
 
 DEFAULT_FAULT_CODES_ARG = fault_codes_arg(())
@@ -178,9 +179,11 @@ def _build_spec(args: argparse.Namespace) -> BuildSpec | None:
 
 def _run_suite(args: argparse.Namespace) -> int:
     result = Path(args.result)
+    phases = Phases()
     if args.repo_source:
         try:
-            stage_submission(Path(args.repo_source), Path(args.repo))
+            with phases.timed("stage_submission"):
+                stage_submission(Path(args.repo_source), Path(args.repo))
         except OSError as exc:
             write_suite_error(result, args.task or "", f"cannot stage the submission: {exc}")
             print(f"grader: {exc}", file=sys.stderr)
@@ -210,6 +213,8 @@ def _run_suite(args: argparse.Namespace) -> int:
         private_root=Path(args.private) if args.private else None,
         keep_env=frozenset(args.keep_env),
         progress=_print_progress,
+        phases=phases,
+        recorded=_print_checks,
     )
     return EXIT_OK
 
@@ -222,6 +227,21 @@ def _print_progress(doc: dict[str, Any]) -> None:
     the modules' own output goes to their log files, never here."""
     sys.stdout.write(PROGRESS_MARK + json.dumps(doc, sort_keys=True) + "\n")
     sys.stdout.flush()
+
+
+CHECKS_MARK = "@srb-checks "
+
+
+def _print_checks(module: str, lines: list[str]) -> None:
+    """One line on stdout per ended module with its checks as the stage result holds them
+    (``{"module": ..., "checks": [...]}``), so the host can record them while later
+    modules run; each check's JSON holds no raw newline. Written as UTF-8 whatever the
+    container's locale (a lone surrogate as its JSON escape)."""
+    text = (f'{CHECKS_MARK}{{"module": {json.dumps(module)}, "checks": ['
+            + ",".join(lines) + "]}\n")
+    sys.stdout.flush()
+    sys.stdout.buffer.write(text.encode("utf-8", "backslashreplace"))
+    sys.stdout.buffer.flush()
 
 
 def _trees_missing(args: argparse.Namespace) -> bool:

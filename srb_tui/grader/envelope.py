@@ -3,8 +3,8 @@
 Every stage writes one `swerefactor.stage-result/1` document:
 ``{schema, stage, task, status, started_at, duration_sec, harness: {fingerprint}, units,
 checks, metadata, notes}``. It is written atomically (temporary file in the same folder,
-fsync, rename, fsync of the folder), so a reader never sees half a document and a stage killed
-mid-way leaves the last complete checkpoint.
+rename; for a durable write also fsync of the file and of the folder), so a reader never
+sees half a document and a stage killed mid-way leaves the last complete checkpoint.
 """
 
 from __future__ import annotations
@@ -38,21 +38,30 @@ def atomic_write_json(path: str | os.PathLike[str], data: Any) -> None:
                       + "\n")
 
 
-def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
-    """Write `text` to `path` atomically (temp file + fsync + rename, fsync of the folder)."""
+def atomic_write_text(path: str | os.PathLike[str], text: str, *, durable: bool = True) -> None:
+    """Write `text` to `path` atomically (temp file + fsync + rename, fsync of the folder).
+
+    ``durable=False`` leaves out both fsyncs: the rename alone still shows a reader the old
+    document or the new one, never half of one, and a writer killed at any point leaves the
+    last complete document (the page cache outlives the process); only a crash of the
+    kernel itself may lose it."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        # a lone surrogate (a module's "\ud800") as its JSON escape, not a crashed grader
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as handle:
             handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    if not durable:
+        return
     try:
         dir_fd = os.open(target.parent, os.O_RDONLY)
     except OSError:
@@ -65,6 +74,8 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
         os.close(dir_fd)
 
 
+_encode_check = json.JSONEncoder(ensure_ascii=False).encode
+"""``json.dumps(check, ensure_ascii=False)`` without building an encoder per check."""
 CHECKS_SLOT = '\n  "checks": [],\n'
 """The top-level ``checks`` key as ``json.dumps(indent=2)`` writes it empty: every other
 line of the document is indented deeper or holds no raw newline, so it is found once."""
@@ -84,10 +95,12 @@ class StageEnvelope:
     started: float = field(default_factory=time.time)
     _clock_start: float = field(default_factory=time.monotonic)
     duration_sec: float | None = None
-    # Each check's JSON text, encoded once: a checkpoint is written after every module, and
-    # re-encoding 25,000 checks (indented, in pure Python) each time cost seconds a stage.
-    # ``checks`` is append-only once written (suite.py extends it, review.py appends).
-    _check_text: list[str] = field(default_factory=list, repr=False)
+    # The checks' JSON text, each check encoded once and the lines joined as they come: a
+    # checkpoint is written after every module, and re-encoding (or re-joining) 25,000
+    # checks each time cost seconds a stage. ``checks`` is append-only once written
+    # (suite.py extends it, review.py appends); a new list starts the text afresh.
+    _check_text: str = field(default="", repr=False)
+    _check_count: int = field(default=0, repr=False)
     _check_list: list[dict[str, Any]] | None = field(default=None, repr=False)
 
     def finish(self, status: str) -> None:
@@ -116,18 +129,37 @@ class StageEnvelope:
             "notes": self.notes,
         }
 
-    def write(self, path: str | os.PathLike[str]) -> None:
+    def write(self, path: str | os.PathLike[str], *, durable: bool = True) -> None:
         """Checkpoint the envelope to `path` atomically: the document indented as
-        ``atomic_write_json`` writes it, each check on one line of its own."""
-        if self._check_list is not self.checks or len(self._check_text) > len(self.checks):
-            self._check_list, self._check_text = self.checks, []
-        self._check_text += [json.dumps(check, ensure_ascii=False)
-                             for check in self.checks[len(self._check_text):]]
+        ``atomic_write_json`` writes it, each check on one line of its own (``durable``:
+        as :func:`atomic_write_text`)."""
+        checks = self._checks_text()
         doc = {**self.to_dict(), "checks": []}
         text = json.dumps(doc, indent=2, sort_keys=False, ensure_ascii=False) + "\n"
-        if self._check_text:
+        if checks:
             head, slot, tail = text.partition(CHECKS_SLOT)
             assert slot, "the envelope's checks key was not found"
-            text = (head + '\n  "checks": [\n    ' + ",\n    ".join(self._check_text)
-                    + "\n  ],\n" + tail)
-        atomic_write_text(path, text)
+            text = head + '\n  "checks": [\n    ' + checks + "\n  ],\n" + tail
+        atomic_write_text(path, text, durable=durable)
+
+    def add_checks(self, checks: list[dict[str, Any]]) -> list[str]:
+        """Append ``checks``; the JSON text of each (one line, as the document holds it)."""
+        self._checks_text()  # what was appended directly comes first
+        lines = [_encode_check(check) for check in checks]
+        self.checks.extend(checks)
+        if lines:
+            more = ",\n    ".join(lines)
+            self._check_text = f"{self._check_text},\n    {more}" if self._check_text else more
+        self._check_count = len(self.checks)
+        return lines
+
+    def _checks_text(self) -> str:
+        """The checks as the document's lines (``,\n    ``-separated), the new ones added."""
+        if self._check_list is not self.checks or self._check_count > len(self.checks):
+            self._check_list, self._check_text, self._check_count = self.checks, "", 0
+        fresh = self.checks[self._check_count:]
+        if fresh:
+            more = ",\n    ".join(map(_encode_check, fresh))
+            self._check_text = f"{self._check_text},\n    {more}" if self._check_text else more
+            self._check_count = len(self.checks)
+        return self._check_text
