@@ -232,13 +232,12 @@ def _print_progress(doc: dict[str, Any]) -> None:
 CHECKS_MARK = "@srb-checks "
 
 
-def _print_checks(module: str, lines: list[str]) -> None:
+def _print_checks(module: str, checks: str) -> None:
     """One line on stdout per ended module with its checks as the stage result holds them
-    (``{"module": ..., "checks": [...]}``), so the host can record them while later
-    modules run; each check's JSON holds no raw newline. Written as UTF-8 whatever the
-    container's locale (a lone surrogate as its JSON escape)."""
-    text = (f'{CHECKS_MARK}{{"module": {json.dumps(module)}, "checks": ['
-            + ",".join(lines) + "]}\n")
+    (``{"module": ..., "checks": [...]}``; ``checks`` is their JSON, which holds no raw
+    newline), so the host can record them while later modules run. Written as UTF-8
+    whatever the container's locale (a lone surrogate as its JSON escape)."""
+    text = f'{CHECKS_MARK}{{"module": {json.dumps(module)}, "checks": {checks}}}\n'
     sys.stdout.flush()
     sys.stdout.buffer.write(text.encode("utf-8", "backslashreplace"))
     sys.stdout.buffer.flush()

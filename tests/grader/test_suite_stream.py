@@ -112,21 +112,25 @@ def test_a_change_between_two_modules_is_the_next_module_s_tampering(tmp_path: P
     assert second["status"] == "error" and second["tampering"] == ["data.txt changed"]
 
 
-def test_envelope_add_checks_gives_each_check_s_line_and_keeps_the_document(
+def test_envelope_add_checks_gives_the_batch_s_json_and_keeps_the_document(
     tmp_path: Path,
 ) -> None:
     envelope = StageEnvelope(stage="behavioural", task="t")
+    envelope.write(tmp_path / "r.json", durable=False)
+    assert read_json(tmp_path / "r.json")["checks"] == []
     envelope.checks.append({"module": "m0", "id": "direct", "verdict": "pass"})
-    lines = envelope.add_checks([{"module": "m1", "id": "a", "verdict": "pass"},
-                                 {"module": "m1", "id": "b", "verdict": "fail",
-                                  "summary": "x\ny"}])
-    assert [json.loads(line) for line in lines] == envelope.checks[1:]
-    assert all("\n" not in line for line in lines)
+    text = envelope.add_checks([{"module": "m1", "id": "a", "verdict": "pass"},
+                                {"module": "m1", "id": "b", "verdict": "fail",
+                                 "summary": "x\ny \ud800"}])
+    assert json.loads(text) == envelope.checks[1:] and "\n" not in text
     envelope.write(tmp_path / "r.json", durable=False)
     assert read_json(tmp_path / "r.json")["checks"] == envelope.checks
-    assert envelope.add_checks([]) == []
+    assert envelope.add_checks([]) == "[]"
+    envelope.checks.append({"module": "m2", "id": "late", "verdict": "skip"})
     envelope.write(tmp_path / "r.json")
+    written = (tmp_path / "r.json").read_text()
     assert read_json(tmp_path / "r.json")["checks"] == envelope.checks
+    assert len(written.splitlines()) < 30  # a batch of checks on one line
 
 
 def test_wait_exit_sees_the_end_and_keeps_the_budget() -> None:

@@ -358,12 +358,12 @@ def run_suite(
     keep_env: frozenset[str] = frozenset(),
     progress: Callable[[dict[str, Any]], None] | None = None,
     phases: Phases | None = None,
-    recorded: Callable[[str, list[str]], None] | None = None,
+    recorded: Callable[[str, str], None] | None = None,
 ) -> dict[str, Any]:
     """Run every module in order, rewriting `result_path` after each; returns the envelope.
     ``progress`` hears of each module as it starts and as it ends (its counts), so a
     watcher sees the stage move while it runs; ``recorded`` gets each module's checks as
-    it ends (their JSON texts, as the stage result holds them), just before its end line.
+    it ends (their JSON, as the stage result holds them), just before its end line.
     Where the grader's time went (``phases``, with what the caller counted before) ends in
     the metadata's ``phases_sec``."""
     tell = progress or (lambda _doc: None)
@@ -409,9 +409,9 @@ def run_suite(
         )
         lap = phases.now()
         envelope.units[index] = unit
-        lines = envelope.add_checks(checks)
+        encoded = envelope.add_checks(checks)
         if recorded is not None:
-            recorded(module.id, lines)
+            recorded(module.id, encoded)
         tell({"module": module.id, "index": index + 1, "total": len(suite.modules),
               "state": str(unit.get("status", "")), "passed": unit.get("passed", 0),
               "scored": unit.get("scored", 0), "at": utc_iso()})
