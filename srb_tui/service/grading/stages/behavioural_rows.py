@@ -2,8 +2,8 @@
 check rows written while the suite still runs (:class:`StreamedChecks`).
 
 The grader prints each ended module's checks on its stdout (``@srb-checks {json}``,
-``grader/cli.py``) before it starts the next module, so the host writes that module's check
-rows while later modules run instead of all 25,000 after the suite. What the store holds
+``grader/suite/lines_out.py``) as the next module starts, so the host writes that module's
+check rows while later modules run instead of all 25,000 after the suite. What the store holds
 once the stage has ended is still exactly the stage result's: :meth:`StreamedChecks.finish`
 compares every module's streamed rows with the rows of the fetched, host-checked document
 and writes again (or clears) each module that differs or was never streamed;
@@ -23,7 +23,7 @@ from srb_tui.grader.contract import MODULE_STATUSES
 from srb_tui.store import Store, StoreError
 
 STAGE = "behavioural"
-CHECKS_MARK = b"@srb-checks "  # as grader/cli.py prints it
+CHECKS_MARK = b"@srb-checks "  # as grader/suite/lines_out.py prints it
 CHECK_KEYS = ("id", "verdict", "weight", "summary", "detail", "evidence")
 
 
