@@ -89,9 +89,6 @@ def atomic_write_parts(
 _encode = json.JSONEncoder(ensure_ascii=False).encode
 """``json.dumps(value, ensure_ascii=False)`` without building an encoder per call: a list of
 checks in one call of the C encoder (a third of the time of one call per check)."""
-CHECKS_SLOT = '\n  "checks": [],\n'
-"""The top-level ``checks`` key as ``json.dumps(indent=2)`` writes it empty: every other
-line of the document is indented deeper or holds no raw newline, so it is found once."""
 
 
 @dataclass
@@ -144,17 +141,27 @@ class StageEnvelope:
         }
 
     def write(self, path: str | os.PathLike[str], *, durable: bool = True) -> None:
-        """Checkpoint the envelope to `path` atomically: the document indented as
-        ``atomic_write_json`` writes it, but each batch of checks (a module's) on one line
-        (``durable``: as :func:`atomic_write_text`)."""
+        """Checkpoint the envelope to `path` atomically: one top-level key a line, each
+        unit and note on a line of its own, each batch of checks (a module's) on one line,
+        every value encoded by the C encoder (``durable``: as :func:`atomic_write_text`).
+        The document is checkpointed twice a module: the pure-Python encoder that
+        ``indent`` needs cost ~1.5 ms a write."""
         checks = self._checks_text()
-        doc = {**self.to_dict(), "checks": []}
-        text = json.dumps(doc, indent=2, sort_keys=False, ensure_ascii=False) + "\n"
-        parts = [_utf8(text)]
-        if checks:
-            head, slot, tail = text.partition(CHECKS_SLOT)
-            assert slot, "the envelope's checks key was not found"
-            parts = [_utf8(head + '\n  "checks": [\n    '), checks, _utf8("\n  ],\n" + tail)]
+        head: list[str] = []
+        tail: list[str] = []
+        for key, value in self.to_dict().items():
+            if key == "checks":  # what came so far is the head, what follows the tail
+                head, tail = tail, head
+                continue
+            if key in ("units", "notes") and value:
+                text = "[\n    " + ",\n    ".join(map(_encode, value)) + "\n  ]"
+            else:
+                text = _encode(value)
+            tail.append(f"  {_encode(key)}: {text}")
+        before = "{\n" + ",\n".join(head) + ',\n  "checks": ['
+        after = "\n  ],\n" if checks else "],\n"
+        parts = [_utf8(before + ("\n    " if checks else "")), checks,
+                 _utf8(after + ",\n".join(tail) + "\n}\n")]
         atomic_write_parts(path, parts, durable=durable)
 
     def add_checks(self, checks: list[dict[str, Any]]) -> str:
