@@ -18,10 +18,18 @@ beside the bare ones.
 
 ``--scale``: the same over the generated task at fw03's size (bench/scale_fixture.py: 14
 modules, 25,000 recorded checks; ``--submission`` reference, fail-1 or fail-2000). The
-harness side then also does what Stage II does after the suite: the host's check of the
-result against suite.toml, and the module rows and the 25,000 check rows written to a real
-store (``record_module_results``, ``record_checks`` per module) -- what the stage adds at
-that size (result parsing in the grader, the progress relay, the envelope JSON, the store).
+harness side then also does what Stage II does with a store: the progress rows and each
+module's check rows written as the grader reports them (``StreamedChecks``, while later
+modules run), the host's check of the result against suite.toml, then the module rows and
+whatever check rows differ from the result (``StreamedChecks.finish``) -- what the stage adds
+at that size (result parsing in the grader, the progress relay, the envelope JSON, the
+store). After the rounds the store must hold exactly the last result's checks.
+
+The harness's time is printed by phase (medians): the module processes; the grader's work
+between them from its own ``phases_sec`` (checkpoints, module setup and end, the suite's
+digest, result reading, progress lines); the host's steps from ``run_suite_in``'s timings
+(suite copied in; grader exec, interpreter start and the submission's staging; result
+fetch, parse, check); the store's writes left after the suite.
 
     .venv/bin/python bench/bench_stage_overhead.py [-n 5] [--scale [--checks 25000]
                                                    [--submission reference]]
