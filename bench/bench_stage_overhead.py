@@ -141,6 +141,7 @@ def phase_row(doc: dict[str, Any], host: dict[str, float], grader_sec: float,
     row["grader"] = between
     row["host.context"] = host.get("context", 0.0)
     row["host.start"] = host.get("grader", 0.0) - grader_sec
+    row["host.staging"] = float(inside.get("stage_submission", 0.0))
     for name in ("fetch", "parse", "verify"):
         row[f"host.{name}"] = host.get(name, 0.0)
     row["host"] = sum(row[f"host.{name}"] for name, _ in HOST_PHASES)
@@ -166,6 +167,8 @@ def print_phases(runs: list[dict[str, float]], modules: int) -> None:
     line("host, around the grader", "host")
     for name, label in HOST_PHASES:
         line(label, f"host.{name}", 6)
+        if name == "start":
+            line("of which the submission's staging (in the grader)", "host.staging", 8)
     line("store writes (module rows, every check row)", "store")
 
 
