@@ -117,7 +117,7 @@ def bare_script(task_dir: Path, python: str) -> tuple[str, list[str]]:
     return "\n".join(lines), ids
 
 
-GRADER_PHASES = (("checkpoint", "checkpoints (stage result rewritten before and after each)"),
+GRADER_PHASES = (("checkpoint", "checkpoints (checks encoded once, result written twice)"),
                  ("module_setup", "module setup (folders, environment, exec boundary)"),
                  ("module_end", "module end (root scan, submission uid killed and wiped)"),
                  ("suite_digest", "suite digest (tamper check)"),
