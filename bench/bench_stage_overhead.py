@@ -18,10 +18,18 @@ beside the bare ones.
 
 ``--scale``: the same over the generated task at fw03's size (bench/scale_fixture.py: 14
 modules, 25,000 recorded checks; ``--submission`` reference, fail-1 or fail-2000). The
-harness side then also does what Stage II does after the suite: the host's check of the
-result against suite.toml, and the module rows and the 25,000 check rows written to a real
-store (``record_module_results``, ``record_checks`` per module) -- what the stage adds at
-that size (result parsing in the grader, the progress relay, the envelope JSON, the store).
+harness side then also does what Stage II does with a store: the progress rows and each
+module's check rows written as the grader reports them (``StreamedChecks``, while later
+modules run), the host's check of the result against suite.toml, then the module rows and
+whatever check rows differ from the result (``StreamedChecks.finish``) -- what the stage adds
+at that size (result parsing in the grader, the progress relay, the envelope JSON, the
+store). After the rounds the store must hold exactly the last result's checks.
+
+The harness's time is printed by phase (medians): the module processes; the grader's work
+between them from its own ``phases_sec`` (checkpoints, module setup and end, the suite's
+digest, result reading, progress lines); the host's steps from ``run_suite_in``'s timings
+(suite copied in; grader exec, interpreter start and the submission's staging; result
+fetch, parse, check); the store's writes left after the suite.
 
     .venv/bin/python bench/bench_stage_overhead.py [-n 5] [--scale [--checks 25000]
                                                    [--submission reference]]
@@ -37,8 +45,8 @@ import statistics
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -49,12 +57,8 @@ from srb_tui.grader.suite.manifest import load_suite
 from srb_tui.grader.suite.module_env import CONTRACT_DEFAULTS
 from srb_tui.runner import exec_run
 from srb_tui.service.app import open_service
-from srb_tui.service.grading.stages.behavioural import (
-    LAYOUT,
-    checks_by_module,
-    module_rows,
-    run_suite_in,
-)
+from srb_tui.service.grading.stages.behavioural import LAYOUT, run_suite_in
+from srb_tui.service.grading.stages.behavioural_rows import StreamedChecks, checks_by_module
 from srb_tui.service.grading.stages.common import StageImages
 from srb_tui.service.grading.stages.stage_container import StageContainer
 from srb_tui.service.grading.stages.stage_layout import ORIGINAL_DIR, SUBMISSION_DIR, TESTS_DIR
@@ -113,6 +117,61 @@ def bare_script(task_dir: Path, python: str) -> tuple[str, list[str]]:
     return "\n".join(lines), ids
 
 
+GRADER_PHASES = (("checkpoint", "checkpoints (checks encoded once, result written twice)"),
+                 ("module_setup", "module setup (folders, environment, exec boundary)"),
+                 ("module_end", "module end (root scan, submission uid killed and wiped)"),
+                 ("suite_digest", "suite digest (tamper check)"),
+                 ("result_read", "result read (module JSON, checks normalised, unit)"),
+                 ("progress", "progress lines"))
+HOST_PHASES = (("context", "suite copied into the container"),
+               ("start", "grader exec, interpreter start, submission staged"),
+               ("fetch", "stage result fetched"), ("parse", "stage result parsed (JSON)"),
+               ("verify", "result checked against suite.toml"))
+
+
+def phase_row(doc: dict[str, Any], host: dict[str, float], grader_sec: float,
+              modules_sec: float, store_sec: float) -> dict[str, float]:
+    """One harness run's time by phase: the grader's own (its ``phases_sec``), the host's
+    (``run_suite_in``'s timings) and the store's."""
+    inside = doc.get("metadata", {}).get("phases_sec") or {}
+    row = {f"grader.{name}": float(inside.get(name, 0.0)) for name, _ in GRADER_PHASES}
+    between = grader_sec - modules_sec
+    row["grader.other"] = between - sum(row.values())
+    row["modules"] = modules_sec
+    row["grader"] = between
+    row["host.context"] = host.get("context", 0.0)
+    row["host.start"] = host.get("grader", 0.0) - grader_sec
+    row["host.staging"] = float(inside.get("stage_submission", 0.0))
+    for name in ("fetch", "parse", "verify"):
+        row[f"host.{name}"] = host.get(name, 0.0)
+    row["host"] = sum(row[f"host.{name}"] for name, _ in HOST_PHASES)
+    row["store"] = store_sec
+    return row
+
+
+def print_phases(runs: list[dict[str, float]], modules: int) -> None:
+    """Medians of each phase, per suite and per module."""
+    def med(key: str) -> float:
+        return statistics.median(run[key] for run in runs)
+
+    def line(label: str, key: str, indent: int = 4) -> None:
+        sec = med(key)
+        print(f"{' ' * indent}{label:58} {sec:7.3f} s  {sec / modules * 1000:6.1f} ms/module")
+
+    print("  the harness's time by phase (medians over the harness rounds):")
+    line("module processes (the modules' own runs)", "modules")
+    line("grader, between the modules", "grader")
+    for name, label in GRADER_PHASES:
+        line(label, f"grader.{name}", 6)
+    line("the rest (envelope, summaries, loop)", "grader.other", 6)
+    line("host, around the grader", "host")
+    for name, label in HOST_PHASES:
+        line(label, f"host.{name}", 6)
+        if name == "start":
+            line("of which the submission's staging (in the grader)", "host.staging", 8)
+    line("store writes (module rows, every check row)", "store")
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=5, help="rounds of each side")
@@ -140,23 +199,25 @@ async def measure(args: argparse.Namespace, settings: Settings, task_dir: Path,
         task = core.catalog.find(task_dir.name)
         assert task is not None and task.task is not None, task_dir
         original = (await core.prepare_state_a(task.task)).tree
-        run_id = f"bench-{uuid.uuid4().hex[:8]}"
-        images = StageImages(core.engine, task.task, settings.base_image, _quiet, run_id=run_id)
-        image = await images.get("behavioural")
-        the_task = task.task
-        assert the_task.evaluation is not None
-        spec = next(st for st in the_task.evaluation.stages if st.name == "behavioural")
         store = await core.store()
         stored = await store.create_run(task_id=task_dir.name, task_path=str(task_dir),
                                         agent=f"replay:{submission.name}")
         for status in ("preparing", "agent", "collecting", "audit", "behavioural"):
             await store.transition(stored.id, status)
+        run_id = stored.id
+        images = StageImages(core.engine, task.task, settings.base_image, _quiet, run_id=run_id)
+        image = await images.get("behavioural")
+        the_task = task.task
+        assert the_task.evaluation is not None
+        spec = next(st for st in the_task.evaluation.stages if st.name == "behavioural")
         counted: list[tuple[int, int]] = []
         bare_counts: list[tuple[int, int]] = []
         parts: list[tuple[float, float, float, float]] = []
+        phase_runs: list[dict[str, float]] = []
+        docs: list[dict[str, Any]] = []
         async with StageContainer(core.engine, run_id, "behavioural", image.tag,
                                   publish=_quiet, layout=LAYOUT, task=task.task,
-                                  image_env=image.env) as box:
+                                  image_env=image.env, store=store) as box:
             await box.put_trees(original, submission, workspace=True)
             await box.put_context(task.task, [SUITE])
             script, ids = bare_script(task_dir, box.python)
@@ -167,21 +228,22 @@ async def measure(args: argparse.Namespace, settings: Settings, task_dir: Path,
                 # bare side, a few ms against a suite of a minute. With --scale, also the
                 # stage's store writes (module rows, every check row).
                 began = time.perf_counter()
+                host: dict[str, float] = {}
+                rows = StreamedChecks(store, run_id) if args.scale else None
                 doc = await run_suite_in(box, the_task, spec, publish=_quiet, run_id=run_id,
-                                         with_original=True)
+                                         with_original=True, timings=host, rows=rows)
                 in_suite = time.perf_counter() - began
-                if args.scale:
-                    await store.record_module_results(stored.id, "behavioural",
-                                                      module_rows(doc))
-                    for module, checks in checks_by_module(doc).items():
-                        await store.record_checks(stored.id, "behavioural", checks,
-                                                  module_id=module)
+                if rows is not None:  # what the stage does after the suite (module rows,
+                    await rows.finish(doc)  # the check rows not already streamed)
                 total = time.perf_counter() - began
                 assert doc.get("status") == "ok", doc.get("notes")
+                docs[-1:] = [doc]
                 modules_sec = sum(float(u.get("duration_sec") or 0) for u in doc["units"])
                 grader_sec = float(doc.get("duration_sec") or 0)
                 parts.append((modules_sec, grader_sec - modules_sec, in_suite - grader_sec,
                               total - in_suite))
+                phase_runs.append(phase_row(doc, host, grader_sec, modules_sec,
+                                            total - in_suite))
                 how = {u.get("metadata", {}).get("started_through") for u in doc["units"]}
                 assert how == {"srb_submission.run"}, how
                 counted.append((sum(int(u.get("scored", 0)) for u in doc["units"]),
@@ -222,7 +284,14 @@ async def measure(args: argparse.Namespace, settings: Settings, task_dir: Path,
                     (h_tot if side is harness else b_tot).append(total)
                     for name, sec in per.items():
                         (h_mod if side is harness else b_mod)[name].append(sec)
-        rows = len(await store.checks(stored.id, "behavioural")) if args.scale else 0
+        rows = 0
+        if args.scale:  # the store holds exactly the last stage result's checks
+            held = await store.checks(stored.id, "behavioural")
+            want = sorted((module, row["id"], row["verdict"])
+                          for module, found in checks_by_module(docs[-1]).items()
+                          for row in found)
+            assert sorted((c.module_id, c.check_id, c.verdict) for c in held) == want
+            rows = len(held)
     mh, mb = statistics.median(h_tot), statistics.median(b_tot)
     scored, failed = counted[-1]
     # the bare modules must have judged the same checks the same way, or the ratio means
@@ -244,6 +313,7 @@ async def measure(args: argparse.Namespace, settings: Settings, task_dir: Path,
           f"own work between them {med[1]:.3f} s, the host around the grader (exec, relay, "
           f"result fetch, JSON, check against suite.toml) {med[2]:.3f} s, store writes "
           f"{med[3]:.3f} s")
+    print_phases(phase_runs, len(ids))
     print(f"  ratio harness/bare = {mh / mb:.3f} per suite, "
           f"{(mh - mb) / len(ids) * 1000:.0f} ms per module  (goal <= 1.05)")
 

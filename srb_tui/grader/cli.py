@@ -39,7 +39,9 @@ from .fuzzing.argv import FuzzConfig, HarnessFault, argv_vocabulary, load_argv_s
 from .fuzzing.build import DEFAULT_BUILD_TIMEOUT_SEC, BuildSpec
 from .fuzzing.http import DEFAULT_HEADERS, HttpConfig, main_fuzz_http
 from .manifests.probe import fault_codes_arg
+from .suite.lines_out import LinesOut, checks_line, progress_line
 from .suite.manifest import SuiteError, load_suite
+from .suite.phases import Phases
 from .suite.run import run_suite, stage_submission, write_suite_error
 
 DEFAULT_FAULT_CODES_ARG = fault_codes_arg(())
@@ -178,9 +180,11 @@ def _build_spec(args: argparse.Namespace) -> BuildSpec | None:
 
 def _run_suite(args: argparse.Namespace) -> int:
     result = Path(args.result)
+    phases = Phases()
     if args.repo_source:
         try:
-            stage_submission(Path(args.repo_source), Path(args.repo))
+            with phases.timed("stage_submission"):
+                stage_submission(Path(args.repo_source), Path(args.repo))
         except OSError as exc:
             write_suite_error(result, args.task or "", f"cannot stage the submission: {exc}")
             print(f"grader: {exc}", file=sys.stderr)
@@ -199,29 +203,26 @@ def _run_suite(args: argparse.Namespace) -> int:
             write_suite_error(result, args.task or suite.task, message)
             print(f"grader: {message}", file=sys.stderr)
             return EXIT_UNUSABLE
-    run_suite(
-        suite,
-        repo=Path(args.repo),
-        original=Path(args.original) if args.original else None,
-        result_path=result,
-        work_root=Path(args.work),
-        task=args.task,
-        grace_sec=args.grace,
-        private_root=Path(args.private) if args.private else None,
-        keep_env=frozenset(args.keep_env),
-        progress=_print_progress,
-    )
-    return EXIT_OK
-
-
-PROGRESS_MARK = "@srb-progress "
-
-
-def _print_progress(doc: dict[str, Any]) -> None:
-    """One line on stdout per module start and end (the host streams them to watchers);
-    the modules' own output goes to their log files, never here."""
-    sys.stdout.write(PROGRESS_MARK + json.dumps(doc, sort_keys=True) + "\n")
     sys.stdout.flush()
+    lines = LinesOut()
+    try:
+        run_suite(
+            suite,
+            repo=Path(args.repo),
+            original=Path(args.original) if args.original else None,
+            result_path=result,
+            work_root=Path(args.work),
+            task=args.task,
+            grace_sec=args.grace,
+            private_root=Path(args.private) if args.private else None,
+            keep_env=frozenset(args.keep_env),
+            progress=lambda doc: lines.put(progress_line(doc)),
+            phases=phases,
+            recorded=lambda module, checks: lines.put(checks_line(module, checks)),
+        )
+    finally:
+        lines.close()
+    return EXIT_OK
 
 
 def _trees_missing(args: argparse.Namespace) -> bool:

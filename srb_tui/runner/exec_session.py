@@ -251,10 +251,15 @@ async def exec_streamed(
 
 async def _exit_code_after_eof(session: ExecSession) -> int | None:
     """The exec's code once the engine has noticed the end (it may lag the stream's EOF
-    by a moment); None if it never says."""
-    for _ in range(EXIT_POLL_TRIES):
+    by a moment: asked again after 5, 10, 20, 40 ms, then every EXIT_POLL_SEC, for as long
+    as EXIT_POLL_TRIES pauses of EXIT_POLL_SEC); None if it never says."""
+    deadline = time.monotonic() + EXIT_POLL_TRIES * EXIT_POLL_SEC
+    pause = 0.005
+    while True:
         code = await session.exit_code()
         if code is not None:
             return code
-        await asyncio.sleep(EXIT_POLL_SEC)
-    return None
+        if time.monotonic() >= deadline:
+            return None
+        await asyncio.sleep(pause)
+        pause = min(pause * 2, EXIT_POLL_SEC)

@@ -16,9 +16,9 @@ slot may not enter (the module's own, under the private ``/tests``) starts in th
 ``work`` folder instead. Everything else (``readelf``, ``nm``, ``cp``, the module's own
 helpers) stays the module's.
 
-The suite's files are digested before and after every module (:func:`suite_files`): a
-change is that module's failure, recorded as tampering (``error``, rate 0), and the modules
-after it are not run on a changed suite.
+The suite's files are digested before the first module and after every module
+(:class:`SuiteWatch`): a change is that module's failure, recorded as tampering
+(``error``, rate 0), and the modules after it are not run on a changed suite.
 """
 
 from __future__ import annotations
@@ -74,6 +74,26 @@ def suite_files(root: Path) -> dict[str, str]:
             else:
                 found[rel] = f"special {info.st_mode:o}"
     return found
+
+
+class SuiteWatch:
+    """The suite's files as last digested (:func:`suite_files`). The listing taken after one
+    module is the one the next module is compared with: between two modules only the
+    grader runs (the module's group and every process of the submission's uid have been
+    ended), so each boundary between modules is digested once, not twice, and a change made
+    between two modules is still caught (by the next module's comparison) rather than
+    falling between two digests."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.listing = suite_files(root)
+
+    def changed(self) -> list[str]:
+        """What changed since the last digest (:func:`changes`); the new digest is kept."""
+        after = suite_files(self.root)
+        found = changes(self.listing, after)
+        self.listing = after
+        return found
 
 
 def changes(before: Mapping[str, str], after: Mapping[str, str], most: int = 10) -> list[str]:

@@ -9,7 +9,9 @@ KILL) before anything it wrote is read. Background children left behind are reap
 from __future__ import annotations
 
 import contextlib
+import math
 import os
+import select
 import signal
 import subprocess
 import time
@@ -158,11 +160,34 @@ def wait_started(
     ``timeout_sec`` for it to end; True when it timed out."""
     if started_as is not None:
         started_as(proc.pid)
+    return not wait_exit(proc, timeout_sec)
+
+
+def wait_exit(proc: subprocess.Popen[bytes], timeout_sec: float) -> bool:
+    """Wait up to ``timeout_sec`` for ``proc`` to end and reap it; True when it ended.
+
+    Woken by the process's pidfd the moment it ends: ``Popen.wait(timeout)`` polls with
+    sleeps that grow to 50 ms, which every module of a suite paid once (~25 ms on average
+    after its end). Without pidfds (an old kernel), that wait."""
     try:
-        proc.wait(timeout=max(timeout_sec, 0.0))
-    except subprocess.TimeoutExpired:
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        try:
+            proc.wait(timeout=max(timeout_sec, 0.0))
+        except subprocess.TimeoutExpired:
+            return False
         return True
-    return False
+    try:
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        deadline = time.monotonic() + max(timeout_sec, 0.0)
+        while not poller.poll(max(0, math.ceil((deadline - time.monotonic()) * 1000))):
+            if time.monotonic() >= deadline:
+                return proc.poll() is not None
+    finally:
+        os.close(pidfd)
+    proc.wait()
+    return True
 
 
 def end_leader(proc: subprocess.Popen[bytes]) -> None:

@@ -52,7 +52,7 @@ from .slot import (
     slot_ids,
     submission_env,
 )
-from .slot import drop as _drop
+from .spawn import spawn
 from .wipe import SHARED_TMP, WIPED_BY_OWNER, fresh_world, owns_any, wipe_entries
 
 TMP_GROUP_OFFSET = MAX_SLOTS - 1
@@ -63,7 +63,7 @@ _POLL_SEC = 0.02
 __all__ = [
     "CANDIDATE_OFFSET", "CONFIG_PATH", "DEFAULT_FSIZE_BYTES", "DEFAULT_NPROC", "MAX_SLOTS",
     "SLOT_UID_BASE", "SandboxError", "SlotLimits", "candidate_group", "candidate_ids",
-    "enabled", "load_limits", "slot_ids", "submission_env",
+    "enabled", "load_limits", "slot_ids", "spawn", "submission_env",
 ]  # fmt: skip
 
 
@@ -92,55 +92,6 @@ def give_to_slot(path: Path, slot: int, mode: int = 0o750) -> None:
         return
     os.chown(path, -1, slot_ids(slot)[1])
     os.chmod(path, mode)
-
-
-def spawn(
-    argv: Sequence[str],
-    *,
-    slot: int,
-    cwd: str,
-    env: Mapping[str, str],
-    stdin: int | IO[bytes] | None = subprocess.DEVNULL,
-    stdout: int | IO[bytes] | None = None,
-    stderr: int | IO[bytes] | None = None,
-    limits: SlotLimits | None = None,
-    make: Sequence[str] = (),
-    groups: Sequence[int] = (),
-    ids: tuple[int, int] | None = None,
-    then: Callable[[], None] | None = None,
-) -> subprocess.Popen[bytes]:
-    """Start ``argv`` as the slot's uid (or ``ids``) in a new session (as the caller when
-    sandboxing is off), creating the ``make`` folders as that uid first; ``groups`` are its
-    only supplementary groups (none by default); ``then`` runs in the child last, just
-    before the exec. Raises OSError when it cannot start."""
-    if not enabled():
-        for folder in make:
-            os.makedirs(folder, exist_ok=True)
-    drop = _drop(slot, limits or load_limits(), cwd, make, groups, ids) if enabled() else None
-    if then is not None:
-        first, last = drop, then
-
-        def drop() -> None:
-            try:
-                if first is not None:
-                    first()
-                last()
-            except BaseException as exc:  # say why on the child's stderr, then fail the start
-                with contextlib.suppress(OSError):
-                    os.write(2, f"srb: cannot start {argv[0]}: {exc!r}\n".encode())
-                raise
-
-    return subprocess.Popen(
-        list(argv),
-        cwd=None if enabled() else cwd,  # the slot changes folder itself
-        env=dict(env),
-        stdin=stdin,
-        stdout=stdout,
-        stderr=stderr,
-        start_new_session=True,
-        close_fds=True,
-        preexec_fn=drop,
-    )
 
 
 # --------------------------------------------------------------------------- ending a slot

@@ -35,9 +35,9 @@ import time
 from collections.abc import Mapping, Sequence
 
 from ..contract import EXIT_CANNOT_EXECUTE, EXIT_NOT_FOUND, EXIT_TIMEOUT
-from . import sandbox
 from .session_end import end_session
 from .slot import prepare_launch
+from .spawn import spawn
 
 LIBRARY_DIR = "/opt/srb/lib"
 """Where the host installs ``srb_submission.py`` in a stage container."""
@@ -71,7 +71,7 @@ def run(
     sys.stdout.flush()
     sys.stderr.flush()
     try:
-        proc = sandbox.spawn(
+        proc = spawn(
             command, slot=slot, cwd=str(cwd or dirs["work"]), env=child_env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             make=list(dirs.values()),

@@ -23,11 +23,10 @@ from typing import Any
 
 from ..boundary import sandbox
 from ..boundary.module_boundary import (
+    SuiteWatch,
     boundary_for,
-    changes,
     resolve_command,
     share_folder,
-    suite_files,
     tamper_message,
 )
 from ..boundary.procs import DEFAULT_GRACE_SEC, Completed, run_group
@@ -38,6 +37,7 @@ from .module_env import (
     SUITE_SLOT,
     module_env,
 )
+from .phases import Phases
 
 TAIL_BYTES = 4000
 
@@ -111,13 +111,19 @@ def run_module(
     grace_sec: float = DEFAULT_GRACE_SEC,
     private_root: Path | None = None,
     keep_env: frozenset[str] = frozenset(),
+    watch: SuiteWatch | None = None,
+    phases: Phases | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Run one module; returns its unit record and its checks (tagged with the module id).
 
     ``work_root`` holds $SRB_WORK and $SRB_SUITE_WORK (submission code may read there, as
     the module's case inputs live there); ``private_root`` (default: ``work_root``) the
     logs, the module's HOME and $SRB_RESULT, out of the submission's reach. When the module
-    has ended, every process of the submission uid is killed and its scratch wiped."""
+    has ended, every process of the submission uid is killed and its scratch wiped.
+    ``watch`` holds the suite's digest from before the module (taken now when not given);
+    ``phases`` hears where the grader's time went."""
+    phases = phases or Phases()
+    lap = phases.now()
     unit = _seed_unit(module)
     private = private_root or work_root
     work = work_root / "modules" / module.id
@@ -136,12 +142,10 @@ def run_module(
     argv, command_problem = _command_for(module)
     stdout_log, stderr_log = logs / f"{module.id}.stdout", logs / f"{module.id}.stderr"
     unit["stdout_log"], unit["stderr_log"] = str(stdout_log), str(stderr_log)
-    if argv is None:
-        unit.update(status="error", message=command_problem, duration_sec=0.0)
-        return unit, []
-    if not module.dir.is_dir():
-        unit.update(status="error", message=f"module folder {module.dir} does not exist")
-        unit["duration_sec"] = 0.0
+    if argv is None or not module.dir.is_dir():
+        message = command_problem or f"module folder {module.dir} does not exist"
+        unit.update(status="error", message=message, duration_sec=0.0)
+        phases.lap("module_setup", lap)
         return unit, []
     unit["command"] = argv
     env = module_env(
@@ -157,9 +161,13 @@ def run_module(
         keep=keep_env,
     )
     root_before = set(root_entries(repo))
-    suite_before = suite_files(suite.root)
+    if watch is None:
+        lap = phases.lap("module_setup", lap)
+        watch = SuiteWatch(suite.root)
+        lap = phases.lap("suite_digest", lap)
     boundary, no_boundary = boundary_for(
         SUITE_SLOT, repo, built=[work, suite_work], own=[suite.root, home])
+    lap = phases.lap("module_setup", lap)
     try:
         with stdout_log.open("wb") as out, stderr_log.open("wb") as err:
             done = run_group(
@@ -174,11 +182,14 @@ def run_module(
                 preexec=boundary.preexec if boundary else None,
                 started_as=boundary.launched if boundary else None,
             )
+        lap = phases.lap("module_process", lap)
         given_up = [entry for entry in root_entries(repo) if entry not in root_before]
         leftover = end_submission()
     finally:
         exec_report = boundary.stop() if boundary else None
-    tampered = changes(suite_before, suite_files(suite.root))
+    lap = phases.lap("module_end", lap)
+    tampered = watch.changed()
+    lap = phases.lap("suite_digest", lap)
     if leftover:
         unit["submission_leftovers"] = leftover
     checks: list[dict[str, Any]] = []
@@ -223,6 +234,7 @@ def run_module(
     if notes:
         unit["notes"] = notes
     tagged = [{"module": module.id, **check} for check in checks]
+    phases.lap("result_read", lap)
     return unit, tagged
 
 
@@ -345,16 +357,26 @@ def run_suite(
     private_root: Path | None = None,
     keep_env: frozenset[str] = frozenset(),
     progress: Callable[[dict[str, Any]], None] | None = None,
+    phases: Phases | None = None,
+    recorded: Callable[[str, str], None] | None = None,
 ) -> dict[str, Any]:
     """Run every module in order, rewriting `result_path` after each; returns the envelope.
     ``progress`` hears of each module as it starts and as it ends (its counts), so a
-    watcher sees the stage move while it runs."""
+    watcher sees the stage move while it runs; ``recorded`` gets each module's checks as
+    it ends (their JSON, as the stage result holds them), just before its end line.
+    Where the grader's time went (``phases``, with what the caller counted before) ends in
+    the metadata's ``phases_sec``."""
     tell = progress or (lambda _doc: None)
+    phases = phases or Phases()
     sandbox.join_slot_groups([SUITE_SLOT])  # the modules may write the shared $SRB_REPO
     envelope = StageEnvelope(stage="behavioural", task=task or suite.task)
     envelope.units = [_seed_unit(module) for module in suite.modules]
     envelope.metadata = {"suite": str(suite.path), **summarise(envelope.units)}
-    envelope.write(result_path)
+    lap = phases.now()
+    envelope.write(result_path, durable=False)
+    lap = phases.lap("checkpoint", lap)
+    watch = SuiteWatch(suite.root)
+    lap = phases.lap("suite_digest", lap)
     tampered_by = ""
     for index, module in enumerate(suite.modules):
         if tampered_by:  # the suite is no longer the suite: nothing after it is believed
@@ -367,9 +389,12 @@ def run_suite(
             "started_at": utc_iso(),
             "message": "started; no outcome recorded (the stage stopped while it ran)",
         }
-        envelope.write(result_path)
+        lap = phases.lap("module_setup", lap)
+        envelope.write(result_path, durable=False)
+        lap = phases.lap("checkpoint", lap)
         tell({"module": module.id, "index": index + 1, "total": len(suite.modules),
               "state": "running", "at": utc_iso()})
+        phases.lap("progress", lap)
         unit, checks = run_module(
             suite,
             module,
@@ -379,17 +404,26 @@ def run_suite(
             grace_sec=grace_sec,
             private_root=private_root.resolve() if private_root is not None else None,
             keep_env=keep_env,
+            watch=watch,
+            phases=phases,
         )
+        lap = phases.now()
         envelope.units[index] = unit
-        envelope.checks.extend(checks)
+        encoded = envelope.add_checks(checks)  # encoded once: the checkpoints' and the line's
+        lap = phases.lap("checkpoint", lap)
+        if recorded is not None:
+            recorded(module.id, encoded)
         tell({"module": module.id, "index": index + 1, "total": len(suite.modules),
               "state": str(unit.get("status", "")), "passed": unit.get("passed", 0),
               "scored": unit.get("scored", 0), "at": utc_iso()})
+        lap = phases.lap("progress", lap)
         if unit.get("tampering"):
             tampered_by = module.id
         envelope.metadata = {"suite": str(suite.path), **summarise(envelope.units)}
-        envelope.write(result_path)
+        envelope.write(result_path, durable=False)
+        lap = phases.lap("checkpoint", lap)
     envelope.finish("ok")
+    envelope.metadata["phases_sec"] = phases.seconds()
     envelope.write(result_path)
     return envelope.to_dict()
 

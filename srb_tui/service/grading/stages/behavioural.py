@@ -14,17 +14,21 @@ itself for the identity run (`srb tasks record`).
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
-from srb_tui.grader.contract import MODULE_STATUSES
 from srb_tui.grader.suite.checks import summarise
 from srb_tui.runner.files import fetch_file
 from srb_tui.schema import StageSpec, Task
 from srb_tui.service.events import Progress
 
 from .base import note_run_extra
+from .behavioural_rows import CHECK_KEYS as CHECK_KEYS  # (re-exported: the rows' module)
+from .behavioural_rows import StreamedChecks
+from .behavioural_rows import checks_by_module as checks_by_module
+from .behavioural_rows import module_rows as module_rows
 from .common import Publish, StageFault, StageOutcome, option_str
 from .stage import StageContext
 from .stage_container import StageContainer
@@ -56,7 +60,6 @@ def wants_original(spec: StageSpec) -> bool:
         if isinstance(value, bool):
             return value
     return True
-CHECK_KEYS = ("id", "verdict", "weight", "summary", "detail", "evidence")
 
 
 def suite_rel(spec: StageSpec) -> str:
@@ -72,9 +75,36 @@ async def run_suite_in(
     publish: Publish,
     run_id: str,
     with_original: bool = False,
+    timings: dict[str, float] | None = None,
+    rows: StreamedChecks | None = None,
 ) -> dict[str, Any]:
     """Run the suite in a prepared container (trees in place); the stage-result document,
-    checked against the declared suite. Raises StageFault when it cannot be believed."""
+    checked against the declared suite. Raises StageFault when it cannot be believed.
+    ``rows`` writes each module's check rows as the grader reports them (the caller makes
+    the store hold the result with its :meth:`~StreamedChecks.finish`; a fault here clears
+    them). ``timings`` gets the seconds of each host-side step (``context``, ``grader``,
+    ``fetch``, ``parse``, ``verify``)."""
+    try:
+        return await _run_suite(box, task, spec, publish=publish, run_id=run_id,
+                                with_original=with_original, clock=_Clock(timings),
+                                rows=rows)
+    except BaseException:
+        if rows is not None:
+            await rows.abandon()
+        raise
+
+
+async def _run_suite(
+    box: StageContainer,
+    task: Task,
+    spec: StageSpec,
+    *,
+    publish: Publish,
+    run_id: str,
+    with_original: bool,
+    clock: _Clock,
+    rows: StreamedChecks | None,
+) -> dict[str, Any]:
     rel = suite_rel(spec)
     folder = PurePosixPath(rel).parts[0] if len(PurePosixPath(rel).parts) > 1 else ""
     await box.put_context(
@@ -83,6 +113,13 @@ async def run_suite_in(
     publish(Progress(run_id, f"behavioural: running suite tests/{rel}"))
     progress = SuiteProgress(box.store, run_id, publish)
     await progress.begin()
+    clock.lap("context")
+
+    def on_line(raw: bytes) -> None:
+        progress.on_line(raw)
+        if rows is not None:
+            rows.on_line(raw)
+
     res = await box.grader_streamed(
         [
             "suite",
@@ -104,10 +141,12 @@ async def run_suite_in(
             *[arg for name in box.keep_env() for arg in ("--keep-env", name)],
         ],
         timeout_sec=spec.timeout_sec,
-        on_line=progress.on_line,
+        on_line=on_line,
     )
     await progress.drain()
+    clock.lap("grader")
     raw = await fetch_file(box.engine, box.h, RESULT_PATH)
+    clock.lap("fetch")
     if raw is None:
         tail = res.stderr.decode("utf-8", "replace").strip()[-500:]
         raise StageFault(
@@ -120,6 +159,7 @@ async def run_suite_in(
         raise StageFault(f"behavioural: the suite's result is not JSON: {err}") from err
     if not isinstance(doc, dict) or not isinstance(doc.get("units"), list):
         raise StageFault("behavioural: the suite's result has no units")
+    clock.lap("parse")
     notes = doc.setdefault("notes", [])
     if not isinstance(notes, list):
         notes = doc["notes"] = [str(notes)]
@@ -146,7 +186,22 @@ async def run_suite_in(
     claimed = doc.get("metadata")
     metadata: dict[str, Any] = dict(claimed) if isinstance(claimed, dict) else {}
     doc["metadata"] = {**metadata, **summary, "verified_by_host": True}
+    clock.lap("verify")
     return doc
+
+
+class _Clock:
+    """Seconds between successive laps, into ``into`` (nothing when it is None)."""
+
+    def __init__(self, into: dict[str, float] | None) -> None:
+        self.into = into
+        self.last = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        if self.into is not None:
+            now = time.perf_counter()
+            self.into[name] = self.into.get(name, 0.0) + now - self.last
+            self.last = now
 
 
 def boundary_given_up(doc: Mapping[str, Any]) -> list[dict[str, str]]:
@@ -173,54 +228,6 @@ def boundary_line(given_up: list[dict[str, str]]) -> str:
     names = ", ".join(item["module"] for item in given_up)
     return (f"boundary given up in Stage II: module(s) {names}: "
             + "; ".join(item["note"] for item in given_up))
-
-
-def module_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    """Stage-result units as store module rows."""
-    rows = []
-    for unit in doc.get("units", []):
-        if not isinstance(unit, dict) or not isinstance(unit.get("id"), str):
-            continue
-        status = unit.get("status")
-        rows.append(
-            {
-                "id": unit["id"],
-                "title": str(unit.get("title") or "") or None,
-                "weight": float(unit.get("weight", 0.0)),
-                "status": status if status in MODULE_STATUSES else "error",
-                "rate": float(unit.get("rate", 0.0)),
-                "passed": int(unit.get("passed", 0)),
-                "failed": int(unit.get("failed", 0)),
-                "skipped": int(unit.get("skipped", 0)),
-                "errors": int(unit.get("errored", 0)),
-                "scored": int(unit.get("scored", 0)),
-                "duration_sec": unit.get("duration_sec"),
-                "detail": {
-                    key: unit[key]
-                    for key in ("message", "exit_code", "timed_out", "stderr_tail",
-                                "sandbox_hint", "boundary", "tampering", "exec_boundary")
-                    if key in unit
-                },
-            }
-        )
-    return rows
-
-
-def checks_by_module(doc: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """Checks grouped by module, keeping only the keys the store takes."""
-    grouped: dict[str, list[dict[str, Any]]] = {}
-    for unit in doc.get("units", []):
-        if isinstance(unit, dict) and isinstance(unit.get("id"), str):
-            grouped.setdefault(unit["id"], [])
-    for check in doc.get("checks", []):
-        if not isinstance(check, dict):
-            continue
-        module = str(check.get("module", ""))
-        row = {key: check[key] for key in CHECK_KEYS if key in check}
-        if row.get("summary") is not None and not isinstance(row["summary"], str):
-            row["summary"] = str(row["summary"])
-        grouped.setdefault(module, []).append(row)
-    return grouped
 
 
 def outcome_of(doc: dict[str, Any]) -> StageOutcome:
@@ -263,6 +270,7 @@ class BehaviouralStage:
         spec = task.evaluation.behavioural
         image = await ctx.images.get("behavioural")
         with_original = wants_original(spec)
+        rows = StreamedChecks(ctx.store, run_id)
         async with StageContainer(
             ctx.engine, run_id, "behavioural", image.tag, publish=publish, store=ctx.store,
             layout=LAYOUT, task=task, image_env=image.env,
@@ -270,7 +278,8 @@ class BehaviouralStage:
             original = ctx.original if with_original else None
             await box.put_trees(original, ctx.submission, workspace=True)
             doc = await run_suite_in(
-                box, task, spec, publish=publish, run_id=run_id, with_original=with_original
+                box, task, spec, publish=publish, run_id=run_id, with_original=with_original,
+                rows=rows,
             )
             given_up = boundary_given_up(doc)
             tampering = suite_tampering(doc)
@@ -278,9 +287,7 @@ class BehaviouralStage:
                 await note_run_extra(ctx.store, run_id, "grading", "behavioural",
                                      {**box.grading, "boundary_given_up": given_up,
                                       "suite_tampering": tampering})
-        await ctx.store.record_module_results(run_id, "behavioural", module_rows(doc))
-        for module, checks in checks_by_module(doc).items():
-            await ctx.store.record_checks(run_id, "behavioural", checks, module_id=module)
+        await rows.finish(doc)
         return outcome_of(doc)
 
 

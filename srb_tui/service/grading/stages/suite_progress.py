@@ -1,9 +1,9 @@
 """Stage II while it runs: the grader's per-module lines, passed on as they come.
 
 The grader's ``suite`` command prints one ``@srb-progress {json}`` line on its stdout as
-each module starts and as it ends (``grader/cli.py``; the modules' own output goes to their
-log files, never there). Each line becomes a :class:`Progress` event for this process's
-watchers and a record in the run's ``behavioural_progress`` table, so a console in
+each module starts and as it ends (``grader/suite/lines_out.py``; the modules' own output
+goes to their log files, never there). Each line becomes a :class:`Progress` event for this
+process's watchers and a record in the run's ``behavioural_progress`` table, so a console in
 another process sees which module runs and which have ended before the stage's results
 are recorded.
 """
@@ -20,7 +20,7 @@ from srb_tui.store.run_extra import BEHAVIOURAL_PROGRESS, ModuleProgress
 
 from .common import Publish
 
-PROGRESS_MARK = b"@srb-progress "  # as grader/cli.py prints it
+PROGRESS_MARK = b"@srb-progress "  # as grader/suite/lines_out.py prints it
 
 
 def progress_text(rec: ModuleProgress) -> str:
