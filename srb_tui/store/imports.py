@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 
 import aiosqlite
 
-from srb_tui.store.base import StoreBase, query
+from srb_tui.store.base import Repository, query
 from srb_tui.store.clock import new_run_id, utc_now
 from srb_tui.store.convert import dump_json, outcome_params
 from srb_tui.store.errors import ContentRefused
@@ -271,8 +271,8 @@ it: an import renames its folder a moment before it commits, so a younger one ma
 import committing now."""
 
 
-class ImportsMixin(StoreBase):
-    """The imported_runs table and the rows an import writes."""
+class ImportsRepository(Repository):
+    """The imported_runs table and the rows an import writes (``store.imports``)."""
 
     async def sweep_import_files(self, *, older_than_sec: float = ORPHAN_AGE_SEC
                                  ) -> list[str]:
