@@ -147,10 +147,10 @@ async def measure(args: argparse.Namespace, settings: Settings, task_dir: Path,
         assert the_task.evaluation is not None
         spec = next(st for st in the_task.evaluation.stages if st.name == "behavioural")
         store = await core.store()
-        stored = await store.create_run(task_id=task_dir.name, task_path=str(task_dir),
-                                        agent=f"replay:{submission.name}")
+        stored = await store.runs.create_run(task_id=task_dir.name, task_path=str(task_dir),
+                                             agent=f"replay:{submission.name}")
         for status in ("preparing", "agent", "collecting", "audit", "behavioural"):
-            await store.transition(stored.id, status)
+            await store.runs.transition(stored.id, status)
         counted: list[tuple[int, int]] = []
         bare_counts: list[tuple[int, int]] = []
         parts: list[tuple[float, float, float, float]] = []
@@ -171,11 +171,11 @@ async def measure(args: argparse.Namespace, settings: Settings, task_dir: Path,
                                          with_original=True)
                 in_suite = time.perf_counter() - began
                 if args.scale:
-                    await store.record_module_results(stored.id, "behavioural",
-                                                      module_rows(doc))
+                    await store.grading.record_module_results(stored.id, "behavioural",
+                                                              module_rows(doc))
                     for module, checks in checks_by_module(doc).items():
-                        await store.record_checks(stored.id, "behavioural", checks,
-                                                  module_id=module)
+                        await store.grading.record_checks(stored.id, "behavioural", checks,
+                                                          module_id=module)
                 total = time.perf_counter() - began
                 assert doc.get("status") == "ok", doc.get("notes")
                 modules_sec = sum(float(u.get("duration_sec") or 0) for u in doc["units"])
@@ -222,7 +222,7 @@ async def measure(args: argparse.Namespace, settings: Settings, task_dir: Path,
                     (h_tot if side is harness else b_tot).append(total)
                     for name, sec in per.items():
                         (h_mod if side is harness else b_mod)[name].append(sec)
-        rows = len(await store.checks(stored.id, "behavioural")) if args.scale else 0
+        rows = len(await store.grading.checks(stored.id, "behavioural")) if args.scale else 0
     mh, mb = statistics.median(h_tot), statistics.median(b_tot)
     scored, failed = counted[-1]
     # the bare modules must have judged the same checks the same way, or the ratio means

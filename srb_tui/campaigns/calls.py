@@ -81,7 +81,7 @@ class ServiceCalls:
             # The gateway enforces it for real clients (the run's "budget"); kept here too
             # so a report can show what each cell was allowed.
             extra["max_cost_usd"] = config.max_cost
-        return await self.store.merge_extra(run.id, extra, batch_id=campaign)
+        return await self.store.runs.merge_extra(run.id, extra, batch_id=campaign)
 
     async def drive(self, run_id: str, *, adversary_budget_sec: float | None,
                     grade: bool = True) -> RunRecord:

@@ -3,7 +3,7 @@
 ``runs.extra`` is a JSON document beside the run's columns. Each key below has one
 dataclass that writes it (``to_json``) and reads it back (``read``); readers never pick
 fields out of the raw document, and writers change their key alone through
-:meth:`srb_tui.store.Store.merge_extra` (one write transaction), so two writers of
+:meth:`srb_tui.store.Store.runs.merge_extra` (one write transaction), so two writers of
 different keys never lose each other's work. ``read`` is lenient where old runs may lack
 a field: a missing or mistyped document reads as ``None``.
 

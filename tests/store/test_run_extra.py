@@ -49,11 +49,11 @@ def test_a_record_reads_back_what_it_wrote(key: str, record: object) -> None:
 async def test_records_survive_the_store(tmp_path: Path) -> None:
     store = await Store.open(tmp_path / "srb.sqlite3")
     try:
-        run = await store.create_run(task_id="t", task_path="/t", agent="replay:x",
-                                     model=None, effort=None, budget_sec=60.0)
+        run = await store.runs.create_run(task_id="t", task_path="/t", agent="replay:x",
+                                          model=None, effort=None, budget_sec=60.0)
         for key, record in RECORDS:
-            await store.merge_extra(run.id, {key: record.to_json()})  # type: ignore[attr-defined]
-            back = await store.require_run(run.id)
+            await store.runs.merge_extra(run.id, {key: record.to_json()})  # type: ignore[attr-defined]
+            back = await store.runs.require_run(run.id)
             assert type(record).read(back.extra) == record  # type: ignore[attr-defined]
     finally:
         await store.close()

@@ -10,8 +10,8 @@ from srb_tui.ui.widgets import log_read
 
 async def _store_with(tmp_path: Path, rows: list[tuple[str, str, str]]) -> tuple[Store, str]:
     store = await Store.open(tmp_path / "srb.sqlite3")
-    run = await store.create_run(task_id="t", task_path="tasks/t", agent="command:true")
-    await store.append_log_lines(run.id, rows)
+    run = await store.runs.create_run(task_id="t", task_path="tasks/t", agent="command:true")
+    await store.logs.append_log_lines(run.id, rows)
     return store, run.id
 
 

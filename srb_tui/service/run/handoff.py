@@ -73,7 +73,7 @@ async def stop_background_driver(store: Store, run_id: str, *, grace_sec: float 
     """If a live background driver holds ``run_id``, end it (TERM, then KILL after
     ``grace_sec``) and return its pid; None when the run has no such driver (a console or
     a foreground ``srb run`` driving it is not stopped: the caller refuses those)."""
-    run = await store.require_run(run_id)
+    run = await store.runs.require_run(run_id)
     lease = DriverLease.read(run.extra)
     if lease is None or not lease.background or not lease_alive(run.extra.get(LEASE)):
         return None

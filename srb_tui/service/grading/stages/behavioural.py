@@ -278,9 +278,9 @@ class BehaviouralStage:
                 await note_run_extra(ctx.store, run_id, "grading", "behavioural",
                                      {**box.grading, "boundary_given_up": given_up,
                                       "suite_tampering": tampering})
-        await ctx.store.record_module_results(run_id, "behavioural", module_rows(doc))
+        await ctx.store.grading.record_module_results(run_id, "behavioural", module_rows(doc))
         for module, checks in checks_by_module(doc).items():
-            await ctx.store.record_checks(run_id, "behavioural", checks, module_id=module)
+            await ctx.store.grading.record_checks(run_id, "behavioural", checks, module_id=module)
         return outcome_of(doc)
 
 

@@ -128,7 +128,7 @@ class StageImages:
     async def _record(self, role: str, info: ImageInfo) -> None:
         if self.store is None or not self.run_id:
             return
-        await self.store.record_image(
+        await self.store.infra.record_image(
             self.run_id, role, tag=info.tag, image_id=info.id, digest=info.digest
         )
         if info.substitutions or info.buildargs:
