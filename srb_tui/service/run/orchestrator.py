@@ -34,7 +34,6 @@ from srb_tui.service.run.agent_phase import STORE_LABEL, AgentLimits, AgentPhase
 from srb_tui.service.run.context import RunContext
 from srb_tui.service.run.model_access import ModelAccess, NoModelAccess
 from srb_tui.service.run.run_faults import (
-    LEASE,
     LaunchError,
     LeaseHeld,
     TaskInvalid,
@@ -51,6 +50,7 @@ from srb_tui.service.run.run_pool import PoolSide
 from srb_tui.service.run.run_prepare import env_image_tag
 from srb_tui.sources import StateAError
 from srb_tui.store import RunRecord, Store
+from srb_tui.store.run_extra import DriverLease
 
 if TYPE_CHECKING:
     from srb_tui.gateway import Gateway
@@ -193,7 +193,7 @@ class RunService(RunLaunch, PoolSide):
     def driven_elsewhere(run: RunRecord) -> bool:
         """Whether another live srb process on this machine is driving ``run`` (its lease
         names a running pid that is not ours); a killed driver's lease does not count."""
-        return lease_alive(run.extra.get(LEASE))
+        return lease_alive(DriverLease.read(run.extra))
 
     async def _drive(self, run_id: str, *, grade: bool) -> RunRecord:
         run = await self.store.runs.require_run(run_id)

@@ -56,10 +56,11 @@ class LeaseHeld(LaunchError):
         )
 
 
-def lease_alive(lease: object) -> bool:
-    """Whether ``lease`` names another running srb process on this host (a killed
-    driver's lease, or our own, does not hold)."""
-    held = DriverLease.of(lease)
+def lease_alive(lease: DriverLease | object) -> bool:
+    """Whether ``lease`` (a :class:`DriverLease`, or the stored value that
+    ``claim_extra`` hands its predicate) names another running srb process on this host
+    (a killed driver's lease, or our own, does not hold)."""
+    held = lease if isinstance(lease, DriverLease) else DriverLease.of(lease)
     if held is None or held.host != socket.gethostname() or held.pid == os.getpid():
         return False
     return pid_running(held.pid)

@@ -15,10 +15,11 @@ from dataclasses import replace
 from srb_tui.runner import ContainerHandle, GcReport, RunnerError, gc, list_managed, reap, remove
 from srb_tui.runner.reaper import absent_containers
 from srb_tui.service.run.context import RunContext
-from srb_tui.service.run.run_faults import LEASE, LeaseHeld, lease_alive
+from srb_tui.service.run.run_faults import LeaseHeld, lease_alive
 from srb_tui.service.run.run_moves import RunMoves
 from srb_tui.service.run.run_node import node_label
 from srb_tui.store import FINAL_STATUSES, RunRecord, Store, StoreError
+from srb_tui.store.run_extra import DriverLease
 
 
 async def finish_cancelled(moves: RunMoves, run_id: str) -> RunRecord:
@@ -30,10 +31,9 @@ async def finish_cancelled(moves: RunMoves, run_id: str) -> RunRecord:
 async def refuse_if_driven(store: Store, run_id: str) -> RunRecord:
     """The run, unless another live srb process drives it (:class:`LeaseHeld`)."""
     run = await store.runs.require_run(run_id)
-    held = run.extra.get(LEASE)
-    if lease_alive(held):
-        assert isinstance(held, dict)
-        raise LeaseHeld(run_id, held)
+    held = DriverLease.read(run.extra)
+    if held is not None and lease_alive(held):
+        raise LeaseHeld(run_id, held.to_json())
     return run
 
 
