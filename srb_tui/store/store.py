@@ -1,4 +1,10 @@
-"""The Store: opens ``state/srb.sqlite3`` and gathers every record family behind one object.
+"""The Store: opens ``state/srb.sqlite3`` and composes its record families.
+
+Each family is a repository built with the store's core (``base.StoreCore``: file, writer,
+readers) and reached as an attribute: ``store.runs``, ``store.grading``, ``store.infra``,
+``store.logs``, ``store.agent``, ``store.ledger``, ``store.campaigns``, ``store.reports``,
+``store.labels``, ``store.imports``, ``store.strength``. The Store keeps what spans them:
+open, close, the integrity check and ``run_detail``.
 
 All writes go through one writer task (see ``writer``); reads use read-only connections, so
 with WAL a read never waits for the writer. ``run_detail`` reads a whole run in one snapshot.
