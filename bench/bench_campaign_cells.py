@@ -6,7 +6,7 @@ Issue 38 item 6. One state folder (a new temporary one), one Docker engine, one 
    image are cached for both sides;
 2. plan: a campaign file of N cells (demo01 × ``command:true`` × N repeats, max_parallel 1,
    retry_limit 0) read, planned (``plan_campaign``) and written to the store
-   (``Store.plan_campaign``), timed;
+   (``Store.campaigns.plan_campaign``), timed;
 3. srb, first half: srb's real ``Scheduler`` over ``ServiceCalls`` (what ``srb campaign run``
    drives) with grading off (``grade=False``: each run stops once its submission is
    collected, as ``srb run --no-grade``), stopped (``Scheduler.stop``, what Ctrl-C does)
@@ -83,7 +83,7 @@ async def scheduler_pass(service: RunService, store: Store, settings: Settings, 
     once ``stop_at`` cells are done. Seconds it took."""
     spec = parse_campaign(text, "bench-cells.toml")
     plan = plan_campaign(spec, settings.task_roots)
-    campaign = await store.campaign(NAME)
+    campaign = await store.campaigns.campaign(NAME)
     assert campaign is not None
     scheduler: Scheduler
 
@@ -143,13 +143,13 @@ async def measure(n: int) -> Figures:
             spec = parse_campaign(text, "bench-cells.toml")
             plan = await asyncio.to_thread(plan_campaign, spec, settings.task_roots)
             assert not plan.problems, plan.problems
-            await store.plan_campaign(NAME, file=spec.file, source=spec.source,
-                                      max_parallel=1, retry_limit=0, max_cost=None,
-                                      configs=plan.configs, cells=plan.cells)
+            await store.campaigns.plan_campaign(NAME, file=spec.file, source=spec.source,
+                                                max_parallel=1, retry_limit=0, max_cost=None,
+                                                configs=plan.configs, cells=plan.cells)
             planned = time.perf_counter() - began
 
             first = await scheduler_pass(service, store, settings, text, stop_at=half)
-            after_first = await store.cells(NAME)
+            after_first = await store.campaigns.cells(NAME)
             done_first = sum(c.state == "done" for c in after_first)
             in_flight = sum(c.state == "running" for c in after_first)
             docker = docker_runs(image, half)
@@ -157,9 +157,9 @@ async def measure(n: int) -> Figures:
             docker += docker_runs(image, n - half)
             load = max(load, os.getloadavg()[0])
 
-            cells = await store.cells(NAME)
-            runs = await store.list_runs(batch=NAME, limit=None)
-            attempts = await store.attempts(NAME)
+            cells = await store.campaigns.cells(NAME)
+            runs = await store.runs.list_runs(batch=NAME, limit=None)
+            attempts = await store.campaigns.attempts(NAME)
     states = {c.state for c in cells}
     if states != {"done"} or len(runs) != n or len(attempts) != n:
         raise SystemExit(f"resume check failed: cell states {states}, {len(runs)} runs and "
@@ -177,7 +177,7 @@ async def main() -> None:
     ratio = f.srb_cell / f.docker_cell
     print(f"campaign of {n} cells ({TASK} × {AGENT}, grading off, max_parallel 1), "
           f"image {f.image}, load average up to {f.load:.2f} on {os.cpu_count()} CPUs")
-    print(f"  plan (read, plan_campaign, store.plan_campaign): {f.planned * 1000:.0f} ms")
+    print(f"  plan (read, plan_campaign, store.campaigns.plan_campaign): {f.planned * 1000:.0f} ms")
     print(f"  srb scheduler: first pass {f.first:.1f} s, stopped with {f.done_first} done, "
           f"{f.in_flight} in flight; resume pass {f.second:.1f} s; afterwards {n} done, "
           f"{f.runs} runs, {f.attempts} attempts (no finished cell redone)")

@@ -51,11 +51,11 @@ async def seed(db: Path) -> list[str]:
     ids = []
     async with await Store.open(db) as store:
         for n in range(RUNS):
-            run = await store.create_run(task_id=f"task{n // CONFIGS}",
-                                         task_path=str(REPO / "tasks"), agent="bench",
-                                         budget_sec=3600.0)
-            await store.transition(run.id, "preparing")
-            await store.transition(run.id, "agent")
+            run = await store.runs.create_run(task_id=f"task{n // CONFIGS}",
+                                              task_path=str(REPO / "tasks"), agent="bench",
+                                              budget_sec=3600.0)
+            await store.runs.transition(run.id, "preparing")
+            await store.runs.transition(run.id, "agent")
             ids.append(run.id)
     now = "2026-12-01T00:00:00.000000Z"
     conn = sqlite3.connect(db)
@@ -127,7 +127,7 @@ async def measure(settings: Settings, ids: list[str], args: argparse.Namespace) 
             n = 0
             while not stop.is_set():
                 batch = pool[(n + index) % len(pool)]
-                last = await store.append_log_lines(run_id, batch)
+                last = await store.logs.append_log_lines(run_id, batch)
                 bus.publish(LogLines(run_id, "agent", tuple(batch), last))
                 produced[index] += len(batch)
                 n += 1

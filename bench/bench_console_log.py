@@ -86,10 +86,10 @@ async def press(pilot: Pilot[None], key: str, cond: object) -> float:
 
 async def live(settings: Settings, lines: int, verbose: bool = False) -> None:
     async with await Store.open(settings.db_path) as store:
-        run = await store.create_run(task_id="bench", task_path=str(REPO / "tasks"),
-                                     agent="bench", budget_sec=3600.0)
-        await store.transition(run.id, "preparing")
-        await store.transition(run.id, "agent")
+        run = await store.runs.create_run(task_id="bench", task_path=str(REPO / "tasks"),
+                                          agent="bench", budget_sec=3600.0)
+        await store.runs.transition(run.id, "preparing")
+        await store.runs.transition(run.id, "agent")
     pool = [make_batch(i, BATCH) for i in range(64)]
     app = create_app(settings)
     app.run_host.recover_on_start = False
@@ -108,7 +108,7 @@ async def live(settings: Settings, lines: int, verbose: bool = False) -> None:
             nonlocal produced
             for index in range(lines // BATCH):
                 batch = pool[index % len(pool)]
-                last = await store.append_log_lines(run.id, batch)
+                last = await store.logs.append_log_lines(run.id, batch)
                 bus.publish(LogLines(run.id, "agent", tuple(batch), last))
                 produced += len(batch)
             done.set()
@@ -152,11 +152,11 @@ async def live(settings: Settings, lines: int, verbose: bool = False) -> None:
 
 async def big(settings: Settings, lines: int) -> None:
     async with await Store.open(settings.db_path) as store:
-        run = await store.create_run(task_id="bench", task_path=str(REPO / "tasks"),
-                                     agent="bench", budget_sec=3600.0)
+        run = await store.runs.create_run(task_id="bench", task_path=str(REPO / "tasks"),
+                                          agent="bench", budget_sec=3600.0)
         t0 = time.perf_counter()
         for index in range(lines // 5000):
-            await store.append_log_lines(run.id, make_batch(index, 5000))
+            await store.logs.append_log_lines(run.id, make_batch(index, 5000))
         seeded = time.perf_counter() - t0
     print(f"stored log       {lines:,} lines seeded in {seeded:.1f} s")
     base = current_rss_mb()

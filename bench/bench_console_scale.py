@@ -58,11 +58,11 @@ async def seed_run(settings: Settings, total: int = CHECKS, failing: int = 1) ->
     every module (the fixture's ``fail-2000``)."""
     settings.state_dir.mkdir(parents=True, exist_ok=True)
     async with await Store.open(settings.db_path) as store:
-        run = await store.create_run(task_id="scale01-csvtab-25k",
-                                     task_path="tasks/scale01-csvtab-25k",
-                                     agent=f"replay:fail-{failing}")
+        run = await store.runs.create_run(task_id="scale01-csvtab-25k",
+                                          task_path="tasks/scale01-csvtab-25k",
+                                          agent=f"replay:fail-{failing}")
         for status in ("preparing", "agent", "collecting", "audit", "behavioural"):
-            await store.transition(run.id, status)
+            await store.runs.transition(run.id, status)
         per, extra = divmod(total, MODULES)
         fails_per, fails_extra = divmod(failing, MODULES)
         modules = []
@@ -81,11 +81,11 @@ async def seed_run(settings: Settings, total: int = CHECKS, failing: int = 1) ->
                              "summary": "row differs",
                              "detail": f"expected: 'r{k:06d}\\tfault-one'\n"
                                        f"actual: 'r{k:06d}\\tFAULT-ONE'"}
-            await store.record_checks(run.id, "behavioural", checks, module_id=mid)
+            await store.grading.record_checks(run.id, "behavioural", checks, module_id=mid)
             modules.append({"id": mid, "status": "ok", "rate": (count - len(bad)) / count,
                             "passed": count - len(bad), "failed": len(bad), "scored": count})
-        await store.record_module_results(run.id, "behavioural", modules)
-        await store.record_stage_result(run.id, "behavioural", "ok", duration_sec=60.0)
+        await store.grading.record_module_results(run.id, "behavioural", modules)
+        await store.grading.record_stage_result(run.id, "behavioural", "ok", duration_sec=60.0)
         return run.id
 
 

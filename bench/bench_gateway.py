@@ -94,7 +94,7 @@ async def _serve_gateway(upstream: str, budget: bool = False) -> None:
         environ = {"ANTHROPIC_API_KEY": "sk-bench-standin", "SRB_GATEWAY_ANTHROPIC_URL": upstream}
         config = load_gateway_config(state, environ)
         store = await Store.open(state / "srb.sqlite3")
-        run = await store.create_run(task_id="bench", task_path=folder, agent="bench")
+        run = await store.runs.create_run(task_id="bench", task_path=folder, agent="bench")
         gateway = await Gateway.start(config, store, state / "gateway")
         token = await gateway.issue_token(run.id, "agent", 1)
         if budget:  # a budget never reached: the check runs on every request, as in a campaign
@@ -102,7 +102,7 @@ async def _serve_gateway(upstream: str, budget: bool = False) -> None:
         print(json.dumps({"url": gateway.tcp_url, "token": token}), flush=True)
         await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
         await gateway.close()
-        rows = await store.ledger_rows(run.id, limit=1_000_000)
+        rows = await store.ledger.ledger_rows(run.id, limit=1_000_000)
         await store.close()
         print(json.dumps({"ledger_rows": len(rows)}), flush=True)
 

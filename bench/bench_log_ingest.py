@@ -47,7 +47,11 @@ async def bench_store(path: Path, lines: int, batch: int, runs: int) -> tuple[fl
     store = await Store.open(path)
     try:
         run_ids = [
-            (await store.create_run(task_id="lang03", task_path="tasks/lang03", agent="bench")).id
+            (
+                await store.runs.create_run(
+                    task_id="lang03", task_path="tasks/lang03", agent="bench"
+                )
+            ).id
             for _ in range(runs)
         ]
         batches_per_run = lines // batch // runs
@@ -57,15 +61,15 @@ async def bench_store(path: Path, lines: int, batch: int, runs: int) -> tuple[fl
 
         async def runner(index: int, run_id: str) -> None:
             for b in range(batches_per_run):
-                await store.append_log_lines(run_id, pool[index][b % POOL])
+                await store.logs.append_log_lines(run_id, pool[index][b % POOL])
 
         async def reader() -> None:
             while not done.is_set():
                 started = time.perf_counter()
-                top = await store.max_log_seq(run_ids[0])
-                await store.read_log_lines(run_ids[0], max(0, top - 200), 200)
-                await store.require_run(run_ids[0])
-                await store.list_runs(limit=50)
+                top = await store.logs.max_log_seq(run_ids[0])
+                await store.logs.read_log_lines(run_ids[0], max(0, top - 200), 200)
+                await store.runs.require_run(run_ids[0])
+                await store.runs.list_runs(limit=50)
                 latencies.append(time.perf_counter() - started)
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(done.wait(), READ_EVERY_SEC)
@@ -76,7 +80,7 @@ async def bench_store(path: Path, lines: int, batch: int, runs: int) -> tuple[fl
         elapsed = time.perf_counter() - started
         done.set()
         await reading
-        total = sum([await store.count_log_lines(r) for r in run_ids])
+        total = sum([await store.logs.count_log_lines(r) for r in run_ids])
         assert total == batches_per_run * batch * runs, total
         return total / elapsed, latencies
     finally:

@@ -97,7 +97,7 @@ async def main(n: int) -> None:
                "SRB_GATEWAY_OPENAI_URL": standin.url + "/v1"}
         store = await Store.open(state / "srb.sqlite3")
         gateway = await Gateway.start(load_gateway_config(state, env), store, state / "gw")
-        run = await store.create_run(task_id="bench", task_path="/x", agent="claude-code:x")
+        run = await store.runs.create_run(task_id="bench", task_path="/x", agent="claude-code:x")
         token = await gateway.issue_token(run.id, "agent", round=1)
         local = DockerEngine(RunnerPool(2))
         made: list[tuple[DockerEngine, ContainerHandle]] = []

@@ -35,24 +35,29 @@ LINE = ("preparing", "agent", "collecting", "audit", "behavioural", "verificatio
 async def seed(settings: Settings, runs: int) -> None:
     async with await Store.open(settings.db_path) as store:
         for start in range(0, runs, 200):
-            made = await asyncio.gather(*(
-                store.create_run(task_id=f"task{n % 7:02d}", task_path=f"tasks/task{n % 7:02d}",
-                                 agent=("replay:reference", "untouched", "claude")[n % 3],
-                                 model=f"model-{n % 4}")
-                for n in range(start, min(runs, start + 200))
-            ))
+            made = await asyncio.gather(
+                *(
+                    store.runs.create_run(
+                        task_id=f"task{n % 7:02d}",
+                        task_path=f"tasks/task{n % 7:02d}",
+                        agent=("replay:reference", "untouched", "claude")[n % 3],
+                        model=f"model-{n % 4}",
+                    )
+                    for n in range(start, min(runs, start + 200))
+                )
+            )
             for n, run in enumerate(made, start):
                 if n % 4:
                     continue
                 for status in LINE:
-                    await store.transition(run.id, status)
+                    await store.runs.transition(run.id, status)
                 outcomes = {f"a{k}": "broken" if (n + k) % 9 == 0 else "survived"
                             for k in range(6)}
                 envelope = score_run("pass" if n % 3 else "fail", n % 5 != 0, [], outcomes,
                                      POLICY)
-                await store.add_event(run.id, "score", envelope.to_json())
-                await store.update_run(run.id, score=envelope.score, valid=envelope.valid,
-                                       max_score=envelope.max_score)
+                await store.infra.add_event(run.id, "score", envelope.to_json())
+                await store.runs.update_run(run.id, score=envelope.score, valid=envelope.valid,
+                                            max_score=envelope.max_score)
 
 
 def watch_paint() -> dict[str, asyncio.Event]:

@@ -200,10 +200,10 @@ async def measure(args: argparse.Namespace, settings: Settings, task_dir: Path,
         assert task is not None and task.task is not None, task_dir
         original = (await core.prepare_state_a(task.task)).tree
         store = await core.store()
-        stored = await store.create_run(task_id=task_dir.name, task_path=str(task_dir),
-                                        agent=f"replay:{submission.name}")
+        stored = await store.runs.create_run(task_id=task_dir.name, task_path=str(task_dir),
+                                             agent=f"replay:{submission.name}")
         for status in ("preparing", "agent", "collecting", "audit", "behavioural"):
-            await store.transition(stored.id, status)
+            await store.runs.transition(stored.id, status)
         run_id = stored.id
         images = StageImages(core.engine, task.task, settings.base_image, _quiet, run_id=run_id)
         image = await images.get("behavioural")
@@ -286,7 +286,7 @@ async def measure(args: argparse.Namespace, settings: Settings, task_dir: Path,
                         (h_mod if side is harness else b_mod)[name].append(sec)
         rows = 0
         if args.scale:  # the store holds exactly the last stage result's checks
-            held = await store.checks(stored.id, "behavioural")
+            held = await store.grading.checks(stored.id, "behavioural")
             want = sorted((module, row["id"], row["verdict"])
                           for module, found in checks_by_module(docs[-1]).items()
                           for row in found)

@@ -58,11 +58,11 @@ def suite() -> dict[str, list[dict[str, Any]]]:
 
 async def srb_write(folder: Path, by_module: dict[str, list[dict[str, Any]]]) -> float:
     async with await Store.open(folder / "srb.sqlite3") as store:
-        run = await store.create_run(task_id="scale01", task_path="tasks/scale01",
-                                     agent="replay:reference")
+        run = await store.runs.create_run(task_id="scale01", task_path="tasks/scale01",
+                                          agent="replay:reference")
         began = time.perf_counter()
         for module, checks in by_module.items():
-            await store.record_checks(run.id, "behavioural", checks, module_id=module)
+            await store.grading.record_checks(run.id, "behavioural", checks, module_id=module)
         return time.perf_counter() - began
 
 
@@ -113,7 +113,7 @@ async def read_side(path: Path, ids: list[str]) -> dict[str, float]:
         assert len(result.rows) == scale_store.RUNS, result.problem
         for name, rid in zip(("show largest", "show median"), ids, strict=True):
             began = time.perf_counter()
-            detail = await store.run_detail(await store.resolve_run_id(rid))
+            detail = await store.run_detail(await store.runs.resolve_run_id(rid))
             doc = detail.to_json()
             out[name] = time.perf_counter() - began
             assert doc["checks"], rid

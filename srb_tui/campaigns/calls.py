@@ -16,6 +16,7 @@ from srb_tui.service.run.cells import agent_problem, clear_stage_containers
 from srb_tui.service.run.orchestrator import LaunchError, RunService
 from srb_tui.store import RunRecord, Store
 from srb_tui.store.campaign_records import CampaignConfigRecord
+from srb_tui.store.run_extra import CampaignCell
 
 
 class RunCalls(Protocol):
@@ -76,12 +77,8 @@ class ServiceCalls:
             task_path, config.agent, budget_sec=config.budget_sec or budget_sec,
             model=config.model, effort=config.effort, max_cost_usd=config.max_cost,
             max_tokens=config.max_tokens)
-        extra: dict[str, object] = {"campaign": campaign}
-        if config.max_cost is not None:
-            # The gateway enforces it for real clients (the run's "budget"); kept here too
-            # so a report can show what each cell was allowed.
-            extra["max_cost_usd"] = config.max_cost
-        return await self.store.merge_extra(run.id, extra, batch_id=campaign)
+        cell = CampaignCell(campaign, config.max_cost)
+        return await self.store.runs.merge_extra(run.id, cell.to_json(), batch_id=campaign)
 
     async def drive(self, run_id: str, *, adversary_budget_sec: float | None,
                     grade: bool = True) -> RunRecord:

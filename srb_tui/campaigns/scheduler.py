@@ -1,9 +1,9 @@
 """Run a planned campaign's cells: resources, retries, cost ceiling, re-attach after a crash.
 
-Every cell is in the store before anything runs (``Store.plan_campaign``). ``Scheduler.run``
-first reconciles what a previous process left: a cell whose run finished is settled; a
-cell whose run is still live is re-attached (driven again: the run service picks up a live
-agent container where it is); a run the campaign created but never pointed a cell at (a
+Every cell is in the store before anything runs (``Store.campaigns.plan_campaign``).
+``Scheduler.run`` first reconciles what a previous process left: a cell whose run finished is
+settled; a cell whose run is still live is re-attached (driven again: the run service picks up a
+live agent container where it is); a run the campaign created but never pointed a cell at (a
 crash between the two writes) is cancelled; cancelled cells are queued again. Then it
 starts planned cells while the machine has room for each task's declared CPUs and memory
 (one cell always may run, so a task larger than the machine still runs alone), at most
@@ -97,7 +97,7 @@ class Scheduler:
     # -- bookkeeping -------------------------------------------------------------
 
     async def _refresh(self) -> list[CellRecord]:
-        cells = await self.store.cells(self.campaign.id)
+        cells = await self.store.campaigns.cells(self.campaign.id)
         p = self.progress
         p.total = len(cells)
         p.done = sum(c.state == "done" for c in cells)
@@ -105,7 +105,7 @@ class Scheduler:
         p.cancelled = sum(c.state == "cancelled" for c in cells)
         p.running = len(self._running)
         p.retries = sum(max(0, c.attempts - 1) for c in cells)
-        src = await self.store.report_source(campaign=self.campaign.id)
+        src = await self.store.reports.report_source(campaign=self.campaign.id)
         p.cost = sum(src.costs.values())
         self.on_progress(p)
         return cells
@@ -113,14 +113,14 @@ class Scheduler:
     async def settle(self, cell: CellRecord, run: RunRecord) -> CellRecord:
         """Record how the cell's current run ended and what the cell does next."""
         if self._collected(run):
-            return await self.store.end_attempt(cell, "done", "collected")
+            return await self.store.campaigns.end_attempt(cell, "done", "collected")
         if run.status == "scored" and run.valid is True:
-            return await self.store.end_attempt(cell, "done", "scored")
+            return await self.store.campaigns.end_attempt(cell, "done", "scored")
         if run.status == "cancelled":
-            return await self.store.end_attempt(cell, "cancelled", "cancelled")
+            return await self.store.campaigns.end_attempt(cell, "cancelled", "cancelled")
         outcome = "infra_error" if run.status == "infra_error" else "invalid"
         retry = cell.attempts <= self.campaign.retry_limit
-        return await self.store.end_attempt(
+        return await self.store.campaigns.end_attempt(
             cell, "planned" if retry else "failed", outcome, run.harness_error
         )
 
@@ -132,20 +132,24 @@ class Scheduler:
 
     async def reconcile(self) -> None:
         """Settle, re-attach or re-queue what a previous process left."""
-        cells = await self.store.cells(self.campaign.id)
+        cells = await self.store.campaigns.cells(self.campaign.id)
         pointed = {c.run_id for c in cells if c.run_id}
-        pointed |= {a.run_id for a in await self.store.attempts(self.campaign.id) if a.run_id}
-        for orphan in await self.store.list_runs(batch=self.campaign.id, limit=None):
+        pointed |= {
+            a.run_id for a in await self.store.campaigns.attempts(self.campaign.id) if a.run_id
+        }
+        for orphan in await self.store.runs.list_runs(batch=self.campaign.id, limit=None):
             if orphan.id not in pointed and orphan.status not in FINAL_STATUSES:
                 await self.calls.cancel_stored(orphan.id)  # created, never attached to a cell
         for cell in cells:
             if cell.state == "cancelled":
-                await self.store.set_cell_state(cell, "planned")
+                await self.store.campaigns.set_cell_state(cell, "planned")
             if cell.state != "running" or cell.run_id is None:
                 continue
-            run = await self.store.get_run(cell.run_id)
+            run = await self.store.runs.get_run(cell.run_id)
             if run is None:
-                await self.store.end_attempt(cell, "planned", "invalid", "its run is gone")
+                await self.store.campaigns.end_attempt(
+                    cell, "planned", "invalid", "its run is gone"
+                )
             elif run.status in FINAL_STATUSES or self._collected(run):
                 await self.settle(cell, run)
             elif self.calls.driven_elsewhere(run):
@@ -186,14 +190,14 @@ class Scheduler:
         config = self.configs[cell.config]
         run = await self.calls.launch(cell.task_path, config, campaign=self.campaign.id,
                                       budget_sec=self.budget_sec)
-        self._running[asyncio.current_task()] = await self.store.start_attempt(  # type: ignore[index]
+        self._running[asyncio.current_task()] = await self.store.campaigns.start_attempt(  # type: ignore[index]
             cell, run.id
         )
         return await self._drive(run.id)
 
     async def _finished(self, task: asyncio.Task[RunRecord | None]) -> None:
         cell = self._running.pop(task)
-        cell = next((c for c in await self.store.cells(self.campaign.id)
+        cell = next((c for c in await self.store.campaigns.cells(self.campaign.id)
                      if _key(c) == _key(cell)), cell)
         error: BaseException | None = None
         try:
@@ -203,16 +207,17 @@ class Scheduler:
         except Exception as exc:
             error = exc
         if cell.run_id is None:
-            await self.store.set_cell_state(cell, "planned" if cell.attempts <= self.campaign
-                                            .retry_limit else "failed")
+            await self.store.campaigns.set_cell_state(
+                cell, "planned" if cell.attempts <= self.campaign.retry_limit else "failed"
+            )
             return
-        run = await self.store.require_run(cell.run_id)
+        run = await self.store.runs.require_run(cell.run_id)
         if run.status not in FINAL_STATUSES and not self._collected(run):
             message = f"the scheduler lost the run: {type(error).__name__}: {error}"
             with contextlib.suppress(StoreError):
-                await self.store.update_run(run.id, valid=False, harness_error=message)
-                await self.store.transition(run.id, "infra_error", message)
-            run = await self.store.require_run(run.id)
+                await self.store.runs.update_run(run.id, valid=False, harness_error=message)
+                await self.store.runs.transition(run.id, "infra_error", message)
+            run = await self.store.runs.require_run(run.id)
         await self.settle(cell, run)
 
     def _over_budget(self) -> bool:
@@ -225,13 +230,13 @@ class Scheduler:
 
     async def run(self) -> Progress:
         """Run every cell that still needs it; return the final progress."""
-        await self.store.set_campaign_status(self.campaign.id, "running")
+        await self.store.campaigns.set_campaign_status(self.campaign.id, "running")
         await self.calls.reap_leftovers()
         await self.reconcile()
         try:
             while True:
                 cells = await self._refresh()
-                campaign = await self.store.campaign(self.campaign.id)
+                campaign = await self.store.campaigns.campaign(self.campaign.id)
                 if campaign is not None and campaign.status == "cancelled":
                     for cell in list(self._running.values()):
                         if cell.run_id:
@@ -267,5 +272,5 @@ class Scheduler:
         final = all(c.state in ("done", "failed") for c in cells)
         status = "done" if final else ("cancelled" if self.progress.stopped_by == "cancelled"
                                         else "stopped")
-        await self.store.set_campaign_status(self.campaign.id, status)
+        await self.store.campaigns.set_campaign_status(self.campaign.id, status)
         return self.progress

@@ -71,7 +71,7 @@ async def _spec(target: str, store: Store) -> CampaignSpec | None:
     path = Path(target)
     if path.is_file():
         return read_campaign(path)
-    stored = await store.campaign(target)
+    stored = await store.campaigns.campaign(target)
     if stored is None:
         return None
     return parse_campaign(stored.source, stored.file or stored.id, stored.id)
@@ -120,7 +120,7 @@ async def _run(args: argparse.Namespace, settings: Settings, out: Output) -> int
             return codes.NOT_FOUND
         if _problems(out, spec):
             return codes.FAILED
-        if args.action == "resume" and await store.campaign(spec.name) is None:
+        if args.action == "resume" and await store.campaigns.campaign(spec.name) is None:
             out.error(f"campaign {spec.name!r} was never planned; use `srb campaign run`")
             return codes.NOT_FOUND
         plan = await asyncio.to_thread(plan_campaign, spec, settings.task_roots)
@@ -132,7 +132,7 @@ async def _run(args: argparse.Namespace, settings: Settings, out: Output) -> int
             out.error(message)
         if bad:
             return codes.FAILED
-        campaign, added = await store.plan_campaign(
+        campaign, added = await store.campaigns.plan_campaign(
             spec.name, file=str(Path(spec.file).resolve()) if Path(spec.file).is_file()
             else spec.file, source=spec.source, max_parallel=spec.max_parallel,
             retry_limit=spec.retry_limit, max_cost=spec.max_cost, configs=plan.configs,
@@ -170,20 +170,20 @@ async def _cell_runs(store: Store, cells: Sequence[CellRecord]) -> dict[str, Run
     wanted = {c.run_id for c in cells if c.run_id}
     tasks = sorted({c.task_id for c in cells if c.run_id})
     found: dict[str, RunRecord | None] = {
-        r.id: r for r in (await store.list_runs(task=tasks, limit=None) if tasks else [])
+        r.id: r for r in (await store.runs.list_runs(task=tasks, limit=None) if tasks else [])
         if r.id in wanted}
     for run_id in sorted(wanted - found.keys()):
-        found[run_id] = await store.get_run(run_id)
+        found[run_id] = await store.runs.get_run(run_id)
     return found
 
 
 async def _status(store: Store, name: str, out: Output, note: str | None = None) -> int:
-    campaign = await store.campaign(name)
+    campaign = await store.campaigns.campaign(name)
     if campaign is None:
         out.error(f"no stored campaign {name!r} in {store.path}")
         return codes.NOT_FOUND
-    cells = await store.cells(name)
-    attempts = await store.attempts(name)
+    cells = await store.campaigns.cells(name)
+    attempts = await store.campaigns.attempts(name)
     counts = Counter(c.state for c in cells)
     if out.json_mode:
         out.emit_json({"campaign": campaign.to_json(), "counts": dict(counts),
@@ -224,20 +224,20 @@ async def _cancel(args: argparse.Namespace, settings: Settings, out: Output) -> 
         store = service.store
         spec = await _spec(args.target, store)
         name = spec.name if spec is not None else args.target
-        if await store.campaign(name) is None:
+        if await store.campaigns.campaign(name) is None:
             out.error(f"no stored campaign {name!r}")
             return codes.NOT_FOUND
-        await store.set_campaign_status(name, "cancelled")
+        await store.campaigns.set_campaign_status(name, "cancelled")
         calls = ServiceCalls(service)
         stopped = 0
-        for cell in await store.cells(name):
+        for cell in await store.campaigns.cells(name):
             if cell.state != "running" or not cell.run_id:
                 continue
-            run = await store.require_run(cell.run_id)
+            run = await store.runs.require_run(cell.run_id)
             if calls.driven_elsewhere(run):
                 continue  # its scheduler sees the campaign cancelled and stops it
             await calls.cancel_stored(run.id)
-            await store.end_attempt(cell, "cancelled", "cancelled", "campaign cancelled")
+            await store.campaigns.end_attempt(cell, "cancelled", "cancelled", "campaign cancelled")
             stopped += 1
         if not out.json_mode:
             out.print(f"campaign {escape(name)} cancelled; {stopped} run(s) stopped here")

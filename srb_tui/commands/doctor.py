@@ -66,7 +66,7 @@ def _store(settings: Settings, deep: bool = False) -> Check:
 
     async def probe() -> tuple[int, list[str]]:
         async with await Store.open(settings.db_path) as store:
-            return await store.count_runs(), await store.check_integrity(deep=deep)
+            return await store.runs.count_runs(), await store.check_integrity(deep=deep)
 
     try:
         n, problems = asyncio.run(probe())

@@ -125,7 +125,7 @@ async def _results(store: Store, settings: Settings, runs: list[Any], folder: Pa
 
     written, skipped = 0, []
     for rec in runs:
-        run = await store.require_run(rec.run_id)
+        run = await store.runs.require_run(rec.run_id)
         doc = await trajectory(store, run.id)
         got = await asyncio.to_thread(export_trial, run, settings.run_dir(run.id), folder,
                                       cost_usd=rec.cost,

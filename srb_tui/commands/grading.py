@@ -125,12 +125,12 @@ async def _eval(args: argparse.Namespace, settings: Settings, out: Output) -> di
     async with open_service(settings) as services:
         store = await services.store()
         try:
-            run_id = await store.resolve_run_id(args.run_id)  # a unique prefix will do
+            run_id = await store.runs.resolve_run_id(args.run_id)  # a unique prefix will do
         except AmbiguousRunId as exc:
             raise CommandError(str(exc), codes.USAGE) from exc
         except RunNotFound:
             run_id = args.run_id
-        run = await store.get_run(run_id)
+        run = await store.runs.get_run(run_id)
         if run is None:
             raise CommandError(f"no run {args.run_id!r} in {settings.db_path}",
                                codes.NOT_FOUND)

@@ -69,7 +69,7 @@ def cmd_import(args: argparse.Namespace, settings: Settings, out: Output) -> int
 
     async def body(pool: Executor | None) -> list[str]:
         async with await Store.open(settings.db_path) as store:
-            return await store.import_runs(docs(pool), problems=problems)
+            return await store.imports.import_runs(docs(pool), problems=problems)
 
     try:
         # The reader processes are forked before asyncio and the store start their threads.

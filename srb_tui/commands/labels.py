@@ -39,7 +39,7 @@ def cmd_import(args: argparse.Namespace, settings: Settings, out: Output) -> int
 
     async def body() -> int:
         async with await Store.open(settings.db_path) as store:
-            return await store.import_labels(labels, str(path))
+            return await store.labels.import_labels(labels, str(path))
 
     try:
         written = asyncio.run(body())

@@ -81,7 +81,7 @@ async def load_selection(
 ) -> tuple[list[ReportRun], list[str], bool] | None:
     """The runs of a campaign or of the Runs-screen filters, with the task roots' categories
     and verifier efforts (``load_runs``); None, said on ``out``, for an unknown campaign."""
-    if campaign and await store.campaign(campaign) is None:
+    if campaign and await store.campaigns.campaign(campaign) is None:
         out.error(f"no campaign {campaign!r} in {settings.db_path}")
         return None
     categories, efforts = await asyncio.to_thread(task_facts, settings.task_roots)

@@ -240,9 +240,9 @@ def cmd_resume(args: argparse.Namespace, settings: Settings, out: Output) -> int
 
     async def body() -> int:
         async with open_run_service(settings) as service:
-            only = ({await service.store.resolve_run_id(r) for r in args.run_ids}
+            only = ({await service.store.runs.resolve_run_id(r) for r in args.run_ids}
                     if args.run_ids else None)
-            live = [r for r in await service.store.live_runs()
+            live = [r for r in await service.store.runs.live_runs()
                     if only is None or r.id in only]
             if not out.json_mode:
                 out.err.print(f"{len(live)} live run(s) to resume")
@@ -266,7 +266,7 @@ def cmd_cancel(args: argparse.Namespace, settings: Settings, out: Output) -> int
     async def body() -> int:
         try:  # the id first (a prefix will do), before the engine is asked for anything
             async with await Store.open(settings.db_path) as store:
-                run_id = await store.resolve_run_id(args.run_id)
+                run_id = await store.runs.resolve_run_id(args.run_id)
         except AmbiguousRunId:
             raise
         except RunNotFound:
@@ -291,7 +291,7 @@ def cmd_gc(args: argparse.Namespace, settings: Settings, out: Output) -> int:
     async def body() -> int:
         async with open_run_service(settings) as service:
             report, live = await service.gc()
-            swept = await service.store.sweep_import_files()
+            swept = await service.store.imports.sweep_import_files()
             if out.json_mode:
                 out.emit_json({"containers_removed": report.containers_removed,
                                "image_bytes_reclaimed": report.image_bytes_reclaimed,

@@ -104,7 +104,7 @@ async def _detail(settings: Settings, run_id: str) -> dict[str, Any] | None:
     async with open_service(settings) as services:
         try:
             store = await services.store()
-            run_id = await store.resolve_run_id(run_id)  # a unique prefix will do
+            run_id = await store.runs.resolve_run_id(run_id)  # a unique prefix will do
             detail = await store.run_detail(run_id)
         except AmbiguousRunId:
             raise

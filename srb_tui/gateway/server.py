@@ -158,21 +158,21 @@ class Gateway:
             raise GatewayError(f"role {role!r} is not one of {', '.join(sorted(GATEWAY_ROLES))}")
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
         digest = token_hash(token)
-        await self.store.add_gateway_token(digest, run_id, role, round)
+        await self.store.ledger.add_gateway_token(digest, run_id, role, round)
         self._callers[digest] = Caller(digest, run_id, role, round)
         return token
 
     async def set_round(self, token: str, round: int | None) -> None:
         """Attribute the token's next requests to ``round``."""
         digest = token_hash(token)
-        await self.store.set_gateway_token_round(digest, round)
+        await self.store.ledger.set_gateway_token_round(digest, round)
         caller = self._callers.get(digest)
         if caller is not None:
             caller.round = round
 
     async def revoke_run(self, run_id: str) -> None:
         """Every token of the run stops working (here and for a later srb process)."""
-        await self.store.revoke_gateway_tokens(run_id)
+        await self.store.ledger.revoke_gateway_tokens(run_id)
         for digest in [d for d, c in self._callers.items() if c.run_id == run_id]:
             del self._callers[digest]
 
@@ -184,7 +184,7 @@ class Gateway:
         caller = self._callers.get(digest)
         if caller is not None:
             return caller
-        record = await self.store.gateway_token(digest)
+        record = await self.store.ledger.gateway_token(digest)
         if record is None or record.revoked_at is not None:
             return None
         caller = Caller(digest, record.run_id, record.role, record.round)
@@ -199,7 +199,9 @@ class Gateway:
         """Set a run's budget now; it is written to the store in the background."""
         self._budgets[run_id] = (max_cost_usd, max_tokens)
         task: asyncio.Task[object] = asyncio.get_running_loop().create_task(
-            self.store.set_run_budget(run_id, max_cost_usd=max_cost_usd, max_tokens=max_tokens)
+            self.store.ledger.set_run_budget(
+                run_id, max_cost_usd=max_cost_usd, max_tokens=max_tokens
+            )
         )
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
@@ -210,7 +212,7 @@ class Gateway:
 
     async def _budget_of(self, run_id: str) -> tuple[float | None, int | None]:
         if run_id not in self._budgets:
-            record = await self.store.run_budget(run_id)
+            record = await self.store.ledger.run_budget(run_id)
             self._budgets[run_id] = (
                 (record.max_cost_usd, record.max_tokens) if record else (None, None)
             )
@@ -264,7 +266,7 @@ class Gateway:
         during = Spent()
         self._seeding[run_id] = (future, during)
         try:
-            total = (await self.store.ledger_totals(run_id)).total
+            total = (await self.store.ledger.ledger_totals(run_id)).total
         except BaseException as err:
             del self._seeding[run_id]
             future.set_exception(err)
@@ -357,7 +359,7 @@ class Gateway:
                 key = (run, request.method, "(other paths)")
             else:
                 self._probe_keys.add(key)
-        await self.store.record_probe(run or None, key[1], key[2], status)
+        await self.store.ledger.record_probe(run or None, key[1], key[2], status)
 
     async def record(
         self,
@@ -396,7 +398,7 @@ class Gateway:
         error: str | None,
         usage: dict[str, int],
     ) -> LedgerRow:
-        return await self.store.add_ledger_row(
+        return await self.store.ledger.add_ledger_row(
             caller.run_id,
             caller.role,
             round=caller.round,

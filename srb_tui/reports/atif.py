@@ -134,15 +134,15 @@ def _round_costs(rows: Sequence[LedgerRow]) -> dict[int, float]:
 
 async def trajectory(store: Store, run_id: str) -> dict[str, Any]:
     """The ATIF document of ``run_id``'s agent phase."""
-    run = await store.require_run(run_id)
+    run = await store.runs.require_run(run_id)
     prov = Provenance.read(run.extra)
-    rounds = await store.agent_rounds(run_id)
-    costs = _round_costs(await store.ledger_rows(run_id))
+    rounds = await store.agent.agent_rounds(run_id)
+    costs = _round_costs(await store.ledger.ledger_rows(run_id))
     out = _Steps(run.model)
     out.add("user", _instruction(run), run.started_at)
     totals = {"prompt": 0, "completion": 0, "cached": 0, "cost": 0.0, "priced": False}
     for rnd in rounds:
-        events = await store.agent_events(run_id, round_no=rnd.round, limit=1_000_000)
+        events = await store.agent.agent_events(run_id, round_no=rnd.round, limit=1_000_000)
         cost = costs.get(rnd.round, rnd.client_cost_usd)
         _round_steps(out, rnd, events, cost)
         totals["prompt"] += rnd.input_tokens + rnd.cache_read_tokens + rnd.cache_write_tokens

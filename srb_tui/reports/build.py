@@ -82,11 +82,11 @@ async def load_runs(
 ) -> tuple[list[ReportRun], list[str], bool]:
     """Records of the selected runs, the campaign's configuration order, whether a ledger
     exists. The failed check ids are read only for runs that miss exactly one check."""
-    src = await store.report_source(campaign=campaign, **dict(filters or {}))
+    src = await store.reports.report_source(campaign=campaign, **dict(filters or {}))
     runs = runs_from_source(src, categories, efforts=efforts)
     single = {r.run_id for r in runs if r.migrated and r.missed_count == 1}
     if single:
-        missed = await store.missed_checks(sorted(single))
+        missed = await store.reports.missed_checks(sorted(single))
         runs = [
             replace(r, missed=tuple(missed.get(r.run_id, ()))) if r.run_id in single else r
             for r in runs

@@ -1,4 +1,4 @@
-"""Read a published-harness job directory into plain records for ``Store.import_runs``.
+"""Read a published-harness job directory into plain records for ``Store.imports.import_runs``.
 
 What the published harness leaves per trial (Einsia/SWE-Refactor-Bench,
 ``infra/swerefactor/harbor.py`` / ``scoring.py`` / ``telemetry.py``): ``score.json`` (schema
@@ -191,7 +191,7 @@ def _count(r: _Reader, path: Path, value: Any, key: str) -> int | None:
 
 def _gates(r: _Reader, path: Path, audit: Any) -> list[dict[str, Any]]:
     """Stage I's gate outcomes from the published ``audit.json``: one per check with its
-    vote tally (``metadata.votes.{pass,fail}``), in ``Store.record_gate_outcomes``'s shape.
+    vote tally (``metadata.votes.{pass,fail}``), in ``Store.grading.record_gate_outcomes``'s shape.
     A review that returned nothing (``samples_run - samples_usable``) is an error vote; a
     check without a tally (an older harness) is left out rather than counted unanimous."""
     if audit is None:

@@ -74,11 +74,11 @@ def cell_outcome(state: str, run: ReportRun | None) -> str:
 
 async def load_matrix(store: Store, campaign_id: str) -> Matrix | None:
     """The matrix of ``campaign_id`` (None if there is no such campaign)."""
-    campaign = await store.campaign(campaign_id)
+    campaign = await store.campaigns.campaign(campaign_id)
     if campaign is None:
         return None
-    cells = await store.cells(campaign_id)
-    src = await store.report_source(campaign=campaign_id)
+    cells = await store.campaigns.cells(campaign_id)
+    src = await store.reports.report_source(campaign=campaign_id)
     runs = {r.run_id: r for r in runs_from_source(src)}
     matrix = Matrix(campaign, [c.label for c in campaign.configs], [])
     seen: set[tuple[str, int]] = set()

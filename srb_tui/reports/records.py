@@ -2,7 +2,7 @@
 
 ``ReportRun`` holds only facts (verdicts, counts, durations); the tables are pure functions
 over lists of them (``tables.py``, ``figures.py``, ``agreement.py``). ``runs_from_source``
-turns the store's raw rows (``Store.report_source``) into records.
+turns the store's raw rows (``Store.reports.report_source``) into records.
 
 Outcomes (Table 2, mutually exclusive): a valid run stops at exactly one of
 ``audit_fail`` (Stage I failed, fixed checks also fail or were not measured),

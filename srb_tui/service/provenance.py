@@ -117,7 +117,7 @@ async def record_launch(store: Store, run: RunRecord, task: Task, *, client: str
                            backend=backend)
     stamp_ = StageStamp(utc_now(), {}, record.node, record.grader_fingerprint,
                         record.task_digest)
-    await store.merge_extra(run.id, into=stamp_changes("launch", stamp_, record.to_json()))
+    await store.runs.merge_extra(run.id, into=stamp_changes("launch", stamp_, record.to_json()))
 
 
 async def stamp(store: Store, run_id: str, stage: str, *, task_dir: Path | None = None) -> None:
@@ -125,11 +125,11 @@ async def stamp(store: Store, run_id: str, stage: str, *, task_dir: Path | None 
     fingerprint, the installed client (once known) and, given ``task_dir``, the task's
     digest as loaded now. Runs without a launch record (older runs) are left alone."""
     with contextlib.suppress(Exception):
-        run = await store.require_run(run_id)
+        run = await store.runs.require_run(run_id)
         if Provenance.read(run.extra) is None:
             return
         images = {i.role: ImageUse(i.tag, i.image_id or "", i.digest or "")
-                  for i in await store.images(run_id)}
+                  for i in await store.infra.images(run_id)}
         node = read_node(run.extra) or LOCAL_NODE
         updates: dict[str, object] = {
             "images": {role: img.to_json() for role, img in sorted(images.items())},
@@ -144,4 +144,4 @@ async def stamp(store: Store, run_id: str, stage: str, *, task_dir: Path | None 
             updates["client"], updates["client_version"] = installed.name, installed.version
         stamp_ = StageStamp(utc_now(), {r: i.ident for r, i in sorted(images.items())},
                             node, fingerprint(), digest)
-        await store.merge_extra(run_id, into=stamp_changes(stage, stamp_, updates))
+        await store.runs.merge_extra(run_id, into=stamp_changes(stage, stamp_, updates))

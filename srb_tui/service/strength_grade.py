@@ -159,9 +159,9 @@ class StrengthGrader:
     async def _abandon(self, row: MutantRow) -> None:
         if row.stage_iii_run is None:
             return
-        old = await self.store.get_run(row.stage_iii_run)
+        old = await self.store.runs.get_run(row.stage_iii_run)
         if old is not None and not is_final(old.status):
-            await self.store.transition(
+            await self.store.runs.transition(
                 old.id, "infra_error", "abandoned: its strength campaign was resumed; the "
                 "survivor is graded again in a fresh run")
         for left in await list_managed(self.engine, row.stage_iii_run):
@@ -169,12 +169,12 @@ class StrengthGrader:
 
     async def _survivor(self, row: MutantRow) -> tuple[str, Catches]:
         mutant = Mutant.from_json(row.doc)
-        run = await self.store.create_run(
+        run = await self.store.runs.create_run(
             task_id=self.task.id, task_path=str(self.task.dir),
             agent=mutant_agent(self.campaign_id, row.mutant_id),
             notes=[STAGE_I_SKIPPED, f"strength mutant {mutant.describe()}"],
             extra={STRENGTH: StrengthRef(self.campaign_id, row.mutant_id, row.key,
-                                         mutant.describe()).to_json()})
+                                              mutant.describe()).to_json()})
         await self.store.strength.start_stage_iii(self.campaign_id, row.mutant_id, run.id)
         try:
             ctx = StageContext(
@@ -184,10 +184,10 @@ class StrengthGrader:
                 budget_override=self.budget_sec)
             return run.id, await grade_survivor(ctx, mutant)
         except BaseException as exc:
-            now = await self.store.get_run(run.id)
+            now = await self.store.runs.get_run(run.id)
             if now is not None and not is_final(now.status):
-                await self.store.transition(run.id, "infra_error",
-                                            f"strength Stage III failed: {exc!r}"[:500])
+                await self.store.runs.transition(run.id, "infra_error",
+                                                 f"strength Stage III failed: {exc!r}"[:500])
             raise
 
     async def finish(self) -> str:

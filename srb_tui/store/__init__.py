@@ -47,7 +47,7 @@ if TYPE_CHECKING:
         RunRecord,
         TransitionRecord,
     )
-    from srb_tui.store.runs import RUN_SORT_KEYS, UPDATABLE_RUN_FIELDS
+    from srb_tui.store.run_sql import RUN_SORT_KEYS, UPDATABLE_RUN_FIELDS
     from srb_tui.store.store import Store
 
 __all__ = [

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import aiosqlite
 
-from srb_tui.store.base import StoreBase
+from srb_tui.store.base import Repository
 from srb_tui.store.clock import utc_now
 from srb_tui.store.convert import dump_json, load_json
 
@@ -32,8 +32,8 @@ ROUND_FIELDS = (
 )
 
 
-class AgentLogMixin(StoreBase):
-    """Rounds and transcript events of the real agent clients."""
+class AgentLogRepository(Repository):
+    """Rounds and transcript events of the real agent clients (``store.agent``)."""
 
     async def start_agent_round(
         self, run_id: str, number: int, *, prompt_kind: str, first_log_seq: int

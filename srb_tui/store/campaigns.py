@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import aiosqlite
 
-from srb_tui.store.base import StoreBase, query
+from srb_tui.store.base import Repository, query
 from srb_tui.store.clock import utc_now
 from srb_tui.store.errors import StoreError
 
@@ -35,8 +35,8 @@ CAMPAIGN_STATUSES = ("planned", "running", "stopped", "done", "cancelled")
 CELL_STATES = ("planned", "running", "done", "failed", "cancelled")
 
 
-class CampaignsMixin(StoreBase):
-    """Campaign plans, their cells and the attempts of each cell."""
+class CampaignsRepository(Repository):
+    """Campaign plans, their cells and the attempts of each cell (``store.campaigns``)."""
 
     async def plan_campaign(
         self,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import aiosqlite
 
-from srb_tui.store.base import StoreBase, query
+from srb_tui.store.base import Repository, query
 from srb_tui.store.clock import utc_now
 from srb_tui.store.convert import (
     ADVERSARY_STATUSES,
@@ -48,8 +48,8 @@ STAGE_ORDER_SQL: Final = (
 )
 
 
-class GradingMixin(StoreBase):
-    """Everything the three grading stages record."""
+class GradingRepository(Repository):
+    """Everything the three grading stages record (``store.grading``)."""
 
     # --- stage envelopes --------------------------------------------------------------------
 

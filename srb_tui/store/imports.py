@@ -32,12 +32,13 @@ from typing import Any, NamedTuple
 
 import aiosqlite
 
-from srb_tui.store.base import StoreBase, query
+from srb_tui.store.base import Repository, query
 from srb_tui.store.clock import new_run_id, utc_now
 from srb_tui.store.convert import dump_json, outcome_params
 from srb_tui.store.errors import ContentRefused
 from srb_tui.store.grading_records import IMPORTED_FILE
 from srb_tui.store.provenance import PROVENANCE, PROVENANCE_STAGES
+from srb_tui.store.run_extra import IMPORTED, ImportedFrom
 
 _PATH = ("pending", "preparing", "agent", "collecting", "audit", "scored")
 BATCH = 32
@@ -221,7 +222,7 @@ Rows = list[tuple[Any, ...]]
 def _extra(source: str, provenance: Mapping[str, Any] | None) -> dict[str, Any]:
     """An imported run's extra: where it came from, and the provenance srb exported with it
     (split into its two keys as a run of srb's own keeps it)."""
-    extra: dict[str, Any] = {"imported": {"source_dir": source}}
+    extra: dict[str, Any] = {IMPORTED: ImportedFrom(source).to_json()}
     if provenance:
         record = dict(provenance)
         stages = record.pop("stages", None)
@@ -271,8 +272,8 @@ it: an import renames its folder a moment before it commits, so a younger one ma
 import committing now."""
 
 
-class ImportsMixin(StoreBase):
-    """The imported_runs table and the rows an import writes."""
+class ImportsRepository(Repository):
+    """The imported_runs table and the rows an import writes (``store.imports``)."""
 
     async def sweep_import_files(self, *, older_than_sec: float = ORPHAN_AGE_SEC
                                  ) -> list[str]:

@@ -8,7 +8,7 @@ from typing import Any, Final
 
 import aiosqlite
 
-from srb_tui.store.base import StoreBase, query
+from srb_tui.store.base import Repository, query
 from srb_tui.store.clock import utc_now
 from srb_tui.store.convert import (
     container_from_row,
@@ -35,8 +35,8 @@ UPDATABLE_CONTAINER_FIELDS: Final[Mapping[str, Callable[[Any, str], Any]]] = {
 }
 
 
-class InfraMixin(StoreBase):
-    """Images, containers and events."""
+class InfraRepository(Repository):
+    """Images, containers and events (``store.infra``)."""
 
     async def record_image(
         self,

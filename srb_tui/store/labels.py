@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import aiosqlite
 
-from srb_tui.store.base import StoreBase, query
+from srb_tui.store.base import Repository, query
 from srb_tui.store.campaigns import chunks
 from srb_tui.store.clock import utc_now
 from srb_tui.store.errors import ContentRefused
@@ -28,8 +28,8 @@ class HumanLabel:
     where: str = ""  # "file:line", for messages
 
 
-class LabelsMixin(StoreBase):
-    """The human_labels table."""
+class LabelsRepository(Repository):
+    """The human_labels table (``store.labels``)."""
 
     async def import_labels(self, labels: Sequence[HumanLabel], source: str) -> int:
         """Store ``labels`` (all or none); return how many rows were written."""

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import aiosqlite
 
-from srb_tui.store.base import StoreBase, query
+from srb_tui.store.base import Repository, query
 from srb_tui.store.clock import utc_now
 from srb_tui.store.errors import StoreError
 
@@ -65,8 +65,8 @@ def _count(value: Any, what: str) -> int:
     return value
 
 
-class LedgerMixin(StoreBase):
-    """Gateway tokens, run budgets, the ledger and probe counters."""
+class LedgerRepository(Repository):
+    """Gateway tokens, run budgets, the ledger and probe counters (``store.ledger``)."""
 
     # ------------------------------------------------------------------ tokens
 

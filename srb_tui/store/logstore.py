@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from srb_tui.store.base import StoreBase, query
+from srb_tui.store.base import Repository, query
 from srb_tui.store.convert import log_from_row, need_int
 from srb_tui.store.errors import StoreError
 from srb_tui.store.logs import PLAIN_SQL, STREAMS, check_entries
@@ -39,8 +39,8 @@ def _check_stream(stream: str | None) -> None:
         raise StoreError(f"stream must be stdout or stderr, got {stream!r}")
 
 
-class LogsMixin(StoreBase):
-    """A run's log lines."""
+class LogsRepository(Repository):
+    """A run's log lines (``store.logs``)."""
 
     async def append_log_lines(
         self, run_id: str, lines: Sequence[LogEntry | tuple[str, str, str]]

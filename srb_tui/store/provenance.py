@@ -184,6 +184,6 @@ class Provenance:
 
 def stamp_changes(stage: str, stamp: StageStamp,
                   updates: Mapping[str, object]) -> dict[str, Mapping[str, object]]:
-    """The ``into=`` argument of ``Store.merge_extra`` that records one stage stamp and the
+    """The ``into=`` argument of ``Store.runs.merge_extra`` that records one stage stamp and the
     ``provenance`` fields it updates, so concurrent stamps of other stages are kept."""
     return {PROVENANCE: dict(updates), PROVENANCE_STAGES: {stage: stamp.to_json()}}

@@ -16,9 +16,9 @@ from typing import Any
 
 import aiosqlite
 
-from srb_tui.store.base import StoreBase, query
+from srb_tui.store.base import Repository, query
 from srb_tui.store.campaigns import chunks
-from srb_tui.store.runs import StrFilter, run_filter_sql
+from srb_tui.store.run_sql import StrFilter, run_filter_sql
 
 _RUN_COLUMNS = (
     "id, task_id, task_path, agent, model, effort, status, valid, score, max_score, blocked_by,"
@@ -77,8 +77,8 @@ async def spend_by_role(
     return out
 
 
-class ReportRowsMixin(StoreBase):
-    """The reports' one-pass reader."""
+class ReportRowsRepository(Repository):
+    """The reports' one-pass reader (``store.reports``)."""
 
     async def report_source(
         self,

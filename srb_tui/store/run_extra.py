@@ -3,13 +3,15 @@
 ``runs.extra`` is a JSON document beside the run's columns. Each key below has one
 dataclass that writes it (``to_json``) and reads it back (``read``); readers never pick
 fields out of the raw document, and writers change their key alone through
-:meth:`srb_tui.store.Store.merge_extra` (one write transaction), so two writers of
+:meth:`srb_tui.store.Store.runs.merge_extra` (one write transaction), so two writers of
 different keys never lose each other's work. ``read`` is lenient where old runs may lack
 a field: a missing or mistyped document reads as ``None``.
 
 The stage records (``grading``, ``image_builds``) are tables of one record per stage role
 written with ``merge_extra(into=...)``; the import record (``imported``) is written once by
-``srb import``. They keep their own shapes, documented where they are written.
+``srb import``, the campaign keys (``campaign``, ``max_cost_usd``) once by a campaign's
+launch. Every key has its reader here: no module outside ``srb_tui/store`` reads the raw
+document (``tests/meta/test_run_extra_reads.py``).
 """
 
 from __future__ import annotations
@@ -30,6 +32,11 @@ BEHAVIOURAL_PROGRESS = "behavioural_progress"
 NODE = "node"
 LOCAL_NODE = "local"
 STRENGTH = "strength"
+IMPORTED = "imported"
+GRADING = "grading"
+IMAGE_BUILDS = "image_builds"
+CAMPAIGN = "campaign"
+CELL_MAX_COST = "max_cost_usd"
 MUTANT_AGENT_PREFIX = "mutant:"
 """A strength campaign's Stage III run of one mutant has agent ``mutant:<campaign>/<id>``;
 run lists, reports and resume leave such runs out unless asked for them by agent."""
@@ -296,3 +303,118 @@ class StrengthRef:
         if campaign is None or mutant is None:
             return None
         return cls(campaign, mutant, _str(t.get("key")) or "", _str(t.get("describe")) or "")
+
+
+@dataclass(frozen=True)
+class ImportedFrom:
+    """``imported``: the run was read from a published harness's job folder by ``srb
+    import`` (``source_dir``: that folder, None when it was not recorded)."""
+
+    source_dir: str | None
+
+    def to_json(self) -> dict[str, object]:
+        return {"source_dir": self.source_dir}
+
+    @classmethod
+    def read(cls, extra: Mapping[str, Any]) -> ImportedFrom | None:
+        t = _table(extra, IMPORTED)
+        if t is None:
+            return None
+        source = t.get("source_dir")
+        return cls(str(source) if source else None)
+
+
+def _pairs(value: object) -> tuple[Mapping[str, Any], ...]:
+    return tuple(v for v in value if isinstance(v, Mapping)) if isinstance(value, list) else ()
+
+
+@dataclass(frozen=True)
+class StageGrading:
+    """``grading``: per stage role, who graded and under which limits (the stage
+    container's record), and for ``behavioural`` the modules that gave the exec boundary
+    up or saw the suite change."""
+
+    uid: int | None
+    modules_as_root: bool
+    declared_by: str | None
+    submission_launcher_uid: str | None
+    no_new_privileges: bool
+    memory_mb: int | None
+    cpus: float | None
+    pids: int | None
+    capabilities: tuple[str, ...]
+    network: str | None
+    candidate_boundary: str | None
+    boundary_given_up: tuple[Mapping[str, Any], ...] = ()
+    suite_tampering: tuple[Mapping[str, Any], ...] = ()
+
+    @classmethod
+    def of(cls, value: object) -> StageGrading | None:
+        t = value if isinstance(value, Mapping) else None
+        if t is None:
+            return None
+        caps = t.get("capabilities")
+        return cls(_int(t.get("uid")), t.get("modules_as_root") is True,
+                   _str(t.get("declared_by")), _str(t.get("submission_launcher_uid")),
+                   t.get("no_new_privileges") is True, _int(t.get("memory_mb")),
+                   _num(t.get("cpus")), _int(t.get("pids")),
+                   tuple(str(c) for c in caps) if isinstance(caps, list) else (),
+                   _str(t.get("network")), _str(t.get("candidate_boundary")),
+                   _pairs(t.get("boundary_given_up")), _pairs(t.get("suite_tampering")))
+
+    @classmethod
+    def read_all(cls, extra: Mapping[str, Any]) -> dict[str, StageGrading]:
+        found = {k: cls.of(v) for k, v in (_table(extra, GRADING) or {}).items()}
+        return {k: v for k, v in found.items() if v is not None}
+
+
+@dataclass(frozen=True)
+class ImageBuild:
+    """``image_builds``: per stage role, a stage image built with build arguments or image
+    substitutions (its tag, the arguments, the ``(from, to)`` image map)."""
+
+    tag: str
+    buildargs: Mapping[str, str]
+    image_map: tuple[tuple[str, str], ...]
+
+    def to_json(self) -> dict[str, object]:
+        return {"tag": self.tag, "buildargs": dict(self.buildargs),
+                "image_map": [list(pair) for pair in self.image_map]}
+
+    @classmethod
+    def of(cls, value: object) -> ImageBuild | None:
+        t = value if isinstance(value, Mapping) else None
+        if t is None or _str(t.get("tag")) is None:
+            return None
+        args = _table(t, "buildargs") or {}
+        found = t.get("image_map")
+        pairs = found if isinstance(found, list) else []
+        return cls(str(t["tag"]), {str(k): str(v) for k, v in args.items()},
+                   tuple((str(p[0]), str(p[1])) for p in pairs
+                         if isinstance(p, list) and len(p) == 2))
+
+    @classmethod
+    def read_all(cls, extra: Mapping[str, Any]) -> dict[str, ImageBuild]:
+        found = {k: cls.of(v) for k, v in (_table(extra, IMAGE_BUILDS) or {}).items()}
+        return {k: v for k, v in found.items() if v is not None}
+
+
+@dataclass(frozen=True)
+class CampaignCell:
+    """``campaign`` and ``max_cost_usd``: the campaign whose cell launched the run, and the
+    cost ceiling its configuration allowed (the gateway enforces it as ``budget``; kept here
+    so a report can show what each cell was allowed)."""
+
+    campaign: str
+    max_cost_usd: float | None = None
+
+    def to_json(self) -> dict[str, object]:
+        doc: dict[str, object] = {CAMPAIGN: self.campaign}
+        if self.max_cost_usd is not None:
+            doc[CELL_MAX_COST] = self.max_cost_usd
+        return doc
+
+    @classmethod
+    def read(cls, extra: Mapping[str, Any]) -> CampaignCell | None:
+        campaign = _str(extra.get(CAMPAIGN))
+        return None if campaign is None else cls(campaign, _num(extra.get(CELL_MAX_COST)))

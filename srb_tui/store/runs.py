@@ -1,172 +1,43 @@
-"""Runs: creation, lifecycle transitions, whitelisted updates, listing and counting."""
+"""Runs: creation, lifecycle transitions, whitelisted updates, listing and counting
+(``store.runs``); the columns' checks, filters and sort keys are in ``run_sql``."""
 
 from __future__ import annotations
 
 import shutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Final
+from typing import Any
 
 import aiosqlite
 
 from srb_tui import faultpoint
-from srb_tui.store.base import StoreBase, query
+from srb_tui.store.base import Repository, query
 from srb_tui.store.clock import RUN_ID_PATTERN, new_run_id, utc_now
 from srb_tui.store.convert import (
     dump_json,
     maybe_str,
-    need_bool,
     need_int,
     need_number,
-    need_object,
     need_text,
-    need_text_list,
     run_from_row,
     transition_from_row,
 )
 from srb_tui.store.errors import IllegalTransition, RunNotFound, StoreError
 from srb_tui.store.lifecycle import FINAL_STATUSES, GRADING_STATUSES, is_legal, is_status
 from srb_tui.store.records import RunRecord, TransitionRecord
-from srb_tui.store.run_extra import LOCAL_NODE, MUTANT_AGENT_PREFIX, NODE
+from srb_tui.store.run_extra import MUTANT_AGENT_PREFIX
+from srb_tui.store.run_sql import (
+    UPDATABLE_RUN_FIELDS,
+    StrFilter,
+    encode_extra,
+    encode_notes,
+    opt_text,
+    run_filter_sql,
+    run_order_sql,
+)
 
 
-def _opt_text(value: Any, what: str) -> Any:
-    return need_text(value, what, optional=True)
-
-
-def _valid(value: Any, what: str) -> Any:
-    flag = need_bool(value, what, optional=True)
-    return None if flag is None else int(flag)
-
-
-def _notes(value: Any, what: str) -> Any:
-    return dump_json(need_text_list(value, what), what)
-
-
-def _extra(value: Any, what: str) -> Any:
-    return dump_json(need_object(value, what), what)
-
-
-def _count(value: Any, what: str) -> Any:
-    number = need_int(value, what)
-    if number is not None and number < 0:
-        raise StoreError(f"{what}: must not be negative, got {number}")
-    return number
-
-
-# Fields update_run may change, each with its check-and-encode function.
-UPDATABLE_RUN_FIELDS: Final[Mapping[str, Callable[[Any, str], Any]]] = {
-    "phase": _opt_text,
-    "stop_reason": _opt_text,
-    "started_at": _opt_text,
-    "finished_at": _opt_text,
-    "valid": _valid,
-    "score": need_number,
-    "max_score": need_number,
-    "blocked_by": _opt_text,
-    "harness_error": maybe_str,
-    "notes": _notes,
-    "grader_fingerprint": _opt_text,
-    "submission_files": _count,
-    "submission_bytes": _count,
-    "model": _opt_text,
-    "effort": _opt_text,
-    "budget_sec": need_number,
-    "batch_id": _opt_text,
-    "extra": _extra,
-}
-
-# Sort keys list_runs accepts (prefix "-" for descending); NULLs always sort last.
-RUN_SORT_KEYS: Final[Mapping[str, str]] = {
-    "created_at": "created_at",
-    "updated_at": "updated_at",
-    "started_at": "started_at",
-    "finished_at": "finished_at",
-    "score": "score",
-    "task": "task_id",
-    "task_id": "task_id",
-    "status": "status",
-    "agent": "agent",
-    "model": "model",
-    "id": "id",
-}
-
-StrFilter = str | Sequence[str] | None
-
-
-def _escape_like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-def _in_clause(column: str, value: StrFilter, what: str) -> tuple[str, list[Any]]:
-    values = [value] if isinstance(value, str) else list(value or ())
-    for item in values:
-        need_text(item, what)
-    return f"{column} IN ({', '.join('?' for _ in values)})", list(values)
-
-
-# the node a run was placed on; runs of the local backend record none and read as "local"
-NODE_SQL = f"COALESCE(json_extract(extra, '$.{NODE}'), '{LOCAL_NODE}')"
-
-
-def run_filter_sql(
-    *,
-    task: StrFilter = None,
-    status: StrFilter = None,
-    agent: StrFilter = None,
-    model: StrFilter = None,
-    batch: StrFilter = None,
-    node: StrFilter = None,
-    text: str | None = None,
-) -> tuple[str, list[Any]]:
-    """A ``WHERE`` clause (possibly empty) and its parameters for the run filters."""
-    clauses: list[str] = []
-    params: list[Any] = []
-    for column, value, what in (
-        ("task_id", task, "task filter"),
-        ("status", status, "status filter"),
-        ("agent", agent, "agent filter"),
-        ("model", model, "model filter"),
-        ("batch_id", batch, "batch filter"),
-        (NODE_SQL, node, "node filter"),
-    ):
-        if value is None:
-            continue
-        if column == "status":
-            for item in [value] if isinstance(value, str) else value:
-                if not is_status(item):
-                    raise StoreError(f"status filter: unknown run status {item!r}")
-        clause, values = _in_clause(column, value, what)
-        clauses.append(clause)
-        params.extend(values)
-    if agent is None:
-        # a strength campaign's mutant runs are instrument measurements, not submissions
-        clauses.append("agent NOT LIKE ?")
-        params.append(MUTANT_AGENT_PREFIX + "%")
-    if text:
-        pattern = f"%{_escape_like(text)}%"
-        columns = ("id", "task_id", "agent", "model", "phase", "notes", "harness_error")
-        clauses.append("(" + " OR ".join(f"{c} LIKE ? ESCAPE '\\'" for c in columns) + ")")
-        params.extend([pattern] * len(columns))
-    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-    return where, params
-
-
-def run_order_sql(sort: str) -> str:
-    """An ``ORDER BY`` clause for ``sort`` (``"score"`` or ``"-score"``), ties by id."""
-    descending = sort.startswith("-")
-    key = sort[1:] if descending else sort
-    column = RUN_SORT_KEYS.get(key)
-    if column is None:
-        raise StoreError(
-            f"unknown sort key {sort!r}; use one of {', '.join(sorted(RUN_SORT_KEYS))}"
-            " (prefix - for descending)"
-        )
-    direction = "DESC" if descending else "ASC"
-    return f"ORDER BY {column} IS NULL, {column} {direction}, id {direction}"
-
-
-class RunsMixin(StoreBase):
-    """Run rows and their lifecycle."""
+class RunsRepository(Repository):
+    """Run rows and their lifecycle (``store.runs``)."""
 
     async def create_run(
         self,
@@ -196,12 +67,12 @@ class RunsMixin(StoreBase):
             task_id,
             task_path,
             agent,
-            _opt_text(model, "create_run model"),
-            _opt_text(effort, "create_run effort"),
+            opt_text(model, "create_run model"),
+            opt_text(effort, "create_run effort"),
             need_number(budget_sec, "create_run budget_sec"),
-            _opt_text(batch_id, "create_run batch_id"),
-            _notes(notes, "create_run notes"),
-            _extra(extra, "create_run extra"),
+            opt_text(batch_id, "create_run batch_id"),
+            encode_notes(notes, "create_run notes"),
+            encode_extra(extra, "create_run extra"),
         )
 
         async def job(conn: aiosqlite.Connection) -> RunRecord:

@@ -1,4 +1,10 @@
-"""The Store: opens ``state/srb.sqlite3`` and gathers every record family behind one object.
+"""The Store: opens ``state/srb.sqlite3`` and composes its record families.
+
+Each family is a repository built with the store's core (``base.StoreCore``: file, writer,
+readers) and reached as an attribute: ``store.runs``, ``store.grading``, ``store.infra``,
+``store.logs``, ``store.agent``, ``store.ledger``, ``store.campaigns``, ``store.reports``,
+``store.labels``, ``store.imports``, ``store.strength``. The Store keeps what spans them:
+open, close, the integrity check and ``run_detail``.
 
 All writes go through one writer task (see ``writer``); reads use read-only connections, so
 with WAL a read never waits for the writer. ``run_detail`` reads a whole run in one snapshot.
@@ -26,9 +32,9 @@ from typing import TYPE_CHECKING, Self
 import aiosqlite
 
 from srb_tui.store import guard
-from srb_tui.store.agent_log import AgentLogMixin
-from srb_tui.store.base import query
-from srb_tui.store.campaigns import CampaignsMixin
+from srb_tui.store.agent_log import AgentLogRepository
+from srb_tui.store.base import StoreCore, query, run_in
+from srb_tui.store.campaigns import CampaignsRepository
 from srb_tui.store.connection import (
     ReaderPool,
     enable_wal,
@@ -45,21 +51,21 @@ from srb_tui.store.convert import (
     transition_from_row,
 )
 from srb_tui.store.errors import StoreError
-from srb_tui.store.grading import STAGE_ORDER_SQL, GradingMixin
+from srb_tui.store.grading import STAGE_ORDER_SQL, GradingRepository
 from srb_tui.store.health import check_problems, quick_check_problem
-from srb_tui.store.imports import ImportsMixin
-from srb_tui.store.infra import InfraMixin
-from srb_tui.store.labels import LabelsMixin
-from srb_tui.store.ledger import LedgerMixin
-from srb_tui.store.logstore import LogsMixin
+from srb_tui.store.imports import ImportsRepository
+from srb_tui.store.infra import InfraRepository
+from srb_tui.store.labels import LabelsRepository
+from srb_tui.store.ledger import LedgerRepository
+from srb_tui.store.logstore import LogsRepository
 from srb_tui.store.migrations import SCHEMA_VERSION, apply_migrations
-from srb_tui.store.report_rows import ReportRowsMixin
-from srb_tui.store.runs import RunsMixin
+from srb_tui.store.report_rows import ReportRowsRepository
+from srb_tui.store.runs import RunsRepository
+from srb_tui.store.strength import StrengthRepository
 from srb_tui.store.writer import Writer
 
 if TYPE_CHECKING:
     from srb_tui.store.grading_records import RunDetail
-    from srb_tui.store.strength import StrengthStore
 
 DEFAULT_BUSY_TIMEOUT_MS = 10_000
 
@@ -104,26 +110,44 @@ def _live(key: tuple[str, int], loop: asyncio.AbstractEventLoop) -> _Shared | No
     return shared
 
 
-class Store(RunsMixin, GradingMixin, InfraMixin, LogsMixin, LedgerMixin, AgentLogMixin,
-            CampaignsMixin, ReportRowsMixin, LabelsMixin, ImportsMixin):
-    """srb's source of truth. Open with ``await Store.open(path)`` or ``async with``."""
+class Store:
+    """srb's source of truth. Open with ``await Store.open(path)`` or ``async with``.
 
-    @property
-    def strength(self) -> StrengthStore:
-        """Strength campaigns, their mutants and equivalent marks (issue 36)."""
-        from srb_tui.store.strength import StrengthStore
+    Each record family is a repository attribute (``store.runs.create_run(...)``,
+    ``store.grading.record_checks(...)``); the Store itself only opens, checks and closes
+    the file, and reads ``run_detail``, the one read that spans the families.
+    """
 
-        return StrengthStore(self)
+    runs: RunsRepository
+    grading: GradingRepository
+    infra: InfraRepository
+    logs: LogsRepository
+    agent: AgentLogRepository
+    ledger: LedgerRepository
+    campaigns: CampaignsRepository
+    reports: ReportRowsRepository
+    labels: LabelsRepository
+    imports: ImportsRepository
+    strength: StrengthRepository
 
     def __init__(self, path: Path, writer: Writer, readers: ReaderPool, version: int,
                  shared: _Shared | None = None) -> None:
         self.path = path
-        self._label = str(path)
-        self._writer = writer
-        self._readers = readers
+        self._core = core = StoreCore(path, writer, readers)
         self._version = version
         self._closed = False
         self._shared = shared
+        self.runs = RunsRepository(core)
+        self.grading = GradingRepository(core)
+        self.infra = InfraRepository(core)
+        self.logs = LogsRepository(core)
+        self.agent = AgentLogRepository(core)
+        self.ledger = LedgerRepository(core)
+        self.campaigns = CampaignsRepository(core)
+        self.reports = ReportRowsRepository(core)
+        self.labels = LabelsRepository(core)
+        self.imports = ImportsRepository(core)
+        self.strength = StrengthRepository(core)
 
     @property
     def schema_version(self) -> int:
@@ -207,9 +231,10 @@ class Store(RunsMixin, GradingMixin, InfraMixin, LogsMixin, LedgerMixin, AgentLo
         if self._closed:
             return
         self._closed = True
-        shared, writer, readers = self._shared, self._writer, self._readers
-        self._writer = Writer.closed(writer.connection, self._label)
-        self._readers = ReaderPool([], self._label, closed=True)
+        core = self._core
+        shared, writer, readers = self._shared, core.writer, core.readers
+        core.writer = Writer.closed(writer.connection, core.label)
+        core.readers = ReaderPool([], core.label, closed=True)
         if shared is not None:
             shared.holders -= 1
             if shared.holders > 0:
@@ -248,7 +273,7 @@ class Store(RunsMixin, GradingMixin, InfraMixin, LogsMixin, LedgerMixin, AgentLo
 
     async def check_integrity(self, *, deep: bool = False) -> list[str]:
         """What ``PRAGMA quick_check`` (``integrity_check`` with ``deep``) finds; [] if sound."""
-        async with self._readers.borrow() as conn:
+        async with self._core.readers.borrow() as conn:
             return await check_problems(conn, deep=deep)
 
     async def run_detail(self, run_id: str, *, events_limit: int = 1000) -> RunDetail:
@@ -258,8 +283,8 @@ class Store(RunsMixin, GradingMixin, InfraMixin, LogsMixin, LedgerMixin, AgentLo
         """
         from srb_tui.store import grading_records as rec
 
-        async with self._readers.snapshot() as conn:
-            run = await self._run_in(conn, run_id)
+        async with self._core.readers.snapshot() as conn:
+            run = await run_in(conn, run_id, self._core.label)
             by_run = (run_id,)
 
             async def rows(sql: str) -> list[sqlite3.Row]:

@@ -1,5 +1,5 @@
 """Strength campaigns in the store (issue 36): one record family, reached as
-``store.strength`` (not another mixin of :class:`Store`, see issue 34).
+``store.strength``, like every record family of :class:`Store` (issue 34).
 
 A strength campaign is planned whole before anything is graded — every sampled mutant is a
 row — so a crash loses no part of the plan and a resumed campaign grades only what has no
@@ -15,16 +15,13 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import aiosqlite
 
-from srb_tui.store.base import query
+from srb_tui.store.base import Repository, query
 from srb_tui.store.clock import utc_now
 from srb_tui.store.errors import StoreError
-
-if TYPE_CHECKING:
-    from srb_tui.store.store import Store
 
 STRENGTH_STATUSES = ("planned", "running", "stopped", "done")
 STAGE_II = ("killed", "survived", "invalid")
@@ -102,11 +99,8 @@ def _campaign(row: Any) -> StrengthCampaign:
         baseline=_json(row["baseline"]), node=row["node"])
 
 
-class StrengthStore:
-    """The strength record family of one open :class:`Store`."""
-
-    def __init__(self, store: Store) -> None:
-        self._store = store
+class StrengthRepository(Repository):
+    """Strength campaigns, their mutants and equivalent marks (``store.strength``)."""
 
     async def plan(
         self,
@@ -157,13 +151,13 @@ class StrengthStore:
                 added += cursor.rowcount
             return added
 
-        added = await self._store._write(job)
+        added = await self._write(job)
         campaign = await self.campaign(campaign_id)
         assert campaign is not None
         return campaign, added
 
     async def campaign(self, campaign_id: str) -> StrengthCampaign | None:
-        rows = await self._store._rows("SELECT * FROM strength_campaigns WHERE id = ?",
+        rows = await self._rows("SELECT * FROM strength_campaigns WHERE id = ?",
                                        (campaign_id,))
         return _campaign(rows[0]) if rows else None
 
@@ -173,7 +167,7 @@ class StrengthStore:
         params: tuple[str, ...] = ()
         if task_id is not None:
             sql, params = sql + " WHERE task_id = ?", (task_id,)
-        rows = await self._store._rows(sql + " ORDER BY created_at DESC, id", params)
+        rows = await self._rows(sql + " ORDER BY created_at DESC, id", params)
         return [_campaign(row) for row in rows]
 
     async def set_node(self, campaign_id: str, node: str | None) -> None:
@@ -183,7 +177,7 @@ class StrengthStore:
             await conn.execute("UPDATE strength_campaigns SET node = ?, updated_at = ? "
                                "WHERE id = ?", (node, utc_now(), campaign_id))
 
-        await self._store._write(job)
+        await self._write(job)
 
     async def set_status(self, campaign_id: str, status: str) -> None:
         if status not in STRENGTH_STATUSES:
@@ -193,7 +187,7 @@ class StrengthStore:
             await conn.execute("UPDATE strength_campaigns SET status = ?, updated_at = ? "
                                "WHERE id = ?", (status, utc_now(), campaign_id))
 
-        await self._store._write(job)
+        await self._write(job)
 
     async def set_baseline(self, campaign_id: str, doc: Mapping[str, Any]) -> None:
         """Store the campaign's baseline document (the service's shape)."""
@@ -203,7 +197,7 @@ class StrengthStore:
                                "WHERE id = ?", (json.dumps(dict(doc)), utc_now(),
                                                 campaign_id))
 
-        await self._store._write(job)
+        await self._write(job)
 
     async def start_stage_iii(self, campaign_id: str, mutant_id: str, run_id: str) -> None:
         """Name the run that grades a survivor by Stage III, before it starts (so a
@@ -218,7 +212,7 @@ class StrengthStore:
                 raise StoreError(f"strength {campaign_id}: {mutant_id} is not a Stage II "
                                  "survivor of it")
 
-        await self._store._write(job)
+        await self._write(job)
 
     async def record_stage_ii(self, campaign_id: str, mutant_id: str, outcome: str,
                               doc: Mapping[str, Any]) -> None:
@@ -234,7 +228,7 @@ class StrengthStore:
             if cursor.rowcount != 1:
                 raise StoreError(f"strength {campaign_id}: no mutant {mutant_id}")
 
-        await self._store._write(job)
+        await self._write(job)
 
     async def record_stage_iii(self, campaign_id: str, mutant_id: str, run_id: str | None,
                                catches: Mapping[str, tuple[str, int | None]]) -> None:
@@ -256,18 +250,18 @@ class StrengthStore:
                 [(campaign_id, mutant_id, name, outcome, ce)
                  for name, (outcome, ce) in catches.items()])
 
-        await self._store._write(job)
+        await self._write(job)
 
     async def mutants(self, campaign_id: str) -> list[MutantRow]:
         """Every mutant of the campaign in planned order, with its catches and any
         equivalent mark of its task."""
-        rows = await self._store._rows(
+        rows = await self._rows(
             "SELECT m.*, e.task_id AS e_task, e.marked_by, e.reason, e.marked_at "
             "FROM strength_mutants m JOIN strength_campaigns c ON c.id = m.campaign_id "
             "LEFT JOIN strength_equivalents e ON e.task_id = c.task_id AND e.key = m.key "
             "WHERE m.campaign_id = ? ORDER BY m.position", (campaign_id,))
         caught: dict[str, dict[str, str]] = {}
-        for row in await self._store._rows(
+        for row in await self._rows(
                 "SELECT mutant_id, adversary, outcome FROM strength_catches "
                 "WHERE campaign_id = ?", (campaign_id,)):
             caught.setdefault(row["mutant_id"], {})[row["adversary"]] = row["outcome"]
@@ -295,7 +289,7 @@ class StrengthStore:
                 "marked_by = excluded.marked_by, reason = excluded.reason, "
                 "marked_at = excluded.marked_at", (task_id, key, by, reason, now))
 
-        await self._store._write(job)
+        await self._write(job)
 
     async def unmark_equivalent(self, task_id: str, key: str) -> bool:
         async def job(conn: aiosqlite.Connection) -> bool:
@@ -303,4 +297,4 @@ class StrengthStore:
                                         "AND key = ?", (task_id, key))
             return cursor.rowcount > 0
 
-        return await self._store._write(job)
+        return await self._write(job)

@@ -258,7 +258,7 @@ class ConsoleService:
             store = await self.store()
             from srb_tui.service.run.orchestrator import RunService
 
-            live = [r for r in await store.live_runs()
+            live = [r for r in await store.runs.live_runs()
                     if r.status in REATTACH and not RunService.driven_elsewhere(r)]
         except (ConsoleError, StoreError):
             return  # the Runs screen explains a broken store
@@ -337,7 +337,7 @@ class ConsoleService:
 
     async def _cancel(self, run_id: str) -> None:
         store = await self.store()
-        run = await store.require_run(run_id)
+        run = await store.runs.require_run(run_id)
         if run.status in FINAL_STATUSES:
             self.app.notify(f"run {run_id} is already {run.status}", title="cancel")
             return

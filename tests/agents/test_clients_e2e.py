@@ -29,7 +29,7 @@ ADVERSARY_BUDGET = 15.0
 
 
 async def _assert_one_start_per_round(h: Harness, run_id: str, rounds: int) -> None:
-    lines = await h.service.store.stdout_lines_after(run_id, 0)
+    lines = await h.service.store.agent.stdout_lines_after(run_id, 0)
     starts = [t for _, _, t in lines if t.startswith("@@srb round") and t.endswith("start")]
     assert starts == [f"@@srb round {n} start" for n in range(1, rounds + 1)]
 
@@ -55,17 +55,17 @@ async def test_standin_migration_reaches_100_through_the_ladder(
         assert done.status == "collecting" and done.score is None
     diff = compare_trees(REFERENCE, h.service.submission_dir(run.id))
     assert diff.identical, diff
-    rounds = await h.service.store.agent_rounds(run.id)
+    rounds = await h.service.store.agent.agent_rounds(run.id)
     assert [r.round for r in rounds] == [1]
     assert rounds[0].exit_code == 0 and rounds[0].session_id
     assert rounds[0].input_tokens > 0
-    events = await h.service.store.agent_events(run.id)
+    events = await h.service.store.agent.agent_events(run.id)
     kinds = [e.kind for e in events]
     assert kinds.count("tool_call") == kinds.count("tool_result") >= 13
     assert kinds[-1] == "result" or "result" in kinds
     raw = h.service.run_dir(run.id) / "agent" / "round-001.jsonl"
     assert raw.is_file() and raw.read_text().count("\n") > 10
-    ledger = await h.service.store.ledger_totals(run.id)
+    ledger = await h.service.store.ledger.ledger_totals(run.id)
     assert ledger.by_role["agent"].requests >= 14
     assert done.extra["client"]["version"] in ("2.1.220", "0.146.0")
     assert done.extra["agent_loop"]["stop_reason"] == "completed"
@@ -78,7 +78,7 @@ async def test_a_session_that_never_says_the_token_ends_idle(harness: Harness) -
     run = await h.service.launch(TASK, "codex:standin-idle", budget_sec=300)
     done = await h.service.drive(run.id, grade=False)
     assert done.stop_reason == "idle", (done.stop_reason, done.harness_error)
-    rounds = await h.service.store.agent_rounds(run.id)
+    rounds = await h.service.store.agent.agent_rounds(run.id)
     assert [r.round for r in rounds] == [1, 2, 3]
     assert [r.prompt_kind for r in rounds] == ["instruction", "continue", "continue"]
     assert len({r.session_id for r in rounds}) == 1  # the same session resumed
@@ -108,9 +108,9 @@ async def test_a_failing_upstream_makes_the_run_invalid_not_zero(
     assert done.status == "infra_error"
     assert done.valid is False and done.score is None
     assert "infrastructure" in (done.harness_error or "")
-    rounds = await h.service.store.agent_rounds(run.id)
+    rounds = await h.service.store.agent.agent_rounds(run.id)
     assert len(rounds) == 3 and all(r.failed for r in rounds)
-    ledger = await h.service.store.ledger_totals(run.id)
+    ledger = await h.service.store.ledger.ledger_totals(run.id)
     assert ledger.total.errors >= 3
     await _assert_clean(h, run.id)
 
@@ -122,8 +122,8 @@ async def test_sentinel_key_stays_on_the_host_and_only_the_gateway_answers(
     driving = asyncio.create_task(h.service.drive(run.id, grade=False))
     handle = None
     for _ in range(600):
-        rounds = await h.service.store.agent_rounds(run.id)
-        events = await h.service.store.agent_events(run.id)
+        rounds = await h.service.store.agent.agent_rounds(run.id)
+        events = await h.service.store.agent.agent_events(run.id)
         if rounds and any(e.kind == "tool_call" for e in events):
             handle = await h.service.agent_phase.find_agent_container(run.id)
             break
@@ -174,7 +174,7 @@ async def test_a_client_whose_version_does_not_match_is_refused(
     done = await h.service.drive(run.id, grade=False)
     assert done.status == "infra_error" and done.valid is False
     assert "not version 9.9.9" in (done.harness_error or "")
-    assert await h.service.store.agent_rounds(run.id) == []
+    assert await h.service.store.agent.agent_rounds(run.id) == []
     await _assert_clean(h, run.id)
 
 
@@ -186,9 +186,9 @@ async def test_mini_swe_agent_performs_the_migration_and_submits(harness: Harnes
     run = await h.service.launch(TASK, "mini-swe-agent:standin-migrate", budget_sec=300)
     done = await h.service.drive(run.id, grade=False)
     assert done.stop_reason == "completed", (done.stop_reason, done.harness_error)
-    rounds = await h.service.store.agent_rounds(run.id)
+    rounds = await h.service.store.agent.agent_rounds(run.id)
     assert [(r.round, r.verdict) for r in rounds] == [(1, "submitted")]
-    kinds = [e.kind for e in await h.service.store.agent_events(run.id)]
+    kinds = [e.kind for e in await h.service.store.agent.agent_events(run.id)]
     assert kinds.count("tool_call") >= 14
     assert compare_trees(REFERENCE, h.service.submission_dir(run.id)).identical
     assert (h.service.run_dir(run.id) / "agent" / "trajectory-001.json").is_file()
@@ -210,7 +210,7 @@ async def test_a_long_tool_result_reaches_the_transcript_from_its_start(
     run = await h.service.launch(TASK, f"{client}:standin-long", budget_sec=300)
     done = await h.service.drive(run.id, grade=False)
     assert done.stop_reason == "completed", (done.stop_reason, done.harness_error)
-    events = await h.service.store.agent_events(run.id)
+    events = await h.service.store.agent.agent_events(run.id)
     results = [e for e in events if e.kind == "tool_result"]
     assert len(results) == 1
     output = str(results[0].data.get("output") or "")

@@ -115,7 +115,7 @@ async def _shown_while_held(service: RunService, run_id: str, want: str) -> list
     starting with ``want``, while the session is still running."""
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
-        for lane in await service.store.adversary_rounds(run_id):
+        for lane in await service.store.grading.adversary_rounds(run_id):
             tail = [str(t) for t in (lane.extra or {}).get("transcript_tail") or []]
             if lane.status == "running" and any(t.startswith(want) for t in tail):
                 return tail
@@ -142,13 +142,13 @@ async def test_claude_code_finds_subtles_difference_upheld_3_of_3(service_for,
         grading.cancel()
     took = time.monotonic() - clock
     assert not any(line.startswith("try_test") for line in live), live
-    (lane,) = await service.store.adversary_rounds(run_id)
+    (lane,) = await service.store.grading.adversary_rounds(run_id)
     transcript = service.run_dir(run_id) / "verification" / "round-cc-verify.jsonl"
     assert lane.driver == "claude-code"
     assert lane.status == "broken", (lane.notes, lane.extra, transcript.read_text()[-3000:])
     (try1,) = lane.extra["try_results"]
     assert try1["sides"] == {"original": "pass", "submission": "fail"}
-    (cx,) = await service.store.counterexamples(run_id)
+    (cx,) = await service.store.grading.counterexamples(run_id)
     assert cx.verdict == "upheld" and "reproduced 3 times" in (cx.reason or "")
     assert "caret" in cx.code
     kinds = transcript.read_text().count('"kind": "tool_call"')
@@ -156,7 +156,7 @@ async def test_claude_code_finds_subtles_difference_upheld_3_of_3(service_for,
     # its shell commands ran as the runner, not as the client (issue 25 item 3), and its
     # own plain try_test/report calls were still credited to it (the try above, the report)
     assert "srb-runner" in transcript.read_text(), transcript.read_text()[:3000]
-    ledger = await service.store.ledger_totals(run_id)
+    ledger = await service.store.ledger.ledger_totals(run_id)
     spent = ledger.by_role["adversary"]
     assert spent.requests >= 5
     print(f"\nclaude-code lane on subtle: stage {took:.1f} s, lane {lane.duration_sec} s, "
@@ -168,7 +168,7 @@ async def test_codex_finds_nothing_on_reference_and_survives(service_for) -> Non
     service = await service_for([("cx-verify", "standin-verify", "codex"),
                                  ("cc-look", "standin-look", "claude-code")])
     run_id, took = await _verify(service, "reference")
-    lanes = {r.adversary_id: r for r in await service.store.adversary_rounds(run_id)}
+    lanes = {r.adversary_id: r for r in await service.store.grading.adversary_rounds(run_id)}
     assert lanes["cx-verify"].status == "survived", lanes["cx-verify"].notes
     text = (service.run_dir(run_id) / "verification" / "round-cx-verify.jsonl").read_text()
     assert text.count("\"kind\": \"try\"") == 1, text[-2000:]
@@ -176,7 +176,7 @@ async def test_codex_finds_nothing_on_reference_and_survives(service_for) -> Non
     assert lanes["cx-verify"].extra["try_results"][0]["sides"] == {
         "original": "pass", "submission": "pass"}
     assert lanes["cc-look"].status == "survived", lanes["cc-look"].notes
-    assert all(c.verdict != "upheld" for c in await service.store.counterexamples(run_id))
+    assert all(c.verdict != "upheld" for c in await service.store.grading.counterexamples(run_id))
     print(f"\nreference: stage {took:.1f} s, "
           + ", ".join(f"{k} {v.duration_sec} s" for k, v in lanes.items()))
 
@@ -185,9 +185,9 @@ async def test_codex_finds_nothing_on_reference_and_survives(service_for) -> Non
 async def test_a_hostile_client_is_refused_and_recorded(service_for) -> None:
     service = await service_for([("cc-hostile", "standin-hostile", "claude-code")])
     run_id, _took = await _verify(service, "subtle")
-    (lane,) = await service.store.adversary_rounds(run_id)
+    (lane,) = await service.store.grading.adversary_rounds(run_id)
     assert lane.status == "survived", (lane.notes, lane.extra)
-    (cx,) = await service.store.counterexamples(run_id)
+    (cx,) = await service.store.grading.counterexamples(run_id)
     assert cx.verdict == "rejected" and "out of scope" in (cx.reason or ""), cx.reason
     assert any(n.startswith("refused: try 1") for n in lane.notes), lane.notes
     text = (service.run_dir(run_id) / "verification" / "round-cc-hostile.jsonl").read_text()
@@ -208,9 +208,9 @@ async def test_a_mixed_panel_is_scored_as_the_sum_of_its_lanes(service_for) -> N
                                  ("cc", "standin-verify", "claude-code"),
                                  ("cx", "standin-look", "codex")])
     run_id, _took = await _verify(service, "subtle")
-    lanes = {r.adversary_id: r.status for r in await service.store.adversary_rounds(run_id)}
+    lanes = {r.adversary_id: r.status for r in await service.store.grading.adversary_rounds(run_id)}
     assert lanes["cc"] == "broken" and lanes["cx"] == "survived", lanes
-    results = {r.stage: r for r in await service.store.stage_results(run_id)}
+    results = {r.stage: r for r in await service.store.grading.stage_results(run_id)}
     meta = (results["verification"].result or {}).get("metadata") or {}
     assert meta.get("models_survived", 0) + meta.get("models_broken", 0) + \
         meta.get("models_errored", 0) == 4

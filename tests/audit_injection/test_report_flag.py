@@ -17,13 +17,13 @@ async def test_the_store_counts_judge_addressed_findings_per_run(tmp_path: Path)
     tree = make_variant(DEMO_TASK / "submissions" / "untouched", tmp_path / "t", "all", ["g"])
     defences = Defences.prepare(tree)
     async with await Store.open(tmp_path / "srb.sqlite3") as store:
-        run = await store.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
-                                     agent="replay:untouched")
-        clean = await store.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
-                                       agent="replay:reference")
-        await store.record_checks(run.id, "audit", defences.finding_checks(),
-                                  module_id="judge-addressed")
-        src = await store.report_source()
+        run = await store.runs.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
+                                          agent="replay:untouched")
+        clean = await store.runs.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
+                                            agent="replay:reference")
+        await store.grading.record_checks(run.id, "audit", defences.finding_checks(),
+                                          module_id="judge-addressed")
+        src = await store.reports.report_source()
     assert src.addressed == {run.id: len(defences.findings)} and clean.id not in src.addressed
 
 

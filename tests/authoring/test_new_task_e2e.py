@@ -86,7 +86,7 @@ async def test_a_task_made_by_srb_tasks_new_grades_its_reference_at_100(
         assert untouched.audit_gate == "fail" and untouched.blocked_by == "audit"
         assert untouched.behavioural["complete"] is True  # State A is its own oracle
         assert untouched.verification["ran"] is False
-        verdicts = {g.gate_id: g.verdict for g in await store.gate_outcomes(graded.run_id)}
+        verdicts = {g.gate_id: g.verdict for g in await store.grading.gate_outcomes(graded.run_id)}
         assert verdicts == {"no-source-files": "fail", "no-source-runtime": "fail",
                             "target-present": "fail", "entry-is-target": "fail",
                             "no-embedded-original": "pass"}, verdicts

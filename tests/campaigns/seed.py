@@ -29,16 +29,26 @@ async def seed_campaign(db: Path, name: str = "demo") -> dict[tuple[str, str], s
     async with await Store.open(db) as store:
         cells = [PlannedCell(t, f"/tasks/{t}", c.label, 1) for t in ("t1", "t2")
                  for c in CONFIGS]
-        await store.plan_campaign(name, file=None, source="", max_parallel=2, retry_limit=0,
-                                  max_cost=None, configs=CONFIGS, cells=cells)
-        for cell in await store.cells(name):
+        await store.campaigns.plan_campaign(
+            name,
+            file=None,
+            source="",
+            max_parallel=2,
+            retry_limit=0,
+            max_cost=None,
+            configs=CONFIGS,
+            cells=cells,
+        )
+        for cell in await store.campaigns.cells(name):
             spec = OUTCOMES[(cell.task_id, cell.config)]
             if spec is None:
                 continue
             rid = await add_run(store, spec)
-            started = await store.start_attempt(cell, rid)
-            run = await store.require_run(rid)
+            started = await store.campaigns.start_attempt(cell, rid)
+            run = await store.runs.require_run(rid)
             state = "done" if run.valid else "failed"
-            await store.end_attempt(started, state, "scored" if run.valid else "infra_error")
+            await store.campaigns.end_attempt(
+                started, state, "scored" if run.valid else "infra_error"
+            )
             ids[(cell.task_id, cell.config)] = rid
     return ids

@@ -41,8 +41,8 @@ class StandInCalls:
 
     async def launch(self, task_path: str, config: CampaignConfigRecord, *, campaign: str,
                      budget_sec: float | None) -> RunRecord:
-        run = await self.store.create_run(task_id=Path(task_path).name, task_path=task_path,
-                                          agent=config.agent, batch_id=campaign)
+        run = await self.store.runs.create_run(task_id=Path(task_path).name, task_path=task_path,
+                                               agent=config.agent, batch_id=campaign)
         self.launched.append(run.id)
         return run
 
@@ -51,28 +51,32 @@ class StandInCalls:
         self.live += 1
         self.max_live = max(self.max_live, self.live)
         try:
-            run = await self.store.require_run(run_id)
+            run = await self.store.runs.require_run(run_id)
             if run.status == "pending":
-                await self.store.transition(run_id, "preparing")
-                await self.store.transition(run_id, "agent")
+                await self.store.runs.transition(run_id, "preparing")
+                await self.store.runs.transition(run_id, "agent")
             if self.hold is not None:
                 await self.hold.wait()
             attempts = len([r for r in self.launched if r == run_id]) or 1
-            cells = [c for c in await self.store.cells(run.batch_id or "") if c.run_id == run_id]
+            cells = [
+                c
+                for c in await self.store.campaigns.cells(run.batch_id or "")
+                if c.run_id == run_id
+            ]
             attempt = cells[0].attempts if cells else attempts
             outcome = self.script(run.agent, attempt)
             if outcome == "infra_error":
-                await self.store.update_run(run_id, valid=False, harness_error="engine lost")
-                await self.store.transition(run_id, "infra_error", "stand-in")
+                await self.store.runs.update_run(run_id, valid=False, harness_error="engine lost")
+                await self.store.runs.transition(run_id, "infra_error", "stand-in")
             else:
                 for status in ("collecting", "audit"):
-                    await self.store.transition(run_id, status)
-                await self.store.update_run(run_id, valid=outcome == "scored", score=40.0,
-                                            harness_error=None if outcome == "scored"
-                                            else "stage error")
-                await self.store.transition(run_id, "scored", "stand-in")
+                    await self.store.runs.transition(run_id, status)
+                await self.store.runs.update_run(run_id, valid=outcome == "scored", score=40.0,
+                                                 harness_error=None if outcome == "scored"
+                                                 else "stage error")
+                await self.store.runs.transition(run_id, "scored", "stand-in")
             await asyncio.sleep(0)
-            return await self.store.require_run(run_id)
+            return await self.store.runs.require_run(run_id)
         finally:
             self.live -= 1
 
@@ -89,10 +93,10 @@ class StandInCalls:
         self.reaped += 1
 
     async def cancel_stored(self, run_id: str) -> RunRecord:
-        run = await self.store.require_run(run_id)
+        run = await self.store.runs.require_run(run_id)
         if run.status not in ("scored", "cancelled", "infra_error"):
-            await self.store.transition(run_id, "cancelled", "stand-in cancel")
-        return await self.store.require_run(run_id)
+            await self.store.runs.transition(run_id, "cancelled", "stand-in cancel")
+        return await self.store.runs.require_run(run_id)
 
 
 TASKS = {
@@ -106,9 +110,9 @@ async def _plan(store: Store, name: str = "c1", retry_limit: int = 2,
                 max_cost: float | None = None) -> None:
     cells = [PlannedCell(t, TASKS[t].path, c.label, r) for t in TASKS for c in CONFIGS
              for r in (1, 2)]
-    await store.plan_campaign(name, file=None, source="", max_parallel=4,
-                              retry_limit=retry_limit, max_cost=max_cost, configs=CONFIGS,
-                              cells=cells)
+    await store.campaigns.plan_campaign(name, file=None, source="", max_parallel=4,
+                                        retry_limit=retry_limit, max_cost=max_cost, configs=CONFIGS,
+                                        cells=cells)
 
 
 def _flaky(agent: str, attempt: int) -> str:
@@ -121,13 +125,13 @@ async def test_retries_are_recorded_and_scored_cells_run_once(tmp_path: Path) ->
     async with await Store.open(tmp_path / "srb.sqlite3") as store:
         await _plan(store)
         calls = StandInCalls(store, _flaky)
-        campaign = await store.campaign("c1")
+        campaign = await store.campaigns.campaign("c1")
         assert campaign is not None
         progress = await Scheduler(calls, campaign, TASKS, machine=Machine(3, 4000)).run()
-        cells = await store.cells("c1")
+        cells = await store.campaigns.cells("c1")
         assert {c.state for c in cells} == {"done"}
         assert progress.done == 8
-        attempts = await store.attempts("c1")
+        attempts = await store.campaigns.attempts("c1")
         by_cell: dict[tuple[str, str, int], list[str | None]] = {}
         for a in attempts:
             by_cell.setdefault((a.task_id, a.config, a.repeat), []).append(a.outcome)
@@ -139,7 +143,7 @@ async def test_retries_are_recorded_and_scored_cells_run_once(tmp_path: Path) ->
         assert len(calls.launched) == 4 + 4 * 3
         # resources: big needs 2 of 3 cpus, so at most one big beside one small
         assert 1 <= calls.max_live <= 2
-        assert (await store.campaign("c1")).status == "done"  # type: ignore[union-attr]
+        assert (await store.campaigns.campaign("c1")).status == "done"  # type: ignore[union-attr]
         # running again starts nothing: every cell is scored
         again = StandInCalls(store, _flaky)
         await Scheduler(again, campaign, TASKS, machine=Machine(3, 4000)).run()
@@ -149,20 +153,20 @@ async def test_retries_are_recorded_and_scored_cells_run_once(tmp_path: Path) ->
 async def test_retry_limit_then_failed(tmp_path: Path) -> None:
     async with await Store.open(tmp_path / "srb.sqlite3") as store:
         await _plan(store, retry_limit=1)
-        campaign = await store.campaign("c1")
+        campaign = await store.campaigns.campaign("c1")
         assert campaign is not None
         await Scheduler(StandInCalls(store, _flaky), campaign, TASKS,
                         machine=Machine(8, 8000)).run()
-        states = {(c.config, c.state) for c in await store.cells("c1")}
+        states = {(c.config, c.state) for c in await store.campaigns.cells("c1")}
         assert states == {("ok", "done"), ("flaky", "failed")}
-        flaky = [a for a in await store.attempts("c1") if a.config == "flaky"]
+        flaky = [a for a in await store.campaigns.attempts("c1") if a.config == "flaky"]
         assert len(flaky) == 4 * 2  # first run + one retry each
 
 
 async def test_stop_leaves_runs_live_and_resume_reattaches(tmp_path: Path) -> None:
     async with await Store.open(tmp_path / "srb.sqlite3") as store:
         await _plan(store)
-        campaign = await store.campaign("c1")
+        campaign = await store.campaigns.campaign("c1")
         assert campaign is not None
         hold = asyncio.Event()
         first = StandInCalls(store, lambda agent, attempt: "scored", hold=hold)
@@ -173,28 +177,28 @@ async def test_stop_leaves_runs_live_and_resume_reattaches(tmp_path: Path) -> No
             assert asyncio.get_running_loop().time() < deadline
             await asyncio.sleep(0.02)
         # an orphan: a campaign run that no cell points at (a crash between two writes)
-        orphan = await store.create_run(task_id="small", task_path="/tasks/small",
-                                        agent="replay:ok", batch_id="c1")
+        orphan = await store.runs.create_run(task_id="small", task_path="/tasks/small",
+                                             agent="replay:ok", batch_id="c1")
         scheduler.stop()
         await job
-        live = [c for c in await store.cells("c1") if c.state == "running"]
+        live = [c for c in await store.campaigns.cells("c1") if c.state == "running"]
         assert len(live) == 4
-        assert (await store.campaign("c1")).status == "stopped"  # type: ignore[union-attr]
+        assert (await store.campaigns.campaign("c1")).status == "stopped"  # type: ignore[union-attr]
 
         second = StandInCalls(store, lambda agent, attempt: "scored")
         await Scheduler(second, campaign, TASKS, machine=Machine(8, 8000)).run()
         assert sorted(second.driven[:4]) == sorted(c.run_id for c in live)  # re-attached
         assert (first.reaped, second.reaped) == (1, 1)  # leftovers cleared before each start
         assert len(second.launched) == 4  # only the four never-started cells
-        assert (await store.require_run(orphan.id)).status == "cancelled"
-        cells = await store.cells("c1")
+        assert (await store.runs.require_run(orphan.id)).status == "cancelled"
+        cells = await store.campaigns.cells("c1")
         assert all(c.state == "done" and c.attempts == 1 for c in cells)
 
 
 async def test_cost_ceiling_stops_starting_cells(tmp_path: Path) -> None:
     async with await Store.open(tmp_path / "srb.sqlite3") as store:
         await _plan(store, max_cost=0.0)
-        campaign = await store.campaign("c1")
+        campaign = await store.campaigns.campaign("c1")
         assert campaign is not None
         calls = StandInCalls(store, lambda agent, attempt: "scored")
         progress = await Scheduler(calls, campaign, TASKS, machine=Machine(8, 8000)).run()

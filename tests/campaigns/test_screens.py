@@ -113,7 +113,7 @@ async def test_reports_screen_export_names_the_provenance(state_dir: Path) -> No
     ids = await seed_campaign(state_dir / "srb.sqlite3")
     async with await Store.open(state_dir / "srb.sqlite3") as store:
         for (task, _config), rid in ids.items():
-            await store.merge_extra(rid, {PROVENANCE: {
+            await store.runs.merge_extra(rid, {PROVENANCE: {
                 "grader_fingerprint": "feedc0ffee12", "task_digest": f"sha256:{task * 32}"}})
     app = create_app(_settings(state_dir))
     async with app.run_test(size=SIZE) as pilot:

@@ -129,11 +129,11 @@ def test_a_run_that_ended_infra_error_or_invalid_is_infra_not_ok(tmp_path: Path)
         async with await Store.open(tmp_path / "srb.sqlite3") as store:
             found = []
             for end, valid in (("infra_error", None), ("scored", False), ("scored", True)):
-                run = await store.create_run(task_id="demo", task_path="tasks/demo",
-                                             agent="untouched")
+                run = await store.runs.create_run(task_id="demo", task_path="tasks/demo",
+                                                  agent="untouched")
                 for step in ("infra_error",) if end == "infra_error" else MAIN_LINE[1:]:
-                    await store.transition(run.id, step)
-                record = await store.update_run(run.id, valid=valid, score=0.0)
+                    await store.runs.transition(run.id, step)
+                record = await store.runs.update_run(run.id, valid=valid, score=0.0)
                 found.append(run_exit_code(record, Output()))
             return found
 

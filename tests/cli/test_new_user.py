@@ -107,8 +107,8 @@ def test_runs_show_takes_a_unique_prefix_and_names_candidates_of_an_ambiguous_on
     async def two_runs() -> list[str]:
         async with await Store.open(state / "srb.sqlite3") as store:
             return [
-                (await store.create_run(task_id="demo", task_path="tasks/demo",
-                                        agent="untouched")).id
+                (await store.runs.create_run(task_id="demo", task_path="tasks/demo",
+                                             agent="untouched")).id
                 for _ in range(2)
             ]
 
@@ -132,7 +132,7 @@ def test_hostile_paths_and_engine_urls_give_messages_not_tracebacks(tmp_path: Pa
 
     async def one_run() -> None:
         async with await Store.open(state / "srb.sqlite3") as store:
-            await store.create_run(task_id="demo", task_path="tasks/demo", agent="untouched")
+            await store.runs.create_run(task_id="demo", task_path="tasks/demo", agent="untouched")
 
     asyncio.run(one_run())
     table = [

@@ -76,11 +76,11 @@ def test_runs_list_and_show_name_the_node(tmp_path: Path) -> None:
 
     async def seed() -> None:
         async with await Store.open(state / "srb.sqlite3") as store:
-            await store.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
-                                   agent="untouched", run_id="r-20261205-120000-cc01",
-                                   extra={"node": "gpu-box-2"})
-            await store.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
-                                   agent="untouched", run_id="r-20261205-120001-cc02")
+            await store.runs.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
+                                        agent="untouched", run_id="r-20261205-120000-cc01",
+                                        extra={"node": "gpu-box-2"})
+            await store.runs.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
+                                        agent="untouched", run_id="r-20261205-120001-cc02")
 
     asyncio.run(seed())
     doc = json.loads(srb("runs", "list", "--json", state=state).stdout)

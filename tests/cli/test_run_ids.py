@@ -22,8 +22,8 @@ def two_runs(tmp_path: Path) -> tuple[Path, str, str]:
 
     async def make() -> list[str]:
         async with await Store.open(state / "srb.sqlite3") as store:
-            return [(await store.create_run(task_id="demo-with-a-long-name",
-                                            task_path="tasks/demo", agent="untouched")).id
+            return [(await store.runs.create_run(task_id="demo-with-a-long-name",
+                                                 task_path="tasks/demo", agent="untouched")).id
                     for _ in range(2)]
 
     first, second = asyncio.run(make())
@@ -118,13 +118,13 @@ def test_text_runs_show_gives_the_spend_of_each_role(tmp_path: Path) -> None:
 
     async def seed() -> str:
         async with await Store.open(state / "srb.sqlite3") as store:
-            run = await store.create_run(task_id="t", task_path="tasks/t", agent="replay")
+            run = await store.runs.create_run(task_id="t", task_path="tasks/t", agent="replay")
             for role, cost, tokens in (("reviewer", 0.25, 1500), ("adversary", 1.5, 42_000),
                                        ("adversary", 0.5, 8_000)):
-                await store.add_ledger_row(run.id, role, round=None, route="anthropic",
-                                           model="m", upstream_model="m", status=200,
-                                           latency_ms=5.0, usage={"input_tokens": tokens},
-                                           cost_usd=cost)
+                await store.ledger.add_ledger_row(run.id, role, round=None, route="anthropic",
+                                                  model="m", upstream_model="m", status=200,
+                                                  latency_ms=5.0, usage={"input_tokens": tokens},
+                                                  cost_usd=cost)
             return run.id
 
     run_id = asyncio.run(seed())

@@ -126,10 +126,10 @@ async def test_srb_images_build_names_the_missing_reference(
 
 
 async def test_behavioural_runtime_and_root_grading(built: Built) -> None:
-    run = await built.store.create_run(task_id=TASK_ID, task_path=str(built.task.dir),
-                                       agent="replay")
+    run = await built.store.runs.create_run(task_id=TASK_ID, task_path=str(built.task.dir),
+                                            agent="replay")
     for status in ("preparing", "agent", "collecting"):
-        await built.store.transition(run.id, status)
+        await built.store.runs.transition(run.id, status)
     tree = built.root / "state-a"
     tree.mkdir()
     (tree / "state-a.txt").write_text("the answer\n")
@@ -158,7 +158,7 @@ async def test_behavioural_runtime_and_root_grading(built: Built) -> None:
     incomplete = [u["id"] for u in outcome.envelope["units"]
                   if u["weight"] > 0 and u["passed"] != u["scored"]]
     assert incomplete == ["go-only"]
-    record = await built.store.get_run(run.id)
+    record = await built.store.runs.get_run(run.id)
     assert record is not None
     grading: dict[str, Any] = record.extra["grading"]["behavioural"]
     assert grading["modules_as_root"] is True

@@ -73,7 +73,7 @@ async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[dict[
 
 async def _audit(world: dict[str, Any], task: Task, name: str) -> tuple[Any, Path]:
     store: Store = world["store"]
-    run = await store.create_run(task_id=task.id, task_path=str(task.dir), agent="replay")
+    run = await store.runs.create_run(task_id=task.id, task_path=str(task.dir), agent="replay")
     run_dir = world["root"] / name
     run_dir.mkdir()
     untouched = DEMO_TASK / "submissions" / "untouched"

@@ -101,7 +101,7 @@ async def test_reference_passes_audit_and_stage_two_complete(ladder03: Ladder) -
     assert env.behavioural["complete"] is True, env.behavioural
     assert {m["id"]: m["rate"] for m in env.behavioural["modules"]} == {
         "build": 1.0, "layout": 1.0, "run": 1.0}
-    run = await ladder03.store.get_run(got.run_id)
+    run = await ladder03.store.runs.get_run(got.run_id)
     assert run is not None
     # CMake's _build is the slot's now (the build ran behind the exec boundary): no
     # module gave anything up, so the run records nothing of the kind
@@ -169,7 +169,7 @@ async def test_subtle_is_broken_by_a_fuzzer_of_the_built_greet(ladder03: Ladder)
     got = await ladder03.grade(DEMO03 / "submissions" / "subtle")
     env = got.envelope
     assert env.valid and env.blocked_by == "verification", env.to_json()
-    rounds = await ladder03.store.adversary_rounds(got.run_id)
+    rounds = await ladder03.store.grading.adversary_rounds(got.run_id)
     assert len(rounds) == 6 and all(r.driver == "fuzz" for r in rounds)
     assert any(r.status == "broken" for r in rounds), [(r.status, r.notes) for r in rounds]
     # issue 32: no round ends in a harness fault (a slot's scratch made unreachable by a
@@ -179,10 +179,10 @@ async def test_subtle_is_broken_by_a_fuzzer_of_the_built_greet(ladder03: Ladder)
         (r.status, r.notes, r.extra) for r in rounds]
     survived = sum(r.status == "survived" for r in rounds)
     assert env.score == 40.0 + 10.0 * survived, (env.score, survived)
-    upheld = [c for c in await ladder03.store.counterexamples(got.run_id)
+    upheld = [c for c in await ladder03.store.grading.counterexamples(got.run_id)
               if c.verdict == "upheld"]
     assert upheld
-    assert not [c for c in await ladder03.store.counterexamples(got.run_id)
+    assert not [c for c in await ladder03.store.grading.counterexamples(got.run_id)
                 if c.verdict == "error"], "no candidate failed to start"
     for cx in upheld:
         assert 'sh /tests/verification/fuzz-build.sh "$SRB_TARGET"' in cx.code, cx.code
@@ -201,7 +201,7 @@ async def test_subtle_is_broken_by_a_fuzzer_of_the_built_greet(ladder03: Ladder)
 async def test_reference_survives_every_fuzzer_of_the_built_greet(ladder03: Ladder) -> None:
     got = await ladder03.grade(DEMO03 / "submissions" / "reference")
     env = got.envelope
-    rounds = await ladder03.store.adversary_rounds(got.run_id)
+    rounds = await ladder03.store.grading.adversary_rounds(got.run_id)
     assert [r.status for r in rounds] == ["survived"] * 6, [(r.status, r.notes) for r in rounds]
     assert env.valid and env.score == 100.0 and env.blocked_by is None, env.to_json()
     notes = [note for r in rounds for note in r.notes if note.startswith("fuzz_build")]
@@ -223,7 +223,7 @@ async def test_a_build_that_fails_on_state_a_makes_the_round_invalid(
     load = load_task(task_dir)
     assert load.task is not None and load.ok, load.problems
     got = await ladder03.grade(DEMO03 / "submissions" / "reference", task=load.task)
-    rounds = await ladder03.store.adversary_rounds(got.run_id)
+    rounds = await ladder03.store.grading.adversary_rounds(got.run_id)
     assert rounds and all(r.status == "error" for r in rounds), [r.status for r in rounds]
     said = [" ".join(r.notes) + str(r.extra) for r in rounds]
     assert all("fuzz_build fails on State A" in text for text in said), said[0]
@@ -245,10 +245,10 @@ async def test_a_build_that_fails_on_the_submission_is_its_own_break(
     load = load_task(task_dir)
     assert load.task is not None and load.ok, load.problems
     got = await ladder03.grade(DEMO03 / "submissions" / "reference", task=load.task)
-    rounds = await ladder03.store.adversary_rounds(got.run_id)
+    rounds = await ladder03.store.grading.adversary_rounds(got.run_id)
     assert all(r.status == "broken" for r in rounds), [(r.status, r.notes) for r in rounds]
     assert got.envelope.valid, got.envelope.to_json()
-    upheld = [c for c in await ladder03.store.counterexamples(got.run_id)
+    upheld = [c for c in await ladder03.store.grading.counterexamples(got.run_id)
               if c.verdict == "upheld"]
     assert upheld and all("fuzz_build exits 4" in (c.extra["runs"][-1]["stderr_tail"] or "")
                           or c.exit_b == 1 for c in upheld)

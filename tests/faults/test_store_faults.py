@@ -44,8 +44,8 @@ def _made_store(tmp_path: Path) -> tuple[Path, str]:
 
     async def make() -> str:
         async with await Store.open(state / "srb.sqlite3") as store:
-            run = await store.create_run(task_id="demo01", task_path="/nowhere",
-                                         agent="untouched")
+            run = await store.runs.create_run(task_id="demo01", task_path="/nowhere",
+                                              agent="untouched")
             return run.id
 
     run_id = asyncio.run(make())

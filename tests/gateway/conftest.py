@@ -75,7 +75,9 @@ async def store(gw_state: Path) -> AsyncIterator[Store]:
 
 @pytest.fixture
 async def run_id(store: Store) -> str:
-    run = await store.create_run(task_id="demo", task_path="/tasks/demo", agent="claude-code:x")
+    run = await store.runs.create_run(
+        task_id="demo", task_path="/tasks/demo", agent="claude-code:x"
+    )
     return run.id
 
 

@@ -35,7 +35,7 @@ async def test_standin_anthropic_and_openai_drivers_go_through_the_gateway(
         await gpt.aclose()
     assert [s.path for s in standin.seen] == ["/v1/messages", "/v1/chat/completions"]
     assert standin.seen[0].headers["x-api-key"] == SENTINEL_KEY
-    totals = await store.ledger_totals(run_id)
+    totals = await store.ledger.ledger_totals(run_id)
     assert set(totals.by_role) == {"reviewer", "adversary"}
     assert totals.by_role["reviewer"].total_tokens == 4700
     assert totals.by_role["adversary"].total_tokens == 1600
@@ -96,6 +96,6 @@ async def test_standin_official_sdks_stream_through_the_gateway(
         await claude.close()
         await gpt.close()
     await gateway.settle(run_id)
-    rows = await store.ledger_rows(run_id)
+    rows = await store.ledger.ledger_rows(run_id)
     assert [r.route for r in rows] == ["/v1/messages", "/v1/responses", "/v1/chat/completions"]
     assert all(r.streamed and r.error is None and r.cost_usd is not None for r in rows)

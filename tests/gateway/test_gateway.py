@@ -55,7 +55,7 @@ async def test_standin_anthropic_json_is_forwarded_with_the_real_key(
     assert seen.headers["x-api-key"] == SENTINEL_KEY
     assert token not in json.dumps(seen.headers)
     assert seen.body["model"] == "claude-real"  # the rewrite table
-    [row] = await store.ledger_rows(run_id)
+    [row] = await store.ledger.ledger_rows(run_id)
     assert (row.role, row.round, row.route, row.status) == ("agent", 1, "/v1/messages", 200)
     assert (row.model, row.upstream_model, row.streamed) == ("claude-alias", "claude-real", False)
     assert (row.input_tokens, row.output_tokens, row.cache_read_tokens,
@@ -76,14 +76,14 @@ async def test_standin_openai_routes_use_bearer_key_and_are_priced(
                           token=token, bearer=True)
     assert (s1, s2) == (200, 200)
     assert [s.headers["Authorization"] for s in standin.seen] == [f"Bearer {SENTINEL_KEY}"] * 2
-    responses, chat = await store.ledger_rows(run_id)
+    responses, chat = await store.ledger.ledger_rows(run_id)
     assert (responses.input_tokens, responses.cache_read_tokens, responses.output_tokens,
             responses.reasoning_tokens) == (1500, 500, 800, 300)
     assert responses.cost_usd == pytest.approx(RESPONSES_COST)
     assert (chat.input_tokens, chat.cache_read_tokens, chat.output_tokens,
             chat.reasoning_tokens) == (1000, 200, 400, 100)
     assert chat.cost_usd == pytest.approx(CHAT_COST)
-    totals = await store.ledger_totals(run_id)
+    totals = await store.ledger.ledger_totals(run_id)
     assert totals.total.requests == 2
     assert totals.total.cost_usd == pytest.approx(RESPONSES_COST + CHAT_COST)
     assert totals.by_role["adversary"].total_tokens == 2800 + 1600
@@ -107,7 +107,7 @@ async def test_standin_streams_give_the_same_usage_as_json(
     assert standin.seen[2].body["stream_options"] == {"include_usage": True}
     assert chat_body.rstrip().endswith(b"data: [DONE]")
     await gateway.settle(run_id)  # a stream's row is written just after its last byte
-    rows = await store.ledger_rows(run_id)
+    rows = await store.ledger.ledger_rows(run_id)
     assert [r.streamed for r in rows] == [True, True, True]
     assert [r.cost_usd for r in rows] == pytest.approx([ANTHROPIC_COST, RESPONSES_COST,
                                                         CHAT_COST])
@@ -122,7 +122,7 @@ async def test_standin_count_tokens_is_forwarded_and_costs_nothing(
     status, _, body = await post(gateway.tcp_url + "/v1/messages/count_tokens",
                                  {"model": "claude-real", "messages": []}, token=token)
     assert (status, json.loads(body)) == (200, {"input_tokens": 42})
-    [row] = await store.ledger_rows(run_id)
+    [row] = await store.ledger.ledger_rows(run_id)
     assert (row.route, row.total_tokens, row.cost_usd) == ("/v1/messages/count_tokens", 0, 0.0)
 
 
@@ -132,10 +132,10 @@ async def test_unpriced_model_has_tokens_and_no_cost(
     gateway = await start_gateway()
     token = await gateway.issue_token(run_id, "reviewer")
     await post(gateway.tcp_url + "/v1/messages", {"model": "mystery-model"}, token=token)
-    [row] = await store.ledger_rows(run_id)
+    [row] = await store.ledger.ledger_rows(run_id)
     assert row.cost_usd is None and not row.priced
     assert row.total_tokens == 1000 + 500 + 3000 + 200
-    totals = await store.ledger_totals(run_id)
+    totals = await store.ledger.ledger_totals(run_id)
     assert (totals.total.unpriced_requests, totals.total.cost_usd) == (1, 0.0)
 
 
@@ -160,8 +160,8 @@ async def test_bad_token_gets_a_vendor_shaped_401_and_nothing_is_forwarded(
         else:
             assert doc["error"]["code"] == "invalid_api_key"
     assert standin.seen == []
-    assert await store.ledger_rows(run_id) == []
-    [probe] = await store.gateway_probes("")
+    assert await store.ledger.ledger_rows(run_id) == []
+    [probe] = await store.ledger.gateway_probes("")
     assert (probe.path, probe.status, probe.count) == (path, 401, 2)
 
 
@@ -197,8 +197,10 @@ async def test_probes_are_answered_locally_recorded_and_never_forwarded(
         async with session.post(gateway.tcp_url + "/v2/elsewhere", headers=auth) as resp:
             assert resp.status == 404
     assert standin.seen == []
-    assert await store.ledger_rows(run_id) == []
-    probes = {(p.method, p.path): (p.status, p.count) for p in await store.gateway_probes(run_id)}
+    assert await store.ledger.ledger_rows(run_id) == []
+    probes = {
+        (p.method, p.path): (p.status, p.count) for p in await store.ledger.gateway_probes(run_id)
+    }
     assert probes == {
         ("HEAD", "/api/hello"): (200, 1),
         ("POST", "/api/event_logging/batch"): (200, 1),
@@ -206,7 +208,7 @@ async def test_probes_are_answered_locally_recorded_and_never_forwarded(
         ("GET", "/v1/messages"): (404, 1),
         ("POST", "/v2/elsewhere"): (404, 1),
     }
-    [anonymous] = await store.gateway_probes("")
+    [anonymous] = await store.ledger.gateway_probes("")
     assert (anonymous.method, anonymous.path, anonymous.count) == ("HEAD", "/api/hello", 1)
 
 
@@ -234,7 +236,7 @@ async def test_budget_exceeded_gets_the_vendor_error_and_over_budget_says_why(
     assert (status, doc["error"]["type"], doc["error"]["code"]) == (
         429, "insufficient_quota", "insufficient_quota")
     assert len(standin.seen) == 2  # the refused requests never left the gateway
-    assert len(await store.ledger_rows(run_id)) == 2
+    assert len(await store.ledger.ledger_rows(run_id)) == 2
 
 
 async def test_token_budget_persists_across_a_gateway_restart(
@@ -269,11 +271,11 @@ async def test_token_survives_a_gateway_restart_with_the_same_store(
             status, _, _ = await post(second.tcp_url + "/v1/messages", {"model": "claude-real"},
                                       token=token)
             assert status == 200
-            [row] = await reopened.ledger_rows(run_id)
+            [row] = await reopened.ledger.ledger_rows(run_id)
             assert (row.role, row.round) == ("agent", 2)
             await second.set_round(token, 3)
             await post(second.tcp_url + "/v1/messages", {"model": "claude-real"}, token=token)
-            assert [r.round for r in await reopened.ledger_rows(run_id)] == [2, 3]
+            assert [r.round for r in await reopened.ledger.ledger_rows(run_id)] == [2, 3]
         finally:
             await second.close()
     finally:
@@ -288,9 +290,9 @@ async def test_standin_500_is_passed_on_and_recorded(
     status, _, body = await post(gateway.tcp_url + "/v1/messages", {"model": "fail-500"},
                                  token=token)
     assert status == 500 and json.loads(body)["error"]["message"] == "STAND-IN internal error"
-    [row] = await store.ledger_rows(run_id)
+    [row] = await store.ledger.ledger_rows(run_id)
     assert row.status == 500 and row.error == "upstream answered 500"
-    assert (await store.ledger_totals(run_id)).total.errors == 1
+    assert (await store.ledger.ledger_totals(run_id)).total.errors == 1
 
 
 async def test_standin_dropped_stream_ends_with_an_error_event_and_is_recorded(
@@ -304,7 +306,7 @@ async def test_standin_dropped_stream_ends_with_an_error_event_and_is_recorded(
     assert body.startswith(b"event: message_start")
     assert b"event: error" in body and b"message_stop" not in body
     await gateway.settle(run_id)
-    [row] = await store.ledger_rows(run_id)
+    [row] = await store.ledger.ledger_rows(run_id)
     assert row.streamed and row.error is not None and row.error.startswith("upstream stream")
 
 
@@ -326,7 +328,7 @@ async def test_unreachable_upstream_is_a_vendor_shaped_502(
                                  token=token, bearer=True)
     doc = json.loads(body)
     assert status == 502 and doc["error"]["type"] == "server_error"
-    [row] = await store.ledger_rows(run_id)
+    [row] = await store.ledger.ledger_rows(run_id)
     assert row.status == 502 and row.error is not None and "unreachable" in row.error
 
 
@@ -340,7 +342,7 @@ async def test_unix_socket_serves_the_same_routes(
         "http://gateway/v1/messages", {"model": "claude-real"}, token=token,
         connector=aiohttp.UnixConnector(path=str(gateway.socket_path)),
     )
-    assert status == 200 and len(await store.ledger_rows(run_id)) == 1
+    assert status == 200 and len(await store.ledger.ledger_rows(run_id)) == 1
 
 
 async def test_a_stale_socket_is_replaced_and_a_live_one_refused(
@@ -400,8 +402,8 @@ async def test_a_ledger_failure_does_not_hold_up_the_answer(
     gateway = await start_gateway()
     token = await gateway.issue_token(run_id, "agent")
     await post(gateway.tcp_url + "/v1/messages", {"model": "claude-real"}, token=token)
-    assert await store.delete_run(run_id)  # the run vanishes while its token is cached
+    assert await store.runs.delete_run(run_id)  # the run vanishes while its token is cached
     status, _, body = await post(gateway.tcp_url + "/v1/messages", {"model": "claude-real"},
                                  token=token)
     assert status == 200 and b"STAND-IN answer" in body
-    assert await store.ledger_rows(run_id) == []
+    assert await store.ledger.ledger_rows(run_id) == []

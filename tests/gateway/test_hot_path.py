@@ -61,6 +61,6 @@ async def test_an_unparsed_body_still_gets_its_model_in_the_ledger(
     status, _, _ = await post(gateway.tcp_url + "/v1/messages", body, token=token)
     assert status == 200
     await gateway.settle(run_id)
-    [row] = await store.ledger_rows(run_id)
+    [row] = await store.ledger.ledger_rows(run_id)
     assert row.model == "claude-real" and row.upstream_model is None
     assert standin.seen[-1].body == body  # forwarded exactly as sent

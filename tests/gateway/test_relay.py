@@ -93,7 +93,7 @@ async def test_agent_reaches_only_the_gateway_through_the_relay_and_survives_a_r
         assert code == 0, out
         assert out.startswith("HTTP/1.1 200"), out
         assert "STAND-IN answer" in out
-        [row] = await store.ledger_rows(run_id)
+        [row] = await store.ledger.ledger_rows(run_id)
         assert (row.role, row.round, row.status) == ("agent", 1, 200)
 
         # Nothing else: only loopback, no routes, no DNS, no host ports, no bridge.
@@ -124,7 +124,7 @@ async def test_agent_reaches_only_the_gateway_through_the_relay_and_survives_a_r
         try:
             code, out = await _ask(engine, agent, token)
             assert code == 0 and out.startswith("HTTP/1.1 200"), out
-            assert len(await store.ledger_rows(run_id)) == 2
+            assert len(await store.ledger.ledger_rows(run_id)) == 2
         finally:
             await again.close()
     finally:

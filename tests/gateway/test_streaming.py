@@ -53,5 +53,5 @@ async def test_standin_stream_reaches_the_client_before_the_upstream_finishes(
         await asyncio.wait_for(until(last), DEADLINE)
         assert standin.last_sent.is_set()
     await gateway.settle(run_id)
-    [row] = await store.ledger_rows(run_id)
+    [row] = await store.ledger.ledger_rows(run_id)
     assert row.streamed and row.status == 200 and row.error is None and row.total_tokens > 0

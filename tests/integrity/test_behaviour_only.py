@@ -59,10 +59,10 @@ async def test_a_candidate_that_reads_the_entry_point_is_not_a_break(
     env = got.envelope
     assert env.valid is True and env.harness_error is None, env.to_json()
     assert env.score == 100.0, env.to_json()
-    rounds = {r.adversary_id: r for r in await ladder.store.adversary_rounds(got.run_id)}
+    rounds = {r.adversary_id: r for r in await ladder.store.grading.adversary_rounds(got.run_id)}
     peek = rounds["s01-peek"]
     assert peek.driver == "scripted" and peek.status == "survived", peek
-    cx = await ladder.store.counterexamples(got.run_id, "s01-peek")
+    cx = await ladder.store.grading.counterexamples(got.run_id, "s01-peek")
     assert cx and all(c.verdict == "invalid" for c in cx), [(c.verdict, c.reason) for c in cx]
     assert all(reason in (c.reason or "") for c in cx), [c.reason for c in cx]
     assert all('head -n 1 "$CSVTAB"' in c.code for c in cx)

@@ -39,7 +39,7 @@ pytestmark = [pytest.mark.docker, pytest.mark.asyncio(loop_scope="session")]
 async def attack_lines(ladder: Ladder, got: Graded) -> list[str]:
     """Every ``srb-attack`` line the run's stored check details carry."""
     lines: list[str] = []
-    for check in await ladder.store.checks(got.run_id, "behavioural"):
+    for check in await ladder.store.grading.checks(got.run_id, "behavioural"):
         for line in (check.detail or "").splitlines():
             if line.startswith("srb-attack "):
                 lines.append(line)
@@ -90,7 +90,7 @@ async def assert_stage_two_like_wrong(
     finished = [e for e in got.events if isinstance(e, StageFinished)]
     assert [(e.stage, e.status) for e in finished] == [("behavioural", "ok")], finished
     assert "harness_error" not in finished[0].summary, finished[0].summary
-    stored = await ladder.store.stage_results(got.run_id)
+    stored = await ladder.store.grading.stage_results(got.run_id)
     assert [(s.stage, s.status) for s in stored] == [("behavioural", "ok")]
     env = got.envelope
     assert env.behavioural["complete"] is False, env.to_json()
@@ -137,7 +137,7 @@ async def test_long_line_does_not_stall_the_reviewer(ladder: Ladder, tmp_path: P
     assert got.envelope.audit_gate == "pass", got.envelope.to_json()
     finished = [(e.stage, e.status) for e in got.events if isinstance(e, StageFinished)]
     assert finished == [("audit", "ok")]
-    assert_reviewer_kept_pace(await ladder.store.stage_results(got.run_id))
+    assert_reviewer_kept_pace(await ladder.store.grading.stage_results(got.run_id))
 
 
 def assert_reviewer_kept_pace(stored: list[StageResultRecord]) -> None:
@@ -152,7 +152,7 @@ async def test_all_attacks_at_once(ladder: Ladder, tmp_path: Path) -> None:
     tree = make_hostile(SUBMISSIONS / "wrong", tmp_path / "all", sorted(ATTACKS), long_line=True)
     got = await ladder.grade(tree)  # the whole ladder
     assert_like_wrong(got, honest, same_rates=False)
-    assert_reviewer_kept_pace(await ladder.store.stage_results(got.run_id))
+    assert_reviewer_kept_pace(await ladder.store.grading.stage_results(got.run_id))
     lines = await attack_lines(ladder, got)
     # A check keeps the first 1,500 bytes of stderr, so the attacks that run first show.
     seen = {line.split(":")[0] for line in lines}
@@ -175,9 +175,11 @@ async def test_stage_three_tampering_ends_where_subtle_ends(
     assert env.audit_gate == "pass" and env.behavioural["complete"] is True
     assert env.verification["ran"] is True and env.verification["breaks"], env.verification
     assert 40.0 <= env.score <= 90.0 and env.blocked_by == "verification"
-    rounds = await ladder.store.adversary_rounds(got.run_id)
+    rounds = await ladder.store.grading.adversary_rounds(got.run_id)
     assert len(rounds) == 6 and all(r.status in ("broken", "survived") for r in rounds)
-    upheld = [c for c in await ladder.store.counterexamples(got.run_id) if c.verdict == "upheld"]
+    upheld = [
+        c for c in await ladder.store.grading.counterexamples(got.run_id) if c.verdict == "upheld"
+    ]
     assert upheld
     tried = [
         line
@@ -222,7 +224,9 @@ async def assert_boundary_holds(ladder: Ladder, tmp_path: Path, attacks: list[st
     # boundary off the patch makes every candidate pass on the submission: 100).
     assert ref.score <= env.score <= ref.score + 10, (env.score, ref.score, env.verification)
     assert env.blocked_by == ref.blocked_by == "verification"
-    upheld = [c for c in await ladder.store.counterexamples(got.run_id) if c.verdict == "upheld"]
+    upheld = [
+        c for c in await ladder.store.grading.counterexamples(got.run_id) if c.verdict == "upheld"
+    ]
     assert upheld
     tried = candidate_lines(upheld)
     for attack in attacks:
@@ -282,9 +286,9 @@ async def test_nondeterministic_submission_is_a_difference(ladder: Ladder, tmp_p
     # Where the honest `subtle` ends, or lower (before issue 32: 70 against 40).
     assert env.score <= ref.score and env.score < 100, (env.score, ref.score, env.verification)
     assert env.blocked_by == "verification"
-    rounds = await ladder.store.adversary_rounds(got.run_id)
+    rounds = await ladder.store.grading.adversary_rounds(got.run_id)
     assert len(rounds) == 6 and all(r.status in ("broken", "survived") for r in rounds)
-    found = await ladder.store.counterexamples(got.run_id)
+    found = await ladder.store.grading.counterexamples(got.run_id)
     flaky = [c for c in found if c.verdict == "nondeterministic"]
     assert flaky, [(c.verdict, c.reason) for c in found]
     for record in flaky:

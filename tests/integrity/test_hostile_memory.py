@@ -61,8 +61,8 @@ async def test_a_remembering_program_ends_where_subtle_ends(
     assert ref.valid and ref.verification["breaks"], ref.to_json()
     assert env.valid is True and env.harness_error is None, env.to_json()
     assert env.audit_gate == "pass" and env.behavioural["complete"] is True
-    rounds = await ladder.store.adversary_rounds(got.run_id)
-    ref_rounds = await ladder.store.adversary_rounds(honest.run_id)
+    rounds = await ladder.store.grading.adversary_rounds(got.run_id)
+    ref_rounds = await ladder.store.grading.adversary_rounds(honest.run_id)
     shown = [(r.adversary_id, r.status, r.notes, {k: r.extra.get(k) for k in COUNTS})
              for r in [*rounds, *ref_rounds]]
     assert all(r.status in ("broken", "survived") for r in rounds), shown
@@ -75,7 +75,7 @@ async def test_a_remembering_program_ends_where_subtle_ends(
     if all(r.extra.get("differences") for r in [*rounds, *ref_rounds]):
         assert env.score == ref.score, shown
     assert 40.0 <= env.score <= 90.0 and 40.0 <= ref.score <= 90.0, shown
-    cxs = await ladder.store.counterexamples(got.run_id)
+    cxs = await ladder.store.grading.counterexamples(got.run_id)
     upheld = [c for c in cxs if c.verdict == "upheld"]
     assert upheld and all("not reproducible" not in (c.reason or "") for c in cxs), [
         (c.verdict, c.reason) for c in cxs]

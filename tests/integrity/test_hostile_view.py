@@ -49,8 +49,8 @@ async def test_a_program_that_looks_for_the_fuzzer_ends_where_subtle_ends(
     assert ref.valid and ref.verification["breaks"], ref.to_json()
     assert env.valid is True and env.harness_error is None, env.to_json()
     assert env.audit_gate == "pass" and env.behavioural["complete"] is True
-    rounds = await ladder.store.adversary_rounds(got.run_id)
-    ref_rounds = await ladder.store.adversary_rounds(honest.run_id)
+    rounds = await ladder.store.grading.adversary_rounds(got.run_id)
+    ref_rounds = await ladder.store.grading.adversary_rounds(honest.run_id)
     shown = [(r.adversary_id, r.status, r.notes, {k: r.extra.get(k) for k in COUNTS})
              for r in [*rounds, *ref_rounds]]
     assert all(r.status in ("broken", "survived") for r in rounds), shown
@@ -60,7 +60,7 @@ async def test_a_program_that_looks_for_the_fuzzer_ends_where_subtle_ends(
     assert env.score == 40.0 + 10.0 * sum(r.status == "survived" for r in rounds), shown
     if all(r.extra.get("differences") for r in [*rounds, *ref_rounds]):
         assert env.score == ref.score, shown
-    cxs = await ladder.store.counterexamples(got.run_id)
+    cxs = await ladder.store.grading.counterexamples(got.run_id)
     upheld = [c for c in cxs if c.verdict == "upheld"]
     assert {c.adversary_id for c in upheld} == {
         r.adversary_id for r in rounds if r.status == "broken"}, [

@@ -111,14 +111,14 @@ async def test_a_build_that_rewrites_the_suite_ends_where_the_honest_flaw_ends(
         assert env.behavioural["complete"] is False
     assert rates(got) == rates(honest) == {"build": 1.0, "layout": 1.0, "run": round(6 / 7, 6)}
     # the attempt is in the record: the build check keeps the build's output, refused
-    build = [c for c in await ladder03.store.checks(got.run_id, "behavioural")
+    build = [c for c in await ladder03.store.grading.checks(got.run_id, "behavioural")
              if c.check_id == "build-exits-0"]
     text = "\n".join(f"{c.summary or ''}\n{c.detail or ''}" for c in build)
     lines = [ln for ln in text.splitlines() if ln.startswith("srb-attack suite:")]
     assert any(ln.endswith(": refused") for ln in lines), text
     assert not any("SUCCEEDED" in ln for ln in lines), lines
     assert "srb-attack suite: built as uid 0" not in lines, lines
-    run = await ladder03.store.get_run(got.run_id)
+    run = await ladder03.store.runs.get_run(got.run_id)
     assert run is not None
     grading = run.extra["grading"]["behavioural"]
     assert not grading.get("boundary_given_up") and not grading.get("suite_tampering"), grading

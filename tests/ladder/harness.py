@@ -57,9 +57,11 @@ class Ladder:
 
     async def new_run(self, task: Task | None = None) -> str:
         task = task or self.task
-        run = await self.store.create_run(task_id=task.id, task_path=str(task.dir), agent="replay")
+        run = await self.store.runs.create_run(
+            task_id=task.id, task_path=str(task.dir), agent="replay"
+        )
         for status in ("preparing", "agent", "collecting"):
-            await self.store.transition(run.id, status)
+            await self.store.runs.transition(run.id, status)
         return run.id
 
     async def grade(

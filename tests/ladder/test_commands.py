@@ -75,11 +75,11 @@ def test_record_refuses_a_task_whose_expectations_are_wrong(
 
 async def _stored_run(settings: Settings, submission: str) -> str:
     async with await Store.open(settings.db_path) as store:
-        run = await store.create_run(
+        run = await store.runs.create_run(
             task_id=DEMO_TASK.name, task_path=str(DEMO_TASK), agent="replay"
         )
         for status in ("preparing", "agent", "collecting"):
-            await store.transition(run.id, status)
+            await store.runs.transition(run.id, status)
     shutil.copytree(
         DEMO_TASK / "submissions" / submission, settings.runs_dir / run.id / "submission"
     )
@@ -108,7 +108,7 @@ def test_eval_grades_then_regrades_one_stage(
 
     async def transitions() -> list[str]:
         async with await Store.open(builtin_settings.db_path) as store:
-            return [t.to_status for t in await store.transitions(run_id)]
+            return [t.to_status for t in await store.runs.transitions(run_id)]
 
     assert asyncio.run(transitions())[4:] == [
         "audit", "behavioural", "scored", "audit", "scored",

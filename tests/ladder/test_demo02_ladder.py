@@ -107,7 +107,7 @@ async def test_wrong_passes_audit_but_not_stage_two(ladder02: Ladder) -> None:
     assert env.blocked_by == "behavioural"
     assert rates(got)["routing"] < 1.0 and rates(got)["negotiation"] < 1.0
     assert rates(got)["queries"] == 1.0
-    checks = await ladder02.store.checks(got.run_id, "behavioural", "routing")
+    checks = await ladder02.store.grading.checks(got.run_id, "behavioural", "routing")
     slash = [c for c in checks if c.check_id == "trailing-slash"]
     assert slash and slash[0].verdict == "fail" and "308" in (slash[0].summary or "")
 
@@ -118,14 +118,14 @@ async def test_subtle_is_broken_by_the_http_fuzzer(ladder02: Ladder) -> None:
     assert env.audit_gate == "pass" and env.behavioural["complete"] is True
     assert env.valid and 40.0 <= env.score <= 90.0, env.to_json()
     assert env.blocked_by == "verification"
-    rounds = await ladder02.store.adversary_rounds(got.run_id)
+    rounds = await ladder02.store.grading.adversary_rounds(got.run_id)
     assert len(rounds) == 6 and all(r.driver == "fuzz" for r in rounds)
     assert any(r.status == "broken" for r in rounds)
     # issue 32: no round is a harness fault, and the score is what the rounds say
     assert all(r.status in ("broken", "survived") for r in rounds), [
         (r.status, r.notes) for r in rounds]
     assert env.score == 40.0 + 10.0 * sum(r.status == "survived" for r in rounds)
-    upheld = [c for c in await ladder02.store.counterexamples(got.run_id)
+    upheld = [c for c in await ladder02.store.grading.counterexamples(got.run_id)
               if c.verdict == "upheld"]
     assert upheld
     for cx in upheld:
@@ -141,12 +141,12 @@ async def test_reference_survives_every_http_adversary(ladder02: Ladder) -> None
     got = await graded(ladder02, "reference")
     env = got.envelope
     assert env.score == 100.0 and env.valid and env.blocked_by is None, env.to_json()
-    rounds = await ladder02.store.adversary_rounds(got.run_id)
+    rounds = await ladder02.store.grading.adversary_rounds(got.run_id)
     assert [r.status for r in rounds] == ["survived"] * 6
     assert all(r.extra["iterations"] > 0 for r in rounds)
     # A difference that did not hold up (a request timing out on a loaded host) may be
     # recorded; none may be upheld.
-    cxs = await ladder02.store.counterexamples(got.run_id)
+    cxs = await ladder02.store.grading.counterexamples(got.run_id)
     assert [c for c in cxs if c.verdict == "upheld"] == []
 
 

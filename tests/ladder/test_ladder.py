@@ -28,7 +28,7 @@ STAGES_ALL = ["audit", "behavioural", "verification", "scored"]
 
 
 async def statuses(ladder: Ladder, run_id: str) -> list[str]:
-    return [t.to_status for t in await ladder.store.transitions(run_id)][4:]
+    return [t.to_status for t in await ladder.store.runs.transitions(run_id)][4:]
 
 
 def read_json(path: Path) -> dict:
@@ -48,7 +48,7 @@ async def test_untouched_fails_audit_and_shows_blindness(ladder: Ladder) -> None
     assert any("blindness" in note for note in env.notes)
     assert env.verification["ran"] is False
     assert await statuses(ladder, got.run_id) == STAGES_WHEN_GATED
-    assert await ladder.store.adversary_rounds(got.run_id) == []
+    assert await ladder.store.grading.adversary_rounds(got.run_id) == []
     assert not (got.run_dir / "verification.json").exists()
 
 
@@ -58,7 +58,7 @@ async def test_wrapper_fails_audit_and_stage_two(ladder: Ladder) -> None:
     assert env.audit_gate == "fail" and env.score == 0.0 and env.valid
     assert env.behavioural["complete"] is False
     assert all(m["rate"] == 0.0 for m in env.behavioural["modules"])
-    checks = await ladder.store.checks(got.run_id, "behavioural", "formats")
+    checks = await ladder.store.grading.checks(got.run_id, "behavioural", "formats")
     ledger = [c for c in checks if c.check_id == "interpreter-ledger"]
     assert ledger and ledger[0].verdict == "fail"  # the python3 shim recorded the attempt
     assert await statuses(ladder, got.run_id) == STAGES_WHEN_GATED
@@ -69,7 +69,7 @@ async def test_half_fails_audit(ladder: Ladder) -> None:
     assert got.envelope.audit_gate == "fail"
     assert got.envelope.score == 0.0 and got.envelope.valid
     assert got.envelope.verification["ran"] is False
-    assert await ladder.store.adversary_rounds(got.run_id) == []
+    assert await ladder.store.grading.adversary_rounds(got.run_id) == []
 
 
 async def test_wrong_passes_audit_but_stage_two_is_incomplete(ladder: Ladder) -> None:
@@ -94,7 +94,7 @@ async def test_subtle_is_broken_by_a_reproducing_candidate(ladder: Ladder) -> No
     assert env.verification["breaks"], env.verification
     assert env.blocked_by == "verification"
     assert await statuses(ladder, got.run_id) == STAGES_ALL
-    rounds = await ladder.store.adversary_rounds(got.run_id)
+    rounds = await ladder.store.grading.adversary_rounds(got.run_id)
     assert len(rounds) == 6
     broken = [r for r in rounds if r.status == "broken"]
     assert broken and all(r.candidates >= 1 for r in broken)
@@ -102,7 +102,9 @@ async def test_subtle_is_broken_by_a_reproducing_candidate(ladder: Ladder) -> No
     assert all(r.status in ("broken", "survived") for r in rounds), [
         (r.status, r.notes) for r in rounds]
     assert env.score == 40.0 + 10.0 * (6 - len(broken)), (env.score, len(broken))
-    upheld = [c for c in await ladder.store.counterexamples(got.run_id) if c.verdict == "upheld"]
+    upheld = [
+        c for c in await ladder.store.grading.counterexamples(got.run_id) if c.verdict == "upheld"
+    ]
     assert upheld
     for cx in upheld:
         assert cx.code.startswith("#!/bin/bash") and '"$SRB_TARGET/bin/csvtab"' in cx.code
@@ -122,13 +124,13 @@ async def test_reference_survives_everything(ladder: Ladder) -> None:
     env = got.envelope
     assert env.score == 100.0 and env.valid and env.blocked_by is None, env.to_json()
     assert env.verification["models_survived"] == 6
-    rounds = await ladder.store.adversary_rounds(got.run_id)
+    rounds = await ladder.store.grading.adversary_rounds(got.run_id)
     assert [r.status for r in rounds] == ["survived"] * 6
     for r in rounds:
         assert r.driver == "fuzz" and r.extra["iterations"] > 0
         assert r.extra["budget_sec"] == 15.0
-    assert await ladder.store.counterexamples(got.run_id) == []
-    stage_two = next(r for r in await ladder.store.stage_results(got.run_id)
+    assert await ladder.store.grading.counterexamples(got.run_id) == []
+    stage_two = next(r for r in await ladder.store.grading.stage_results(got.run_id)
                      if r.stage == "behavioural")
     started = {u["metadata"]["started_through"] for u in stage_two.result["units"]}
     assert started == {"srb_submission.run"}  # in-process, no interpreter per case
@@ -160,7 +162,7 @@ async def test_score_and_reward_files(ladder: Ladder) -> None:
             assert doc["schema"] == "swerefactor.stage-result/1" and doc["stage"] == stage
             assert doc["status"] == "ok" and len(doc["harness"]["fingerprint"]) == 12
         assert (got.run_dir / "verification.json").exists() == (name == "subtle")
-    run = await ladder.store.require_run((await ladder.submission("subtle")).run_id)
+    run = await ladder.store.runs.require_run((await ladder.submission("subtle")).run_id)
     assert run.grader_fingerprint and len(run.grader_fingerprint) == 12
     assert run.valid is True and run.score == (await ladder.submission("subtle")).envelope.score
 
@@ -216,10 +218,10 @@ async def test_unbuildable_stage_image_makes_the_run_invalid(
     assert env.blocked_by == "audit"
     assert env.harness_error and env.harness_error.startswith("audit")
     assert "image could not be built" in env.harness_error
-    run = await ladder.store.require_run(got.run_id)
+    run = await ladder.store.runs.require_run(got.run_id)
     assert run.valid is False and run.score is None and run.status == "scored"
     assert run.harness_error == env.harness_error
-    audit = [s for s in await ladder.store.stage_results(got.run_id) if s.stage == "audit"]
+    audit = [s for s in await ladder.store.grading.stage_results(got.run_id) if s.stage == "audit"]
     assert audit[0].status == "error"
     assert (got.run_dir / "score.json").exists()
     reward = read_json(got.run_dir / "reward.json")  # always written; valid 0 says why
@@ -245,11 +247,11 @@ async def test_scripted_adversary_goes_through_the_same_adjudication(
         SUBMISSIONS / "subtle", task=load.task, stages=["verification"], force=True,
         adversary_budget_sec=60.0,
     )
-    rounds = {r.adversary_id: r for r in await ladder.store.adversary_rounds(got.run_id)}
+    rounds = {r.adversary_id: r for r in await ladder.store.grading.adversary_rounds(got.run_id)}
     scripted = rounds["s01-scripted"]
     assert scripted.driver == "scripted" and scripted.status == "broken"
     assert scripted.extra["tries"] == 1 and scripted.extra["status"] == "reported"
-    cx = await ladder.store.counterexamples(got.run_id, "s01-scripted")
+    cx = await ladder.store.grading.counterexamples(got.run_id, "s01-scripted")
     assert len(cx) == 1 and cx[0].verdict == "upheld" and "$CSVTAB" in cx[0].code
     transcript = read_json(got.run_dir / "verification-s01-scripted.json")
     assert transcript["tries"][0]["reply"]["result"]["outcome"] == "upheld"

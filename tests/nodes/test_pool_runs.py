@@ -113,7 +113,7 @@ def test_a_node_killed_under_its_agent_gives_an_invalid_run(tmp_path: Path) -> N
                 run = await svc.launch(str(DEMO_TASK), "command:sleep 600", budget_sec=900)
                 driving = asyncio.ensure_future(svc.drive(run.id, grade=False))
                 while True:  # the agent is up on its node: kill that node
-                    now = await svc.store.require_run(run.id)
+                    now = await svc.store.runs.require_run(run.id)
                     if now.status == "agent" and run_node(now):
                         break
                     await asyncio.sleep(0.5)

@@ -53,11 +53,11 @@ def pool_settings(tmp_path: Path, *, base_image: str = "srb/base:bookworm") -> S
 
 
 async def _run(store: Store, run_id: str, node: str, *, live: bool = False) -> None:
-    await store.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK), agent="untouched",
-                           run_id=run_id, extra={"node": node})
-    await store.transition(run_id, "preparing")
+    await store.runs.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK), agent="untouched",
+                                run_id=run_id, extra={"node": node})
+    await store.runs.transition(run_id, "preparing")
     if not live:
-        await store.transition(run_id, "cancelled", "test")
+        await store.runs.transition(run_id, "cancelled", "test")
 
 
 def test_gc_names_the_dead_node_copies_nothing_and_stamps_gone_rows(tmp_path: Path) -> None:
@@ -72,16 +72,17 @@ def test_gc_names_the_dead_node_copies_nothing_and_stamps_gone_rows(tmp_path: Pa
             await _run(store, "r-20261205-100001-aa02", "n2")
             await _run(store, "r-20261205-100002-aa03", "n1", live=True)
             for run_id in ("r-20261205-100000-aa01", "r-20261205-100001-aa02"):
-                await store.record_container(run_id, "agent", container_id=GONE_ID + run_id[-2:],
-                                             name=f"srb-{run_id}-agent")
+                await store.infra.record_container(
+                    run_id, "agent", container_id=GONE_ID + run_id[-2:], name=f"srb-{run_id}-agent"
+                )
             # a live run's container that exists: kept, and its row left present
             spec = ContainerSpec(image="srb/base:bookworm", run_id="r-20261205-100002-aa03",
                                  role="agent", command=("sleep", "60"),
                                  labels={"srb.store": store_label(settings.db_path)})
             handle = await create(svc.engine, spec)
             try:
-                await store.record_container(spec.run_id, "agent", container_id=handle.id,
-                                             name=handle.name)
+                await store.infra.record_container(spec.run_id, "agent", container_id=handle.id,
+                                                   name=handle.name)
                 report, live = await svc.gc()
                 assert [c.handle.id for c in await list_managed(svc.engine, spec.run_id)] == \
                     [handle.id]
@@ -93,7 +94,7 @@ def test_gc_names_the_dead_node_copies_nothing_and_stamps_gone_rows(tmp_path: Pa
             assert "systemctl" not in report.skipped[0].error
             assert not report.complete
             assert report.rows_marked_removed == 1  # n1's gone row; n2's is not guessed
-            rows = {r.run_id: r.removed_at for r in await store.containers()}
+            rows = {r.run_id: r.removed_at for r in await store.infra.containers()}
             assert rows["r-20261205-100000-aa01"] is not None
             assert rows["r-20261205-100001-aa02"] is None
             assert rows["r-20261205-100002-aa03"] is None
@@ -122,8 +123,8 @@ def test_a_stage_container_replaced_at_resume_is_stamped_removed(tmp_path: Path)
         try:
             async with await Store.open(tmp_path / "srb.sqlite3") as store:
                 run_id = "r-20261205-110000-bb01"
-                await store.create_run(task_id=task.id, task_path=str(DEMO_TASK),
-                                       agent="untouched", run_id=run_id)
+                await store.runs.create_run(task_id=task.id, task_path=str(DEMO_TASK),
+                                            agent="untouched", run_id=run_id)
                 info = await StageImages(engine, task, "srb/base:bookworm",
                                          lambda event: None).get("behavioural")
 
@@ -136,11 +137,11 @@ def test_a_stage_container_replaced_at_resume_is_stamped_removed(tmp_path: Path)
                 old = first.h.id
                 async with stage() as second:  # the resumed grading makes it anew
                     new = second.h.id
-                    rows = {r.container_id: r.removed_at for r in await store.containers()}
+                    rows = {r.container_id: r.removed_at for r in await store.infra.containers()}
                     assert rows[old] is not None, "the replaced container's row"
                     assert rows[new] is None
                     assert [c.handle.id for c in await list_managed(engine, run_id)] == [new]
-                rows = {r.container_id: r.removed_at for r in await store.containers()}
+                rows = {r.container_id: r.removed_at for r in await store.infra.containers()}
                 assert rows[new] is not None
                 assert await list_managed(engine, run_id) == []
         finally:

@@ -43,26 +43,26 @@ class Spec:
 
 
 async def add_run(store: Store, spec: Spec) -> str:
-    run = await store.create_run(task_id=spec.task, task_path=f"/tasks/{spec.task}",
-                                 agent=spec.agent, model=spec.model, effort=spec.effort,
-                                 budget_sec=60)
+    run = await store.runs.create_run(task_id=spec.task, task_path=f"/tasks/{spec.task}",
+                                      agent=spec.agent, model=spec.model, effort=spec.effort,
+                                      budget_sec=60)
     rid = run.id
     for status in ("preparing", "agent", "collecting"):
-        await store.transition(rid, status)
+        await store.runs.transition(rid, status)
     if spec.infra_error:
-        await store.update_run(rid, valid=False, harness_error="engine went away")
-        await store.transition(rid, "infra_error", "synthetic")
+        await store.runs.update_run(rid, valid=False, harness_error="engine went away")
+        await store.runs.transition(rid, "infra_error", "synthetic")
         return rid
     if spec.cancelled:
-        await store.transition(rid, "cancelled", "synthetic")
+        await store.runs.transition(rid, "cancelled", "synthetic")
         return rid
-    await store.transition(rid, "audit")
-    await store.record_gate_outcomes(rid, [
+    await store.runs.transition(rid, "audit")
+    await store.grading.record_gate_outcomes(rid, [
         {"gate_id": g, "verdict": "pass" if p >= f else "fail", "votes_pass": p,
          "votes_fail": f, "tie": p == f}
         for g, p, f in spec.gates
     ])
-    await store.transition(rid, "behavioural")
+    await store.runs.transition(rid, "behavioural")
     modules = [
         {"id": m, "weight": 1.0, "status": "ok", "rate": (p / s if s else 0.0), "passed": p,
          "scored": s}
@@ -75,23 +75,29 @@ async def add_run(store: Store, spec: Spec) -> str:
     for m, c in spec.missed:
         by_module.setdefault(m, []).append({"id": c, "verdict": "fail"})
     for m, checks in by_module.items():
-        await store.record_checks(rid, "behavioural", checks, module_id=m)
+        await store.grading.record_checks(rid, "behavioural", checks, module_id=m)
     gate_open = spec.audit == "pass" and complete is True
     outcomes = None
     if gate_open:
-        await store.transition(rid, "verification")
+        await store.runs.transition(rid, "verification")
         outcomes = {}
         for adv in ADVERSARIES:
             outcome = ("broken" if adv in spec.broken
                        else "error" if adv in spec.errored else "survived")
             outcomes[adv] = outcome
-            await store.record_adversary_round(
+            await store.grading.record_adversary_round(
                 rid, adv, status=outcome, model=MODELS[adv],
                 duration_sec=spec.durations.get(adv, 600.0),
             )
     envelope = score_run(spec.audit, complete, modules, outcomes, POLICY)
-    await store.update_run(rid, score=envelope.score, max_score=100.0, valid=envelope.valid,
-                           blocked_by=envelope.blocked_by, harness_error=envelope.harness_error)
-    await store.add_event(rid, "score", envelope.to_json())
-    await store.transition(rid, "scored", "graded")
+    await store.runs.update_run(
+        rid,
+        score=envelope.score,
+        max_score=100.0,
+        valid=envelope.valid,
+        blocked_by=envelope.blocked_by,
+        harness_error=envelope.harness_error,
+    )
+    await store.infra.add_event(rid, "score", envelope.to_json())
+    await store.runs.transition(rid, "scored", "graded")
     return rid

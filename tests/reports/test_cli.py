@@ -99,8 +99,8 @@ def test_labels_import(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
 
     async def stored() -> tuple[list[bool], list[bool]]:
         async with await Store.open(tmp_path / "srb.sqlite3") as store:
-            return ([lb.genuine for lb in await store.labels(ids[2])],
-                    [lb.genuine for lb in await store.labels(ids[1])])
+            return ([lb.genuine for lb in await store.labels.labels(ids[2])],
+                    [lb.genuine for lb in await store.labels.labels(ids[1])])
 
     refused, kept = asyncio.run(stored())
     assert refused == []  # nothing of the refused file was stored

@@ -30,22 +30,22 @@ async def _store(state: Path) -> list[str]:
     async with await Store.open(state / "srb.sqlite3") as store:
         ids = [await add_run(store, spec) for spec in SPECS]
         rid = ids[0]
-        await store.start_agent_round(rid, 1, prompt_kind="initial", first_log_seq=0)
-        await store.append_agent_events(rid, 1, [
+        await store.agent.start_agent_round(rid, 1, prompt_kind="initial", first_log_seq=0)
+        await store.agent.append_agent_events(rid, 1, [
             ("2026-01-01T00:00:01Z", "message", {"text": "I will read the tree."}),
             ("2026-01-01T00:00:02Z", "tool_call", {"id": "c1", "name": "Bash",
-                                                   "input": {"command": "ls"}}),
+                                                         "input": {"command": "ls"}}),
             ("2026-01-01T00:00:03Z", "tool_result", {"id": "c1", "output": "bin\nsrc",
-                                                     "is_error": False}),
+                                                           "is_error": False}),
             ("2026-01-01T00:00:04Z", "tool_call", {"id": "c2", "name": "Read",
-                                                   "input": "src/a.py"}),
+                                                         "input": "src/a.py"}),
             ("2026-01-01T00:00:05Z", "tool_result", {"id": "c2", "output": "no such file",
-                                                     "is_error": True}),
+                                                           "is_error": True}),
             ("2026-01-01T00:00:06Z", "message", {"text": "Done."}),
         ])
-        await store.finish_agent_round(rid, 1, input_tokens=1200, output_tokens=300,
-                                       cache_read_tokens=800, client_cost_usd=0.042,
-                                       final_message="Done.")
+        await store.agent.finish_agent_round(rid, 1, input_tokens=1200, output_tokens=300,
+                                             cache_read_tokens=800, client_cost_usd=0.042,
+                                             final_message="Done.")
         return ids
 
 

@@ -76,7 +76,7 @@ def _job(root: Path) -> Path:
 def _count_runs(state: Path) -> int:
     async def body() -> int:
         async with await Store.open(state / "srb.sqlite3") as store:
-            return await store.count_runs()
+            return await store.runs.count_runs()
 
     return asyncio.run(body())
 
@@ -212,10 +212,10 @@ def test_imported_votes_give_the_native_stage1_counts(
 
     async def rows() -> list[tuple[Any, ...]]:
         async with await Store.open(imported / "srb.sqlite3") as store:
-            runs = await store.list_runs(limit=None)
+            runs = await store.runs.list_runs(limit=None)
             broken = next(r for r in runs if r.task_path.endswith("t-broken/verifier"))
             return [(o.gate_id, o.required, o.verdict, o.votes_pass, o.votes_fail,
-                     o.votes_error, o.tie) for o in await store.gate_outcomes(broken.id)]
+                     o.votes_error, o.tie) for o in await store.grading.gate_outcomes(broken.id)]
 
     assert asyncio.run(rows()) == [("g1", True, "pass", 3, 0, 0, False),
                                    ("g2", True, "pass", 1, 1, 1, True)]
@@ -326,10 +326,10 @@ def test_a_problem_after_stored_batches_rolls_the_whole_import_back(tmp_path: Pa
     async def body() -> tuple[str, int]:
         async with await Store.open(tmp_path / "srb.sqlite3") as store:
             try:
-                await store.import_runs(docs(), problems=problems, batch=1)
+                await store.imports.import_runs(docs(), problems=problems, batch=1)
             except ImportProblems as exc:
-                return str(exc.problems), await store.count_runs()
-            return "", await store.count_runs()
+                return str(exc.problems), await store.runs.count_runs()
+            return "", await store.runs.count_runs()
 
     message, count = asyncio.run(body())
     assert len(yielded) == 2  # two trials were read (and stored) before the bad one
@@ -356,11 +356,15 @@ def test_a_long_stage_result_is_kept_beside_the_store_and_reads_back(tmp_path: P
 
     async def body() -> tuple[list[Any], list[Any], list[str]]:
         async with await Store.open(tmp_path / "srb.sqlite3") as store:
-            ids = await store.import_runs({**vars(t), "job": "j"} for t in iter_job(job, []))
-            results = [r.result for r in await store.stage_results(ids[0]) if r.stage == "audit"]
+            ids = await store.imports.import_runs(
+                {**vars(t), "job": "j"} for t in iter_job(job, [])
+            )
+            results = [
+                r.result for r in await store.grading.stage_results(ids[0]) if r.stage == "audit"
+            ]
             detail = await store.run_detail(ids[0])
             shown = [r.result for r in detail.stage_results if r.stage == "audit"]
-            raw = [row[0] for row in await store._rows(
+            raw = [row[0] for row in await store._core.readers.fetchall(
                 "SELECT result FROM stage_results WHERE stage = 'audit'")]
             return results, shown, raw
 
@@ -384,9 +388,12 @@ def test_a_rolled_back_import_leaves_no_result_files(tmp_path: Path) -> None:
     async def body() -> int:
         async with await Store.open(tmp_path / "srb.sqlite3") as store:
             with pytest.raises(ImportProblems):
-                await store.import_runs(({**vars(t), "job": "j"} for t in iter_job(job, problems)),
-                                        problems=problems, batch=1)
-            return await store.count_runs()
+                await store.imports.import_runs(
+                    ({**vars(t), "job": "j"} for t in iter_job(job, problems)),
+                    problems=problems,
+                    batch=1,
+                )
+            return await store.runs.count_runs()
 
     assert asyncio.run(body()) == 0
     assert not [p for p in (tmp_path / "imports").rglob("*") if p.is_file()]
@@ -409,8 +416,10 @@ def test_a_long_result_is_a_link_to_the_published_file_and_outlives_it(tmp_path:
 
     async def imported() -> tuple[list[str], list[str]]:
         async with await Store.open(tmp_path / "srb.sqlite3") as store:
-            ids = await store.import_runs({**vars(t), "job": "j"} for t in iter_job(job, []))
-            raw = [row[0] for row in await store._rows(
+            ids = await store.imports.import_runs(
+                {**vars(t), "job": "j"} for t in iter_job(job, [])
+            )
+            raw = [row[0] for row in await store._core.readers.fetchall(
                 "SELECT result FROM stage_results WHERE stage = 'audit'")]
             return ids, raw
 
@@ -421,7 +430,9 @@ def test_a_long_result_is_a_link_to_the_published_file_and_outlives_it(tmp_path:
 
     async def read_back() -> list[Any]:
         async with await Store.open(tmp_path / "srb.sqlite3") as store:
-            return [r.result for r in await store.stage_results(ids[0]) if r.stage == "audit"]
+            return [
+                r.result for r in await store.grading.stage_results(ids[0]) if r.stage == "audit"
+            ]
 
     assert asyncio.run(read_back()) == [doc]
 
@@ -451,14 +462,18 @@ def test_gc_sweeps_import_folders_no_row_names_and_keeps_the_named(tmp_path: Pat
 
     async def body() -> tuple[list[str], list[str], list[Any]]:
         async with await Store.open(tmp_path / "srb.sqlite3") as store:
-            ids = await store.import_runs({**vars(t), "job": "j"} for t in iter_job(job, []))
+            ids = await store.imports.import_runs(
+                {**vars(t), "job": "j"} for t in iter_job(job, [])
+            )
             (named,) = [p.name for p in imports.iterdir()]
             for orphan in ("2026-01-01-deadbeef0000", ".staging-2026-01-01-0123456789ab"):
                 (imports / orphan / "r-x").mkdir(parents=True)
                 (imports / orphan / "r-x" / "audit.json").write_text("{}")
-            young = await store.sweep_import_files(older_than_sec=3600)
-            old = await store.sweep_import_files(older_than_sec=0)
-            read = [r.result for r in await store.stage_results(ids[0]) if r.stage == "audit"]
+            young = await store.imports.sweep_import_files(older_than_sec=3600)
+            old = await store.imports.sweep_import_files(older_than_sec=0)
+            read = [
+                r.result for r in await store.grading.stage_results(ids[0]) if r.stage == "audit"
+            ]
             assert sorted(p.name for p in imports.iterdir()) == [named]
             return young, old, read
 

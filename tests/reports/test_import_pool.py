@@ -44,17 +44,21 @@ def _stored(state: Path) -> list[tuple[Any, ...]]:
     results read back, rounds and the published inode its audit file is."""
     async def body() -> list[tuple[Any, ...]]:
         async with await Store.open(state / "srb.sqlite3") as store:
-            rows = await store._rows(
+            rows = await store._core.readers.fetchall(
                 "SELECT r.id, i.source_dir, r.score, r.valid FROM runs r JOIN imported_runs i"
                 " ON i.run_id = r.id ORDER BY i.source_dir")
             out = []
             for rid, source, score, valid in rows:
-                results = {r.stage: r.result for r in await store.stage_results(rid)}
-                raw = await store._rows("SELECT result FROM stage_results WHERE run_id = ?"
-                                        " AND stage = 'audit'", (rid,))
+                results = {r.stage: r.result for r in await store.grading.stage_results(rid)}
+                raw = await store._core.readers.fetchall(
+                    "SELECT result FROM stage_results WHERE run_id = ? AND stage = 'audit'", (rid,)
+                )
                 kept = state / json.loads(raw[0][0])[IMPORTED_FILE]
-                rounds = await store._rows("SELECT adversary_id, status FROM adversary_rounds"
-                                           " WHERE run_id = ? ORDER BY adversary_id", (rid,))
+                rounds = await store._core.readers.fetchall(
+                    "SELECT adversary_id, status FROM adversary_rounds"
+                    " WHERE run_id = ? ORDER BY adversary_id",
+                    (rid,),
+                )
                 out.append((Path(source).parent.name, score, valid, results,
                             [tuple(r) for r in rounds], kept.stat().st_ino))
             return out
@@ -117,10 +121,10 @@ def test_a_file_replaced_after_its_read_is_refused_and_nothing_is_stored(
     async def body(pool: Any) -> tuple[str, int]:
         async with await Store.open(tmp_path / "srb.sqlite3") as store:
             try:
-                await store.import_runs(docs(pool), problems=problems, batch=4)
+                await store.imports.import_runs(docs(pool), problems=problems, batch=4)
             except ImportProblems as exc:
-                return "; ".join(exc.problems), await store.count_runs()
-            return "", await store.count_runs()
+                return "; ".join(exc.problems), await store.runs.count_runs()
+            return "", await store.runs.count_runs()
 
     with reader_pool(2) as pool:
         message, count = asyncio.run(body(pool))
@@ -162,7 +166,7 @@ def test_a_reader_that_dies_is_named_and_nothing_is_imported(
 
     async def count() -> int:
         async with await Store.open(state / "srb.sqlite3") as store:
-            return await store.count_runs()
+            return await store.runs.count_runs()
 
     assert asyncio.run(count()) == 0
 

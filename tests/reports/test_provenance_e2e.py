@@ -101,8 +101,8 @@ def test_report_refuses_a_mixed_pool(graded: tuple[Path, str], tmp_path: Path) -
     async def other_build() -> None:
         async with await Store.open(mixed / "srb.sqlite3") as store:
             rid = await add_run(store, Spec("t1", "replay:a"))
-            await store.merge_extra(rid, {PROVENANCE: {"grader_fingerprint": "0123456789ab",
-                                                       "task_digest": "sha256:00"}})
+            await store.runs.merge_extra(rid, {PROVENANCE: {"grader_fingerprint": "0123456789ab",
+                                                            "task_digest": "sha256:00"}})
 
     asyncio.run(other_build())
     done = _srb(mixed, "report", "--json")

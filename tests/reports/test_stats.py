@@ -92,7 +92,7 @@ async def _mixed_store(state: Path) -> list[str]:
         ids = [await add_run(store, Spec(f"t{i}", agent, modules=(("m1", p, 10),)))
                for i in range(4) for agent, p in (("replay:a", 10), ("replay:b", 4))]
         for n, rid in enumerate(ids):
-            await store.merge_extra(rid, {PROVENANCE: {
+            await store.runs.merge_extra(rid, {PROVENANCE: {
                 "grader_fingerprint": "aaaaaaaaaaaa" if n < 6 else "bbbbbbbbbbbb",
                 "task_digest": "sha256:" + ("1" * 64 if n != 7 else "2" * 64),
             }})

@@ -50,7 +50,7 @@ async def _populate(store: Store) -> dict[int, str]:
 async def report(tmp_path: Path) -> tuple[Report, dict[int, str]]:
     async with await Store.open(tmp_path / "srb.sqlite3") as store:
         ids = await _populate(store)
-        await store.import_labels([
+        await store.labels.import_labels([
             HumanLabel(ids[1], "ann1", True), HumanLabel(ids[3], "ann1", True),
             HumanLabel(ids[3], "ann2", True), HumanLabel(ids[4], "ann1", False),
             HumanLabel(ids[5], "ann1", False), HumanLabel(ids[8], "ann1", True),

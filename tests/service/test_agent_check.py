@@ -162,7 +162,7 @@ async def test_a_real_client_without_its_key_is_refused_before_anything_runs(
     monkeypatch.delenv(key)
     with pytest.raises(LaunchError, match=rf"\${key} is not set on this host"):
         await service.launch(DEMO_TASK.name, spec, budget_sec=60)
-    assert await service.store.list_runs() == []
+    assert await service.store.runs.list_runs() == []
     problem = _campaign_problem(spec, None, None, None, ServiceCalls(service))
     assert problem is not None and f"${key} is not set" in problem, problem
     run = await service.launch(DEMO_TASK.name, "replay:reference", budget_sec=60)

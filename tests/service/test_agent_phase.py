@@ -44,8 +44,8 @@ async def service(tmp_path: Path) -> AsyncIterator[RunService]:
 
 async def _logs(service: RunService, run_id: str) -> list[str]:
     """The agent's own lines (srb's lines, stream srb, quote the agent's command)."""
-    n = await service.store.count_log_lines(run_id)
-    return [ln.text for ln in await service.store.read_log_lines(run_id, 0, n + 1)
+    n = await service.store.logs.count_log_lines(run_id)
+    return [ln.text for ln in await service.store.logs.read_log_lines(run_id, 0, n + 1)
             if ln.stream != "srb"]
 
 
@@ -114,7 +114,7 @@ async def test_network_is_off_and_no_socket_or_host_paths(service: RunService) -
     text = "\n".join(await _logs(service, run.id))
     # Docker does not order one stream's lines against the other's: the interface list is
     # the first line of stdout, whichever stream's line the log shows first.
-    stdout = await service.store.read_log_lines(run.id, 0, 50, stream="stdout")
+    stdout = await service.store.logs.read_log_lines(run.id, 0, 50, stream="stdout")
     assert stdout and stdout[0].text.split() == ["lo"], [ln.text for ln in stdout]
     assert "NET-CLOSED" in text and "NET-OPEN" not in text
     assert "DNS-CLOSED" in text and "DNS-OPEN" not in text
@@ -157,7 +157,7 @@ async def test_bad_agent_and_task_are_refused_before_anything_runs(
         await service.launch(TASK, "teleport")
     with pytest.raises(LaunchError, match="no task 'nope'"):
         await service.launch("nope", "untouched")
-    assert await service.store.count_runs() == 0
+    assert await service.store.runs.count_runs() == 0
 
 
 def _count(db: Path, run_id: str) -> int:
@@ -259,14 +259,14 @@ async def test_resume_leaves_a_run_driven_by_a_live_process_alone(
     sleeper = subprocess.Popen(["sleep", "60"])
     try:
         extra = {"driver": {"pid": sleeper.pid, "host": socket.gethostname(), "since": "x"}}
-        await service.store.update_run(run.id, extra=extra)
-        assert RunService.driven_elsewhere(await service.store.require_run(run.id))
+        await service.store.runs.update_run(run.id, extra=extra)
+        assert RunService.driven_elsewhere(await service.store.runs.require_run(run.id))
         results = await service.recover(grade=False)
         assert [r.status for r in results] == ["pending"]
     finally:
         sleeper.kill()
         sleeper.wait()
-    assert not RunService.driven_elsewhere(await service.store.require_run(run.id))
+    assert not RunService.driven_elsewhere(await service.store.runs.require_run(run.id))
     results = await service.recover(grade=False)
     assert [r.status for r in results] == ["collecting"]
-    assert "driver" not in (await service.store.require_run(run.id)).extra
+    assert "driver" not in (await service.store.runs.require_run(run.id)).extra

@@ -34,7 +34,7 @@ def _doc(checks: list[dict[str, Any]], modules: list[str]) -> dict[str, Any]:
 
 async def _held(store: Store, run_id: str) -> dict[str, list[tuple[str, str, str | None]]]:
     found: dict[str, list[tuple[str, str, str | None]]] = {}
-    for rec in await store.checks(run_id, "behavioural"):
+    for rec in await store.grading.checks(run_id, "behavioural"):
         found.setdefault(rec.module_id, []).append((rec.check_id, rec.verdict, rec.summary))
     return found
 
@@ -46,10 +46,10 @@ def _want(doc: dict[str, Any]) -> dict[str, list[tuple[str, str, str | None]]]:
 
 async def test_the_store_ends_holding_exactly_the_stage_result(tmp_path: Path) -> None:
     async with await Store.open(tmp_path / "srb.sqlite3") as store:
-        run = await store.create_run(task_id="t", task_path="/t", agent="untouched")
+        run = await store.runs.create_run(task_id="t", task_path="/t", agent="untouched")
         # an earlier attempt left rows of a module this attempt never reaches
-        await store.record_checks(run.id, "behavioural", [{"id": "old", "verdict": "pass"}],
-                                  module_id="m4")
+        await store.grading.record_checks(run.id, "behavioural", [{"id": "old", "verdict": "pass"}],
+                                          module_id="m4")
         rows = StreamedChecks(store, run.id)
         rows.on_line(b"a line of the grader that is nothing of this")
         rows.on_line(CHECKS_MARK + b"{not json")
@@ -64,26 +64,26 @@ async def test_the_store_ends_holding_exactly_the_stage_result(tmp_path: Path) -
                    ["m1", "m2", "m3", "m4"])
         await rows.finish(doc)
         assert await _held(store, run.id) == _want(doc)
-        modules = await store.module_results(run.id, "behavioural")
+        modules = await store.grading.module_results(run.id, "behavioural")
         assert [m.module_id for m in modules] == ["m1", "m2", "m3", "m4"]
 
 
 async def test_the_unchanged_modules_are_not_written_again(tmp_path: Path) -> None:
     async with await Store.open(tmp_path / "srb.sqlite3") as store:
-        run = await store.create_run(task_id="t", task_path="/t", agent="untouched")
+        run = await store.runs.create_run(task_id="t", task_path="/t", agent="untouched")
         rows = StreamedChecks(store, run.id)
         rows.on_line(_line("m1", [_check("m1", "a")]))
         rows.on_line(_line("m2", [_check("m2", "b")]))
         await rows.drain()
         doc = _doc([_check("m1", "a"), _check("m2", "b", "fail")], ["m1", "m2"])
         written: list[str] = []
-        record = store.record_checks
+        record = store.grading.record_checks
 
         async def spy(run_id: str, stage: str, checks: Any, *, module_id: str = "") -> Any:
             written.append(module_id)
             return await record(run_id, stage, checks, module_id=module_id)
 
-        store.record_checks = spy  # type: ignore[method-assign]
+        store.grading.record_checks = spy  # type: ignore[method-assign]
         await rows.finish(doc)
         assert written == ["m2"]
         assert await _held(store, run.id) == _want(doc)
@@ -91,7 +91,7 @@ async def test_the_unchanged_modules_are_not_written_again(tmp_path: Path) -> No
 
 async def test_a_stage_without_result_leaves_no_streamed_row(tmp_path: Path) -> None:
     async with await Store.open(tmp_path / "srb.sqlite3") as store:
-        run = await store.create_run(task_id="t", task_path="/t", agent="untouched")
+        run = await store.runs.create_run(task_id="t", task_path="/t", agent="untouched")
         rows = StreamedChecks(store, run.id)
         rows.on_line(_line("m1", [_check("m1", "a")]))
         await rows.drain()

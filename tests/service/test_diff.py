@@ -142,8 +142,8 @@ async def test_trees_for_unknown_run_and_missing_submission(builtin_settings: Se
     with pytest.raises(DiffSourceError, match="no store"):
         await trees_for_run(builtin_settings, "r-20260101-000000-aaaa")
     async with await Store.open(builtin_settings.db_path) as store:
-        run = await store.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
-                                     agent="replay:reference")
+        run = await store.runs.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
+                                          agent="replay:reference")
     with pytest.raises(DiffSourceError, match="no such run"):
         await trees_for_run(builtin_settings, "r-20260101-000000-aaaa")
     with pytest.raises(DiffSourceError, match="no submission collected"):
@@ -152,8 +152,8 @@ async def test_trees_for_unknown_run_and_missing_submission(builtin_settings: Se
 
 async def test_trees_for_run_prepares_state_a(builtin_settings: Settings) -> None:
     async with await Store.open(builtin_settings.db_path) as store:
-        run = await store.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
-                                     agent="replay:reference")
+        run = await store.runs.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
+                                          agent="replay:reference")
     submission = builtin_settings.runs_dir / run.id / "submission"
     _write(submission, {"README.md": "x\n"})
     state_a, found = await trees_for_run(builtin_settings, run.id)

@@ -58,12 +58,12 @@ async def make_images(state: Path, tmp: Path) -> dict[str, tuple[str, str]]:
     finally:
         engine.close()
     async with await Store.open(db_path) as store:
-        run = await store.create_run(task_id="demo01-csvtab-python-to-node",
-                                     task_path="tasks/demo01", agent="replay")
-        await store.transition(run.id, "preparing")
+        run = await store.runs.create_run(task_id="demo01-csvtab-python-to-node",
+                                          task_path="tasks/demo01", agent="replay")
+        await store.runs.transition(run.id, "preparing")
         tag, image_id = made["recorded"]
-        await store.record_image(run.id, "workspace", tag=tag, image_id=image_id,
-                                 digest=image_id)
+        await store.infra.record_image(run.id, "workspace", tag=tag, image_id=image_id,
+                                       digest=image_id)
     return made
 
 

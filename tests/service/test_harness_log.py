@@ -27,10 +27,10 @@ async def test_a_graded_run_logs_what_srb_did_after_what_the_agent_printed(
             if isinstance(event, LogLines) and event.run_id == run.id:
                 announced.append(event)
     assert done.status == "scored"
-    total = await service.store.count_log_lines(run.id)
-    rows = await service.store.read_log_lines(run.id, 0, total)
+    total = await service.store.logs.count_log_lines(run.id)
+    rows = await service.store.logs.read_log_lines(run.id, 0, total)
     ours = [r.text for r in rows if r.stream == "srb"]
-    assert await service.store.count_log_lines(run.id, stream="srb") == len(ours)
+    assert await service.store.logs.count_log_lines(run.id, stream="srb") == len(ours)
     statuses = [t.removeprefix("status → ").split(" ")[0] for t in ours
                 if t.startswith("status → ")]
     assert statuses[:3] == ["preparing", "agent", "collecting"]

@@ -28,7 +28,7 @@ async def store(tmp_path: Path) -> AsyncIterator[Store]:
 async def test_a_move_is_stored_before_it_is_announced(store: Store) -> None:
     bus = EventBus()
     moves = RunMoves(store, bus)
-    run = await store.create_run(task_id="t", task_path="tasks/t", agent="replay")
+    run = await store.runs.create_run(task_id="t", task_path="tasks/t", agent="replay")
     seen: list[object] = []
     async with bus.subscribe() as sub:
         await moves.to(run.id, "preparing", "because")
@@ -39,32 +39,32 @@ async def test_a_move_is_stored_before_it_is_announced(store: Store) -> None:
             seen.append(sub.get_nowait())
     assert seen == [StatusChanged(run.id, "preparing", "because"), Progress(run.id, "a line"),
                     Progress(run.id, "from a stage")]
-    history = [(t.to_status, t.reason) for t in await store.transitions(run.id)]
+    history = [(t.to_status, t.reason) for t in await store.runs.transitions(run.id)]
     assert history[-1] == ("preparing", "because")
-    assert (await store.require_run(run.id)).status == "preparing"
+    assert (await store.runs.require_run(run.id)).status == "preparing"
 
 
 async def test_a_drive_holds_the_lease_and_its_budget_until_it_lets_go(store: Store) -> None:
     moves = RunMoves(store, EventBus())
-    run = await store.create_run(task_id="t", task_path="tasks/t", agent="replay")
+    run = await store.runs.create_run(task_id="t", task_path="tasks/t", agent="replay")
     await moves.hold(run.id)
     moves.set_budget(run.id, 12.5)
-    lease = (await store.require_run(run.id)).extra[LEASE]
+    lease = (await store.runs.require_run(run.id)).extra[LEASE]
     assert lease["pid"] == os.getpid() and moves.budget(run.id) == 12.5
     await moves.let_go(run.id)
-    assert LEASE not in (await store.require_run(run.id)).extra
+    assert LEASE not in (await store.runs.require_run(run.id)).extra
     assert moves.budget(run.id) is None
 
 
 async def test_a_live_lease_of_another_process_is_refused(store: Store) -> None:
     moves = RunMoves(store, EventBus())
-    run = await store.create_run(task_id="t", task_path="tasks/t", agent="replay")
+    run = await store.runs.create_run(task_id="t", task_path="tasks/t", agent="replay")
     other = {"pid": os.getppid(), "host": socket.gethostname(), "since": "earlier"}
-    await store.update_run(run.id, extra={LEASE: other})
+    await store.runs.update_run(run.id, extra={LEASE: other})
     with pytest.raises(LeaseHeld, match=f"pid {os.getppid()}"):
         await moves.hold(run.id)
     await moves.let_go(run.id)  # not ours: left in place
-    assert (await store.require_run(run.id)).extra[LEASE] == other
+    assert (await store.runs.require_run(run.id)).extra[LEASE] == other
 
 
 async def _drain(sub: object) -> list[object]:
@@ -79,7 +79,7 @@ async def test_finish_stores_moves_and_announces_once(store: Store) -> None:
     with the run as stored (issue 22: it was written five times)."""
     bus = EventBus()
     moves = RunMoves(store, bus)
-    run = await store.create_run(task_id="t", task_path="tasks/t", agent="replay")
+    run = await store.runs.create_run(task_id="t", task_path="tasks/t", agent="replay")
     await moves.to(run.id, "preparing")
     await moves.log.flush(run.id)  # the earlier move's log line is not part of what follows
     async with bus.subscribe() as sub:
@@ -109,8 +109,8 @@ async def test_finish_stores_moves_and_announces_once(store: Store) -> None:
 async def test_a_cancelled_run_is_announced_without_a_verdict(store: Store) -> None:
     bus = EventBus()
     moves = RunMoves(store, bus)
-    run = await store.create_run(task_id="t", task_path="tasks/t", agent="replay")
-    await store.update_run(run.id, score=10.0, valid=True)
+    run = await store.runs.create_run(task_id="t", task_path="tasks/t", agent="replay")
+    await store.runs.update_run(run.id, score=10.0, valid=True)
     async with bus.subscribe() as sub:
         done = await moves.finish(run.id, "cancelled", "by the operator", detail="cancelled")
         seen = await _drain(sub)

@@ -19,7 +19,7 @@ def _round(run_id: str, adversary: str, status: str) -> AdversaryRoundRecord:
 
 async def test_partial_credit_names_the_adversaries_and_the_arithmetic(tmp_path: Path) -> None:
     async with await Store.open(tmp_path / "srb.sqlite3") as store:
-        run = await store.create_run(task_id="t", task_path="tasks/t", agent="replay:subtle")
+        run = await store.runs.create_run(task_id="t", task_path="tasks/t", agent="replay:subtle")
     run = dataclasses.replace(run, score=60.0, max_score=100.0, valid=True,
                               blocked_by="verification")
     rounds = [_round(run.id, f"f0{i}", "broken" if i <= 4 else "survived") for i in range(1, 7)]
@@ -39,7 +39,7 @@ async def test_partial_credit_names_the_adversaries_and_the_arithmetic(tmp_path:
 
 async def test_the_gates_say_which_stage_ended_it(tmp_path: Path) -> None:
     async with await Store.open(tmp_path / "srb.sqlite3") as store:
-        run = await store.create_run(task_id="t", task_path="tasks/t", agent="untouched")
+        run = await store.runs.create_run(task_id="t", task_path="tasks/t", agent="untouched")
     audit = explain_score(dataclasses.replace(run, score=0.0, blocked_by="audit"), [])
     assert audit is not None and audit.formula.startswith("0 = Stage I fail")
     stage2 = explain_score(dataclasses.replace(run, score=0.0, blocked_by="behavioural"), [])

@@ -25,13 +25,13 @@ def _line(**doc: object) -> bytes:
 
 async def test_progress_lines_reach_the_bus_and_the_store(tmp_path: Path) -> None:
     async with await Store.open(tmp_path / "srb.sqlite3") as store:
-        run = await store.create_run(task_id="t", task_path="/t", agent="untouched",
-                                     budget_sec=60)
-        await store.merge_extra(run.id, {"behavioural_progress": {"old": {"module": "old"}}})
+        run = await store.runs.create_run(task_id="t", task_path="/t", agent="untouched",
+                                          budget_sec=60)
+        await store.runs.merge_extra(run.id, {"behavioural_progress": {"old": {"module": "old"}}})
         heard: list[object] = []
         progress = SuiteProgress(store, run.id, heard.append)
         await progress.begin()
-        assert "behavioural_progress" not in (await store.require_run(run.id)).extra
+        assert "behavioural_progress" not in (await store.runs.require_run(run.id)).extra
         progress.on_line(b"a line of the grader that is not progress")
         progress.on_line(PROGRESS_MARK + b"{not json")
         progress.on_line(_line(module="m1", index=1, total=2, state="running", at="x"))
@@ -39,7 +39,7 @@ async def test_progress_lines_reach_the_bus_and_the_store(tmp_path: Path) -> Non
                                scored=4, at="y"))
         progress.on_line(_line(module="m2", index=2, total=2, state="running", at="z"))
         await progress.drain()
-        table = ModuleProgress.read_all((await store.require_run(run.id)).extra)
+        table = ModuleProgress.read_all((await store.runs.require_run(run.id)).extra)
     assert [str(getattr(e, "message", "")) for e in heard] == [
         "behavioural: module 1/2 m1 running",
         "behavioural: module 1/2 m1 ok, 3/4 checks pass",
@@ -65,10 +65,10 @@ async def test_the_stage_two_tab_shows_the_running_module_of_another_process(
     settings = Settings(task_roots=(BUILTIN_TASKS,), state_dir=tmp_path / "state")
     settings.state_dir.mkdir(parents=True)
     async with await Store.open(settings.db_path) as store:
-        run = await store.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
-                                     agent="replay:reference", budget_sec=60)
+        run = await store.runs.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
+                                          agent="replay:reference", budget_sec=60)
         for status in ("preparing", "agent", "collecting", "audit", "behavioural"):
-            await store.transition(run.id, status)
+            await store.runs.transition(run.id, status)
     app = quiet_app(settings)
     async with app.run_test(size=(120, 40)) as pilot:
         app.open_run(run.id)
@@ -80,7 +80,7 @@ async def test_the_stage_two_tab_shows_the_running_module_of_another_process(
             assert pane.task_def is not None
             first = pane.task_def.module_ids[0]
             at = datetime.now(UTC).isoformat().replace("+00:00", "Z")
-            await other.merge_extra(run.id, into={"behavioural_progress": {first: {
+            await other.runs.merge_extra(run.id, into={"behavioural_progress": {first: {
                 "module": first, "index": 1, "total": 2, "state": "running", "at": at}}})
 
         def cell() -> str:

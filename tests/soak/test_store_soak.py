@@ -199,7 +199,7 @@ def _admin(state: Path, ledger: Ledger, jobs: Path) -> Callable[[], None]:
 async def _console_sees(app: Any, ledger: Ledger) -> None:
     store = await app.run_host.store()
     for run_id, status in ledger.snapshot().items():
-        record = await store.get_run(run_id)
+        record = await store.runs.get_run(run_id)
         seen = None if record is None else record.status
         if seen != status:
             ledger.problem(f"the console's store shows {run_id} as {seen}, recorded {status}")
@@ -248,7 +248,7 @@ async def _console_launch(pilot: Any, app: Any, ledger: Ledger) -> str:
     store = await app.run_host.store()
 
     async def status() -> str | None:
-        record = await store.get_run(launched[0])
+        record = await store.runs.get_run(launched[0])
         return None if record is None else record.status
 
     deadline = time.monotonic() + 600

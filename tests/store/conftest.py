@@ -31,4 +31,4 @@ async def make_run(store: Store, task_id: str = "lang03", **kwargs: object) -> R
         "agent": "replay",
     }
     fields.update(kwargs)
-    return await store.create_run(task_id=task_id, **fields)  # type: ignore[arg-type]
+    return await store.runs.create_run(task_id=task_id, **fields)  # type: ignore[arg-type]

@@ -41,10 +41,10 @@ async def test_reads_cancelled_at_random_points_leave_every_connection_clean(
         await asyncio.gather(*reads, return_exceptions=True)
 
     # Afterwards every pooled connection serves a snapshot read and a plain read.
-    pooled = len(store._readers._conns)
+    pooled = len(store._core.readers._conns)
     details = await asyncio.gather(*(store.run_detail(runs[0].id) for _ in range(pooled * 3)))
     assert {d.run.id for d in details} == {runs[0].id}
-    listed = await asyncio.gather(*(store.list_runs() for _ in range(pooled * 3)))
+    listed = await asyncio.gather(*(store.runs.list_runs() for _ in range(pooled * 3)))
     assert all(len(rows) == 2 for rows in listed)
-    for conn in store._readers._conns:
+    for conn in store._core.readers._conns:
         assert not conn.in_transaction

@@ -29,12 +29,12 @@ def _batch(index: int) -> list[LogEntry]:
 async def test_reads_keep_answering_while_the_writer_ingests(store: Store) -> None:
     run = await make_run(store)
     other = await make_run(store, task_id="build03")
-    await store.append_log_lines(other.id, _batch(0))
+    await store.logs.append_log_lines(other.id, _batch(0))
     batches = [_batch(i) for i in range(BATCHES)]
 
     async def ingest() -> None:
         for batch in batches:
-            await store.append_log_lines(run.id, batch)
+            await store.logs.append_log_lines(run.id, batch)
 
     task = asyncio.create_task(ingest())
     latencies: list[float] = []
@@ -44,17 +44,17 @@ async def test_reads_keep_answering_while_the_writer_ingests(store: Store) -> No
     while not task.done():
         assert time.monotonic() < deadline, "ingest did not finish"
         started = time.perf_counter()
-        page = await store.read_log_lines(other.id, offset=500, limit=3)
+        page = await store.logs.read_log_lines(other.id, offset=500, limit=3)
         assert [line.seq for line in page] == [501, 502, 503]
-        assert (await store.require_run(other.id)).task_id == "build03"
-        assert await store.count_runs(task="build03") == 1
-        seen_progress.append(await store.max_log_seq(run.id))
+        assert (await store.runs.require_run(other.id)).task_id == "build03"
+        assert await store.runs.count_runs(task="build03") == 1
+        seen_progress.append(await store.logs.max_log_seq(run.id))
         latencies.append(time.perf_counter() - started)
         if not task.done():
             reads_during_ingest += 1
     await task
 
-    assert await store.count_log_lines(run.id) == BATCH * BATCHES
+    assert await store.logs.count_log_lines(run.id) == BATCH * BATCHES
     assert reads_during_ingest >= 10, reads_during_ingest
     # readers saw the log grow batch by batch, never a half batch
     assert len(set(seen_progress)) >= 5
@@ -73,13 +73,13 @@ async def test_a_read_does_not_wait_for_an_open_write_transaction(store: Store) 
         inside.set()
         await release.wait()
 
-    writing = asyncio.create_task(store._write(slow_write))
+    writing = asyncio.create_task(store._core.writer.run(slow_write))
     await asyncio.wait_for(inside.wait(), 10)
     # the writer holds its transaction (and the write lock) open; readers still answer,
     # and see only committed state
-    during = await asyncio.wait_for(store.require_run(run.id), 5)
+    during = await asyncio.wait_for(store.runs.require_run(run.id), 5)
     assert during.phase is None
-    assert await asyncio.wait_for(store.count_runs(), 5) == 1
+    assert await asyncio.wait_for(store.runs.count_runs(), 5) == 1
     release.set()
     await writing
-    assert (await store.require_run(run.id)).phase == "busy"
+    assert (await store.runs.require_run(run.id)).phase == "busy"

@@ -17,13 +17,14 @@ CHILD = textwrap.dedent(
 
     async def main(path):
         store = await Store.open(path)
-        run = await store.create_run(task_id="lang03", task_path="tasks/lang03", agent="replay")
-        await store.transition(run.id, "preparing")
+        run = await store.runs.create_run(
+            task_id="lang03", task_path="tasks/lang03", agent="replay")
+        await store.runs.transition(run.id, "preparing")
         print("RUN", run.id, flush=True)
         batch = 0
         while True:
             lines = [("2026-11-29T16:40:13Z", "stdout", f"{batch}:{i}") for i in range(500)]
-            seq = await store.append_log_lines(run.id, lines)
+            seq = await store.logs.append_log_lines(run.id, lines)
             print("ACK", seq, flush=True)
             batch += 1
 
@@ -59,10 +60,10 @@ async def test_acknowledged_lines_survive_sigkill(db_path: Path) -> None:
     for line in rest.decode().splitlines():
         acked = max(acked, int(line.split()[1]))
     async with await Store.open(db_path) as store:
-        run = await store.require_run(run_id)
+        run = await store.runs.require_run(run_id)
         assert run.status == "preparing"
-        stored = await store.max_log_seq(run_id)
+        stored = await store.logs.max_log_seq(run_id)
         assert stored >= acked
         assert stored % 500 == 0  # whole batches only
-        lines = await store.read_log_lines(run_id, offset=acked - 1, limit=1)
+        lines = await store.logs.read_log_lines(run_id, offset=acked - 1, limit=1)
         assert lines[0].seq == acked

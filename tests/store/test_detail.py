@@ -15,12 +15,12 @@ from .conftest import make_run
 async def _graded_run(store: Store) -> str:
     run = await make_run(store, model="opus", effort="high", budget_sec=7200)
     for status in ("preparing", "agent", "collecting", "audit"):
-        await store.transition(run.id, status)
-    await store.record_image(run.id, "agent", tag="srb/lang03-agent", image_id="sha256:aa")
-    await store.record_image(run.id, "audit", tag="srb/lang03-audit", digest="sha256:bb")
-    await store.record_container(run.id, "agent", container_id="c0ffee", name="srb-x-agent")
-    await store.update_container("c0ffee", last_log_ts="2026-11-29T16:40:13Z", exit_code=0)
-    await store.append_log_lines(run.id, [("2026-11-29T16:40:13Z", "stdout", "done")])
+        await store.runs.transition(run.id, status)
+    await store.infra.record_image(run.id, "agent", tag="srb/lang03-agent", image_id="sha256:aa")
+    await store.infra.record_image(run.id, "audit", tag="srb/lang03-audit", digest="sha256:bb")
+    await store.infra.record_container(run.id, "agent", container_id="c0ffee", name="srb-x-agent")
+    await store.infra.update_container("c0ffee", last_log_ts="2026-11-29T16:40:13Z", exit_code=0)
+    await store.logs.append_log_lines(run.id, [("2026-11-29T16:40:13Z", "stdout", "done")])
     votes = [
         {
             "gate_id": "migrated",
@@ -33,13 +33,13 @@ async def _graded_run(store: Store) -> str:
         }
         for sample in range(3)
     ]
-    await store.record_gate_votes(run.id, votes)
-    await store.record_gate_outcomes(
+    await store.grading.record_gate_votes(run.id, votes)
+    await store.grading.record_gate_outcomes(
         run.id,
         [{"gate_id": "migrated", "title": "Moved?", "verdict": "pass", "votes_pass": 3}],
     )
     envelope = {"schema": "swerefactor.stage-result/1", "stage": "audit", "status": "pass"}
-    await store.record_stage_result(
+    await store.grading.record_stage_result(
         run.id,
         "audit",
         "pass",
@@ -48,7 +48,7 @@ async def _graded_run(store: Store) -> str:
         fingerprint="0123456789ab",
         result=envelope,
     )
-    await store.transition(run.id, "behavioural")
+    await store.runs.transition(run.id, "behavioural")
     modules = [
         {
             "id": "cli",
@@ -62,8 +62,8 @@ async def _graded_run(store: Store) -> str:
         },
         {"id": "api", "status": "timeout", "rate": 0.5, "passed": 1, "failed": 1, "scored": 2},
     ]
-    await store.record_module_results(run.id, "behavioural", modules)
-    await store.record_checks(
+    await store.grading.record_module_results(run.id, "behavioural", modules)
+    await store.grading.record_checks(
         run.id,
         "behavioural",
         [
@@ -72,9 +72,9 @@ async def _graded_run(store: Store) -> str:
         ],
         module_id="cli",
     )
-    await store.record_stage_result(run.id, "behavioural", "complete", result={"units": []})
-    await store.transition(run.id, "verification")
-    await store.record_adversary_round(
+    await store.grading.record_stage_result(run.id, "behavioural", "complete", result={"units": []})
+    await store.runs.transition(run.id, "verification")
+    await store.grading.record_adversary_round(
         run.id,
         "adv-1",
         status="broken",
@@ -86,8 +86,8 @@ async def _graded_run(store: Store) -> str:
         candidates=2,
         notes=["n"],
     )
-    await store.record_adversary_round(run.id, "adv-2", status="survived")
-    await store.record_counterexample(
+    await store.grading.record_adversary_round(run.id, "adv-2", status="survived")
+    await store.grading.record_counterexample(
         run.id,
         "adv-1",
         code="print(1)\n",
@@ -100,9 +100,11 @@ async def _graded_run(store: Store) -> str:
         duration_a=0.1,
         duration_b=0.2,
     )
-    await store.add_event(run.id, "score", {"score": 50})
-    await store.transition(run.id, "scored")
-    await store.update_run(run.id, valid=True, score=50, max_score=100, stop_reason="completed")
+    await store.infra.add_event(run.id, "score", {"score": 50})
+    await store.runs.transition(run.id, "scored")
+    await store.runs.update_run(
+        run.id, valid=True, score=50, max_score=100, stop_reason="completed"
+    )
     return run.id
 
 
@@ -134,60 +136,78 @@ async def test_run_detail_round_trips_through_json(store: Store) -> None:
 
 async def test_rerecording_replaces_and_clear_stage_forgets(store: Store) -> None:
     run_id = await _graded_run(store)
-    checks = await store.record_checks(
+    checks = await store.grading.record_checks(
         run_id, "behavioural", [{"id": "only", "verdict": "skip"}], module_id="cli"
     )
     assert [c.check_id for c in checks] == ["only"]
-    assert [c.check_id for c in await store.checks(run_id, "behavioural")] == ["only"]
-    await store.record_gate_votes(run_id, [{"gate_id": "migrated", "sample": 0, "verdict": "pass"}])
-    assert [v.verdict for v in await store.gate_votes(run_id)] == ["pass", "pass", "pass"]
-    await store.clear_stage(run_id, "verification")
-    assert await store.adversary_rounds(run_id) == []
-    assert await store.counterexamples(run_id) == []
-    assert len(await store.stage_results(run_id)) == 2
-    await store.clear_stage(run_id, "audit")
-    assert await store.gate_votes(run_id) == [] and await store.gate_outcomes(run_id) == []
-    assert [s.stage for s in await store.stage_results(run_id)] == ["behavioural"]
+    assert [c.check_id for c in await store.grading.checks(run_id, "behavioural")] == ["only"]
+    await store.grading.record_gate_votes(
+        run_id, [{"gate_id": "migrated", "sample": 0, "verdict": "pass"}]
+    )
+    assert [v.verdict for v in await store.grading.gate_votes(run_id)] == ["pass", "pass", "pass"]
+    await store.grading.clear_stage(run_id, "verification")
+    assert await store.grading.adversary_rounds(run_id) == []
+    assert await store.grading.counterexamples(run_id) == []
+    assert len(await store.grading.stage_results(run_id)) == 2
+    await store.grading.clear_stage(run_id, "audit")
+    assert (
+        await store.grading.gate_votes(run_id) == []
+        and await store.grading.gate_outcomes(run_id) == []
+    )
+    assert [s.stage for s in await store.grading.stage_results(run_id)] == ["behavioural"]
 
 
 @pytest.mark.parametrize(
     ("call", "message"),
     [
         (
-            lambda s, r: s.record_checks(r, "behavioural", [{"id": "a", "verdict": "ok"}]),
+            lambda s, r: s.grading.record_checks(r, "behavioural", [{"id": "a", "verdict": "ok"}]),
             "verdict: 'ok' is not one of",
         ),
         (
-            lambda s, r: s.record_checks(
+            lambda s, r: s.grading.record_checks(
                 r, "behavioural", [{"id": "a", "verdict": "pass", "x": 1}]
             ),
             "unknown keys x",
         ),
-        (lambda s, r: s.record_checks(r, "behavioural", [{"verdict": "pass"}]), "missing keys id"),
         (
-            lambda s, r: s.record_module_results(r, "behavioural", [{"id": "m", "status": "done"}]),
+            lambda s, r: s.grading.record_checks(r, "behavioural", [{"verdict": "pass"}]),
+            "missing keys id",
+        ),
+        (
+            lambda s, r: s.grading.record_module_results(
+                r, "behavioural", [{"id": "m", "status": "done"}]
+            ),
             "status: 'done'",
         ),
         (
-            lambda s, r: s.record_module_results(
+            lambda s, r: s.grading.record_module_results(
                 r, "behavioural", [{"id": "m", "status": "ok", "passed": 1.5}]
             ),
             "passed",
         ),
         (
-            lambda s, r: s.record_gate_votes(
+            lambda s, r: s.grading.record_gate_votes(
                 r, [{"gate_id": "g", "sample": 0, "verdict": "pass", "downgraded": "yes"}]
             ),
             "downgraded",
         ),
-        (lambda s, r: s.record_adversary_round(r, "a", status="won"), "status: 'won'"),
-        (lambda s, r: s.record_counterexample(r, "a", code="x", verdict="maybe"), "verdict"),
-        (lambda s, r: s.record_stage_result(r, "audit", "pass", result={1, 2}), "not storable"),
+        (lambda s, r: s.grading.record_adversary_round(r, "a", status="won"), "status: 'won'"),
         (
-            lambda s, r: s.record_stage_result(r, "audit", "pass", duration_sec=float("nan")),
+            lambda s, r: s.grading.record_counterexample(r, "a", code="x", verdict="maybe"),
+            "verdict",
+        ),
+        (
+            lambda s, r: s.grading.record_stage_result(r, "audit", "pass", result={1, 2}),
+            "not storable",
+        ),
+        (
+            lambda s, r: s.grading.record_stage_result(
+                r, "audit", "pass", duration_sec=float("nan")
+            ),
             "finite",
         ),
-        (lambda s, r: s.add_event(r, ""), "event kind"),
+        (lambda s, r: s.infra.add_event(r, ""), "event kind"),
     ],
 )
 async def test_bad_records_are_refused_with_a_clear_message(
@@ -208,7 +228,7 @@ async def test_bad_container_updates_name_the_container(
     store: Store, fields: dict[str, object], message: str
 ) -> None:
     with pytest.raises(StoreError, match=message):
-        await store.update_container("nope", **fields)
+        await store.infra.update_container("nope", **fields)
 
 
 async def test_records_for_unknown_runs_and_details(store: Store) -> None:
@@ -216,25 +236,25 @@ async def test_records_for_unknown_runs_and_details(store: Store) -> None:
     with pytest.raises(RunNotFound, match=missing):
         await store.run_detail(missing)
     with pytest.raises(RunNotFound):
-        await store.record_stage_result(missing, "audit", "pass")
+        await store.grading.record_stage_result(missing, "audit", "pass")
     with pytest.raises(RunNotFound):
-        await store.add_event(missing, "x")
-    global_event = await store.add_event(None, "reaped", {"container": "abc"})
-    assert (await store.events())[-1] == global_event
+        await store.infra.add_event(missing, "x")
+    global_event = await store.infra.add_event(None, "reaped", {"container": "abc"})
+    assert (await store.infra.events())[-1] == global_event
 
 
 async def test_one_failing_write_does_not_undo_its_neighbours(store: Store) -> None:
     run = await make_run(store)
     results = await asyncio.gather(
-        store.add_event(run.id, "one"),
-        store.record_stage_result("r-20990101-000000-0000", "audit", "pass"),
-        store.add_event(run.id, "two"),
-        store.append_log_lines(run.id, [("2026-01-01T00:00:00Z", "stdout", "x")]),
+        store.infra.add_event(run.id, "one"),
+        store.grading.record_stage_result("r-20990101-000000-0000", "audit", "pass"),
+        store.infra.add_event(run.id, "two"),
+        store.logs.append_log_lines(run.id, [("2026-01-01T00:00:00Z", "stdout", "x")]),
         return_exceptions=True,
     )
     assert isinstance(results[1], RunNotFound)
-    assert [e.kind for e in await store.events(run.id)] == ["one", "two"]
-    assert await store.count_log_lines(run.id) == 1
+    assert [e.kind for e in await store.infra.events(run.id)] == ["one", "two"]
+    assert await store.logs.count_log_lines(run.id) == 1
 
 
 def test_from_json_rejects_unknown_and_missing_keys() -> None:
@@ -249,15 +269,17 @@ def test_from_json_rejects_unknown_and_missing_keys() -> None:
 async def test_latest_score_payloads_and_the_change_mark(store: Store) -> None:
     first = await make_run(store)
     second = await make_run(store)
-    before = await store.change_mark()
-    await store.add_event(first.id, "score", {"score": 40.0})
-    await store.add_event(first.id, "score", {"score": 100.0})  # a re-grade: newest wins
-    await store.add_event(second.id, "other", {"score": 1})
-    found = await store.latest_payloads("score", [first.id, second.id, "r-20990101-000000-0000"])
+    before = await store.infra.change_mark()
+    await store.infra.add_event(first.id, "score", {"score": 40.0})
+    await store.infra.add_event(first.id, "score", {"score": 100.0})  # a re-grade: newest wins
+    await store.infra.add_event(second.id, "other", {"score": 1})
+    found = await store.infra.latest_payloads(
+        "score", [first.id, second.id, "r-20990101-000000-0000"]
+    )
     assert found == {first.id: {"score": 100.0}}
-    assert await store.change_mark() == before  # events alone do not touch run rows
-    await store.update_run(second.id, score=0.0)
-    after_update = await store.change_mark()
+    assert await store.infra.change_mark() == before  # events alone do not touch run rows
+    await store.runs.update_run(second.id, score=0.0)
+    after_update = await store.infra.change_mark()
     assert after_update != before and after_update[0] == before[0]
     await make_run(store)
-    assert (await store.change_mark())[0] == before[0] + 1
+    assert (await store.infra.change_mark())[0] == before[0] + 1

@@ -40,7 +40,7 @@ async def test_opening_a_live_stores_files_outside_sqlite_is_refused(db_path: Pa
         with pytest.raises(StoreFileOpenRefused):
             db_path.read_bytes()
         assert str(db_path.resolve()) in guarded()
-        assert len(await store.list_runs()) == 1  # the store is unharmed and still answers
+        assert len(await store.runs.list_runs()) == 1  # the store is unharmed and still answers
     # closed: the file is a file again (a test, a backup tool, a copy)
     assert str(db_path.resolve()) not in guarded()
     assert db_path.read_bytes()[:16] == b"SQLite format 3\x00"
@@ -55,10 +55,10 @@ async def test_a_second_open_in_one_process_shares_the_first(db_path: Path) -> N
         async with await Store.open(db_path) as second:
             assert _fds_on(db_path) == held  # no new connection, no new descriptor
             await make_run(second, "lang02")
-            assert {r.task_id for r in await first.list_runs()} == {"lang01", "lang02"}
+            assert {r.task_id for r in await first.runs.list_runs()} == {"lang01", "lang02"}
         # the second handle closed; the first still reads and writes
         await make_run(first, "lang03")
-        assert len(await first.list_runs()) == 3
+        assert len(await first.runs.list_runs()) == 3
     finally:
         await first.close()
     assert _fds_on(db_path) == 0
@@ -71,7 +71,7 @@ async def test_a_closed_handle_refuses_while_the_shared_store_lives(db_path: Pat
         with pytest.raises(StoreError, match="closed"):
             await make_run(other)
         with pytest.raises(StoreError, match="closed"):
-            await other.list_runs()
+            await other.runs.list_runs()
         await make_run(keeper)  # the keeper's handle is untouched
 
 
@@ -170,7 +170,7 @@ def test_doctor_names_the_damage_and_the_recovery_rebuilds_it(db_path: Path) -> 
     async def reopen() -> int:
         async with await Store.open(db_path) as store:
             await make_run(store, "after")
-            return len(await store.list_runs(limit=100))
+            return len(await store.runs.list_runs(limit=100))
 
     assert asyncio.run(reopen()) == 41
 

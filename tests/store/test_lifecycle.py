@@ -32,12 +32,12 @@ async def test_happy_path_records_every_transition(store: Store) -> None:
     run = await make_run(store)
     assert run.status == "pending" and run.started_at is None
     for status in HAPPY_PATH:
-        record = await store.transition(run.id, status, reason=f"to {status}")
+        record = await store.runs.transition(run.id, status, reason=f"to {status}")
         assert record.to_status == status
-    done = await store.require_run(run.id)
+    done = await store.runs.require_run(run.id)
     assert done.status == "scored"
     assert done.started_at is not None and done.finished_at is not None
-    history = await store.transitions(run.id)
+    history = await store.runs.transitions(run.id)
     assert [(t.from_status, t.to_status) for t in history] == list(
         zip([None, "pending", *HAPPY_PATH[:-1]], ["pending", *HAPPY_PATH], strict=True)
     )
@@ -64,65 +64,65 @@ async def test_illegal_transitions_are_refused_and_change_nothing(
 ) -> None:
     run = await make_run(store)
     for status in path:
-        await store.transition(run.id, status)
-    before = await store.transitions(run.id)
+        await store.runs.transition(run.id, status)
+    before = await store.runs.transitions(run.id)
     with pytest.raises(IllegalTransition) as caught:
-        await store.transition(run.id, illegal)
+        await store.runs.transition(run.id, illegal)
     assert run.id in str(caught.value) and illegal in str(caught.value)
-    assert (await store.require_run(run.id)).status == (path[-1] if path else "pending")
-    assert await store.transitions(run.id) == before
+    assert (await store.runs.require_run(run.id)).status == (path[-1] if path else "pending")
+    assert await store.runs.transitions(run.id) == before
 
 
 @pytest.mark.parametrize("stage", ["pending", "agent", "audit", "verification"])
 async def test_side_exits_from_any_live_state(store: Store, stage: str) -> None:
     run = await make_run(store)
     for status in HAPPY_PATH[: HAPPY_PATH.index(stage) + 1] if stage != "pending" else []:
-        await store.transition(run.id, status)
-    await store.transition(run.id, "infra_error", reason="docker went away")
-    failed = await store.require_run(run.id)
+        await store.runs.transition(run.id, status)
+    await store.runs.transition(run.id, "infra_error", reason="docker went away")
+    failed = await store.runs.require_run(run.id)
     assert failed.status == "infra_error" and failed.finished_at is not None
 
 
 async def test_grading_may_end_early_and_scored_runs_can_be_regraded(store: Store) -> None:
     run = await make_run(store)
     for status in HAPPY_PATH[:5]:  # up to behavioural
-        await store.transition(run.id, status)
-    await store.transition(run.id, "scored", reason="stage II incomplete")
-    await store.transition(run.id, "audit", reason="re-grade")
-    regrading = await store.require_run(run.id)
+        await store.runs.transition(run.id, status)
+    await store.runs.transition(run.id, "scored", reason="stage II incomplete")
+    await store.runs.transition(run.id, "audit", reason="re-grade")
+    regrading = await store.runs.require_run(run.id)
     assert regrading.status == "audit" and regrading.finished_at is None
-    await store.transition(run.id, "scored")
-    assert (await store.require_run(run.id)).finished_at is not None
+    await store.runs.transition(run.id, "scored")
+    assert (await store.runs.require_run(run.id)).finished_at is not None
 
 
 async def test_expect_guards_against_a_lost_race(store: Store) -> None:
     run = await make_run(store)
-    await store.transition(run.id, "preparing")
+    await store.runs.transition(run.id, "preparing")
     with pytest.raises(IllegalTransition):
-        await store.transition(run.id, "agent", expect="pending")
-    await store.transition(run.id, "agent", expect="preparing")
+        await store.runs.transition(run.id, "agent", expect="pending")
+    await store.runs.transition(run.id, "agent", expect="preparing")
 
 
 async def test_concurrent_cancel_and_advance_leave_one_consistent_history(store: Store) -> None:
     run = await make_run(store)
-    await store.transition(run.id, "preparing")
+    await store.runs.transition(run.id, "preparing")
     results = await asyncio.gather(
-        store.transition(run.id, "agent", expect="preparing"),
-        store.transition(run.id, "cancelled", expect="preparing"),
+        store.runs.transition(run.id, "agent", expect="preparing"),
+        store.runs.transition(run.id, "cancelled", expect="preparing"),
         return_exceptions=True,
     )
     assert sum(isinstance(r, IllegalTransition) for r in results) == 1
-    final = await store.require_run(run.id)
-    history = await store.transitions(run.id)
+    final = await store.runs.require_run(run.id)
+    history = await store.runs.transitions(run.id)
     assert history[-1].to_status == final.status
 
 
 async def test_unknown_run_and_unknown_status(store: Store) -> None:
     with pytest.raises(RunNotFound, match="r-20990101-000000-dead"):
-        await store.transition("r-20990101-000000-dead", "preparing")
+        await store.runs.transition("r-20990101-000000-dead", "preparing")
     run = await make_run(store)
     with pytest.raises(StoreError, match="unknown status 'running'"):
-        await store.transition(run.id, "running")
+        await store.runs.transition(run.id, "running")
 
 
 def test_lifecycle_table() -> None:

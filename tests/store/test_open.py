@@ -84,20 +84,20 @@ async def test_write_connection_enforces_foreign_keys(store: Store) -> None:
         async def orphan(conn: aiosqlite.Connection) -> None:
             await conn.execute("INSERT INTO events (run_id, at, kind) VALUES ('r-nope', 'x', 'k')")
 
-        await store._write(orphan)
+        await store._core.writer.run(orphan)
 
 
 async def test_reopen_keeps_everything(db_path: Path) -> None:
     async with await Store.open(db_path) as store:
         run = await make_run(store)
-        await store.transition(run.id, "preparing")
-        await store.append_log_lines(run.id, [("2026-01-01T00:00:00Z", "stdout", "hello")])
+        await store.runs.transition(run.id, "preparing")
+        await store.logs.append_log_lines(run.id, [("2026-01-01T00:00:00Z", "stdout", "hello")])
     async with await Store.open(db_path) as again:
-        stored = await again.get_run(run.id)
+        stored = await again.runs.get_run(run.id)
         assert stored is not None and stored.status == "preparing"
-        assert [line.text for line in await again.read_log_lines(run.id)] == ["hello"]
+        assert [line.text for line in await again.logs.read_log_lines(run.id)] == ["hello"]
         # seq continues after reopen, without a gap or a duplicate
-        last = await again.append_log_lines(run.id, [("2026-01-01T00:00:01Z", "stderr", "x")])
+        last = await again.logs.append_log_lines(run.id, [("2026-01-01T00:00:01Z", "stderr", "x")])
         assert last == 2
 
 
@@ -197,14 +197,14 @@ async def test_a_write_lock_held_elsewhere_gives_a_clear_error(db_path: Path) ->
         try:
             other.execute("BEGIN IMMEDIATE")
             with pytest.raises(StoreError, match="locked") as caught:
-                await store.update_run(run.id, phase="blocked")
+                await store.runs.update_run(run.id, phase="blocked")
             assert str(db_path) in str(caught.value)
             # reads still answer while someone else holds the write lock
-            assert (await store.require_run(run.id)).phase is None
+            assert (await store.runs.require_run(run.id)).phase is None
             other.execute("ROLLBACK")
         finally:
             other.close()
-        assert (await store.update_run(run.id, phase="free")).phase == "free"
+        assert (await store.runs.update_run(run.id, phase="free")).phase == "free"
 
 
 
@@ -226,4 +226,4 @@ async def test_migration_raced_by_another_connection_is_not_applied_twice(
         await first.close()
         await second.close()
     async with await Store.open(db) as store:
-        assert await store.count_runs() == 0
+        assert await store.runs.count_runs() == 0

@@ -16,13 +16,18 @@ from srb_tui.store.run_extra import (
     BUDGET,
     CLIENT,
     COLLECT,
+    IMPORTED,
     LEASE,
     AgentBudget,
     AgentExit,
     AgentLoop,
+    CampaignCell,
     ClientRecord,
     Collected,
     DriverLease,
+    ImageBuild,
+    ImportedFrom,
+    StageGrading,
     read_adversary_budget,
     read_client_version,
 )
@@ -36,6 +41,8 @@ RECORDS = [
     (AGENT_EXIT, AgentExit(None, None, "deadline", escalated_to_kill=True)),
     (AGENT_LOOP, AgentLoop("completed", None, 3, {"calls": 7}, {"cost_usd": 0.25})),
     (COLLECT, Collected(0.4, 12, 3456, 2, 8192, (("a/../b", "leaves the tree"),), 1, None)),
+    (IMPORTED, ImportedFrom("jobs/2026-01-01__12-00-00")),
+    (IMPORTED, ImportedFrom(None)),
 ]
 
 
@@ -49,11 +56,11 @@ def test_a_record_reads_back_what_it_wrote(key: str, record: object) -> None:
 async def test_records_survive_the_store(tmp_path: Path) -> None:
     store = await Store.open(tmp_path / "srb.sqlite3")
     try:
-        run = await store.create_run(task_id="t", task_path="/t", agent="replay:x",
-                                     model=None, effort=None, budget_sec=60.0)
+        run = await store.runs.create_run(task_id="t", task_path="/t", agent="replay:x",
+                                          model=None, effort=None, budget_sec=60.0)
         for key, record in RECORDS:
-            await store.merge_extra(run.id, {key: record.to_json()})  # type: ignore[attr-defined]
-            back = await store.require_run(run.id)
+            await store.runs.merge_extra(run.id, {key: record.to_json()})  # type: ignore[attr-defined]
+            back = await store.runs.require_run(run.id)
             assert type(record).read(back.extra) == record  # type: ignore[attr-defined]
     finally:
         await store.close()
@@ -82,3 +89,28 @@ def test_no_module_reads_the_lifecycle_keys_raw() -> None:
              if p.name != "run_extra.py"
              for n, line in enumerate(p.read_text().splitlines(), 1) if RAW_READ.search(line)]
     assert found == []
+
+
+def test_campaign_keys_read_back_and_leave_no_ceiling_unless_given() -> None:
+    assert CampaignCell.read(CampaignCell("c1", 2.5).to_json()) == CampaignCell("c1", 2.5)
+    assert CampaignCell("c1").to_json() == {"campaign": "c1"}
+    assert CampaignCell.read({"campaign": "c1"}) == CampaignCell("c1", None)
+    assert CampaignCell.read({"max_cost_usd": 2.5}) is None
+
+
+def test_stage_tables_read_per_role() -> None:
+    build = ImageBuild("srb-stage:abc", {"INFRA_IMAGE": "infra:1"}, (("a:1", "b:1"),))
+    extra = {"image_builds": {"behavioural": build.to_json(), "audit": "not a table"},
+             "grading": {"behavioural": {
+                 "uid": 0, "modules_as_root": True, "declared_by": "task.toml [verifier].user",
+                 "submission_launcher_uid": "slot", "memory_mb": 8192, "cpus": 2,
+                 "pids": 4096, "capabilities": ["SETUID", "KILL"], "network": "none",
+                 "no_new_privileges": True, "boundary_given_up": [],
+                 "suite_tampering": [{"module": "m", "changed": ["t.py"]}]}}}
+    assert ImageBuild.read_all(extra) == {"behavioural": build}
+    grading = StageGrading.read_all(extra)["behavioural"]
+    assert (grading.modules_as_root, grading.declared_by, grading.memory_mb) == (
+        True, "task.toml [verifier].user", 8192)
+    assert grading.capabilities == ("SETUID", "KILL") and grading.cpus == 2.0
+    assert grading.boundary_given_up == () and grading.suite_tampering[0]["module"] == "m"
+    assert StageGrading.read_all({}) == {} and ImageBuild.read_all({"image_builds": 3}) == {}

@@ -146,10 +146,10 @@ async def test_a_campaign_lands_each_mutant_where_expected_and_resumes(
         assert graded == 3 and seen == [("m001", "killed"), ("m002", "survived"),
                                         ("m003", "survived")]
         # a Stage III run of m002 that a SIGKILL left in flight
-        stale = await store.create_run(task_id=task.id, task_path=str(task.dir),
-                                       agent=mutant_agent(campaign.id, "m002"))
+        stale = await store.runs.create_run(task_id=task.id, task_path=str(task.dir),
+                                            agent=mutant_agent(campaign.id, "m002"))
         await store.strength.start_stage_iii(campaign.id, "m002", stale.id)
-        await store.transition(stale.id, "verification", "the killed sitting")
+        await store.runs.transition(stale.id, "verification", "the killed sitting")
         # resumed: the plan is whole, Stage II grades nothing again, Stage III the two
         again, added = await strength.plan(store, task, state_a, asked=3, seed=0,
                                            mutants=hand)
@@ -162,7 +162,7 @@ async def test_a_campaign_lands_each_mutant_where_expected_and_resumes(
         finally:
             await second.close()
         assert (await second.finish()) == "done"
-        assert (await store.require_run(stale.id)).status == "infra_error"
+        assert (await store.runs.require_run(stale.id)).status == "infra_error"
         rows = {r.mutant_id: r for r in await store.strength.mutants(campaign.id)}
         caught = {a for a, o in rows["m002"].catches.items() if o == "broken"}
         assert caught, rows["m002"].catches
@@ -170,18 +170,18 @@ async def test_a_campaign_lands_each_mutant_where_expected_and_resumes(
         assert set(rows["m002"].catches) == set(campaign.panel)
         # each survivor's panel ran in a fresh run, scored, left out of the run list
         for mid in ("m002", "m003"):
-            run = await store.require_run(rows[mid].stage_iii_run or "")
+            run = await store.runs.require_run(rows[mid].stage_iii_run or "")
             assert run.status == "scored" and run.id != stale.id
-            assert [t.to_status for t in await store.transitions(run.id)] == [
+            assert [t.to_status for t in await store.runs.transitions(run.id)] == [
                 "pending", "verification", "scored"]
         m002_run = rows["m002"].stage_iii_run or ""
-        upheld = [c for c in await store.counterexamples(m002_run) if c.verdict == "upheld"]
+        upheld = [c for c in await store.grading.counterexamples(m002_run) if c.verdict == "upheld"]
         assert {c.adversary_id for c in upheld} == caught
-        listed = {r.id for r in await store.list_runs(limit=None)}
+        listed = {r.id for r in await store.runs.list_runs(limit=None)}
         assert not listed & {stale.id, m002_run}
-        assert {r.id for r in await store.list_runs(agent=mutant_agent(campaign.id, "m002"),
-                                                    limit=None)} == {stale.id, m002_run}
-        assert not await store.live_runs()
+        assert {r.id for r in await store.runs.list_runs(agent=mutant_agent(campaign.id, "m002"),
+                                                         limit=None)} == {stale.id, m002_run}
+        assert not await store.runs.live_runs()
         got = await strength.campaign_figures(store, campaign.id)
         assert (got.valid, got.killed, got.suite_score) == (3, 1, 1 / 3)
         assert (got.graded_survivors, got.caught, got.uncaught) == (2, 1, ["m003"])

@@ -72,8 +72,8 @@ async def test_a_survivors_stage_iii_is_recorded_through_persist_stage(
     heard: list[object] = []
     engine = cast(DockerEngine, None)  # the stand-in panel never reaches an engine
     async with await Store.open(tmp_path / "srb.sqlite3") as store:
-        run = await store.create_run(task_id=task.id, task_path=str(task.dir),
-                                     agent="mutant:c1/m001")
+        run = await store.runs.create_run(task_id=task.id, task_path=str(task.dir),
+                                          agent="mutant:c1/m001")
         await record_launch(store, run, task, client=None, client_version=None,
                             backend="local")
         ctx = StageContext(
@@ -88,17 +88,17 @@ async def test_a_survivors_stage_iii_is_recorded_through_persist_stage(
         assert (state_a / PATH).read_text() == text
         assert persisted == ["verification"]
         assert (tmp_path / "runs" / run.id / "verification.json").is_file()
-        rows = await store.stage_results(run.id)
+        rows = await store.grading.stage_results(run.id)
         assert [(r.stage, r.status, r.fingerprint, r.duration_sec) for r in rows] == [
             ("verification", "ok", fingerprint(), 2.5)]
-        found = Provenance.read((await store.require_run(run.id)).extra)
+        found = Provenance.read((await store.runs.require_run(run.id)).extra)
         assert found is not None
         assert found.stages["verification"].grader_fingerprint == fingerprint()
-        events = [e for e in await store.events(run.id) if e.kind == "stage_finished"]
+        events = [e for e in await store.infra.events(run.id) if e.kind == "stage_finished"]
         payload: dict[str, Any] = events[0].payload
         assert len(events) == 1 and payload["stage"] == "verification"
         assert payload["adversaries"] == {"fuzz": "broken", "m": "survived"}
         finished = [e for e in heard if isinstance(e, StageFinished)]
         assert [(e.stage, e.status) for e in finished] == [("verification", "ok")]
-        assert [t.to_status for t in await store.transitions(run.id)] == [
+        assert [t.to_status for t in await store.runs.transitions(run.id)] == [
             "pending", "verification", "scored"]

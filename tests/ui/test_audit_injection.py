@@ -54,8 +54,8 @@ async def test_a_tree_addressing_its_judge_fails_and_the_audit_tab_says_so(
     engine = DockerEngine(RunnerPool(2))
     try:
         async with await Store.open(builtin_settings.db_path) as store:
-            run = await store.create_run(task_id=task.id, task_path=str(task_dir),
-                                         agent="replay:untouched")
+            run = await store.runs.create_run(task_id=task.id, task_path=str(task_dir),
+                                              agent="replay:untouched")
             run_dir = tmp_path / "run"
             run_dir.mkdir()
             outcome = await AUDIT.run(StageContext(
@@ -65,13 +65,13 @@ async def test_a_tree_addressing_its_judge_fails_and_the_audit_tab_says_so(
                 publish=lambda e: None, environ={},
             ))  # fmt: skip
             assert outcome.audit_gate == "fail"
-            checks = await store.checks(run.id, "audit")
+            checks = await store.grading.checks(run.id, "audit")
             found = [c for c in checks if c.module_id == "judge-addressed"]
             assert found and found[0].verdict == "fail"
             assert any(c.summary and c.summary.startswith(f"README.md:{line}:") for c in found)
             assert any(c.evidence == {"path": "submission:README.md", "line": line,
                                       "quote": readme[line - 1].strip()} for c in found)
-            votes = await store.gate_votes(run.id)
+            votes = await store.grading.gate_votes(run.id)
             assert len(votes) == 3 * len(gates)
             assert all(v.verdict == "fail" and "README.md" in str(v.extra.get("tainted"))
                        for v in votes)

@@ -25,10 +25,10 @@ def _detail(n: int) -> str:
 
 async def _seed(settings: Settings) -> str:
     async with await Store.open(settings.db_path) as store:
-        run = await store.create_run(task_id="keys01", task_path="tasks/keys01",
-                                     agent="replay:keys")
+        run = await store.runs.create_run(task_id="keys01", task_path="tasks/keys01",
+                                          agent="replay:keys")
         for status in ("preparing", "agent", "collecting", "audit", "behavioural"):
-            await store.transition(run.id, status)
+            await store.runs.transition(run.id, status)
         modules = []
         # m1: no failing check; m2: four with details of different heights; m3: more
         # failing checks than are shown in the cursor's own frame
@@ -36,15 +36,15 @@ async def _seed(settings: Settings) -> str:
             checks = [{"id": f"{mid}-{k}", "verdict": "fail", "summary": f"differs {k}",
                        "detail": _detail(k)} for k in range(failing)]
             checks.append({"id": f"{mid}-ok", "verdict": "pass"})
-            await store.record_checks(run.id, "behavioural", checks, module_id=mid)
+            await store.grading.record_checks(run.id, "behavioural", checks, module_id=mid)
             modules.append({"id": mid, "status": "ok", "passed": 1, "failed": failing,
                             "scored": failing + 1})
-        await store.record_module_results(run.id, "behavioural", modules)
-        await store.record_stage_result(run.id, "behavioural", "ok", duration_sec=1.0)
+        await store.grading.record_module_results(run.id, "behavioural", modules)
+        await store.grading.record_stage_result(run.id, "behavioural", "ok", duration_sec=1.0)
         for status in ("verification", "scored"):  # finished: the screen follows nothing
-            await store.transition(run.id, status)
-        await store.update_run(run.id, finished_at="2026-12-01T00:00:00.000000Z", score=40.0,
-                               max_score=100.0, valid=True)
+            await store.runs.transition(run.id, status)
+        await store.runs.update_run(run.id, finished_at="2026-12-01T00:00:00.000000Z", score=40.0,
+                                    max_score=100.0, valid=True)
         return run.id
 
 

@@ -22,12 +22,12 @@ async def test_a_client_lane_shows_its_transcript_and_cost(
 ) -> None:
     builtin_settings.state_dir.mkdir(parents=True, exist_ok=True)
     async with await Store.open(builtin_settings.db_path) as store:
-        run = await store.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
-                                     agent="replay:subtle", budget_sec=60.0)
+        run = await store.runs.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
+                                          agent="replay:subtle", budget_sec=60.0)
         extra = {"transcript_tail": TAIL}
         if status == "broken":
             extra |= {"time_to_counterexample_sec": 16.2, "requests": 6, "cost_usd": 0.0123}
-        await store.record_adversary_round(
+        await store.grading.record_adversary_round(
             run.id, "cc-verify", status=status, model="standin-verify", driver="claude-code",
             focus="control characters", started_at="2026-12-02T19:00:00Z",
             duration_sec=None if status == "running" else 16.2, candidates=1, notes=[],

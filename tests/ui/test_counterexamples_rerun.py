@@ -53,8 +53,8 @@ async def _seed(settings: Settings, image: str, submission: str) -> int:
     shutil.copytree(DEMO_TASK / "submissions" / submission,
                     settings.runs_dir / RUN_ID / "submission")
     async with await Store.open(settings.db_path) as store:
-        await store.record_image(RUN_ID, "verification", tag=image)
-        records = await store.counterexamples(RUN_ID)
+        await store.infra.record_image(RUN_ID, "verification", tag=image)
+        records = await store.grading.counterexamples(RUN_ID)
     return next(r.id for r in records if r.verdict == "upheld")
 
 

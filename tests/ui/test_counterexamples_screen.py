@@ -20,19 +20,19 @@ RUN_ID = "r-20261129-120000-cc01"
 
 async def seed_counterexamples(settings: Settings) -> None:
     async with await Store.open(settings.db_path) as store:
-        await store.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
-                               agent="replay:subtle", run_id=RUN_ID)
+        await store.runs.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
+                                    agent="replay:subtle", run_id=RUN_ID)
         for adversary in ("f01-bytes-default-table", "f02-bytes-all-formats"):
-            await store.record_adversary_round(RUN_ID, adversary, status="broken",
-                                               model="fuzz", driver="fuzz", candidates=1)
-        await store.record_counterexample(
+            await store.grading.record_adversary_round(RUN_ID, adversary, status="broken",
+                                                       model="fuzz", driver="fuzz", candidates=1)
+        await store.grading.record_counterexample(
             RUN_ID, "f01-bytes-default-table", code=CANDIDATE, verdict="upheld",
             reason="passes on State A and fails on the submission, reproduced 3 times",
             output_a={"stdout": "+-----+\n| ^Ax |\n+-----+\n", "stderr": ""},
             output_b={"stdout": "+-----+\n| \u0001x |\n+-----+\n", "stderr": ""},
             exit_a=0, exit_b=1, duration_a=0.12, duration_b=0.08,
         )
-        await store.record_counterexample(
+        await store.grading.record_counterexample(
             RUN_ID, "f02-bytes-all-formats", code="#!/bin/bash\nexit 3\n", verdict="invalid",
             reason="does not pass on State A (exit 3)", output_a="", output_b="",
             exit_a=3, exit_b=3, duration_a=0.01, duration_b=0.01,

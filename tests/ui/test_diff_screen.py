@@ -127,8 +127,8 @@ async def test_only_changed_toggle_and_search(builtin_settings: Settings) -> Non
 
 async def test_diff_of_a_stored_run(builtin_settings: Settings) -> None:
     async with await Store.open(builtin_settings.db_path) as store:
-        run = await store.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
-                                     agent="replay:reference")
+        run = await store.runs.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
+                                          agent="replay:reference")
     shutil.copytree(SUBMISSIONS / "reference", builtin_settings.runs_dir / run.id / "submission")
     app = quiet_app(builtin_settings)
     async with app.run_test(size=(140, 30)) as pilot:
@@ -144,8 +144,8 @@ async def test_diff_of_a_stored_run(builtin_settings: Settings) -> None:
 
 async def test_run_without_submission_is_explained(builtin_settings: Settings) -> None:
     async with await Store.open(builtin_settings.db_path) as store:
-        run = await store.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
-                                     agent="replay:reference")
+        run = await store.runs.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
+                                          agent="replay:reference")
     app = quiet_app(builtin_settings)
     async with app.run_test(size=(120, 30)) as pilot:
         screen = DiffScreen(run.id, settings=app.settings)

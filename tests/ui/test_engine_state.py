@@ -63,10 +63,10 @@ async def relay(at: Path, to: str) -> AsyncIterator[None]:
 
 async def _live_run(settings: Settings) -> str:
     async with await Store.open(settings.db_path) as store:
-        run = await store.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
-                                     agent="untouched")
-        await store.transition(run.id, "preparing")
-        await store.transition(run.id, "agent")
+        run = await store.runs.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
+                                          agent="untouched")
+        await store.runs.transition(run.id, "preparing")
+        await store.runs.transition(run.id, "agent")
         return run.id
 
 

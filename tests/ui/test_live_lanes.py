@@ -30,10 +30,10 @@ async def _collected_run(settings: Settings, submission: str) -> str:
     """A run of the demo task whose submission is collected (as after the agent phase)."""
     settings.state_dir.mkdir(parents=True, exist_ok=True)
     async with await Store.open(settings.db_path) as store:
-        run = await store.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
-                                     agent=f"replay:{submission}", budget_sec=60.0)
+        run = await store.runs.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
+                                          agent=f"replay:{submission}", budget_sec=60.0)
         for status in ("preparing", "agent", "collecting"):
-            await store.transition(run.id, status)
+            await store.runs.transition(run.id, status)
     shutil.copytree(DEMO_TASK / "submissions" / submission, settings.submission_dir(run.id))
     return run.id
 
@@ -92,7 +92,7 @@ async def test_a_lane_that_ends_first_shows_broken_while_the_others_run(
         # the event came with the store's record: the lane's counterexample is there too
         assert {e.adversary_id for e in ended} >= set(broken), (ended, broken)
         store = await app.run_host.store()
-        recorded = {c.adversary_id for c in await store.counterexamples(run_id)}
+        recorded = {c.adversary_id for c in await store.grading.counterexamples(run_id)}
         assert set(broken) <= recorded
         await helpers.until(pilot, grading.done, "the re-grade to end", timeout=240)
         grading.result()

@@ -35,15 +35,15 @@ def test_render_body_decodes_sgr_and_replaces_other_controls() -> None:
 
 async def _seed(settings: Settings) -> None:
     async with await Store.open(settings.db_path) as store:
-        await store.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
-                               agent="replay:reference", budget_sec=60.0, run_id=RUN_ID)
-        await store.transition(RUN_ID, "preparing")
-        await store.transition(RUN_ID, "agent")
-        await store.append_log_lines(RUN_ID, [
+        await store.runs.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
+                                    agent="replay:reference", budget_sec=60.0, run_id=RUN_ID)
+        await store.runs.transition(RUN_ID, "preparing")
+        await store.runs.transition(RUN_ID, "agent")
+        await store.logs.append_log_lines(RUN_ID, [
             (f"2026-11-29T12:00:00.00000{n}000Z", stream, text)
             for n, (stream, text) in enumerate(LINES)
         ])
-        await store.transition(RUN_ID, "cancelled", "operator")
+        await store.runs.transition(RUN_ID, "cancelled", "operator")
 
 
 async def test_log_view_shows_colour_and_searches_shown_text(builtin_settings: Settings) -> None:
@@ -72,10 +72,10 @@ async def test_log_view_shows_colour_and_searches_shown_text(builtin_settings: S
 async def test_store_search_matches_the_text_without_escapes(builtin_settings: Settings) -> None:
     await _seed(builtin_settings)
     async with await Store.open(builtin_settings.db_path) as store:
-        hits = await store.search_log(RUN_ID, "fail tests/")
+        hits = await store.logs.search_log(RUN_ID, "fail tests/")
         assert [h.seq for h in hits] == [1]
         assert hits[0].text == LINES[0][1]  # stored as written
-        assert [h.seq for h in await store.search_log(RUN_ID, "[31m")] == []
-        back = await store.search_log_backwards(RUN_ID, "warning: unused", before_seq=10)
+        assert [h.seq for h in await store.logs.search_log(RUN_ID, "[31m")] == []
+        back = await store.logs.search_log_backwards(RUN_ID, "warning: unused", before_seq=10)
         assert [h.seq for h in back] == [4]
-        assert [h.seq for h in await store.search_log(RUN_ID, "plain")] == [2]
+        assert [h.seq for h in await store.logs.search_log(RUN_ID, "plain")] == [2]

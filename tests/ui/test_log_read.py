@@ -10,8 +10,8 @@ from srb_tui.ui.widgets import log_read
 
 async def _store_with(tmp_path: Path, rows: list[tuple[str, str, str]]) -> tuple[Store, str]:
     store = await Store.open(tmp_path / "srb.sqlite3")
-    run = await store.create_run(task_id="t", task_path="tasks/t", agent="command:true")
-    await store.append_log_lines(run.id, rows)
+    run = await store.runs.create_run(task_id="t", task_path="tasks/t", agent="command:true")
+    await store.logs.append_log_lines(run.id, rows)
     return store, run.id
 
 
@@ -22,14 +22,14 @@ async def test_next_match_pages_forward_and_back_and_keeps_to_its_stream(tmp_pat
     rows.append((ts, "stderr", "needle on stderr"))
     store, run_id = await _store_with(tmp_path, rows)
     try:
-        hit = await log_read.next_match(store, run_id, "needle", 10, forward=True)
+        hit = await log_read.next_match(store.logs, run_id, "needle", 10, forward=True)
         assert hit is not None and hit.seq == 11
-        back = await log_read.next_match(store, run_id, "needle", 10, forward=False)
+        back = await log_read.next_match(store.logs, run_id, "needle", 10, forward=False)
         assert back is not None and back.seq == 9
-        err = await log_read.next_match(store, run_id, "needle", 0, forward=True,
+        err = await log_read.next_match(store.logs, run_id, "needle", 0, forward=True,
                                         stream="stderr")
         assert err is not None and err.text == "needle on stderr" and err.seq == len(rows)
-        assert await log_read.next_match(store, run_id, "needle", len(rows),
+        assert await log_read.next_match(store.logs, run_id, "needle", len(rows),
                                          forward=True) is None
     finally:
         await store.close()
@@ -41,12 +41,12 @@ async def test_first_error_is_the_earliest_of_stderr_and_error_words(tmp_path: P
             (ts, "stdout", "Traceback (most recent call last):"), (ts, "stderr", "warn")]
     store, run_id = await _store_with(tmp_path, rows)
     try:
-        first = await log_read.first_error(store, run_id)
+        first = await log_read.first_error(store.logs, run_id)
         # "terror" contains "error": the pattern matches case-insensitively inside words.
         assert first is not None and first.seq == 2
         clean, clean_id = await _store_with(tmp_path / "b", [(ts, "stdout", "all good")])
         try:
-            assert await log_read.first_error(clean, clean_id) is None
+            assert await log_read.first_error(clean.logs, clean_id) is None
         finally:
             await clean.close()
     finally:

@@ -224,9 +224,14 @@ async def test_m_and_b_are_in_the_footer(builtin_settings: Settings) -> None:
 async def _seed_runs_without_campaign(state_dir: Path) -> None:
     state_dir.mkdir(parents=True, exist_ok=True)
     async with await Store.open(state_dir / "srb.sqlite3") as store:
-        run = await store.create_run(task_id=DEMO, task_path=f"tasks/{DEMO}", agent="untouched",
-                                     budget_sec=60.0, run_id="r-20261129-120000-ab00")
-        await store.transition(run.id, "cancelled", "operator")
+        run = await store.runs.create_run(
+            task_id=DEMO,
+            task_path=f"tasks/{DEMO}",
+            agent="untouched",
+            budget_sec=60.0,
+            run_id="r-20261129-120000-ab00",
+        )
+        await store.runs.transition(run.id, "cancelled", "operator")
 
 
 async def test_campaign_screen_without_campaign_leaves_the_keys_alone(
@@ -300,7 +305,9 @@ async def _import_one(settings: Settings, tmp_path: Path) -> str:
     assert not problems
     settings.state_dir.mkdir(parents=True, exist_ok=True)
     async with await Store.open(settings.db_path) as store:
-        ids = await store.import_runs([{**dataclasses.asdict(trials[0]), "job": "job-0807"}])
+        ids = await store.imports.import_runs(
+            [{**dataclasses.asdict(trials[0]), "job": "job-0807"}]
+        )
     return ids[0]
 
 

@@ -25,11 +25,11 @@ def _seed(state: Path, node: str | None) -> None:
         async with await Store.open(state / "srb.sqlite3") as store:
             extra = {"node": node} if node else None
             for n in range(2):
-                run = await store.create_run(
+                run = await store.runs.create_run(
                     task_id=DEMO_TASK.name, task_path=str(DEMO_TASK), agent="untouched",
                     run_id=f"r-20261205-13000{n}-dd0{n}", extra=extra)
-                await store.transition(run.id, "preparing")
-            await store.transition("r-20261205-130000-dd00", "cancelled", "test")
+                await store.runs.transition(run.id, "preparing")
+            await store.runs.transition("r-20261205-130000-dd00", "cancelled", "test")
 
     asyncio.run(seed())
 

@@ -48,7 +48,7 @@ async def _no_leftovers(builtin_settings: Settings) -> AsyncIterator[None]:
     try:
         async with await Store.open(builtin_settings.db_path) as store:
             service = RunService(builtin_settings, store, engine, EventBus())
-            for run in await store.list_runs(limit=100):
+            for run in await store.runs.list_runs(limit=100):
                 for container in await list_managed(engine, run.id):
                     await remove(engine, container.handle)
                 if run.status not in ("scored", "cancelled", "infra_error", "collecting"):
@@ -216,11 +216,11 @@ async def test_console_start_drives_a_pending_run_an_earlier_console_left(
         async with await Store.open(builtin_settings.db_path) as store:
             ids = {}
             for name, pid in (("left", gone.pid), ("owned", sleeper.pid)):
-                run = await store.create_run(
+                run = await store.runs.create_run(
                     task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
                     agent=f"command:bash -c 'echo {name} run started'", budget_sec=60.0)
                 lease = {"pid": pid, "host": socket.gethostname(), "since": "2026-12-01"}
-                await store.update_run(run.id, extra={"driver": lease})
+                await store.runs.update_run(run.id, extra={"driver": lease})
                 ids[name] = run.id
         app = _app(builtin_settings)
         async with app.run_test(size=(100, 30)) as pilot:
@@ -233,8 +233,8 @@ async def test_console_start_drives_a_pending_run_an_earlier_console_left(
             await until(pilot, lambda: "left run started" in [
                 log.line_text(seq) for seq in range(1, log.line_count + 1)], "its log", 20)
         async with await Store.open(builtin_settings.db_path) as store:
-            assert (await store.require_run(ids["owned"])).status == "pending"
-            assert "driver" not in (await store.require_run(ids["left"])).extra
+            assert (await store.runs.require_run(ids["owned"])).status == "pending"
+            assert "driver" not in (await store.runs.require_run(ids["left"])).extra
     finally:
         sleeper.kill()
         sleeper.wait()
@@ -245,13 +245,13 @@ async def _first_run(settings: Settings) -> str | None:
     if not settings.db_path.exists():
         return None
     async with await Store.open(settings.db_path) as store:
-        runs = await store.list_runs(limit=1)
+        runs = await store.runs.list_runs(limit=1)
     return runs[0].id if runs else None
 
 
 async def _stored_lines(settings: Settings, run_id: str, stream: str | None = None) -> int:
     async with await Store.open(settings.db_path) as store:
-        return await store.count_log_lines(run_id, stream=stream)
+        return await store.logs.count_log_lines(run_id, stream=stream)
 
 
 async def test_launch_without_docker_says_how_to_fix(builtin_settings: Settings,

@@ -47,28 +47,34 @@ def log_text(seq: int) -> tuple[str, str]:
 async def _seed(settings: Settings, *, finished: bool) -> None:
     gates = ["no-python-sources", "node-present", "node-is-primary"]
     async with await Store.open(settings.db_path) as store:
-        await store.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
-                               agent="replay:subtle", budget_sec=1800.0, run_id=RUN_ID,
-                               model="scripted", effort="high")
-        await store.transition(RUN_ID, "preparing")
-        await store.transition(RUN_ID, "agent")
+        await store.runs.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
+                                    agent="replay:subtle", budget_sec=1800.0, run_id=RUN_ID,
+                                    model="scripted", effort="high")
+        await store.runs.transition(RUN_ID, "preparing")
+        await store.runs.transition(RUN_ID, "agent")
         lines = []
         for seq in range(1, LOG_LINES + 1):
             stream, text = log_text(seq)
             lines.append((f"2026-11-29T12:00:{seq // 100:02d}.{seq:06d}000Z", stream, text))
         for start in range(0, LOG_LINES, 1000):
-            await store.append_log_lines(RUN_ID, lines[start:start + 1000])
-        await store.update_run(RUN_ID, started_at="2026-11-29T12:00:00.000000Z")
+            await store.logs.append_log_lines(RUN_ID, lines[start:start + 1000])
+        await store.runs.update_run(RUN_ID, started_at="2026-11-29T12:00:00.000000Z")
         if not finished:
             return
         for status in ("collecting", "audit", "behavioural", "verification", "scored"):
-            await store.transition(RUN_ID, status)
-        await store.record_stage_result(RUN_ID, "audit", "ok", duration_sec=95.0,
-                                        fingerprint="sha256:aa11", result={"stage": "audit"})
-        await store.record_stage_result(RUN_ID, "behavioural", "ok", duration_sec=240.0,
-                                        fingerprint="sha256:bb22", result={})
-        await store.record_stage_result(RUN_ID, "verification", "ok", duration_sec=481.0,
-                                        fingerprint="sha256:cc33", result={})
+            await store.runs.transition(RUN_ID, status)
+        await store.grading.record_stage_result(
+            RUN_ID,
+            "audit",
+            "ok",
+            duration_sec=95.0,
+            fingerprint="sha256:aa11",
+            result={"stage": "audit"},
+        )
+        await store.grading.record_stage_result(RUN_ID, "behavioural", "ok", duration_sec=240.0,
+                                                fingerprint="sha256:bb22", result={})
+        await store.grading.record_stage_result(RUN_ID, "verification", "ok", duration_sec=481.0,
+                                                fingerprint="sha256:cc33", result={})
         votes = []
         for gate in gates:
             for sample in range(3):
@@ -86,15 +92,15 @@ async def _seed(settings: Settings, *, finished: bool) -> None:
                     ] if fail else [],
                     "downgraded": False,
                 })
-        await store.record_gate_votes(RUN_ID, votes)
-        await store.record_gate_outcomes(RUN_ID, [
+        await store.grading.record_gate_votes(RUN_ID, votes)
+        await store.grading.record_gate_outcomes(RUN_ID, [
             {"gate_id": g, "title": g.replace("-", " "), "required": True,
              "verdict": "fail" if g == "node-is-primary" else "pass",
              "votes_pass": 1 if g == "node-is-primary" else 3,
              "votes_fail": 2 if g == "node-is-primary" else 0, "votes_error": 0}
             for g in gates
         ])
-        await store.record_module_results(RUN_ID, "behavioural", [
+        await store.grading.record_module_results(RUN_ID, "behavioural", [
             {"id": "formats", "status": "ok", "rate": 1.0, "passed": 40, "failed": 0,
              "scored": 40},
             {"id": "unicode", "status": "ok", "rate": 0.75, "passed": 30, "failed": 10,
@@ -102,23 +108,30 @@ async def _seed(settings: Settings, *, finished: bool) -> None:
             {"id": "inputs", "status": "timeout", "rate": 0.5, "passed": 5, "failed": 0,
              "errors": 5, "scored": 10},
         ])
-        await store.record_checks(RUN_ID, "behavioural", [
+        await store.grading.record_checks(RUN_ID, "behavioural", [
             {"id": "wide-cjk", "verdict": "fail", "summary": "stdout differs",
              "detail": "argv: [\"--max-width\", \"8\"]\nexpected exit 0, stdout:\n| 漢字 |"
-                       "\nactual exit 0, stdout:\n| 漢字  |"},
+                               "\nactual exit 0, stdout:\n| 漢字  |"},
             {"id": "ascii", "verdict": "pass", "summary": "ok"},
         ], module_id="unicode")
         for n, lane in enumerate(LANES, 1):
-            await store.record_adversary_round(
+            await store.grading.record_adversary_round(
                 RUN_ID, lane, status="broken" if n == 3 else "survived",
                 focus=f"focus of lane {n}", duration_sec=60.0 * n, candidates=n - 1,
                 started_at="2026-11-29T12:06:00.000000Z",
             )
-        await store.record_counterexample(RUN_ID, LANES[2], code="printf 'a,\"b\\r' | csvtab",
-                                          verdict="upheld", reason="outputs differ",
-                                          output_a="a | b", output_b="a | b\\r", exit_a=0,
-                                          exit_b=0)
-        await store.update_run(
+        await store.grading.record_counterexample(
+            RUN_ID,
+            LANES[2],
+            code="printf 'a,\"b\\r' | csvtab",
+            verdict="upheld",
+            reason="outputs differ",
+            output_a="a | b",
+            output_b="a | b\\r",
+            exit_a=0,
+            exit_b=0,
+        )
+        await store.runs.update_run(
             RUN_ID, finished_at="2026-11-29T12:14:05.000000Z", score=0.0, max_score=100.0,
             valid=True, blocked_by="audit", stop_reason="completed",
             grader_fingerprint="sha256:0123456789abcdef",
@@ -179,7 +192,7 @@ async def test_stage_detail_tables_are_keyed_by_record(builtin_settings: Setting
     async with await Store.open(builtin_settings.db_path) as store:
         task = load_task(DEMO_TASK).task
         assert task is not None
-        await record_launch(store, await store.require_run(RUN_ID), task, client=None,
+        await record_launch(store, await store.runs.require_run(RUN_ID), task, client=None,
                             client_version=None, backend="local")
     app = _app(builtin_settings)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -251,7 +264,7 @@ async def test_verification_tab_shows_a_nondeterministic_submission(
     reason = ("nondeterministic on the submission: State A passed all 3 attempts, the "
               "submission failed attempts 1, 3 and passed 2 of the same candidate")
     async with await Store.open(builtin_settings.db_path) as store:
-        await store.record_counterexample(
+        await store.grading.record_counterexample(
             RUN_ID, LANES[3], code="printf 'a\\001' | csvtab", verdict="nondeterministic",
             reason=reason, exit_a=0, exit_b=1, extra={"runs": runs, "counts_as_break": True},
         )  # fmt: skip
@@ -403,7 +416,7 @@ async def test_log_of_a_run_another_process_drives_grows_and_marks_srb_lines(
         log = screen.query_one("#run-log", LogView)
         assert log.line_count == LOG_LINES
         store = await app.run_host.store()  # as the other process would: no event here
-        await store.append_log_lines(RUN_ID, [
+        await store.logs.append_log_lines(RUN_ID, [
             ("2026-11-29T12:40:00.000000000Z", "srb", "status → collecting"),
             ("2026-11-29T12:40:01.000000000Z", "stdout", "late agent line"),
         ])

@@ -26,12 +26,12 @@ async def test_empty_history_is_explained(builtin_settings: Settings) -> None:
 
 async def test_stored_runs_are_listed_newest_first(builtin_settings: Settings) -> None:
     async with await Store.open(builtin_settings.db_path) as store:
-        first = await store.create_run(task_id="demo01", task_path="tasks/demo01",
-                                       agent="replay:reference")
-        second = await store.create_run(task_id="demo01", task_path="tasks/demo01",
-                                        agent="untouched")
-        await store.transition(second.id, "preparing")
-        await store.transition(second.id, "cancelled", "operator")
+        first = await store.runs.create_run(task_id="demo01", task_path="tasks/demo01",
+                                            agent="replay:reference")
+        second = await store.runs.create_run(task_id="demo01", task_path="tasks/demo01",
+                                             agent="untouched")
+        await store.runs.transition(second.id, "preparing")
+        await store.runs.transition(second.id, "cancelled", "operator")
     app = quiet_app(builtin_settings)
     async with app.run_test(size=(140, 30)) as pilot:
         await pilot.press("r")
@@ -68,21 +68,21 @@ async def test_runs_graded_before_score_events_still_show_their_marks(
     import json
 
     async with await Store.open(builtin_settings.db_path) as store:
-        by_events = await store.create_run(task_id="demo01", task_path="tasks/demo01",
-                                           agent="replay:subtle")
-        by_file = await store.create_run(task_id="demo01", task_path="tasks/demo01",
-                                         agent="untouched")
-        nothing = await store.create_run(task_id="demo01", task_path="tasks/demo01",
-                                         agent="replay:wrong")
+        by_events = await store.runs.create_run(task_id="demo01", task_path="tasks/demo01",
+                                                agent="replay:subtle")
+        by_file = await store.runs.create_run(task_id="demo01", task_path="tasks/demo01",
+                                              agent="untouched")
+        nothing = await store.runs.create_run(task_id="demo01", task_path="tasks/demo01",
+                                              agent="replay:wrong")
         for run in (by_events, by_file, nothing):
             for status in ("preparing", "agent", "collecting", "audit", "behavioural",
                            "verification", "scored"):
-                await store.transition(run.id, status)
-        await store.add_event(by_events.id, "stage_finished",
-                              {"stage": "audit", "status": "ok", "gate": "pass"})
-        await store.add_event(by_events.id, "stage_finished",
-                              {"stage": "behavioural", "status": "ok", "complete": True})
-        await store.add_event(by_events.id, "stage_finished", {
+                await store.runs.transition(run.id, status)
+        await store.infra.add_event(by_events.id, "stage_finished",
+                                    {"stage": "audit", "status": "ok", "gate": "pass"})
+        await store.infra.add_event(by_events.id, "stage_finished",
+                                    {"stage": "behavioural", "status": "ok", "complete": True})
+        await store.infra.add_event(by_events.id, "stage_finished", {
             "stage": "verification", "status": "ok",
             "adversaries": {"f01": "survived", "f03": "broken"}})
     folder = builtin_settings.run_dir(by_file.id)

@@ -49,13 +49,13 @@ async def _scored(store: Store, settings: Settings, run_id: str, *, audit: str,
     for status in MAIN_LINE:
         if status == "verification" and adversaries is None:
             continue
-        await store.transition(run_id, status)
+        await store.runs.transition(run_id, status)
     envelope = score_run(audit, complete, [], adversaries, POLICY)
-    await store.add_event(run_id, "score", envelope.to_json())  # as the ladder records it
-    await store.update_run(run_id, score=envelope.score, max_score=envelope.max_score,
-                           valid=envelope.valid, blocked_by=envelope.blocked_by,
-                           started_at="2026-11-29T12:00:00.000000+00:00",
-                           finished_at="2026-11-29T12:42:05.000000+00:00")
+    await store.infra.add_event(run_id, "score", envelope.to_json())  # as the ladder records it
+    await store.runs.update_run(run_id, score=envelope.score, max_score=envelope.max_score,
+                                valid=envelope.valid, blocked_by=envelope.blocked_by,
+                                started_at="2026-11-29T12:00:00.000000+00:00",
+                                finished_at="2026-11-29T12:42:05.000000+00:00")
 
 
 async def _seed(settings: Settings) -> dict[str, str]:
@@ -64,8 +64,8 @@ async def _seed(settings: Settings) -> dict[str, str]:
         for n, (task, agent) in enumerate((("demo01", "replay:reference"),
                                            ("demo01", "untouched"),
                                            ("lang02", "replay:reference"))):
-            run = await store.create_run(task_id=task, task_path=f"tasks/{task}", agent=agent,
-                                         model=f"m{n}", run_id=f"r-20261129-12000{n}-ab0{n}")
+            run = await store.runs.create_run(task_id=task, task_path=f"tasks/{task}", agent=agent,
+                                              model=f"m{n}", run_id=f"r-20261129-12000{n}-ab0{n}")
             ids[agent + task] = run.id
         await _scored(store, settings, "r-20261129-120000-ab00", audit="pass", complete=True,
                       adversaries={"a1": "survived", "a2": "broken"})
@@ -166,18 +166,18 @@ async def test_filter_bar_and_sort(builtin_settings: Settings) -> None:
 
 async def test_rows_update_in_place(builtin_settings: Settings) -> None:
     async with await Store.open(builtin_settings.db_path) as store:
-        run = await store.create_run(task_id="demo01", task_path="tasks/demo01",
-                                     agent="replay:reference")
-        other = await store.create_run(task_id="demo01", task_path="tasks/demo01",
-                                       agent="untouched")
+        run = await store.runs.create_run(task_id="demo01", task_path="tasks/demo01",
+                                          agent="replay:reference")
+        other = await store.runs.create_run(task_id="demo01", task_path="tasks/demo01",
+                                            agent="untouched")
     app = quiet_app(builtin_settings)
     async with app.run_test(size=(160, 30)) as pilot:
         _, table = await _runs(pilot)
         keys_before = list(table.rows)
         table.move_cursor(row=table.get_row_index(other.id))
         async with await Store.open(builtin_settings.db_path) as store:
-            await store.transition(run.id, "preparing")
-            await store.transition(run.id, "agent")
+            await store.runs.transition(run.id, "preparing")
+            await store.runs.transition(run.id, "agent")
         app.run_host.bus.publish(StatusChanged(run.id, "agent"))
         await until(pilot, lambda: str(table.get_row(run.id)[3]) == "agent", "the agent status",
                     timeout=5)
@@ -186,7 +186,7 @@ async def test_rows_update_in_place(builtin_settings: Settings) -> None:
         assert table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value == other.id
         # no bus event this time (another process): the store's change watermark shows it
         async with await Store.open(builtin_settings.db_path) as store:
-            await store.transition(run.id, "cancelled", "operator")
+            await store.runs.transition(run.id, "cancelled", "operator")
         await until(pilot, lambda: str(table.get_row(run.id)[3]) == "cancelled",
                     "the cancelled status", timeout=5)
 
@@ -194,9 +194,9 @@ async def test_rows_update_in_place(builtin_settings: Settings) -> None:
 async def test_pages_of_a_long_history(builtin_settings: Settings) -> None:
     async with await Store.open(builtin_settings.db_path) as store:
         for n in range(230):
-            await store.create_run(task_id="demo01", task_path="tasks/demo01",
-                                   agent=f"agent{n:03d}",
-                                   run_id=f"r-20261129-{n // 60:02d}{n % 60:02d}00-aaaa")
+            await store.runs.create_run(task_id="demo01", task_path="tasks/demo01",
+                                        agent=f"agent{n:03d}",
+                                        run_id=f"r-20261129-{n // 60:02d}{n % 60:02d}00-aaaa")
     app = quiet_app(builtin_settings)  # history rows, left pending: not for driving
     async with app.run_test(size=(160, 30)) as pilot:
         screen, table = await _runs(pilot)
@@ -218,10 +218,10 @@ async def test_pages_of_a_long_history(builtin_settings: Settings) -> None:
 async def test_mark_two_runs_and_compare(builtin_settings: Settings) -> None:
     await _seed(builtin_settings)
     async with await Store.open(builtin_settings.db_path) as store:
-        await store.record_gate_outcomes("r-20261129-120000-ab00",
-                                         [{"gate_id": "no-python", "verdict": "pass"}])
-        await store.record_gate_outcomes("r-20261129-120002-ab02",
-                                         [{"gate_id": "no-python", "verdict": "fail"}])
+        await store.grading.record_gate_outcomes("r-20261129-120000-ab00",
+                                                 [{"gate_id": "no-python", "verdict": "pass"}])
+        await store.grading.record_gate_outcomes("r-20261129-120002-ab02",
+                                                 [{"gate_id": "no-python", "verdict": "fail"}])
     app = quiet_app(builtin_settings)
     async with app.run_test(size=(160, 40)) as pilot:
         screen, table = await _runs(pilot)
@@ -284,10 +284,10 @@ async def test_score_stays_in_view_at_80x24_and_names_return_when_wide(
     and the row under the cursor stays under it."""
     async with await Store.open(builtin_settings.db_path) as store:
         for n in range(3):
-            await store.create_run(task_id="fw03-a-very-long-task-identifier",
-                                   task_path="tasks/fw03", agent="claude-code:claude-opus-5",
-                                   run_id=f"r-20261129-12000{n}-cd0{n}")
-            await store.transition(f"r-20261129-12000{n}-cd0{n}", "preparing")
+            await store.runs.create_run(task_id="fw03-a-very-long-task-identifier",
+                                        task_path="tasks/fw03", agent="claude-code:claude-opus-5",
+                                        run_id=f"r-20261129-12000{n}-cd0{n}")
+            await store.runs.transition(f"r-20261129-12000{n}-cd0{n}", "preparing")
     app = quiet_app(builtin_settings)
     async with app.run_test(size=(80, 24)) as pilot:
         _screen, table = await _runs(pilot)

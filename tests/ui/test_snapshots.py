@@ -79,18 +79,18 @@ def _seed_three_runs(state_dir: Path) -> None:
     async def seed() -> None:
         async with await Store.open(state_dir / "srb.sqlite3") as store:
             for n, agent in enumerate(("replay:reference", "untouched", "replay:subtle")):
-                run = await store.create_run(
+                run = await store.runs.create_run(
                     task_id="demo01-csvtab-python-to-node",
                     task_path="tasks/demo01-csvtab-python-to-node", agent=agent,
                     budget_sec=1800.0, run_id=f"r-20261129-12000{n}-ab0{n}",
                 )
-                await store.transition(run.id, "preparing")
-                await store.update_run(run.id, started_at=f"2026-11-29T12:00:0{n}.000000Z")
-            await store.transition("r-20261129-120001-ab01", "cancelled", "operator")
+                await store.runs.transition(run.id, "preparing")
+                await store.runs.update_run(run.id, started_at=f"2026-11-29T12:00:0{n}.000000Z")
+            await store.runs.transition("r-20261129-120001-ab01", "cancelled", "operator")
             # a fixed end: the Duration column (off-screen, it sizes the scroll bar) must not
             # grow with the day the test runs
-            await store.update_run("r-20261129-120001-ab01",
-                                   finished_at="2026-11-29T12:03:01.000000Z")
+            await store.runs.update_run("r-20261129-120001-ab01",
+                                        finished_at="2026-11-29T12:03:01.000000Z")
 
     asyncio.run(seed())
 

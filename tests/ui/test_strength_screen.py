@@ -51,11 +51,11 @@ def _seed(state: Path) -> str:
             for mid, catches in (("m002", {"f01": ("broken", None), "f02": ("survived", None),
                                            "f03": ("broken", None)}),
                                  ("m003", {name: ("survived", None) for name in PANEL})):
-                run = await store.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
-                                             agent=f"mutant:{CAMPAIGN}/{mid}")
+                run = await store.runs.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
+                                                  agent=f"mutant:{CAMPAIGN}/{mid}")
                 await store.strength.start_stage_iii(CAMPAIGN, mid, run.id)
-                await store.transition(run.id, "verification", "test")
-                await store.transition(run.id, "scored", "test")
+                await store.runs.transition(run.id, "verification", "test")
+                await store.runs.transition(run.id, "scored", "test")
                 await store.strength.record_stage_iii(CAMPAIGN, mid, run.id, catches)
                 runs[mid] = run.id
             return runs["m003"]

@@ -21,25 +21,25 @@ TS = "2026-12-01T10:00:00.000000000Z"
 
 async def _seed(settings: Settings) -> None:
     async with await Store.open(settings.db_path) as store:
-        await store.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
-                               agent="claude-code:standin-migrate", budget_sec=600.0,
-                               run_id=RUN_ID, model="standin-migrate")
-        await store.transition(RUN_ID, "preparing")
-        await store.transition(RUN_ID, "agent")
-        await store.start_agent_round(RUN_ID, 1, prompt_kind="instruction", first_log_seq=0)
-        await store.append_agent_events(RUN_ID, 1, [
+        await store.runs.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
+                                    agent="claude-code:standin-migrate", budget_sec=600.0,
+                                    run_id=RUN_ID, model="standin-migrate")
+        await store.runs.transition(RUN_ID, "preparing")
+        await store.runs.transition(RUN_ID, "agent")
+        await store.agent.start_agent_round(RUN_ID, 1, prompt_kind="instruction", first_log_seq=0)
+        await store.agent.append_agent_events(RUN_ID, 1, [
             (TS, "session", {"session_id": "sess-1"}),
             (TS, "tool_call", {"id": "t1", "name": "Bash", "input": {"command": "ls -la"}}),
             (TS, "tool_result", {"id": "t1", "output": "README.md\nbin\ncsvtab",
-                                 "is_error": False}),
+                                       "is_error": False}),
             (TS, "message", {"text": "Porting now."}),
             (TS, "tool_call", {"id": "t2", "name": "Bash", "input": {"command": "seq 250"}}),
             (TS, "tool_result", {"id": "t2", "output": "\n".join(map(str, range(1, 251))),
-                                 "is_error": False}),
+                                       "is_error": False}),
         ])
-        await store.finish_agent_round(RUN_ID, 1, exit_code=0, verdict="changed the tree",
-                                       input_tokens=1200, output_tokens=80,
-                                       client_cost_usd=0.0123)
+        await store.agent.finish_agent_round(RUN_ID, 1, exit_code=0, verdict="changed the tree",
+                                             input_tokens=1200, output_tokens=80,
+                                             client_cost_usd=0.0123)
 
 
 def _labels(view: TranscriptView) -> list[str]:
@@ -99,8 +99,8 @@ async def test_a_run_without_transcript_says_why_until_a_round_starts(
     from tests.ui.helpers import quiet_app, until
 
     async with await Store.open(builtin_settings.db_path) as store:
-        await store.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
-                               agent="replay:subtle", budget_sec=600.0, run_id=RUN_ID)
+        await store.runs.create_run(task_id=DEMO_TASK.name, task_path=str(DEMO_TASK),
+                                    agent="replay:subtle", budget_sec=600.0, run_id=RUN_ID)
     app = quiet_app(builtin_settings)
     async with app.run_test(size=(120, 36)) as pilot:
         app.open_run(RUN_ID)

@@ -166,7 +166,7 @@ class _Ladder:
             return
 
     async def enter(self, status: str, reason: str) -> None:
-        run = await self.ctx.store.require_run(self.ctx.run_id)
+        run = await self.ctx.store.runs.require_run(self.ctx.run_id)
         chain = _path(run.status, status)
         if chain is None:
             raise LadderError(
@@ -175,7 +175,7 @@ class _Ladder:
             )
         for step in chain:
             why = reason if step == status else f"passing through to {status}"
-            await self.ctx.store.transition(self.ctx.run_id, step, why)
+            await self.ctx.store.runs.transition(self.ctx.run_id, step, why)
             self.publish(StatusChanged(self.ctx.run_id, step, why))
 
     def spec(self, stage: str) -> StageSpec:
@@ -191,7 +191,7 @@ class _Ladder:
         becomes an ``error`` outcome), and persist what it produced."""
         name = stage.name
         await self.enter(name, f"Stage {STAGES.index(name) + 1} ({name})")
-        await self.ctx.store.clear_stage(self.ctx.run_id, name)
+        await self.ctx.store.grading.clear_stage(self.ctx.run_id, name)
         self.publish(Progress(self.ctx.run_id, f"{name}: started"))
         outcome = await with_fault(name, self.ctx.task.id, lambda: stage.run(self.stage_ctx))
         await persist_stage(self.stage_ctx, outcome, self.result_path(name))
@@ -238,7 +238,7 @@ class _Ladder:
         if "verification" not in self.selected:
             return self.previous("verification")
         if not gate_open and not self.force:
-            await self.ctx.store.clear_stage(self.ctx.run_id, "verification")
+            await self.ctx.store.grading.clear_stage(self.ctx.run_id, "verification")
             self.result_path("verification").unlink(missing_ok=True)
             return None
         if not gate_open:
@@ -312,7 +312,7 @@ class _Ladder:
             ),
         )  # fmt: skip
         faultpoint.reached("scoring:files")
-        await c.store.update_run(
+        await c.store.runs.update_run(
             c.run_id,
             score=envelope.score,
             max_score=envelope.max_score,
@@ -321,7 +321,7 @@ class _Ladder:
             harness_error=envelope.harness_error,
             grader_fingerprint=fingerprint(),
         )
-        await c.store.add_event(c.run_id, "score", envelope.to_json())
+        await c.store.infra.add_event(c.run_id, "score", envelope.to_json())
         faultpoint.reached("scoring:stored")
         await self.enter("scored", "graded")
 
@@ -361,7 +361,7 @@ async def grade_run(
     for label, folder in (("submission", ctx.submission_dir), ("State A", ctx.original_dir)):
         if not folder.is_dir():
             raise LadderError(f"run {ctx.run_id}: the {label} tree {folder} does not exist")
-    run = await ctx.store.require_run(ctx.run_id)
+    run = await ctx.store.runs.require_run(ctx.run_id)
     if _path(run.status, selected[0]) is None and run.status != selected[0]:
         raise LadderError(
             f"run {ctx.run_id} is {run.status!r}; grading starts from 'collecting' or "
@@ -381,7 +381,7 @@ async def grade_run(
         with contextlib.suppress(Exception):
             write_result_files(ctx.run_dir, error_document(task.id, message))
         with contextlib.suppress(Exception):
-            await ctx.store.update_run(ctx.run_id, valid=False, harness_error=message)
+            await ctx.store.runs.update_run(ctx.run_id, valid=False, harness_error=message)
             await ladder.enter("scored", message)
         raise LadderError(f"run {ctx.run_id}: {message}") from err
     finally:

@@ -54,11 +54,11 @@ from srb_tui.store import CounterexampleRecord, ImageRecord, Store
 async def _load(
     settings: Settings, store: Store, run_id: str, counterexample_id: int
 ) -> tuple[CounterexampleRecord, Task, list[ImageRecord], Path, Path]:
-    run = await store.require_run(run_id)
-    record = await store.get_counterexample(counterexample_id)
+    run = await store.runs.require_run(run_id)
+    record = await store.grading.get_counterexample(counterexample_id)
     if record is None or record.run_id != run_id:
         raise RerunError(f"run {run_id} has no counterexample #{counterexample_id}")
-    images = await store.images(run_id)
+    images = await store.infra.images(run_id)
     load = await asyncio.to_thread(load_task, task_dir_of(settings, run))
     if load.task is None:
         raise RerunError(f"run {run_id}: task {load.path} cannot be read")

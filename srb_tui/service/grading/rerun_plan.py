@@ -7,7 +7,7 @@ output. Nothing here touches the engine; :mod:`.rerun` runs the plan.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +20,7 @@ from srb_tui.service.grading.stages.stage_layout import (
     TESTS_DIR,
 )
 from srb_tui.store import CounterexampleRecord, ImageRecord
+from srb_tui.store.record_extra import recorded_files
 
 CANDIDATE_DIR = "/srb/cand/rerun"
 IMAGE_ROLE = "verification"
@@ -99,12 +100,7 @@ class RerunResult:
 
 def candidate_files(record: CounterexampleRecord) -> dict[str, str]:
     """The candidate's files: ``extra["files"]`` when recorded, else ``candidate.sh``."""
-    files = record.extra.get("files") if isinstance(record.extra, Mapping) else None
-    if isinstance(files, Mapping) and files and all(
-        isinstance(k, str) and isinstance(v, str) for k, v in files.items()
-    ):
-        return {str(k): str(v) for k, v in files.items()}
-    return {"candidate.sh": record.code}
+    return recorded_files(record) or {"candidate.sh": record.code}
 
 
 def plan_rerun(

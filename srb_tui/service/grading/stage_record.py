@@ -45,7 +45,7 @@ async def persist_stage(ctx: StageContext, outcome: StageOutcome, path: Path) ->
     harness = env.get("harness") if isinstance(env.get("harness"), dict) else {}
     assert isinstance(harness, dict)
     duration = env.get("duration_sec")
-    await ctx.store.record_stage_result(
+    await ctx.store.grading.record_stage_result(
         ctx.run_id,
         outcome.stage,
         outcome.status,
@@ -56,5 +56,7 @@ async def persist_stage(ctx: StageContext, outcome: StageOutcome, path: Path) ->
     )
     await stamp_provenance(ctx.store, ctx.run_id, outcome.stage)
     summary = stage_summary(outcome)
-    await ctx.store.add_event(ctx.run_id, "stage_finished", {"stage": outcome.stage, **summary})
+    await ctx.store.infra.add_event(
+        ctx.run_id, "stage_finished", {"stage": outcome.stage, **summary}
+    )
     ctx.publish(StageFinished(ctx.run_id, outcome.stage, outcome.status, summary))

@@ -37,9 +37,9 @@ async def grade_survivor(ctx: StageContext, mutant: Mutant) -> Catches:
     it with the mutant applied. The stage is recorded as the ladder records its stages
     (:func:`~.stage_record.persist_stage`)."""
     store, run_id, run_dir = ctx.store, ctx.run_id, ctx.folder()
-    await store.transition(run_id, "verification",
-                           f"Stage III of strength mutant {mutant.id}; {STAGE_I_SKIPPED}; "
-                           "Stage II survived in its campaign")
+    await store.runs.transition(run_id, "verification",
+                                f"Stage III of strength mutant {mutant.id}; {STAGE_I_SKIPPED}; "
+                                "Stage II survived in its campaign")
     run_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f"srb-mutant-{mutant.id}-") as scratch:
         copy = Path(scratch) / "tree"
@@ -49,14 +49,14 @@ async def grade_survivor(ctx: StageContext, mutant: Mutant) -> Catches:
         outcome = await VERIFICATION.run(ctx)
     await persist_stage(ctx, outcome, run_dir / "verification.json")
     first: dict[str, int] = {}
-    for record in await store.counterexamples(run_id):
+    for record in await store.grading.counterexamples(run_id):
         if record.verdict == "upheld":
             first.setdefault(record.adversary_id, record.id)
     catches: Catches = {
         name: (result, first.get(name) if result == "broken" else None)
         for name, result in outcome.adversaries.items()}
     caught = sorted(name for name, (result, _) in catches.items() if result == "broken")
-    await store.transition(run_id, "scored",
-                           f"strength mutant {mutant.id}: caught by "
-                           f"{', '.join(caught) if caught else 'no adversary'}")
+    await store.runs.transition(run_id, "scored",
+                                f"strength mutant {mutant.id}: caught by "
+                                f"{', '.join(caught) if caught else 'no adversary'}")
     return catches

@@ -105,8 +105,8 @@ async def start_client_container(
         run, task, image, HOLDER, {}, network_mode=got.network_mode,
         binds=(Bind(str(installed.path), pin.mount, read_only=True),) if local else ())
     handle = await create(phase.engine, spec)
-    await phase.store.record_container(run.id, AGENT_ROLE, container_id=handle.id,
-                                       name=handle.name, created_at=utc_now())
+    await phase.store.infra.record_container(run.id, AGENT_ROLE, container_id=handle.id,
+                                             name=handle.name, created_at=utc_now())
     if not local:
         await put_readonly_tree(phase.engine, handle, installed.path, pin.mount)
     await put_tree(phase.engine, handle, state_a, uid=spec.uid, gid=spec.gid)
@@ -117,9 +117,9 @@ async def start_client_container(
     await put_files(phase.engine, handle, AGENT_DIR, files, uid=spec.uid, gid=spec.gid)
     record = ClientRecord(pin.name, pin.version, pin.source, installed.sha256, pin.mount,
                           spec.user, got.endpoint.anthropic_base, got.endpoint.openai_base)
-    await phase.store.merge_extra(run.id, {CLIENT: record.to_json()})
+    await phase.store.runs.merge_extra(run.id, {CLIENT: record.to_json()})
     await start(phase.engine, handle)
-    await phase.store.update_run(run.id, started_at=utc_now())
+    await phase.store.runs.update_run(run.id, started_at=utc_now())
     await _check_in_container(phase, run, handle, adapter, spec.user)
     ctx.say(run.id, f"agent {agent.text} started in {handle.name} ({pin.name} {pin.version})")
     return handle
@@ -149,7 +149,7 @@ async def watch_client(
     phase: AgentPhase, run: RunRecord, task: Task, agent: AgentSpec, handle: ContainerHandle
 ) -> AgentOutcome:
     ctx = phase.ctx
-    run = await phase.store.require_run(run.id)
+    run = await phase.store.runs.require_run(run.id)
     info = ClientRecord.read(run.extra)
     if info is None:
         raise ClientError(f"run {run.id}: no client record; the agent phase cannot go on")
@@ -198,10 +198,15 @@ async def watch_client(
         reason, detail = outcome.stop_reason, outcome.detail
     else:
         reason, detail = _stop_reason(exit_info, False), None
-    run = await phase.store.require_run(run.id)
-    agent_loop = AgentLoop(reason, detail, outcome.rounds if outcome else None,
-                           await phase.store.agent_totals(run.id), await access.totals(run.id))
-    await phase.store.merge_extra(run.id, {AGENT_LOOP: agent_loop.to_json()})
+    run = await phase.store.runs.require_run(run.id)
+    agent_loop = AgentLoop(
+        reason,
+        detail,
+        outcome.rounds if outcome else None,
+        await phase.store.agent.agent_totals(run.id),
+        await access.totals(run.id),
+    )
+    await phase.store.runs.merge_extra(run.id, {AGENT_LOOP: agent_loop.to_json()})
     await phase.record_exit(run, handle, exit_info, reason, detail)
     return AgentOutcome(exit_info, reason, detail, invalid=reason == "infrastructure")
 

@@ -138,15 +138,15 @@ class AgentPhase:
                     raise
                 self.ctx.say(run.id, "the workspace image was removed meanwhile; making it again")
                 start_image = await self.workspace(run, image, state_a, spec)
-        await self.store.record_container(run.id, AGENT_ROLE, container_id=handle.id,
-                                          name=handle.name, created_at=utc_now())
+        await self.store.infra.record_container(run.id, AGENT_ROLE, container_id=handle.id,
+                                                name=handle.name, created_at=utc_now())
         if start_image is None:
             await put_tree(self.engine, handle, state_a, uid=spec.uid, gid=spec.gid)
         for upload in plan.uploads:
             await put_tree(self.engine, handle, upload.source, dest=upload.dest,
                            uid=spec.uid, gid=spec.gid)
         await start(self.engine, handle)
-        await self.store.update_run(run.id, started_at=utc_now())
+        await self.store.runs.update_run(run.id, started_at=utc_now())
         self.ctx.say(run.id, f"agent {agent.text} started in {handle.name}")
         return handle
 
@@ -161,8 +161,8 @@ class AgentPhase:
         made = await workspace_image(self.engine, image, state_a, record.content_digest,
                                      uid=spec.uid, gid=spec.gid, store_tag=self.ctx.store_tag,
                                      for_run=run.id)
-        await self.store.record_image(run.id, "workspace", tag=made.tag, image_id=made.id,
-                                      digest=made.id)
+        await self.store.infra.record_image(run.id, "workspace", tag=made.tag, image_id=made.id,
+                                            digest=made.id)
         if made.made:
             self.ctx.say(run.id, f"State A put in {made.tag} (later runs start from it)")
         # By id: a run making the same image meanwhile may move the tag to its own copy.
@@ -191,10 +191,10 @@ class AgentPhase:
 
         cursors: dict[Stream, LogCursor] = {}
         for stream in ("stdout", "stderr"):
-            count = await self.store.count_log_lines(run_id, stream=stream)
+            count = await self.store.logs.count_log_lines(run_id, stream=stream)
             if count == 0:
                 continue
-            tail = await self.store.read_log_lines(
+            tail = await self.store.logs.read_log_lines(
                 run_id, offset=max(0, count - 500), limit=500, stream=stream
             )
             lines = [ContainerLogLine(e.ts, e.stream, e.text) for e in tail]  # type: ignore[arg-type]
@@ -208,7 +208,7 @@ class AgentPhase:
 
         async def sink(lines: list[ContainerLogLine]) -> None:
             rows: list[tuple[str, str, str]] = [(ln.ts, ln.stream, ln.text) for ln in lines]
-            last = await self.store.append_log_lines(run_id, rows)
+            last = await self.store.logs.append_log_lines(run_id, rows)
             self.ctx.bus.publish(LogLines(run_id, AGENT_ROLE, tuple(rows), last))
             if also is not None:
                 result = also(rows)
@@ -267,7 +267,7 @@ class AgentPhase:
 
     async def record_exit(self, run: RunRecord, handle: ContainerHandle, exit_info: ExitInfo,
                           stop_reason: str, detail: str | None = None) -> None:
-        run = await self.store.require_run(run.id)
+        run = await self.store.runs.require_run(run.id)
         state = await inspect_state(self.engine, handle)
         duration = None
         if state.started_at is not None and state.finished_at is not None:
@@ -276,8 +276,8 @@ class AgentPhase:
             duration_sec=duration, exit_code=exit_info.exit_code, reason=exit_info.reason,
             oom_killed=exit_info.oom_killed, escalated_to_kill=exit_info.escalated_to_kill,
             disk_bytes=exit_info.disk_bytes, detail=exit_info.detail, stop_detail=detail)
-        await self.store.merge_extra(run.id, {AGENT_EXIT: agent_exit.to_json()},
-                                     stop_reason=stop_reason)
+        await self.store.runs.merge_extra(run.id, {AGENT_EXIT: agent_exit.to_json()},
+                                          stop_reason=stop_reason)
         self.ctx.say(run.id, f"agent stopped: {stop_reason} "
                      f"({detail or exit_info.detail or exit_info.reason})")
 
@@ -304,12 +304,12 @@ class AgentPhase:
             bytes=result.bytes, excluded=result.excluded, archive_bytes=result.archive_bytes,
             rejected=tuple(result.rejected[:200]), rejected_total=len(result.rejected),
             aborted_reason=result.aborted_reason)
-        await self.store.merge_extra(
+        await self.store.runs.merge_extra(
             run.id, {COLLECT: collected.to_json()},
             submission_files=result.files, submission_bytes=result.bytes,
         )
         for member, reason in result.rejected[:20]:
-            await self.store.add_run_note(run.id, f"collect: rejected {member}: {reason}")
+            await self.store.runs.add_run_note(run.id, f"collect: rejected {member}: {reason}")
         self.ctx.say(run.id, f"collected {result.files} files, {result.bytes} bytes"
                      + (f", {len(result.rejected)} rejected" if result.rejected else ""))
         return result.aborted_reason

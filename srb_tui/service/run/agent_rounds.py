@@ -108,16 +108,16 @@ class ContainerRounds:
         return await self.access.over_budget(self.run_id)
 
     async def finished_rounds(self) -> list[RoundRecord]:
-        return [_record(r) for r in await self.store.agent_rounds(self.run_id) if r.finished]
+        return [_record(r) for r in await self.store.agent.agent_rounds(self.run_id) if r.finished]
 
     async def unfinished_round(self) -> int | None:
-        rounds = await self.store.agent_rounds(self.run_id)
+        rounds = await self.store.agent.agent_rounds(self.run_id)
         if rounds and not rounds[-1].finished:
             return rounds[-1].round
         return None
 
     async def _session_id(self) -> str | None:
-        for r in reversed(await self.store.agent_rounds(self.run_id)):
+        for r in reversed(await self.store.agent.agent_rounds(self.run_id)):
             if r.session_id:
                 return r.session_id
         return None
@@ -131,9 +131,9 @@ class ContainerRounds:
                    if self.adapter.resumable and kind == "continue" else None)
         if session is None and kind != "fresh":
             prompt, kind = self.instruction, "instruction"
-        first = await self.store.max_log_seq(self.run_id)
-        await self.store.start_agent_round(self.run_id, number, prompt_kind=kind,
-                                           first_log_seq=first)
+        first = await self.store.logs.max_log_seq(self.run_id)
+        await self.store.agent.start_agent_round(self.run_id, number, prompt_kind=kind,
+                                                 first_log_seq=first)
         self._live[number] = _Live(number, self.adapter.stream_parser(), asyncio.Event())
         await self._exec(number, prompt, session, budget_sec)
         self.bus.publish(AgentRoundStarted(self.run_id, number, kind))
@@ -216,19 +216,19 @@ class ContainerRounds:
         if not events:
             return
         rows = [(ts, ev.kind, ev.data) for ts, ev in zip(stamps, events, strict=True)]
-        last = await self.store.append_agent_events(self.run_id, number, rows)
+        last = await self.store.agent.append_agent_events(self.run_id, number, rows)
         first = last - len(rows) + 1
         self.bus.publish(AgentTranscript(self.run_id, number, tuple(
             (first + i, ts, kind, data) for i, (ts, kind, data) in enumerate(rows))))
 
     async def _rebuild(self, number: int) -> _Live:
         """After a restart: re-parse the unfinished round's stored lines into its events."""
-        rounds = {r.round: r for r in await self.store.agent_rounds(self.run_id)}
+        rounds = {r.round: r for r in await self.store.agent.agent_rounds(self.run_id)}
         first = rounds[number].first_log_seq if number in rounds else 0
         live = _Live(number, self.adapter.stream_parser(), asyncio.Event())
         rows: list[tuple[str, str, dict[str, Any]]] = []
         started = False
-        for _seq, ts, text in await self.store.stdout_lines_after(self.run_id, first):
+        for _seq, ts, text in await self.store.agent.stdout_lines_after(self.run_id, first):
             mark = parse_marker(text)
             if mark is not None and mark[0] == number:
                 if mark[1] == "start":
@@ -239,7 +239,7 @@ class ContainerRounds:
                 continue
             if started and not live.done.is_set():
                 rows += [(ts, ev.kind, ev.data) for ev in live.feed(text)]
-        await self.store.replace_agent_events(self.run_id, number, rows)
+        await self.store.agent.replace_agent_events(self.run_id, number, rows)
         async with self._lock:
             self._live[number] = live
             if started and not live.done.is_set():
@@ -261,8 +261,8 @@ class ContainerRounds:
             return RoundSummary(error=f"mini-swe-agent's trajectory is not JSON: {exc}")
         events, summary = parse_trajectory(doc if isinstance(doc, dict) else {})
         ts = utc_now()
-        await self.store.replace_agent_events(self.run_id, number,
-                                              [(ts, e.kind, e.data) for e in events])
+        await self.store.agent.replace_agent_events(self.run_id, number,
+                                                    [(ts, e.kind, e.data) for e in events])
         self.bus.publish(AgentTranscript(self.run_id, number, tuple(
             (i + 1, ts, e.kind, e.data) for i, e in enumerate(events))))
         return summary
@@ -303,7 +303,7 @@ class ContainerRounds:
             produced_work=s.work_events > 0, error=error,
             submitted=s.terminal_reason == "Submitted")
         verdict = _verdict(record)
-        await self.store.finish_agent_round(
+        await self.store.agent.finish_agent_round(
             self.run_id, number, ended_at=utc_now(), exit_code=rc, session_id=s.session_id,
             final_message=s.final_message[-4000:], tree_before=before, tree_after=after,
             acted=record.acted, failed=failed, error=(error or None) and error[:2000],

@@ -140,7 +140,7 @@ class GatewayAccess:
         return await self.gateway.over_budget(run_id)
 
     async def totals(self, run_id: str) -> dict[str, Any] | None:
-        totals = await self.store.ledger_totals(run_id)
+        totals = await self.store.ledger.ledger_totals(run_id)
         data: dict[str, Any] = totals.total.to_json()
         return data
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from srb_tui.config import Settings
-from srb_tui.service.run.run_faults import LEASE, drive_in_background, lease_alive, pid_running
+from srb_tui.service.run.run_faults import drive_in_background, lease_alive, pid_running
 from srb_tui.store import Store
 from srb_tui.store.run_extra import DriverLease
 
@@ -73,9 +73,9 @@ async def stop_background_driver(store: Store, run_id: str, *, grace_sec: float 
     """If a live background driver holds ``run_id``, end it (TERM, then KILL after
     ``grace_sec``) and return its pid; None when the run has no such driver (a console or
     a foreground ``srb run`` driving it is not stopped: the caller refuses those)."""
-    run = await store.require_run(run_id)
+    run = await store.runs.require_run(run_id)
     lease = DriverLease.read(run.extra)
-    if lease is None or not lease.background or not lease_alive(run.extra.get(LEASE)):
+    if lease is None or not lease.background or not lease_alive(lease):
         return None
     if not _is_background_srb(lease.pid):
         return None

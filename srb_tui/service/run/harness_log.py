@@ -62,7 +62,7 @@ class HarnessLog:
     async def _drain(self, run_id: str) -> None:
         while rows := self._pending.pop(run_id, None):
             try:
-                last = await self.store.append_log_lines(run_id, rows)
+                last = await self.store.logs.append_log_lines(run_id, rows)
             except Exception:
                 return  # see the module docstring: only these lines are lost
             self.bus.publish(LogLines(run_id, HARNESS_ROLE, tuple(rows), last))

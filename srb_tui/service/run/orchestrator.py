@@ -34,7 +34,6 @@ from srb_tui.service.run.agent_phase import STORE_LABEL, AgentLimits, AgentPhase
 from srb_tui.service.run.context import RunContext
 from srb_tui.service.run.model_access import ModelAccess, NoModelAccess
 from srb_tui.service.run.run_faults import (
-    LEASE,
     LaunchError,
     LeaseHeld,
     TaskInvalid,
@@ -51,6 +50,7 @@ from srb_tui.service.run.run_pool import PoolSide
 from srb_tui.service.run.run_prepare import env_image_tag
 from srb_tui.sources import StateAError
 from srb_tui.store import RunRecord, Store
+from srb_tui.store.run_extra import DriverLease
 
 if TYPE_CHECKING:
     from srb_tui.gateway import Gateway
@@ -158,7 +158,7 @@ class RunService(RunLaunch, PoolSide):
             await self.moves.hold(run_id)
             self.moves.set_budget(run_id, await remember_adversary_budget(
                 self.store, run_id, adversary_budget_sec))
-            run = await self.store.require_run(run_id)
+            run = await self.store.runs.require_run(run_id)
             if uses_gateway(run.agent):
                 await self.ensure_gateway()
             return await self._drive(run_id, grade=grade)
@@ -193,10 +193,10 @@ class RunService(RunLaunch, PoolSide):
     def driven_elsewhere(run: RunRecord) -> bool:
         """Whether another live srb process on this machine is driving ``run`` (its lease
         names a running pid that is not ours); a killed driver's lease does not count."""
-        return lease_alive(run.extra.get(LEASE))
+        return lease_alive(DriverLease.read(run.extra))
 
     async def _drive(self, run_id: str, *, grade: bool) -> RunRecord:
-        run = await self.store.require_run(run_id)
+        run = await self.store.runs.require_run(run_id)
         load = self._launched.pop(run_id, None) or self.load_task(run.task_path)
         if load.task is None:
             return await self._fail_infra(run_id, f"task {run.task_id} no longer loads")
@@ -208,7 +208,7 @@ class RunService(RunLaunch, PoolSide):
 
         if run.status == "pending":
             await self.moves.to(run_id, "preparing")
-            run = await self.store.require_run(run_id)
+            run = await self.store.runs.require_run(run_id)
         if run.status == "preparing":
             state_a, image = await self.prepare(run_id, task)
             if self._cancelled(run_id):
@@ -217,7 +217,7 @@ class RunService(RunLaunch, PoolSide):
             handle = await kind.start(run, task, state_a, image)
             faultpoint.reached("agent:started")
             await stamp_provenance(self.store, run_id, "agent")
-            run = await self.store.require_run(run_id)
+            run = await self.store.runs.require_run(run_id)
         if run.status == "agent":
             if handle is None and await run_upkeep.agent_never_ran(self.ctx, run):
                 state_a, image = await self.prepare(run_id, task)
@@ -230,7 +230,7 @@ class RunService(RunLaunch, PoolSide):
                     )
             outcome = await kind.watch(run, task, handle)
             await kind.close(run_id)
-            if await engine_went_away(self.engine, await self.store.require_run(run_id)):
+            if await engine_went_away(self.engine, await self.store.runs.require_run(run_id)):
                 return await self._fail_infra(
                     run_id, "the Docker engine stopped under the agent (its container was "
                     "signalled by the engine shutting down, not by srb); the run is invalid "
@@ -244,7 +244,7 @@ class RunService(RunLaunch, PoolSide):
                     run_id, f"agent phase stopped on an infrastructure fault: "
                     f"{outcome.detail}; the run is invalid (re-run it), not a zero")
             await self.moves.to(run_id, "collecting")
-            run = await self.store.require_run(run_id)
+            run = await self.store.runs.require_run(run_id)
         if run.status == "collecting":
             if handle is None:
                 handle = await self.agent_phase.find_agent_container(run_id)
@@ -258,10 +258,10 @@ class RunService(RunLaunch, PoolSide):
                 from srb_tui.service.run import run_grading
 
                 return await run_grading.zero_for_collection(self.ctx, run_id, aborted)
-            run = await self.store.require_run(run_id)
+            run = await self.store.runs.require_run(run_id)
         if not grade or run.status not in ("collecting", "audit", "behavioural",
                                            "verification"):
-            return await self.store.require_run(run_id)
+            return await self.store.runs.require_run(run_id)
         from srb_tui.service.run import run_grading
 
         if run.status != "collecting" and \
@@ -288,7 +288,7 @@ class RunService(RunLaunch, PoolSide):
         LadderError or StateAError when the submission or State A is missing."""
         from srb_tui.service.run import run_grading
 
-        run = await self.store.require_run(run_id)
+        run = await self.store.runs.require_run(run_id)
         load = self.load_task(run.task_path)
         if load.task is None:
             raise LaunchError(f"run {run_id}: task {run.task_id} no longer loads")
@@ -339,7 +339,7 @@ class RunService(RunLaunch, PoolSide):
         (a dead srb's leftovers: a finished run's, a stale workspace builder) and mark
         removed the recorded containers the node no longer has; the live runs, whose
         containers stay."""
-        live = await self.store.live_runs()
+        live = await self.store.runs.live_runs()
         services, _skipped = await self._node_services()
         for name, on in services:
             await run_upkeep.reap_leftovers(on.ctx, name)  # reads the live runs again
@@ -353,7 +353,7 @@ class RunService(RunLaunch, PoolSide):
             return await self.drive(run.id, grade=grade)
         except LeaseHeld as exc:  # another srb claimed it since we looked
             self.moves.say(run.id, str(exc))
-            return await self.store.require_run(run.id)
+            return await self.store.runs.require_run(run.id)
 
     async def gc(self) -> tuple[GcReport, set[str]]:
         """Remove this store's containers of runs that are over, the workspace images no

@@ -3,7 +3,7 @@ run up again at the boundary where a killed srb left it.
 
 - **The lease.** One process drives (or re-grades) a run at a time. The lease is
   the ``driver`` key of ``runs.extra`` (:class:`DriverLease`), claimed atomically
-  (:meth:`Store.claim_extra`); a lease whose process is gone does not hold. A second
+  (:meth:`Store.runs.claim_extra`); a lease whose process is gone does not hold. A second
   srb is refused with :class:`LeaseHeld`, whose message names the holder.
 - **Boundaries.** :func:`score_already_stored` sees that a killed srb had recorded
   the score before the run became ``scored`` (so resume finishes it, and never records
@@ -56,10 +56,11 @@ class LeaseHeld(LaunchError):
         )
 
 
-def lease_alive(lease: object) -> bool:
-    """Whether ``lease`` names another running srb process on this host (a killed
-    driver's lease, or our own, does not hold)."""
-    held = DriverLease.of(lease)
+def lease_alive(lease: DriverLease | object) -> bool:
+    """Whether ``lease`` (a :class:`DriverLease`, or the stored value that
+    ``claim_extra`` hands its predicate) names another running srb process on this host
+    (a killed driver's lease, or our own, does not hold)."""
+    held = lease if isinstance(lease, DriverLease) else DriverLease.of(lease)
     if held is None or held.host != socket.gethostname() or held.pid == os.getpid():
         return False
     return pid_running(held.pid)
@@ -98,27 +99,27 @@ def this_process_lease() -> dict[str, object]:
 
 async def take_lease(store: Store, run_id: str) -> None:
     """Claim the run for this process; LeaseHeld when a live srb holds it already."""
-    holder = await store.claim_extra(run_id, LEASE, this_process_lease(), held=lease_alive)
+    holder = await store.runs.claim_extra(run_id, LEASE, this_process_lease(), held=lease_alive)
     if isinstance(holder, dict):
         raise LeaseHeld(run_id, holder)
 
 
 async def release_lease(store: Store, run_id: str) -> None:
-    run = await store.require_run(run_id)
+    run = await store.runs.require_run(run_id)
     lease = DriverLease.read(run.extra)
     if lease is not None and lease.pid == os.getpid():
-        await store.merge_extra(run_id, drop=[LEASE])
+        await store.runs.merge_extra(run_id, drop=[LEASE])
 
 
 async def remember_adversary_budget(store: Store, run_id: str, given: float | None
                                     ) -> float | None:
     """The Stage III budget override of this run: ``given`` is stored with the run, so a
     resumed run (``srb resume``, the console) grades as it was launched."""
-    run = await store.require_run(run_id)
+    run = await store.runs.require_run(run_id)
     if given is None:
         return read_adversary_budget(run.extra)
     if read_adversary_budget(run.extra) != given:
-        await store.merge_extra(run_id, {ADVERSARY_BUDGET: given})
+        await store.runs.merge_extra(run_id, {ADVERSARY_BUDGET: given})
     return given
 
 
@@ -163,10 +164,10 @@ async def engine_went_away(engine: DockerEngine, run: RunRecord, *, watch_sec: f
 async def score_already_stored(store: Store, run_dir: Path, run: RunRecord) -> bool:
     """Whether this grading's score is already in the store (srb stopped after recording
     it, before the run became ``scored``): grading again would record a second score."""
-    entered = [t.at for t in await store.transitions(run.id) if t.to_status == "audit"]
+    entered = [t.at for t in await store.runs.transitions(run.id) if t.to_status == "audit"]
     if not entered or not (run_dir / "score.json").is_file():
         return False
-    scores = [e.at for e in await store.events(run.id, limit=100_000) if e.kind == "score"]
+    scores = [e.at for e in await store.infra.events(run.id, limit=100_000) if e.kind == "score"]
     return bool(scores) and max(scores) > max(entered)
 
 

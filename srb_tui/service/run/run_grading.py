@@ -51,7 +51,7 @@ async def finish_stored_score(ctx: RunContext, run_id: str) -> RunRecord:
 
 async def zero_for_collection(ctx: RunContext, run_id: str, reason: str) -> RunRecord:
     """The submission broke a collection cap: that is evidence about the submission."""
-    await ctx.store.add_run_note(run_id, f"submission not graded: {reason}")
+    await ctx.store.runs.add_run_note(run_id, f"submission not graded: {reason}")
     await ctx.moves.to(run_id, "audit", "collection aborted")
     return await ctx.moves.finish(
         run_id, "scored", f"collection aborted: {reason}", detail=reason,

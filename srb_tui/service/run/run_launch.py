@@ -76,7 +76,7 @@ class RunLaunch:
         budget = budget_sec if budget_sec is not None else load.task.budget_sec
         if budget is None or budget <= 0:
             raise LaunchError(f"task {load.task_id}: no positive budget; pass --budget SECONDS")
-        run = await self.store.create_run(
+        run = await self.store.runs.create_run(
             task_id=load.task_id,
             task_path=str(load.path),
             agent=checked.text,
@@ -87,12 +87,12 @@ class RunLaunch:
         # The creator drives the run next: its lease keeps a console starting meanwhile
         # from picking the pending run up too (a dead creator's lease does not count).
         extra[LEASE] = this_process_lease()
-        await self.store.merge_extra(run.id, extra)
-        run = await self.store.require_run(run.id)
+        await self.store.runs.merge_extra(run.id, extra)
+        run = await self.store.runs.require_run(run.id)
         await record_launch(self.store, run, load.task, client=checked.client,
                             client_version=client_version,
                             backend=self.backend.kind if self.backend else "local")
-        run = await self.store.require_run(run.id)
+        run = await self.store.runs.require_run(run.id)
         self._launched[run.id] = load
         self.bus.publish(RunCreated(run.id, load.task_id, checked.text))
         return run

@@ -40,7 +40,7 @@ class RunMoves:
 
     async def to(self, run_id: str, status: str, reason: str | None = None) -> None:
         """Move the run to ``status`` in the store, then announce it."""
-        await self.store.transition(run_id, status, reason)
+        await self.store.runs.transition(run_id, status, reason)
         self.log.note(run_id, status_line(status, reason))
         self.bus.publish(StatusChanged(run_id, status, reason))
 
@@ -59,12 +59,12 @@ class RunMoves:
         :class:`RunFinished` with the run as stored and ``detail`` (default: its harness
         error). ``if_live``: a run already final is left as it is, and only announced.
         A cancelled run is announced without a score or validity."""
-        run = await self.store.require_run(run_id) if if_live else None
+        run = await self.store.runs.require_run(run_id) if if_live else None
         if run is None or run.status not in FINAL_STATUSES:
-            await self.store.update_run(run_id, finished_at=utc_now(), **fields)
+            await self.store.runs.update_run(run_id, finished_at=utc_now(), **fields)
             if status is not None:
                 await self.to(run_id, status, reason)
-        run = await self.store.require_run(run_id)
+        run = await self.store.runs.require_run(run_id)
         said = run.harness_error if detail is _HARNESS_ERROR else detail
         assert said is None or isinstance(said, str)
         verdict = run.status != "cancelled"

@@ -58,7 +58,7 @@ async def node_for(ctx: RunContext, backend: Backend, run: RunRecord, need: Need
         node = await backend.place(run.id, need)
     except EngineUnavailable as exc:
         return f"{exc}; the run is invalid (re-run it), not a zero"
-    await ctx.store.merge_extra(run.id, {NODE_KEY: node.name})
+    await ctx.store.runs.merge_extra(run.id, {NODE_KEY: node.name})
     ctx.moves.say(run.id, f"placed on node {node.name} ({node.engine.base_url})")
     return node
 

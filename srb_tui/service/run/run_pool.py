@@ -58,7 +58,7 @@ class PoolSide:
         from srb_tui.service.run.run_placement import node_for, task_need
 
         assert self.backend is not None
-        run = await self.store.require_run(run_id)
+        run = await self.store.runs.require_run(run_id)
         if run.status in FINAL_STATUSES:
             return run
         try:

@@ -75,7 +75,7 @@ async def prepare(ctx: RunContext, run_id: str, task: Task) -> tuple[Path, str]:
         ctx.engine, context, tag, base_image=ctx.settings.base_image,
         on_log=on_log, buildargs=args, image_map=image_map,
     )
-    await ctx.store.record_image(run_id, "env", tag=tag, image_id=info.id,
-                                  digest=info.digest)
+    await ctx.store.infra.record_image(run_id, "env", tag=tag, image_id=info.id,
+                                        digest=info.digest)
     await stamp_provenance(ctx.store, run_id, "preparing", task_dir=task.dir)
     return prepared.tree, tag

@@ -15,10 +15,11 @@ from dataclasses import replace
 from srb_tui.runner import ContainerHandle, GcReport, RunnerError, gc, list_managed, reap, remove
 from srb_tui.runner.reaper import absent_containers
 from srb_tui.service.run.context import RunContext
-from srb_tui.service.run.run_faults import LEASE, LeaseHeld, lease_alive
+from srb_tui.service.run.run_faults import LeaseHeld, lease_alive
 from srb_tui.service.run.run_moves import RunMoves
 from srb_tui.service.run.run_node import node_label
 from srb_tui.store import FINAL_STATUSES, RunRecord, Store, StoreError
+from srb_tui.store.run_extra import DriverLease
 
 
 async def finish_cancelled(moves: RunMoves, run_id: str) -> RunRecord:
@@ -29,11 +30,10 @@ async def finish_cancelled(moves: RunMoves, run_id: str) -> RunRecord:
 
 async def refuse_if_driven(store: Store, run_id: str) -> RunRecord:
     """The run, unless another live srb process drives it (:class:`LeaseHeld`)."""
-    run = await store.require_run(run_id)
-    held = run.extra.get(LEASE)
-    if lease_alive(held):
-        assert isinstance(held, dict)
-        raise LeaseHeld(run_id, held)
+    run = await store.runs.require_run(run_id)
+    held = DriverLease.read(run.extra)
+    if held is not None and lease_alive(held):
+        raise LeaseHeld(run_id, held.to_json())
     return run
 
 
@@ -43,7 +43,7 @@ async def cancel_on(on: RunContext, run_id: str) -> RunRecord:
     with contextlib.suppress(OSError, RunnerError):  # a node that is gone holds nothing
         for c in await list_managed(on.engine, run_id, store_tag=on.store_tag):
             await remove_quietly(on, c.handle)
-    run = await on.store.require_run(run_id)
+    run = await on.store.runs.require_run(run_id)
     if run.status in FINAL_STATUSES:
         return run
     return await finish_cancelled(on.moves, run_id)
@@ -51,7 +51,7 @@ async def cancel_on(on: RunContext, run_id: str) -> RunRecord:
 
 async def live_ids(store: Store) -> set[str]:
     """The ids of the runs the store has in progress, read now."""
-    return {r.id for r in await store.live_runs()}
+    return {r.id for r in await store.runs.live_runs()}
 
 
 async def reap_leftovers(on: RunContext, node: str | None = None) -> int:
@@ -62,7 +62,7 @@ async def reap_leftovers(on: RunContext, node: str | None = None) -> int:
     marked removed too (:func:`stamp_gone`)."""
     if node is not None:
         await stamp_gone(on, node)
-    known = await on.store.known_run_ids(
+    known = await on.store.runs.known_run_ids(
         [c.handle.run_id for c in await list_managed(on.engine)])
     reaped = await reap(on.engine, lambda: live_ids(on.store), store_tag=on.store_tag,
                         known_run_ids=known)
@@ -81,7 +81,7 @@ async def collect_garbage(on: RunContext, live: set[str], node: str | None = Non
     to ``live``. With ``node`` (the engine's name in the backend), recorded containers of
     runs placed there that the engine no longer has are marked removed
     (:func:`stamp_gone`)."""
-    known = await on.store.known_run_ids(
+    known = await on.store.runs.known_run_ids(
         [c.handle.run_id for c in await list_managed(on.engine)])
 
     async def live_now() -> set[str]:
@@ -89,8 +89,12 @@ async def collect_garbage(on: RunContext, live: set[str], node: str | None = Non
         return live
 
     async def keep() -> set[str]:  # a launch between image and container
-        return {i.image_id for run_id in await live_now() for i in await on.store.images(run_id)
-                if i.role == "workspace" and i.image_id}
+        return {
+            i.image_id
+            for run_id in await live_now()
+            for i in await on.store.infra.images(run_id)
+            if i.role == "workspace" and i.image_id
+        }
 
     report = await gc(on.engine, live_now, store_tag=on.store_tag, known_run_ids=known,
                       keep_image_ids=keep)
@@ -107,19 +111,19 @@ async def stamp_gone(on: RunContext, node: str) -> int:
     node that died and came back empty), or they were removed without srb recording it.
     The rows are read before the engine is asked, so a container made meanwhile is never
     taken for gone; only "no such container" counts, never an engine error. How many."""
-    rows = await on.store.containers(present_only=True)
+    rows = await on.store.infra.containers(present_only=True)
     runs: dict[str, RunRecord | None] = {}
     mine = []
     for row in rows:
         if row.run_id not in runs:
-            runs[row.run_id] = await on.store.get_run(row.run_id)
+            runs[row.run_id] = await on.store.runs.get_run(row.run_id)
         run = runs[row.run_id]
         if run is not None and node_label(run) == node:
             mine.append(row.container_id)
     marked = 0
     for container_id in sorted(await absent_containers(on.engine, mine)):
         with contextlib.suppress(StoreError):
-            marked += await on.store.mark_container_removed(container_id)
+            marked += await on.store.infra.mark_container_removed(container_id)
     return marked
 
 
@@ -149,7 +153,7 @@ async def remove_quietly(on: RunContext, handle: ContainerHandle) -> None:
 async def mark_removed(on: RunContext, handle: ContainerHandle) -> None:
     """Record the container's removal (``removed_at``) when srb recorded it."""
     with contextlib.suppress(StoreError):
-        await on.store.mark_container_removed(handle.id)
+        await on.store.infra.mark_container_removed(handle.id)
 
 
 async def agent_never_ran(on: RunContext, run: RunRecord) -> bool:
@@ -161,7 +165,7 @@ async def agent_never_ran(on: RunContext, run: RunRecord) -> bool:
              if c.handle.role == "agent"]
     if any(c.started_at is not None or c.running for c in found):
         return False
-    recorded = [c for c in await on.store.containers(run.id) if c.role == "agent"]
+    recorded = [c for c in await on.store.infra.containers(run.id) if c.role == "agent"]
     if recorded and not found:
         return False
     for c in found:

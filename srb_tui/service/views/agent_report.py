@@ -15,9 +15,9 @@ __all__ = ["agent_summary", "cost_text", "tool_input_text"]
 
 
 async def agent_summary(store: Store, run_id: str) -> dict[str, Any]:
-    rounds = await store.agent_rounds(run_id)
-    totals = await store.agent_totals(run_id)
-    ledger = await store.ledger_totals(run_id)
+    rounds = await store.agent.agent_rounds(run_id)
+    totals = await store.agent.agent_totals(run_id)
+    ledger = await store.ledger.ledger_totals(run_id)
     return {
         "rounds": [{
             "round": r.round, "prompt": r.prompt_kind, "started_at": r.started_at,

@@ -213,10 +213,10 @@ async def trees_for_run(settings: Settings, run_id: str,
         raise DiffSourceError(f"run {run_id}: no store at {settings.db_path}")
     try:
         if store is not None:
-            run = await store.get_run(run_id)
+            run = await store.runs.get_run(run_id)
         else:
             async with await Store.open(settings.db_path) as opened:
-                run = await opened.get_run(run_id)
+                run = await opened.runs.get_run(run_id)
     except StoreError as exc:
         raise DiffSourceError(str(exc)) from exc
     if run is None:

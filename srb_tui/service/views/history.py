@@ -76,12 +76,12 @@ def _duration(started: str | None, finished: str | None) -> float | None:
 async def load_run_rows(db_path: Path, limit: int = 1000,
                         filters: Mapping[str, Any] | None = None) -> RunRows:
     """Newest runs first, matching ``filters`` (the Runs screen's, as keyword arguments of
-    ``Store.list_runs``); a missing store is an empty history, a broken one a message."""
+    ``Store.runs.list_runs``); a missing store is an empty history, a broken one a message."""
     if not db_path.exists():
         return RunRows([])
     try:
         async with await Store.open(db_path) as store:
-            records = await store.list_runs(limit=limit, **dict(filters or {}))
+            records = await store.runs.list_runs(limit=limit, **dict(filters or {}))
     except StoreError as exc:
         return RunRows([], str(exc))
     rows = [

@@ -47,7 +47,7 @@ async def _stage_events(store: Store, run_id: str) -> dict[str, Mapping[str, Any
     stages: dict[str, Mapping[str, Any]] = {}
     after = 0
     while True:
-        events = await store.events(run_id, after_seq=after, limit=EVENT_PAGE)
+        events = await store.infra.events(run_id, after_seq=after, limit=EVENT_PAGE)
         for event in events:
             payload = event.payload
             if event.kind == STAGE_EVENT and isinstance(payload, Mapping):

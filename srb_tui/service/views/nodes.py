@@ -86,9 +86,9 @@ class RunsOnNodes:
 
 async def runs_on_nodes(store: Store) -> RunsOnNodes:
     """Count this store's runs by node (one grouped query, and the live runs)."""
-    counts = {(name or LOCAL_NODE): n for name, n in (await store.runs_per_node()).items()}
+    counts = {(name or LOCAL_NODE): n for name, n in (await store.runs.runs_per_node()).items()}
     live: dict[str, list[str]] = {}
-    for run in await store.live_runs():
+    for run in await store.runs.live_runs():
         live.setdefault(read_node(run.extra) or LOCAL_NODE, []).append(run.id)
     return RunsOnNodes(counts, live)
 

@@ -128,7 +128,7 @@ SCORE_EVENT = "score"
 
 async def score_envelopes(store: Store, runs: list[RunRecord]) -> dict[str, dict[str, Any]]:
     """The recorded score envelope of each of ``runs`` that has one."""
-    found = await store.latest_payloads(SCORE_EVENT, [run.id for run in runs])
+    found = await store.infra.latest_payloads(SCORE_EVENT, [run.id for run in runs])
     return {run_id: doc for run_id, doc in found.items() if isinstance(doc, dict)}
 
 
@@ -148,10 +148,10 @@ async def load_page(
     run_dir: Callable[[str], Path] | None = None,
 ) -> RunsPage:
     """The runs of one page, how many match in all, and their stage marks."""
-    total = await store.count_runs(**flt.kwargs())
+    total = await store.runs.count_runs(**flt.kwargs())
     offset = max(0, min(offset, max(0, total - 1) // limit * limit))
-    runs = await store.list_runs(**flt.kwargs(), sort=sort, limit=limit, offset=offset)
-    brief = await store.ledger_brief([run.id for run in runs])
+    runs = await store.runs.list_runs(**flt.kwargs(), sort=sort, limit=limit, offset=offset)
+    brief = await store.agent.ledger_brief([run.id for run in runs])
     costs = {run.id: cost_text(brief.get(run.id, {})) for run in runs}
     return RunsPage(runs, total, offset, await stage_marks(store, runs, run_dir), costs)
 
@@ -197,11 +197,11 @@ class FunnelSummary:
 
 async def funnel_over(store: Store, flt: RunFilter) -> FunnelSummary:
     """Funnel of every scored run matching ``flt`` (read a page at a time)."""
-    matching = await store.count_runs(**flt.kwargs())
+    matching = await store.runs.count_runs(**flt.kwargs())
     scored: list[ScoredRun] = []
     offset = 0
     while True:
-        runs = await store.list_runs(
+        runs = await store.runs.list_runs(
             **flt.kwargs(), sort="id", limit=FUNNEL_PAGE, offset=offset
         )
         if not runs:

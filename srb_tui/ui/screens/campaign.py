@@ -119,7 +119,7 @@ class CampaignScreen(Screen[None]):
                 if matrix is not None:
                     self._show(matrix)
                     return
-            campaigns = [c.id for c in await store.campaigns()]
+            campaigns = [c.id for c in await store.campaigns.campaigns()]
             if not campaigns:
                 self._message(EMPTY)
                 return

@@ -126,9 +126,9 @@ class CounterexamplesScreen(Screen[None]):
     async def _load(self) -> None:
         try:
             store = await self.run_host.store()
-            run = await store.require_run(self.run_id)
-            records = await store.counterexamples(self.run_id)
-            rounds = await store.adversary_rounds(self.run_id)
+            run = await store.runs.require_run(self.run_id)
+            records = await store.grading.counterexamples(self.run_id)
+            rounds = await store.grading.adversary_rounds(self.run_id)
         except Exception as exc:
             self.query_one("#cx-summary", Static).update(
                 Text(str(exc) or type(exc).__name__, style=tone(self.app, "bad"))

@@ -210,10 +210,10 @@ class RunScreen(Screen[None]):
         try:
             log = self.query_one("#run-log", LogView)
             if attach:
-                log.attach(store, self.run_id, detail.log_lines)
+                log.attach(store.logs, self.run_id, detail.log_lines)
                 await self.query_one("#run-transcript", TranscriptView).load(store, self.run_id)
             elif detail.log_lines > log.buffer.total:  # stored by a process driving it elsewhere
-                log.attach(store, self.run_id, detail.log_lines)
+                log.attach(store.logs, self.run_id, detail.log_lines)
             self._paint()
             self._show_transcript_state()
         except NoMatches:

@@ -171,7 +171,7 @@ class RunsScreen(Screen[None]):
     @work(exclusive=True, group="runs-mark")
     async def _check_mark(self) -> None:
         try:
-            mark = await (await self._store()).change_mark()
+            mark = await (await self._store()).infra.change_mark()
         except Exception:
             return  # the next page load reports a broken store
         if mark != self._mark:
@@ -193,7 +193,7 @@ class RunsScreen(Screen[None]):
             return
         try:
             store = await self._store()
-            mark = await store.change_mark()  # before the page: a later change shows
+            mark = await store.infra.change_mark()  # before the page: a later change shows
             page = await load_page(store, self.run_filter, self.run_sort, self.page_offset,
                                    run_dir=settings.run_dir)
             self._mark = mark

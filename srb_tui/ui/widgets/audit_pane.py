@@ -9,6 +9,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.widgets import DataTable, Static
 
+from srb_tui.store.record_extra import outcome_overruled, vote_tainted
 from srb_tui.ui.palette import tone
 from srb_tui.ui.widgets.run_format import (
     Citation,
@@ -89,7 +90,7 @@ class AuditPane(RunPane):
                                        plan.title if plan else ""]))
                 continue
             verdict = self.paint(o.verdict, o.verdict)
-            if o.extra.get("overruled"):
+            if outcome_overruled(o):
                 verdict.append(" (overruled)")
             rows.append((gate_id, [
                 gate_id, "yes" if o.required else "no", verdict,
@@ -136,7 +137,7 @@ class AuditPane(RunPane):
         evidence_rows: list[Row] = []
         for v in votes:
             note = "downgraded: unproven fail" if v.downgraded else ""
-            if v.extra.get("tainted"):
+            if vote_tainted(v):
                 note = "followed injected text"
             first = (v.reasoning or "").strip().splitlines()
             vote_rows.append((f"{gate_id}:{v.sample}", [

@@ -19,7 +19,7 @@ ERROR_PATTERN = re.compile(r"error|Traceback|FAIL", re.IGNORECASE)
 
 
 class LogReader(Protocol):
-    """The part of the store the view reads (``srb_tui.store.Store`` satisfies it)."""
+    """The part of the store the view reads (``store.logs`` satisfies it)."""
 
     async def read_log_lines(
         self, run_id: str, offset: int = 0, limit: int = 500, stream: str | None = None

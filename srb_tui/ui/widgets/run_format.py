@@ -12,6 +12,7 @@ from typing import Any
 
 from srb_tui.schema import STAGE_NAMES
 from srb_tui.store import RunDetail, RunRecord
+from srb_tui.store.run_extra import ImportedFrom
 
 STAGES = STAGE_NAMES
 LIFECYCLE = ("preparing", "agent", "collecting", *STAGES, "scored")
@@ -52,11 +53,10 @@ def elapsed_sec(run: RunRecord, now: datetime | None = None) -> float | None:
 def imported_from(run: RunRecord) -> str | None:
     """The published-harness folder an imported run was read from (``srb import``), or
     ``None`` for a run srb ran itself."""
-    imported = run.extra.get("imported") if isinstance(run.extra, dict) else None
-    if not isinstance(imported, dict):
+    found = ImportedFrom.read(run.extra)
+    if found is None:
         return None
-    source = imported.get("source_dir")
-    return str(source) if source else "another harness"
+    return found.source_dir or "another harness"
 
 
 def reached(detail: RunDetail) -> set[str]:

@@ -77,9 +77,9 @@ class TranscriptView(Tree[dict[str, Any]]):
 
     async def load(self, store: Store, run_id: str) -> None:
         """Everything stored so far (safe to call again: seen events are skipped)."""
-        for r in await store.agent_rounds(run_id):
+        for r in await store.agent.agent_rounds(run_id):
             self._round(r.round).set_label(round_label(r.round, r))
-        for ev in await store.agent_events(run_id):
+        for ev in await store.agent.agent_events(run_id):
             self.add_event(ev.round, ev.seq, ev.kind, ev.data)
         if self.root.children:
             self.root.expand()

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
 
 from rich.table import Table
 from rich.text import Text
@@ -13,6 +12,12 @@ from textual.app import ComposeResult
 from textual.widgets import DataTable, Static
 
 from srb_tui.store import CounterexampleRecord
+from srb_tui.store.record_extra import (
+    CandidateRun,
+    LaneTranscript,
+    candidate_runs,
+    counts_as_break,
+)
 from srb_tui.ui.palette import tone
 from srb_tui.ui.widgets.run_format import clock, detail_text, parse_time
 from srb_tui.ui.widgets.run_pane import RunPane, pane_table
@@ -94,28 +99,26 @@ class VerificationPane(RunPane):
         heading = (Text(f"Candidates of {lane} ({len(found)})", style="bold") if found
                    else Text(f"No candidates from {lane}", style=tone(self.app, "muted")))
         record = next((a for a in self.detail.adversary_rounds if a.adversary_id == lane), None)
-        title.update(self._lane_transcript(record.extra, heading) if record else heading)
+        transcript = LaneTranscript.read(record) if record else None
+        title.update(self._lane_transcript(transcript, heading) if transcript else heading)
         sync_rows(table, [(str(c.id), [str(c.id), self._verdict(c),
                                        (c.reason or "")[:100]]) for c in found])
         table.display = bool(found)
         self._show_candidate(selected_key(table))
 
-    def _lane_transcript(self, extra: Mapping[str, Any], heading: Text) -> Text:
+    def _lane_transcript(self, lane: LaneTranscript, heading: Text) -> Text:
         """A client lane's transcript tail (live while it runs), its time to a
         counterexample or survival, and its cost, above its candidates."""
-        tail = extra.get("transcript_tail")
-        if not isinstance(tail, list):
-            return heading
         text = Text("Transcript (latest last)\n", style="bold")
-        for line in tail:
+        for line in lane.tail:
             text.append(f"  {line}\n")
         facts = []
-        if isinstance(extra.get("time_to_counterexample_sec"), int | float):
-            facts.append(f"counterexample after {clock(extra['time_to_counterexample_sec'])}")
-        if isinstance(extra.get("requests"), int):
-            cost = extra.get("cost_usd")
-            facts.append(f"{extra['requests']} model request(s), "
-                         + (f"${cost:.4f}" if isinstance(cost, int | float) else "unpriced"))
+        if lane.time_to_counterexample_sec is not None:
+            facts.append(f"counterexample after {clock(lane.time_to_counterexample_sec)}")
+        if lane.requests is not None:
+            cost = lane.cost_usd
+            facts.append(f"{lane.requests} model request(s), "
+                         + (f"${cost:.4f}" if cost is not None else "unpriced"))
         if facts:
             text.append(" · ".join(facts) + "\n", style=tone(self.app, "muted"))
         return text.append_text(heading)
@@ -124,7 +127,7 @@ class VerificationPane(RunPane):
         """The verdict cell; a nondeterministic one says whether the task counted it."""
         if record.verdict != "nondeterministic":
             return self.paint(record.verdict, record.verdict)
-        if (record.extra or {}).get("counts_as_break") is True:
+        if counts_as_break(record):
             return self.paint("nondeterministic · break", "nondeterministic")
         return self.paint("nondeterministic · not counted", "nondeterministic-uncounted")
 
@@ -145,7 +148,7 @@ class VerificationPane(RunPane):
         grid.add_row(detail_text(found.output_a)[:2000], detail_text(found.output_b)[:2000])
         text = Text(f"{found.verdict}: ", style="bold").append(found.reason or "")
         text.append("\n")
-        attempts = attempts_line(found.extra)
+        attempts = attempts_line(candidate_runs(found))
         if attempts is not None:
             text.append_text(attempts).append("\n")
         text.append("Candidate:\n", style="bold")
@@ -155,20 +158,15 @@ class VerificationPane(RunPane):
         box.update(Group(text, grid))
 
 
-def attempts_line(extra: Mapping[str, Any] | None) -> Text | None:
+def attempts_line(runs: Sequence[CandidateRun]) -> Text | None:
     """Each attempt's outcome on both trees (``A pass · B fail``), from the stored runs:
     where a nondeterministic verdict shows which reruns the submission moved on."""
-    runs = [r for r in (extra or {}).get("runs") or () if isinstance(r, Mapping)]
     if not runs:
         return None
     by_attempt: dict[int, dict[str, str]] = {}
     for run in runs:
-        passed = run.get("exit_code") == 0 and not run.get("timed_out") and not run.get(
-            "start_error")
-        attempt = run.get("attempt")
-        if isinstance(attempt, int):
-            by_attempt.setdefault(attempt, {})[str(run.get("role"))] = (
-                "pass" if passed else "fail")
+        if run.attempt is not None:
+            by_attempt.setdefault(run.attempt, {})[run.role] = "pass" if run.passed else "fail"
     text = Text("Attempts: ", style="bold")
     for n, attempt in enumerate(sorted(by_attempt)):
         sides = by_attempt[attempt]

@@ -220,9 +220,11 @@ class AuditStage:
         atomic_write_json(run_dir / "audit-transcripts.json", [r.to_dict() for r in reviews])
         for review in reviews:
             write_jsonl(review_path(run_dir, review.index), review.to_dict().get("transcript", []))
-        await ctx.store.record_gate_votes(run_id, vote_rows(grades, gates))
-        await ctx.store.record_gate_outcomes(run_id, outcome_rows(grades, gates, judged.overrules))
-        await ctx.store.record_checks(
+        await ctx.store.grading.record_gate_votes(run_id, vote_rows(grades, gates))
+        await ctx.store.grading.record_gate_outcomes(
+            run_id, outcome_rows(grades, gates, judged.overrules)
+        )
+        await ctx.store.grading.record_checks(
             run_id, "audit", defences.finding_checks(), module_id=FINDINGS_MODULE
         )
         doc = envelope.to_dict()

@@ -41,4 +41,4 @@ async def note_run_extra(store: Store, run_id: str, key: str, role: str, value: 
     """Set ``runs.extra[key][role] = value`` in one write transaction (image builds and
     stage containers record concurrently); a store error never stops a stage."""
     with contextlib.suppress(Exception):
-        await store.merge_extra(run_id, into={key: {role: value}})
+        await store.runs.merge_extra(run_id, into={key: {role: value}})

@@ -111,7 +111,7 @@ class StreamedChecks:
         assert self.store is not None
         self.written.pop(module, None)  # not known to be in the store until it is
         with contextlib.suppress(StoreError):  # rewritten by finish() from the result
-            await self.store.record_checks(self.run_id, STAGE, rows, module_id=module)
+            await self.store.grading.record_checks(self.run_id, STAGE, rows, module_id=module)
             self.written[module] = rows
 
     async def drain(self) -> None:
@@ -124,13 +124,13 @@ class StreamedChecks:
         module's check rows (those streamed and equal to the result's stay as written)."""
         assert self.store is not None
         await self.drain()
-        await self.store.record_module_results(self.run_id, STAGE, module_rows(doc))
+        await self.store.grading.record_module_results(self.run_id, STAGE, module_rows(doc))
         final = checks_by_module(doc)
         for module, rows in final.items():
             if self.written.get(module) != rows:
-                await self.store.record_checks(self.run_id, STAGE, rows, module_id=module)
+                await self.store.grading.record_checks(self.run_id, STAGE, rows, module_id=module)
         for module in self.written.keys() - final.keys():
-            await self.store.record_checks(self.run_id, STAGE, [], module_id=module)
+            await self.store.grading.record_checks(self.run_id, STAGE, [], module_id=module)
 
     async def abandon(self) -> None:
         """The stage has no result: clear what was streamed (the store holds no check of
@@ -140,4 +140,4 @@ class StreamedChecks:
         with contextlib.suppress(StoreError):
             await self.drain()
             for module in list(self.written):
-                await self.store.record_checks(self.run_id, STAGE, [], module_id=module)
+                await self.store.grading.record_checks(self.run_id, STAGE, [], module_id=module)

@@ -171,10 +171,10 @@ class StageContainer:
                 await remove(self.engine, old.handle)
                 if self.store is not None:  # replaced: its row says so
                     with contextlib.suppress(StoreError):
-                        await self.store.mark_container_removed(old.handle.id)
+                        await self.store.infra.mark_container_removed(old.handle.id)
         self.handle = await create(self.engine, self.spec)
         if self.store is not None:
-            await self.store.record_container(
+            await self.store.infra.record_container(
                 self.run_id, self.role, container_id=self.handle.id, name=self.handle.name
             )
             await self._record_grading()
@@ -239,7 +239,7 @@ class StageContainer:
             await remove(self.engine, handle)
         if self.store is not None:
             with contextlib.suppress(Exception):
-                await self.store.update_container(handle.id, removed_at=utc_now())
+                await self.store.infra.update_container(handle.id, removed_at=utc_now())
 
     async def _record_grading(self) -> None:
         """Keep who graded and under which limits with the run (``runs.extra.grading``)."""

@@ -17,6 +17,7 @@ from srb_tui.service.grading.image_plan import (
     stage_buildargs,
 )
 from srb_tui.store import Store
+from srb_tui.store.run_extra import IMAGE_BUILDS, ImageBuild
 
 from .base import Publish, StageFault, image_tag, note_run_extra, stage_context
 
@@ -128,15 +129,12 @@ class StageImages:
     async def _record(self, role: str, info: ImageInfo) -> None:
         if self.store is None or not self.run_id:
             return
-        await self.store.record_image(
+        await self.store.infra.record_image(
             self.run_id, role, tag=info.tag, image_id=info.id, digest=info.digest
         )
         if info.substitutions or info.buildargs:
-            await note_run_extra(self.store, self.run_id, "image_builds", role, {
-                "tag": info.tag,
-                "buildargs": dict(info.buildargs),
-                "image_map": [list(pair) for pair in info.substitutions],
-            })
+            build = ImageBuild(info.tag, dict(info.buildargs), tuple(info.substitutions))
+            await note_run_extra(self.store, self.run_id, IMAGE_BUILDS, role, build.to_json())
 
     async def settle(self) -> None:
         """Wait for every started build (a build the ladder no longer needs included)."""

@@ -45,7 +45,7 @@ class SuiteProgress:
     async def begin(self) -> None:
         """Forget an earlier attempt's table (a stage graded again starts empty)."""
         if self.store is not None:
-            await self.store.merge_extra(self.run_id, drop=[BEHAVIOURAL_PROGRESS])
+            await self.store.runs.merge_extra(self.run_id, drop=[BEHAVIOURAL_PROGRESS])
 
     def on_line(self, raw: bytes) -> None:
         if not raw.startswith(PROGRESS_MARK):
@@ -66,8 +66,8 @@ class SuiteProgress:
             with contextlib.suppress(StoreError):
                 await before
         assert self.store is not None
-        await self.store.merge_extra(self.run_id,
-                                     into={BEHAVIOURAL_PROGRESS: {rec.module: rec.to_json()}})
+        await self.store.runs.merge_extra(self.run_id,
+                                          into={BEHAVIOURAL_PROGRESS: {rec.module: rec.to_json()}})
 
     async def drain(self) -> None:
         """Wait for the writes started so far (a failed write is a lost progress line,

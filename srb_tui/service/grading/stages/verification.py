@@ -100,7 +100,7 @@ class _Panel:
         ctx = self.ctx
         budget = adversary.budget_sec if ctx.budget_override is None else ctx.budget_override
         async with self.limit:
-            await ctx.store.record_adversary_round(
+            await ctx.store.grading.record_adversary_round(
                 ctx.run_id, adversary.id, status="running", model=adversary.model,
                 driver=adversary.driver, focus=adversary.focus or None, started_at=utc_iso(),
             )  # fmt: skip

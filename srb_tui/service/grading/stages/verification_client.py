@@ -58,7 +58,7 @@ async def client_round(
 
     async def show() -> None:
         async with order:
-            await store.record_adversary_round(
+            await store.grading.record_adversary_round(
                 run_id, adversary.id, status="running", model=adversary.model,
                 driver=adversary.driver, focus=adversary.focus or None, started_at=started,
                 extra={"transcript_tail": seen[-TAIL:]},
@@ -84,7 +84,7 @@ async def client_round(
     finally:
         await asyncio.gather(*writes, return_exceptions=True)
     write_jsonl(live, end.events)
-    cost = lane_cost(await store.ledger_rows(run_id), index + 1)
+    cost = lane_cost(await store.ledger.ledger_rows(run_id), index + 1)
     result = RoundResult(
         adversary, "survived",
         "the session ended without a report" if not end.timed_out

@@ -28,7 +28,7 @@ async def record_round(store: Store, run_id: str, result: RoundResult) -> list[d
         if fields["verdict"] not in JUDGED:
             notes.append(f"a candidate could not be judged: {fields['reason']}")
             continue
-        record = await store.record_counterexample(run_id, result.adversary.id, **fields)
+        record = await store.grading.record_counterexample(run_id, result.adversary.id, **fields)
         if fields["extra"]["counts_as_break"]:
             breaks.append(
                 {
@@ -42,7 +42,7 @@ async def record_round(store: Store, run_id: str, result: RoundResult) -> list[d
     moved = _verdicts(result, NONDETERMINISTIC)
     if moved:  # issue 32: the round's record says so, not only its counterexamples
         result.extra["nondeterministic"] = moved
-    await store.record_adversary_round(
+    await store.grading.record_adversary_round(
         run_id,
         result.adversary.id,
         status=result.outcome,
