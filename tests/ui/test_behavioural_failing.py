@@ -1,0 +1,88 @@
+"""One key from the Behavioural tab to the one failing check among thousands (issue 38
+item 2b): ``F`` keeps the failing modules and lands the cursor on the failing check, its
+expected vs actual shown; ``F`` again brings every module back in its order.
+
+The store is written directly (no Docker run): 14 modules of 250 checks, one failing
+(``m03-00241``, as the scale fixture's ``fail-1``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from textual.widgets import DataTable, Static
+
+from srb_tui.config import Settings
+from srb_tui.store import Store
+from srb_tui.ui.screens.run import RunScreen
+from tests.ui.helpers import quiet_app, settle, until
+
+MODULES = [f"m{m:02d}" for m in range(1, 15)]
+PER = 250
+FAILING = "m03-00241"
+
+
+async def _seed(settings: Settings) -> str:
+    async with await Store.open(settings.db_path) as store:
+        run = await store.create_run(task_id="scale01", task_path="tasks/scale01",
+                                     agent="replay:fail-1")
+        for status in ("preparing", "agent", "collecting", "audit", "behavioural"):
+            await store.transition(run.id, status)
+        results = []
+        for mid in MODULES:
+            checks: list[dict[str, Any]] = [{"id": f"{mid}-{k:05d}", "verdict": "pass"}
+                                            for k in range(1, PER + 1)]
+            failed = 0
+            for n, check in enumerate(checks):
+                if check["id"] == FAILING:
+                    checks[n] = {"id": FAILING, "verdict": "fail", "summary": "row differs",
+                                 "detail": "expected: 'r000240\\tfault-one'\n"
+                                           "actual: 'r000240\\tFAULT-ONE'"}
+                    failed = 1
+            await store.record_checks(run.id, "behavioural", checks, module_id=mid)
+            results.append({"id": mid, "status": "ok", "passed": PER - failed,
+                            "failed": failed, "scored": PER})
+        await store.record_module_results(run.id, "behavioural", results)
+        await store.record_stage_result(run.id, "behavioural", "ok", duration_sec=1.0)
+        for status in ("verification", "scored"):
+            await store.transition(run.id, status)
+        await store.update_run(run.id, finished_at="2026-12-01T00:00:00.000000Z",
+                               score=40.0, max_score=100.0, valid=True)
+        return run.id
+
+
+def _keys(table: DataTable[Any]) -> list[str]:
+    return [str(table.get_row_at(r)[0]) for r in range(table.row_count)]
+
+
+async def test_one_key_lands_on_the_failing_check(state_dir: Path) -> None:
+    settings = Settings(task_roots=(state_dir / "tasks",), state_dir=state_dir)
+    run_id = await _seed(settings)
+    app = quiet_app(settings)
+    async with app.run_test(size=(160, 45)) as pilot:
+        app.open_run(run_id)
+        await until(pilot, lambda: isinstance(app.screen, RunScreen)
+                    and app.screen.detail is not None, "the run detail")
+        await settle(pilot)
+        await pilot.press("4")
+        await settle(pilot)
+        screen = app.screen
+        modules = screen.query_one("#behav-modules", DataTable)
+        checks = screen.query_one("#behav-checks", DataTable)
+        assert modules.has_focus and _keys(modules) == MODULES
+        assert modules.cursor_row == 0 and checks.row_count == 0  # m01 passes
+        footer_keys = {b.id for _n, b, _e, _t in screen.active_bindings.values()}
+        assert "run.behav.failing" in footer_keys  # shown in the tab's key hints
+
+        await pilot.press("F")
+        await settle(pilot)
+        assert _keys(modules) == ["m03"]
+        assert checks.has_focus and _keys(checks) == [FAILING]
+        assert str(checks.get_row_at(checks.cursor_row)[0]) == FAILING
+        box = str(screen.query_one("#behav-check-detail", Static).render())
+        assert "FAULT-ONE" in box
+
+        await pilot.press("F")  # every module again, in order, the cursor kept on m03
+        await settle(pilot)
+        assert _keys(modules) == MODULES
+        assert modules.has_focus and str(modules.get_row_at(modules.cursor_row)[0]) == "m03"
