@@ -51,7 +51,7 @@ RELOAD_SEC = 3.0  # a live run is read again at least this often
 
 
 # The keys the footer shows first when it has no room for all (by binding id).
-FOOTER_FIRST = ("run.back", "run.behav.failing", "run.diff", "run.counterexamples",
+FOOTER_FIRST = ("run.back", "run.diff", "run.counterexamples", "run.behav.failing",
                 "run.cancel", "run.regrade", "run.follow", "run.search")
 
 
