@@ -330,6 +330,9 @@ class CheckRows(Sequence[CheckRecord]):
         return out
 
     def __eq__(self, other: object) -> bool:
+        if isinstance(other, CheckRows):  # row by row, no records made
+            return len(self._rows) == len(other._rows) and all(
+                tuple(a) == tuple(b) for a, b in zip(self._rows, other._rows, strict=True))
         if isinstance(other, Sequence) and not isinstance(other, str):
             return list(self) == list(other)
         return NotImplemented

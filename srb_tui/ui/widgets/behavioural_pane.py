@@ -157,8 +157,14 @@ class BehaviouralPane(RunPane):
     @on(DataTable.RowHighlighted, "#behav-modules")
     def _module_highlighted(self, event: DataTable.RowHighlighted) -> None:
         key = None if event.row_key.value is None else str(event.row_key.value)
-        if self._module_shown != (self.detail, key):  # the cursor's move showed it already
+        if not self._shown(self._module_shown, key):  # the cursor's move showed it already
             self._show_module(key)
+
+    def _shown(self, shown: tuple[RunDetail | None, str | None] | None, key: str | None
+               ) -> bool:
+        """``shown`` is this detail's ``key``: the detail by identity (a live run's next
+        read is another object, and comparing two of 25,000 checks cost ~200 ms)."""
+        return shown is not None and shown[0] is self.detail and shown[1] == key
 
     def _failing(self, module_id: str) -> list[CheckRecord]:
         return self._failing_index().get(module_id, [])
@@ -202,7 +208,7 @@ class BehaviouralPane(RunPane):
         self._show_check(None if event.row_key.value is None else str(event.row_key.value))
 
     def _show_check(self, key: str | None) -> None:
-        if self._check_shown == (self.detail, key):
+        if self._shown(self._check_shown, key):
             return
         self._check_shown = (self.detail, key)
         if self.detail is None or key is None:
