@@ -107,14 +107,20 @@ def _weighted_modules(text: Any) -> list[tuple[str, int, int]]:
         return []
     out: list[tuple[str, int, int]] = []
     for m in items:
-        if not isinstance(m, dict):
+        if type(m) is not dict:
             out.append(("None", 0, 0))
             continue
         weight = m.get("weight")
-        if weight is None or isinstance(weight, str | dict | list) or weight > 0:
-            out.append((_sql_text(m.get("id")), _sql_int(m.get("passed")),
-                        _sql_int(m.get("scored"))))
+        if weight is None or (weight > 0 if type(weight) in _NUMBERS else
+                              isinstance(weight, str | dict | list)):
+            mid, passed, scored = m.get("id"), m.get("passed"), m.get("scored")
+            out.append((mid if type(mid) is str else _sql_text(mid),
+                        passed if type(passed) is int else _sql_int(passed),
+                        scored if type(scored) is int else _sql_int(scored)))
     return out
+
+
+_NUMBERS = (int, float, bool)
 
 
 class ReportRowsMixin(StoreBase):
