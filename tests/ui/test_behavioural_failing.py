@@ -17,7 +17,7 @@ from textual.widgets._footer import FooterKey
 from srb_tui.config import Settings
 from srb_tui.store import Store
 from srb_tui.ui.screens.run import RunScreen
-from tests.ui.helpers import quiet_app, settle, until
+from tests.ui.helpers import quiet_app, until
 
 MODULES = [f"m{m:02d}" for m in range(1, 15)]
 PER = 250
@@ -62,6 +62,8 @@ def _keys(table: DataTable[Any]) -> list[str]:
 
 
 async def test_one_key_lands_on_the_failing_check(state_dir: Path) -> None:
+    # Waits are conditions (``until``) and ``pilot.pause``: the Run screen keeps a worker
+    # listening for the run's events, so waiting for every worker to finish never returns.
     settings = Settings(task_roots=(state_dir / "tasks",), state_dir=state_dir)
     run_id = await _seed(settings)
     app = quiet_app(settings)
@@ -69,22 +71,21 @@ async def test_one_key_lands_on_the_failing_check(state_dir: Path) -> None:
         app.open_run(run_id)
         await until(pilot, lambda: isinstance(app.screen, RunScreen)
                     and app.screen.detail is not None, "the run detail")
-        await settle(pilot)
-        await until(pilot, lambda: "Back" in _footer(app.screen), "the footer")
-        assert "Failing only" not in _footer(app.screen)  # the Behavioural tab's own key
-        await pilot.press("4")
-        await settle(pilot)
         screen = app.screen
+        await until(pilot, lambda: "Back" in _footer(screen), "the footer")
+        assert "Failing only" not in _footer(screen)  # the Behavioural tab's own key
+        await pilot.press("4")
         modules = screen.query_one("#behav-modules", DataTable)
         checks = screen.query_one("#behav-checks", DataTable)
-        assert modules.has_focus and _keys(modules) == MODULES
+        await until(pilot, lambda: modules.has_focus and _keys(modules) == MODULES,
+                    "the modules table")
         assert modules.cursor_row == 0 and checks.row_count == 0  # m01 passes
         await until(pilot, lambda: "Failing only" in _footer(screen), "F in the key hints")
 
-        await pilot.press("F")
-        await settle(pilot)
+        await pilot.press("F")  # one key
+        await until(pilot, lambda: checks.has_focus and _keys(checks) == [FAILING],
+                    "the failing check under the cursor")
         assert _keys(modules) == ["m03"]
-        assert checks.has_focus and _keys(checks) == [FAILING]
         assert str(checks.get_row_at(checks.cursor_row)[0]) == FAILING
         box = screen.query_one("#behav-check-detail", Static)
         console = Console(width=160, color_system=None, record=True)
@@ -92,6 +93,6 @@ async def test_one_key_lands_on_the_failing_check(state_dir: Path) -> None:
         assert "FAULT-ONE" in console.export_text()  # its expected vs actual below
 
         await pilot.press("F")  # every module again, in order, the cursor kept on m03
-        await settle(pilot)
-        assert _keys(modules) == MODULES
-        assert modules.has_focus and str(modules.get_row_at(modules.cursor_row)[0]) == "m03"
+        await until(pilot, lambda: modules.has_focus and _keys(modules) == MODULES,
+                    "every module again")
+        assert str(modules.get_row_at(modules.cursor_row)[0]) == "m03"
