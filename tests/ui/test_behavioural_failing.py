@@ -91,6 +91,9 @@ async def test_one_key_lands_on_the_failing_check(state_dir: Path) -> None:
         console = Console(width=160, color_system=None, record=True)
         console.print(box.content)  # type: ignore[arg-type]
         assert "FAULT-ONE" in console.export_text()  # its expected vs actual below
+        summary = screen.query_one("#behav-summary", Static)
+        console.print(summary.content)  # type: ignore[arg-type]
+        assert "failing only (F: every module)" in console.export_text()
 
         await pilot.press("F")  # every module again, in order, the cursor kept on m03
         await until(pilot, lambda: modules.has_focus and _keys(modules) == MODULES,

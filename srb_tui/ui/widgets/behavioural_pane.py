@@ -78,9 +78,9 @@ class BehaviouralPane(RunPane):
         else:
             summary.append("\nNo module results yet. The suite runs after the audit.",
                            style=tone(self.app, "muted"))
-        self.query_one("#behav-summary", Static).update(summary)
         if self.failing_only:
             summary.append(" · failing only (F: every module)", style=tone(self.app, "accent"))
+        self.query_one("#behav-summary", Static).update(summary)
         rows: list[Row] = []
         seen = set()
         for m in modules:
