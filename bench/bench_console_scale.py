@@ -6,12 +6,13 @@
    Each figure runs from a key delivered as the terminal driver delivers it to the first
    frame written to the terminal that shows its result (see ``FrameClock``): ``4`` until
    the modules table is on screen (goal < 300 ms); ``down`` from the module above the
-   failing one until its failing check is painted -- the one-key filter to that module's
-   failing checks (goal < 50 ms); each module key through the 14 modules, median (goal
-   < 50 ms: a key redraws one module's failing checks, not the 25,000 rows); and, with
-   2,000 failing, each ``down`` through a module's failing checks, median and worst (goal
-   < 50 ms: scrolling repaints the rows that changed, not the table). The same screen over
-   140 checks gives the fixed cost beside it.
+   failing one until its failing check is painted (goal < 50 ms); each module key through
+   the 14 modules, median (goal < 50 ms: a key redraws one module's failing checks, not
+   the 25,000 rows); with 2,000 failing, each ``down`` through a module's failing checks,
+   median and worst (goal < 50 ms: scrolling repaints the rows that changed, not the
+   table); and ``F`` (failing only) from the first module until the cursor is on the
+   first failing check -- one key from the tab to ``m03-00241`` (goal < 50 ms). The same
+   screen over 140 checks gives the fixed cost beside it.
 2. Runs and Reports screens over the generated 520-run store (bench/scale_store.py, ~3.1 M
    check rows): from switching mode (``r`` / the reports key) to the first paint (goal
    < 1 s). For scale, the raw floor: ``load_run_rows`` alone, without Textual.
@@ -49,13 +50,14 @@ from srb_tui.ui.screens.run import RunScreen
 
 CHECKS = 25_000
 MODULES = 14
-FAILING_MODULE = "m07"
+FAILING_MODULE = "m03"
+FAILING_AT = 240  # check m03-00241 fails, as in the fixture's fail-1
 
 
 async def seed_run(settings: Settings, total: int = CHECKS, failing: int = 1) -> str:
-    """One scored run of ``total`` checks in 14 modules. ``failing == 1``: check 1235 of
-    ``m07`` fails (the fixture's ``fail-1``); else ``failing`` checks spread evenly over
-    every module (the fixture's ``fail-2000``)."""
+    """One scored run of ``total`` checks in 14 modules. ``failing == 1``: check
+    ``m03-00241`` fails (the fixture's ``fail-1``); else ``failing`` checks spread evenly
+    over every module (the fixture's ``fail-2000``)."""
     settings.state_dir.mkdir(parents=True, exist_ok=True)
     async with await Store.open(settings.db_path) as store:
         run = await store.runs.create_run(task_id="scale01-csvtab-25k",
@@ -72,7 +74,7 @@ async def seed_run(settings: Settings, total: int = CHECKS, failing: int = 1) ->
             checks: list[dict[str, Any]] = [{"id": f"{mid}-{k + 1:05d}", "verdict": "pass"}
                                             for k in range(count)]
             if failing == 1:
-                bad = [min(1234, count - 1)] if mid == FAILING_MODULE else []
+                bad = [min(FAILING_AT, count - 1)] if mid == FAILING_MODULE else []
             else:
                 n = fails_per + (1 if m <= fails_extra else 0)
                 bad = [k * count // n for k in range(n)]
@@ -211,6 +213,18 @@ async def run_screen(settings: Settings, run_id: str, failing: int) -> dict[str,
                 await settle(pilot)
             out["scroll key in the checks (median)"] = statistics.median(keys)
             out["scroll key in the checks (max)"] = max(keys)
+        modules.focus()  # from the first module (it passes when one check fails)
+        modules.move_cursor(row=0)
+        await settle(pilot)
+        first = f"{FAILING_MODULE}-" if failing == 1 else "m01-"  # its first failing check
+        out["F to the first failing check"] = await clock.time(
+            lambda: send_key(app, "F"),
+            lambda t: t.id == "behav-checks" and t.has_focus and t.cursor_row == 0
+            and str(t.get_row_at(0)[0]).startswith(first))
+        await settle(pilot)
+        assert modules.row_count == (1 if failing == 1 else MODULES), modules.row_count
+        if failing == 1 and screen.detail is not None and len(screen.detail.checks) == CHECKS:
+            assert str(checks.get_row_at(0)[0]) == f"{FAILING_MODULE}-{FAILING_AT + 1:05d}"
     return out
 
 
@@ -241,7 +255,8 @@ def main() -> None:
     args = parser.parse_args()
     goals = {"run screen open (detail loaded)": 1.0, "behavioural tab first paint": 0.3,
              "key to the failing module": 0.05, "per module key (median)": 0.05,
-             "scroll key in the checks (median)": 0.05, "scroll key in the checks (max)": 0.05}
+             "scroll key in the checks (median)": 0.05, "scroll key in the checks (max)": 0.05,
+             "F to the first failing check": 0.05}
     cases = [(CHECKS, 1), (140, 1), (CHECKS, 2000)]  # 140: the same screen's fixed cost
     figures: dict[tuple[int, int], dict[str, float]] = {}
     for total, failing in cases:

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from srb_tui.reports.figure_fonts import figure_families
 from srb_tui.reports.model import Report, Table
 
 if TYPE_CHECKING:
@@ -62,10 +63,15 @@ def _pyplot() -> Any:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    plt.rcParams.update({"font.family": "DejaVu Sans", "font.size": 9,
-                         "axes.spines.top": False, "axes.spines.right": False,
-                         "svg.fonttype": "none", "pdf.fonttype": 42})
+    if not _STYLED:  # once: write_figures draws inside its own font.family
+        plt.rcParams.update({"font.family": "DejaVu Sans", "font.size": 9,
+                             "axes.spines.top": False, "axes.spines.right": False,
+                             "svg.fonttype": "none", "pdf.fonttype": 42})
+        _STYLED.append(True)
     return plt
+
+
+_STYLED: list[bool] = []
 
 
 def _num(value: object) -> float:
@@ -317,17 +323,24 @@ def write_figures(report: Report, folder: Path) -> list[Path]:
     plt = _pyplot()
     folder.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    for figure_id in figure_ids(report):
-        fig = _draw(report, figure_id)
-        stem = folder / FILE_STEMS[figure_id]
-        for suffix, dpi in ((".pdf", "figure"), (".png", 300)):
-            fig.savefig(stem.with_suffix(suffix), dpi=dpi)
-            written.append(stem.with_suffix(suffix))
-        data = {"id": figure_id, **figure_data(fig)}
-        stem.with_suffix(".json").write_text(json.dumps(data, indent=1, ensure_ascii=False)
-                                             + "\n", encoding="utf-8")
-        written.append(stem.with_suffix(".json"))
-        plt.close(fig)
+    with plt.rc_context({"font.family": figure_families()}):  # see figure_fonts
+        for figure_id in figure_ids(report):
+            written += _write_one(plt, report, folder, figure_id)
+    return written
+
+
+def _write_one(plt: Any, report: Report, folder: Path, figure_id: str) -> list[Path]:
+    fig = _draw(report, figure_id)
+    stem = folder / FILE_STEMS[figure_id]
+    written: list[Path] = []
+    for suffix, dpi in ((".pdf", "figure"), (".png", 300)):
+        fig.savefig(stem.with_suffix(suffix), dpi=dpi)
+        written.append(stem.with_suffix(suffix))
+    data = {"id": figure_id, **figure_data(fig)}
+    stem.with_suffix(".json").write_text(json.dumps(data, indent=1, ensure_ascii=False)
+                                         + "\n", encoding="utf-8")
+    written.append(stem.with_suffix(".json"))
+    plt.close(fig)
     return written
 
 

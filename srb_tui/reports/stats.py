@@ -22,6 +22,7 @@ RESAMPLES = 10_000
 SEED = 20_260_101
 LEVEL = 0.95
 _BATCH = 500  # two-stage resamples drawn at once (bounds the memory a large report takes)
+_COUNTS = "counts"  # a kept draw: (resamples x cells) counts of each cell drawn
 
 
 class StatsUnavailable(ImportError):
@@ -136,6 +137,9 @@ def _two_stage(np: Any, groups: Sequence[Sequence[float]], resamples: int, seed:
     flat = table.ravel()
     means = []
     for index, used, count in _draws(np, sizes, resamples, seed):
+        if used is _COUNTS:  # kept draws: one product with how often each cell was drawn
+            means.append(index @ flat / count)
+            continue
         drawn = flat[index]
         means.append((drawn if used is None else drawn * used).sum(axis=(1, 2)) / count)
     tail = (1 - LEVEL) / 2
@@ -175,11 +179,14 @@ def _draws(np: Any, sizes: tuple[int, ...], resamples: int, seed: int
             out.append(item)
         yield item
         done += batch
-    if keep:  # one batch of them all: one gather and one sum a call (the same sums)
-        used = None if all(o[1] is None for o in out) else np.concatenate(
-            [np.ones(o[0].shape, bool) if o[1] is None else o[1] for o in out])
-        _KEPT_DRAWS.put(key, cells, [(np.concatenate([o[0] for o in out]), used,
-                                      np.concatenate([o[2] for o in out]))])
+    if keep:  # kept as how often each resample drew each cell: a call is one product
+        index = np.concatenate([o[0] for o in out]).reshape(resamples, -1)
+        used = np.concatenate([np.ones(o[0].shape, bool) if o[1] is None else o[1]
+                               for o in out]).reshape(resamples, -1)
+        rows = np.arange(resamples)[:, None] * (count * widest)
+        drawn = np.bincount((rows + index)[used], minlength=resamples * count * widest)
+        _KEPT_DRAWS.put(key, cells, [(drawn.reshape(resamples, count * widest).astype(float),
+                                      _COUNTS, np.concatenate([o[2] for o in out]))])
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ grading read or write, or the first ``run_detail``.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path, PurePosixPath
 from typing import Any, Self, cast, overload
@@ -153,7 +153,7 @@ class RunDetail(JsonRecord):
     transitions: tuple[TransitionRecord, ...]
     stage_results: tuple[StageResultRecord, ...]
     module_results: tuple[ModuleResultRecord, ...]
-    checks: tuple[CheckRecord, ...]
+    checks: Sequence[CheckRecord]  # CheckRows when read from the store
     gate_votes: tuple[GateVoteRecord, ...]
     gate_outcomes: tuple[GateOutcomeRecord, ...]
     adversary_rounds: tuple[AdversaryRoundRecord, ...]
@@ -281,7 +281,7 @@ class CheckRows(Sequence[CheckRecord]):
     """The checks just written by ``record_checks``, each made a CheckRecord when read:
     Stage II writes 25,000 a run at the paper's scale and reads none of them back."""
 
-    def __init__(self, rows: Sequence[tuple[Any, ...]]) -> None:
+    def __init__(self, rows: Sequence[tuple[Any, ...] | sqlite3.Row]) -> None:
         self._rows = rows
 
     def __len__(self) -> int:
@@ -298,7 +298,41 @@ class CheckRows(Sequence[CheckRecord]):
             return [check_from_row(row) for row in self._rows[index]]
         return check_from_row(self._rows[index])
 
+    def __iter__(self) -> Iterator[CheckRecord]:
+        for row in self._rows:
+            yield check_from_row(row)
+
+    def where(self, stage: str, *, verdicts: Container[str] | None = None,
+              module_id: str | None = None) -> list[CheckRecord]:
+        """The checks of ``stage`` (whose verdict is one of ``verdicts``, of ``module_id``)
+        as records; the others stay rows (the Run screen's failing checks among 25,000)."""
+        return [check_from_row(row) for row in self._rows
+                if row[1] == stage and (verdicts is None or row[5] in verdicts)
+                and (module_id is None or row[2] == module_id)]
+
+    def json_rows(self) -> list[JSONObject]:
+        """``[check.to_json() for check in self]`` without making the records (``runs show
+        --json`` of a run with 21,769 checks)."""
+        out: list[JSONObject] = []
+        for row in self._rows:
+            (run_id, stage, module_id, position, check_id, verdict, weight, summary, detail,
+             evidence) = tuple(row)
+            if detail != "null" or evidence != "null":
+                what = f"run {run_id} check {check_id}"
+                detail = load_json(detail, f"{what} detail")
+                evidence = load_json(evidence, f"{what} evidence")
+            else:
+                detail = evidence = None
+            out.append({"run_id": run_id, "stage": stage, "module_id": module_id,
+                        "position": position, "check_id": check_id, "verdict": verdict,
+                        "weight": weight, "summary": summary, "detail": detail,
+                        "evidence": evidence})
+        return out
+
     def __eq__(self, other: object) -> bool:
+        if isinstance(other, CheckRows):  # row by row, no records made
+            return len(self._rows) == len(other._rows) and all(
+                tuple(a) == tuple(b) for a, b in zip(self._rows, other._rows, strict=True))
         if isinstance(other, Sequence) and not isinstance(other, str):
             return list(self) == list(other)
         return NotImplemented

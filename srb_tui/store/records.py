@@ -25,6 +25,9 @@ def _plain(value: Any) -> Any:
         return value.to_json()
     if isinstance(value, tuple | list):
         return [_plain(v) for v in value]
+    json_rows = getattr(value, "json_rows", None)  # rows read lazily (CheckRows)
+    if json_rows is not None:
+        return json_rows()
     if isinstance(value, Mapping):
         return {str(k): _plain(v) for k, v in value.items()}
     return value

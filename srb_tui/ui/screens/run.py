@@ -51,8 +51,8 @@ RELOAD_SEC = 3.0  # a live run is read again at least this often
 
 
 # The keys the footer shows first when it has no room for all (by binding id).
-FOOTER_FIRST = ("run.back", "run.diff", "run.counterexamples", "run.cancel",
-                "run.regrade", "run.follow", "run.search")
+FOOTER_FIRST = ("run.back", "run.diff", "run.counterexamples", "run.behav.failing",
+                "run.cancel", "run.regrade", "run.follow", "run.search")
 
 
 class RunScreen(Screen[None]):

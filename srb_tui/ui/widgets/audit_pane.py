@@ -17,7 +17,7 @@ from srb_tui.ui.widgets.run_format import (
     imported_from,
     parse_citation,
 )
-from srb_tui.ui.widgets.run_pane import EvidenceChosen, RunPane, pane_table
+from srb_tui.ui.widgets.run_pane import EvidenceChosen, RunPane, checks_where, pane_table
 from srb_tui.ui.widgets.run_tables import Row, add_columns, selected_key, sync_rows
 
 JUDGE_MODULE = "judge-addressed"  # the audit's checks module of judge-addressed findings
@@ -103,8 +103,8 @@ class AuditPane(RunPane):
     def _show_judge_findings(self) -> None:
         """Where the submission addressed its judge (the audit's judge-addressed checks)."""
         box = self.query_one("#audit-judge", Static)
-        found = [c for c in self.detail.checks if c.stage == "audit"
-                 and c.module_id == JUDGE_MODULE] if self.detail is not None else []
+        found = checks_where(self.detail, "audit", module_id=JUDGE_MODULE) \
+            if self.detail is not None else []
         box.display = bool(found)
         if not found:
             return

@@ -11,20 +11,33 @@ from rich.table import Table
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.widgets import DataTable, Static
 
 from srb_tui.store import CheckRecord, RunDetail
 from srb_tui.store.run_extra import ModuleProgress
 from srb_tui.ui.palette import tone
 from srb_tui.ui.widgets.run_format import clock, detail_text, expected_actual, parse_time
-from srb_tui.ui.widgets.run_pane import RunPane, pane_table
+from srb_tui.ui.widgets.run_pane import RunPane, checks_where, pane_table
 from srb_tui.ui.widgets.run_tables import Row, add_columns, selected_key, sync_rows
 
 AT_ONCE = 12  # failing checks shown in the cursor's own frame (the checks table's height)
 
 
 class BehaviouralPane(RunPane):
-    """Stage II: the module table and the failing checks with expected vs actual."""
+    """Stage II: the module table and the failing checks with expected vs actual.
+
+    ``F`` (failing only) keeps the modules with a failing check and puts the cursor on the
+    first failing check, its expected vs actual below: one key from the tab to the check
+    that failed, however many thousands passed. ``F`` again shows every module."""
+
+    BINDINGS = [
+        Binding("F", "failing_only", "Failing only", id="run.behav.failing",
+                tooltip="Only the modules with failing checks, the cursor on the first "
+                        "failing check (again: every module)"),
+    ]
+
+    failing_only = False
 
     _failing_of: tuple[RunDetail, dict[str, list[CheckRecord]]] | None = None
     # What the check box shows now (detail, check key): the checks table highlights the
@@ -65,17 +78,21 @@ class BehaviouralPane(RunPane):
         else:
             summary.append("\nNo module results yet. The suite runs after the audit.",
                            style=tone(self.app, "muted"))
+        if self.failing_only:
+            summary.append(" · failing only (F: every module)", style=tone(self.app, "accent"))
         self.query_one("#behav-summary", Static).update(summary)
         rows: list[Row] = []
         seen = set()
         for m in modules:
             seen.add(m.module_id)
+            if self.failing_only and not self._is_failing(m.module_id, m.failed + m.errors):
+                continue
             rows.append((m.module_id, [
                 m.module_id, "—" if m.rate is None else f"{m.rate:.0%}", str(m.passed),
                 str(m.failed), str(m.errors), str(m.skipped), self.paint(m.status, m.status),
                 _module_notes(m.detail),
             ]))
-        if self.task_def is not None:
+        if self.task_def is not None and not self.failing_only:
             for module_id in self.task_def.module_ids:
                 if module_id not in seen:
                     rec = live.get(module_id)
@@ -86,6 +103,40 @@ class BehaviouralPane(RunPane):
         table = self.query_one("#behav-modules", DataTable)
         sync_rows(table, rows)
         self._show_module(selected_key(table))
+
+    def _is_failing(self, module_id: str, counted: int) -> bool:
+        return counted > 0 or bool(self._failing(module_id))
+
+    def action_failing_only(self) -> None:
+        """Toggle the failing-only view; turned on, the cursor lands on the first failing
+        check (the checks table takes the focus); turned off, every module shows again
+        with the cursor on the module it was on."""
+        if self.detail is None:
+            return
+        modules = self.query_one("#behav-modules", DataTable)
+        if self.failing_only:
+            self.failing_only = False
+            was = selected_key(modules)
+            modules.clear()  # the modules come back in their order, not after the failing
+            self.redraw()
+            if was is not None and was in {str(k.value) for k in modules.rows}:
+                modules.move_cursor(row=modules.get_row_index(was))
+            modules.focus()
+            return
+        failing = [m.module_id for m in self.detail.module_results
+                   if m.stage == "behavioural"
+                   and self._is_failing(m.module_id, m.failed + m.errors)]
+        if not failing:
+            self.notify("No failing checks in Stage II.", timeout=3)
+            return
+        self.failing_only = True
+        self.redraw()
+        modules.move_cursor(row=0)
+        self._show_module(failing[0])
+        checks = self.query_one("#behav-checks", DataTable)
+        if checks.row_count:
+            checks.move_cursor(row=0)
+            checks.focus()
 
     def _live_cell(self, rec: ModuleProgress) -> Text:
         """A module the grader reported while the stage runs: running (for how long), or
@@ -106,8 +157,14 @@ class BehaviouralPane(RunPane):
     @on(DataTable.RowHighlighted, "#behav-modules")
     def _module_highlighted(self, event: DataTable.RowHighlighted) -> None:
         key = None if event.row_key.value is None else str(event.row_key.value)
-        if self._module_shown != (self.detail, key):  # the cursor's move showed it already
+        if not self._shown(self._module_shown, key):  # the cursor's move showed it already
             self._show_module(key)
+
+    def _shown(self, shown: tuple[RunDetail | None, str | None] | None, key: str | None
+               ) -> bool:
+        """``shown`` is this detail's ``key``: the detail by identity (a live run's next
+        read is another object, and comparing two of 25,000 checks cost ~200 ms)."""
+        return shown is not None and shown[0] is self.detail and shown[1] == key
 
     def _failing(self, module_id: str) -> list[CheckRecord]:
         return self._failing_index().get(module_id, [])
@@ -120,9 +177,8 @@ class BehaviouralPane(RunPane):
         if cached is not None and cached[0] is self.detail:
             return cached[1]
         index: dict[str, list[CheckRecord]] = {}
-        for c in self.detail.checks:
-            if c.stage == "behavioural" and c.verdict in ("fail", "error"):
-                index.setdefault(c.module_id, []).append(c)
+        for c in checks_where(self.detail, "behavioural", verdicts=("fail", "error")):
+            index.setdefault(c.module_id, []).append(c)
         self._failing_of = (self.detail, index)
         return index
 
@@ -152,7 +208,7 @@ class BehaviouralPane(RunPane):
         self._show_check(None if event.row_key.value is None else str(event.row_key.value))
 
     def _show_check(self, key: str | None) -> None:
-        if self._check_shown == (self.detail, key):
+        if self._shown(self._check_shown, key):
             return
         self._check_shown = (self.detail, key)
         if self.detail is None or key is None:

@@ -8,7 +8,7 @@ posts :class:`EvidenceChosen` up to the screen, which opens the side-by-side vie
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from rich.text import Text
@@ -18,7 +18,8 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from srb_tui.schema import Task
-from srb_tui.store import RunDetail
+from srb_tui.store import CheckRecord, RunDetail
+from srb_tui.store.grading_records import CheckRows
 from srb_tui.ui.palette import Tone, tone
 from srb_tui.ui.widgets.run_format import GLYPH, Citation, clock, stage_state
 from srb_tui.ui.widgets.run_tables import selected_key
@@ -81,6 +82,17 @@ class RunPane(VerticalScroll):
         return out
 
 
+def checks_where(detail: RunDetail, stage: str, *, verdicts: Collection[str] | None = None,
+                 module_id: str | None = None) -> list[CheckRecord]:
+    """The run's checks of ``stage`` (with one of ``verdicts``, of ``module_id``): a run
+    read from the store holds its checks as rows, and only these become records."""
+    if isinstance(detail.checks, CheckRows):
+        return detail.checks.where(stage, verdicts=verdicts, module_id=module_id)
+    return [c for c in detail.checks if c.stage == stage
+            and (verdicts is None or c.verdict in verdicts)
+            and (module_id is None or c.module_id == module_id)]
+
+
 def pane_table(id: str, follow: Callable[[str | None], None] | None = None
                ) -> DataTable[Any]:
     """A pane's table; with ``follow``, a :class:`FollowedTable` calling it."""
@@ -107,4 +119,4 @@ class FollowedTable(DataTable[Any]):
 
 
 __all__ = ["STATE_TONE", "VERDICT_TONE", "EvidenceChosen", "FollowedTable", "RunPane",
-           "pane_table"]
+           "checks_where", "pane_table"]
