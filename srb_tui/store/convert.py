@@ -11,7 +11,7 @@ import json
 import math
 import sqlite3
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from srb_tui.grader import contract
 from srb_tui.store.errors import StoreError
@@ -19,10 +19,14 @@ from srb_tui.store.records import (
     ContainerRecord,
     EventRecord,
     ImageRecord,
+    JsonRecord,
     LogLine,
     RunRecord,
     TransitionRecord,
+    _field_names,
 )
+
+R = TypeVar("R", bound=JsonRecord)
 
 CHECK_VERDICTS: Final = frozenset({"pass", "fail", "skip", "error"})
 MODULE_STATUSES: Final = frozenset(contract.MODULE_STATUSES)
@@ -328,75 +332,61 @@ def outcome_params(run_id: str, outcomes: Sequence[Mapping[str, Any]]) -> list[t
 # --- rows to records -------------------------------------------------------------------------
 
 
+def record_from_row(
+    cls: type[R],
+    row: sqlite3.Row,
+    what: str = "",
+    *,
+    json_cols: frozenset[str] = frozenset(),
+    list_cols: frozenset[str] = frozenset(),
+    bool_cols: frozenset[str] = frozenset(),
+    **given: Any,
+) -> R:
+    """A row as a record of ``cls``, each field from the column of its name: ``json_cols``
+    parsed, ``list_cols`` parsed and made a tuple (``()`` if not a list), ``bool_cols`` made
+    bools, ``extra`` parsed as a JSON object, and any field in ``given`` taken as given.
+    Error messages name ``what`` (``"{what} {column}"``)."""
+    kwargs: dict[str, Any] = {}
+    for name in _field_names(cls):
+        if name in given:
+            kwargs[name] = given[name]
+        elif name == "extra":
+            kwargs[name] = need_object(load_json(row[name], f"{what} extra"), f"{what} extra")
+        elif name in json_cols:
+            kwargs[name] = load_json(row[name], f"{what} {name}")
+        elif name in list_cols:
+            loaded = load_json(row[name], f"{what} {name}")
+            kwargs[name] = tuple(loaded) if isinstance(loaded, list) else ()
+        elif name in bool_cols:
+            kwargs[name] = bool(row[name])
+        else:
+            kwargs[name] = row[name]
+    return cls(**kwargs)
+
+
+_NOTES: Final = frozenset({"notes"})
+
+
 def run_from_row(row: sqlite3.Row) -> RunRecord:
     """A ``runs`` row as a RunRecord."""
-    what = f"run {row['id']}"
-    notes = load_json(row["notes"], f"{what} notes")
-    return RunRecord(
-        id=row["id"],
-        task_id=row["task_id"],
-        task_path=row["task_path"],
-        agent=row["agent"],
-        model=row["model"],
-        effort=row["effort"],
-        budget_sec=row["budget_sec"],
-        status=row["status"],
-        phase=row["phase"],
-        stop_reason=row["stop_reason"],
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-        started_at=row["started_at"],
-        finished_at=row["finished_at"],
-        valid=_bool(row["valid"]),
-        score=row["score"],
-        max_score=row["max_score"],
-        blocked_by=row["blocked_by"],
-        harness_error=row["harness_error"],
-        notes=tuple(notes) if isinstance(notes, list) else (),
-        grader_fingerprint=row["grader_fingerprint"],
-        submission_files=row["submission_files"],
-        submission_bytes=row["submission_bytes"],
-        batch_id=row["batch_id"],
-        extra=need_object(load_json(row["extra"], f"{what} extra"), f"{what} extra"),
+    return record_from_row(
+        RunRecord, row, f"run {row['id']}", list_cols=_NOTES, valid=_bool(row["valid"])
     )
 
 
 def transition_from_row(row: sqlite3.Row) -> TransitionRecord:
     """A ``run_transitions`` row as a TransitionRecord."""
-    return TransitionRecord(
-        id=row["id"],
-        run_id=row["run_id"],
-        from_status=row["from_status"],
-        to_status=row["to_status"],
-        at=row["at"],
-        reason=row["reason"],
-    )
+    return record_from_row(TransitionRecord, row)
 
 
 def image_from_row(row: sqlite3.Row) -> ImageRecord:
     """An ``images`` row as an ImageRecord."""
-    return ImageRecord(
-        run_id=row["run_id"],
-        role=row["role"],
-        tag=row["tag"],
-        image_id=row["image_id"],
-        digest=row["digest"],
-        recorded_at=row["recorded_at"],
-    )
+    return record_from_row(ImageRecord, row)
 
 
 def container_from_row(row: sqlite3.Row) -> ContainerRecord:
     """A ``containers`` row as a ContainerRecord."""
-    return ContainerRecord(
-        container_id=row["container_id"],
-        run_id=row["run_id"],
-        role=row["role"],
-        name=row["name"],
-        created_at=row["created_at"],
-        last_log_ts=row["last_log_ts"],
-        exit_code=row["exit_code"],
-        removed_at=row["removed_at"],
-    )
+    return record_from_row(ContainerRecord, row)
 
 
 def event_from_row(row: sqlite3.Row) -> EventRecord:

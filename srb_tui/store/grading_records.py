@@ -11,9 +11,9 @@ import sqlite3
 from collections.abc import Container, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path, PurePosixPath
-from typing import Any, Self, cast, overload
+from typing import Any, Final, Self, cast, overload
 
-from srb_tui.store.convert import load_json, need_object
+from srb_tui.store.convert import load_json, record_from_row
 from srb_tui.store.errors import StoreError
 from srb_tui.store.records import (
     ContainerRecord,
@@ -228,37 +228,16 @@ def stored_result(text: str | None, what: str, root: Path | None) -> Any:
 def stage_from_row(row: sqlite3.Row, root: Path | None = None) -> StageResultRecord:
     """A ``stage_results`` row as a StageResultRecord (``root``: the store's folder, where
     an imported result's file lives)."""
-    return StageResultRecord(
-        run_id=row["run_id"],
-        stage=row["stage"],
-        status=row["status"],
-        started_at=row["started_at"],
-        duration_sec=row["duration_sec"],
-        fingerprint=row["fingerprint"],
+    return record_from_row(
+        StageResultRecord, row,
         result=stored_result(row["result"], f"run {row['run_id']} {row['stage']} result", root),
-        recorded_at=row["recorded_at"],
     )
 
 
 def module_from_row(row: sqlite3.Row) -> ModuleResultRecord:
     """A ``module_results`` row as a ModuleResultRecord."""
-    return ModuleResultRecord(
-        run_id=row["run_id"],
-        stage=row["stage"],
-        module_id=row["module_id"],
-        position=row["position"],
-        title=row["title"],
-        weight=row["weight"],
-        status=row["status"],
-        rate=row["rate"],
-        passed=row["passed"],
-        failed=row["failed"],
-        skipped=row["skipped"],
-        errors=row["errors"],
-        scored=row["scored"],
-        duration_sec=row["duration_sec"],
-        detail=load_json(row["detail"], f"run {row['run_id']} module {row['module_id']}"),
-    )
+    what = f"run {row['run_id']} module {row['module_id']}"
+    return record_from_row(ModuleResultRecord, row, detail=load_json(row["detail"], what))
 
 
 def check_from_row(row: sqlite3.Row | tuple[Any, ...]) -> CheckRecord:
@@ -343,74 +322,34 @@ class CheckRows(Sequence[CheckRecord]):
 def vote_from_row(row: sqlite3.Row) -> GateVoteRecord:
     """A ``gate_votes`` row as a GateVoteRecord."""
     what = f"run {row['run_id']} gate {row['gate_id']} sample {row['sample']}"
-    return GateVoteRecord(
-        run_id=row["run_id"],
-        gate_id=row["gate_id"],
-        sample=row["sample"],
-        verdict=row["verdict"],
-        confidence=row["confidence"],
-        reasoning=row["reasoning"],
-        evidence=load_json(row["evidence"], f"{what} evidence"),
-        downgraded=bool(row["downgraded"]),
-        extra=need_object(load_json(row["extra"], f"{what} extra"), f"{what} extra"),
+    return record_from_row(
+        GateVoteRecord, row, what, json_cols=_EVIDENCE, bool_cols=_DOWNGRADED
     )
 
 
 def outcome_from_row(row: sqlite3.Row) -> GateOutcomeRecord:
     """A ``gate_outcomes`` row as a GateOutcomeRecord."""
     what = f"run {row['run_id']} gate {row['gate_id']}"
-    return GateOutcomeRecord(
-        run_id=row["run_id"],
-        gate_id=row["gate_id"],
-        title=row["title"],
-        required=bool(row["required"]),
-        verdict=row["verdict"],
-        votes_pass=row["votes_pass"],
-        votes_fail=row["votes_fail"],
-        votes_error=row["votes_error"],
-        tie=bool(row["tie"]),
-        extra=need_object(load_json(row["extra"], f"{what} extra"), f"{what} extra"),
-    )
+    return record_from_row(GateOutcomeRecord, row, what, bool_cols=_OUTCOME_BOOLS)
 
 
 def adversary_from_row(row: sqlite3.Row) -> AdversaryRoundRecord:
     """An ``adversary_rounds`` row as an AdversaryRoundRecord."""
     what = f"run {row['run_id']} adversary {row['adversary_id']}"
-    notes = load_json(row["notes"], f"{what} notes")
-    return AdversaryRoundRecord(
-        run_id=row["run_id"],
-        adversary_id=row["adversary_id"],
-        model=row["model"],
-        driver=row["driver"],
-        focus=row["focus"],
-        status=row["status"],
-        started_at=row["started_at"],
-        duration_sec=row["duration_sec"],
-        candidates=row["candidates"],
-        notes=tuple(notes) if isinstance(notes, list) else (),
-        extra=need_object(load_json(row["extra"], f"{what} extra"), f"{what} extra"),
-    )
+    return record_from_row(AdversaryRoundRecord, row, what, list_cols=_NOTES)
 
 
 def counterexample_from_row(row: sqlite3.Row) -> CounterexampleRecord:
     """A ``counterexamples`` row as a CounterexampleRecord."""
     what = f"run {row['run_id']} counterexample {row['id']}"
-    return CounterexampleRecord(
-        id=row["id"],
-        run_id=row["run_id"],
-        adversary_id=row["adversary_id"],
-        created_at=row["created_at"],
-        code=row["code"],
-        verdict=row["verdict"],
-        reason=row["reason"],
-        output_a=load_json(row["output_a"], f"{what} output_a"),
-        output_b=load_json(row["output_b"], f"{what} output_b"),
-        exit_a=row["exit_a"],
-        exit_b=row["exit_b"],
-        duration_a=row["duration_a"],
-        duration_b=row["duration_b"],
-        extra=need_object(load_json(row["extra"], f"{what} extra"), f"{what} extra"),
-    )
+    return record_from_row(CounterexampleRecord, row, what, json_cols=_OUTPUTS)
+
+
+_EVIDENCE: Final = frozenset({"evidence"})
+_DOWNGRADED: Final = frozenset({"downgraded"})
+_OUTCOME_BOOLS: Final = frozenset({"required", "tie"})
+_NOTES: Final = frozenset({"notes"})
+_OUTPUTS: Final = frozenset({"output_a", "output_b"})
 
 
 __all__ = [

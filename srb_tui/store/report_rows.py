@@ -13,13 +13,13 @@ import json
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Unpack
 
 import aiosqlite
 
 from srb_tui.store.base import Repository, query
 from srb_tui.store.campaigns import chunks
-from srb_tui.store.run_sql import StrFilter, run_filter_sql
+from srb_tui.store.run_sql import ReportFilters, run_filter_sql
 
 _RUN_COLUMNS = (
     "id, task_id, task_path, agent, model, effort, status, valid, score, max_score, blocked_by,"
@@ -130,27 +130,18 @@ class ReportRowsRepository(Repository):
         self,
         *,
         campaign: str | None = None,
-        task: StrFilter = None,
-        status: StrFilter = None,
-        agent: StrFilter = None,
-        model: StrFilter = None,
-        node: StrFilter = None,
-        text: str | None = None,
+        **filters: Unpack[ReportFilters],
     ) -> ReportSource:
         """Rows for every run of ``campaign`` (its cells' current runs) or matching filters."""
         if campaign is not None:
             where = "WHERE id IN (SELECT run_id FROM campaign_cells WHERE campaign_id = ?)"
             params: list[Any] = [campaign]
-            extra_where, extra_params = run_filter_sql(
-                task=task, status=status, agent=agent, model=model, node=node, text=text
-            )
+            extra_where, extra_params = run_filter_sql(**filters)
             if extra_where:
                 where += " AND " + extra_where.removeprefix("WHERE ")
                 params += extra_params
         else:
-            where, params = run_filter_sql(
-                task=task, status=status, agent=agent, model=model, node=node, text=text
-            )
+            where, params = run_filter_sql(**filters)
         selection = f"SELECT id FROM runs {where}"
         src = ReportSource()
         async with self._readers.snapshot() as conn:

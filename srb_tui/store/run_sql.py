@@ -4,7 +4,7 @@ and sort keys of the run lists (``list_runs``, ``count_runs``, the reports' read
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, TypedDict, Unpack, cast
 
 from srb_tui.store.convert import (
     dump_json,
@@ -100,27 +100,38 @@ def _in_clause(column: str, value: StrFilter, what: str) -> tuple[str, list[Any]
 NODE_SQL = f"COALESCE(json_extract(extra, '$.{NODE}'), '{LOCAL_NODE}')"
 
 
-def run_filter_sql(
-    *,
-    task: StrFilter = None,
-    status: StrFilter = None,
-    agent: StrFilter = None,
-    model: StrFilter = None,
-    batch: StrFilter = None,
-    node: StrFilter = None,
-    text: str | None = None,
-) -> tuple[str, list[Any]]:
+class ReportFilters(TypedDict, total=False):
+    """The run filters of ``report_source``: each a value or several (``text``: a
+    case-insensitive substring); an absent or None filter keeps all."""
+
+    task: StrFilter
+    status: StrFilter
+    agent: StrFilter
+    model: StrFilter
+    node: StrFilter
+    text: str | None
+
+
+class RunFilters(ReportFilters, total=False):
+    """The run filters of ``list_runs``, ``count_runs`` and ``run_filter_sql``."""
+
+    batch: StrFilter
+
+
+def run_filter_sql(**filters: Unpack[RunFilters]) -> tuple[str, list[Any]]:
     """A ``WHERE`` clause (possibly empty) and its parameters for the run filters."""
     clauses: list[str] = []
     params: list[Any] = []
-    for column, value, what in (
-        ("task_id", task, "task filter"),
-        ("status", status, "status filter"),
-        ("agent", agent, "agent filter"),
-        ("model", model, "model filter"),
-        ("batch_id", batch, "batch filter"),
-        (NODE_SQL, node, "node filter"),
+    for column, key in (
+        ("task_id", "task"),
+        ("status", "status"),
+        ("agent", "agent"),
+        ("model", "model"),
+        ("batch_id", "batch"),
+        (NODE_SQL, "node"),
     ):
+        value = cast(StrFilter, filters.get(key))
+        what = f"{key} filter"
         if value is None:
             continue
         if column == "status":
@@ -130,10 +141,11 @@ def run_filter_sql(
         clause, values = _in_clause(column, value, what)
         clauses.append(clause)
         params.extend(values)
-    if agent is None:
+    if filters.get("agent") is None:
         # a strength campaign's mutant runs are instrument measurements, not submissions
         clauses.append("agent NOT LIKE ?")
         params.append(MUTANT_AGENT_PREFIX + "%")
+    text = filters.get("text")
     if text:
         pattern = f"%{_escape_like(text)}%"
         columns = ("id", "task_id", "agent", "model", "phase", "notes", "harness_error")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Unpack
 
 import aiosqlite
 
@@ -27,7 +27,7 @@ from srb_tui.store.records import RunRecord, TransitionRecord
 from srb_tui.store.run_extra import MUTANT_AGENT_PREFIX
 from srb_tui.store.run_sql import (
     UPDATABLE_RUN_FIELDS,
-    StrFilter,
+    RunFilters,
     encode_extra,
     encode_notes,
     opt_text,
@@ -307,26 +307,17 @@ class RunsRepository(Repository):
     async def list_runs(
         self,
         *,
-        task: StrFilter = None,
-        status: StrFilter = None,
-        agent: StrFilter = None,
-        model: StrFilter = None,
-        batch: StrFilter = None,
-        node: StrFilter = None,
-        text: str | None = None,
         sort: str = "-created_at",
         limit: int | None = 100,
         offset: int = 0,
+        **filters: Unpack[RunFilters],
     ) -> list[RunRecord]:
         """Runs matching every given filter (a filter may be one value or several).
 
         ``text`` is a case-insensitive substring of id, task, agent, model, phase, notes or
         harness error. ``sort`` is a key of ``RUN_SORT_KEYS``, ``-`` prefix for descending.
         """
-        where, params = run_filter_sql(
-            task=task, status=status, agent=agent, model=model, batch=batch, node=node,
-            text=text,
-        )
+        where, params = run_filter_sql(**filters)
         order = run_order_sql(sort)
         page = need_int(limit, "limit")
         start = need_int(offset, "offset", optional=False)
@@ -338,22 +329,9 @@ class RunsRepository(Repository):
         )
         return [run_from_row(row) for row in rows]
 
-    async def count_runs(
-        self,
-        *,
-        task: StrFilter = None,
-        status: StrFilter = None,
-        agent: StrFilter = None,
-        model: StrFilter = None,
-        batch: StrFilter = None,
-        node: StrFilter = None,
-        text: str | None = None,
-    ) -> int:
+    async def count_runs(self, **filters: Unpack[RunFilters]) -> int:
         """How many runs ``list_runs`` with the same filters would return without a limit."""
-        where, params = run_filter_sql(
-            task=task, status=status, agent=agent, model=model, batch=batch, node=node,
-            text=text,
-        )
+        where, params = run_filter_sql(**filters)
         rows = await self._rows(f"SELECT count(*) FROM runs {where}", params)
         return int(rows[0][0])
 

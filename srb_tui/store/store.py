@@ -25,9 +25,11 @@ import contextlib
 import os
 import sqlite3
 import weakref
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import aiosqlite
 
@@ -108,6 +110,10 @@ def _live(key: tuple[str, int], loop: asyncio.AbstractEventLoop) -> _Shared | No
         del _SHARED[key]
         return None
     return shared
+
+
+_ChildTables = tuple[tuple[str, str, str, Callable[[sqlite3.Row], Any]], ...]
+"""``run_detail``'s per-run tables: the RunDetail field, the table, its order, the converter."""
 
 
 class Store:
@@ -290,66 +296,30 @@ class Store:
             async def rows(sql: str) -> list[sqlite3.Row]:
                 return await query(conn, sql, by_run)
 
+            children: _ChildTables = (
+                ("transitions", "run_transitions", "id", transition_from_row),
+                ("stage_results", "stage_results", STAGE_ORDER_SQL,
+                 partial(rec.stage_from_row, root=self.path.parent)),
+                ("module_results", "module_results", f"{STAGE_ORDER_SQL}, position",
+                 rec.module_from_row),
+                ("gate_votes", "gate_votes", "gate_id, sample", rec.vote_from_row),
+                ("gate_outcomes", "gate_outcomes", "gate_id", rec.outcome_from_row),
+                ("adversary_rounds", "adversary_rounds", "adversary_id", rec.adversary_from_row),
+                ("counterexamples", "counterexamples", "id", rec.counterexample_from_row),
+                ("images", "images", "role", image_from_row),
+                ("containers", "containers", "created_at, container_id", container_from_row),
+            )
+            read: dict[str, Any] = {}
+            for field, table, order, convert in children:
+                found = await rows(f"SELECT * FROM {table} WHERE run_id = ? ORDER BY {order}")
+                read[field] = tuple(convert(r) for r in found)
             detail = rec.RunDetail(
                 run=run,
-                transitions=tuple(
-                    transition_from_row(r)
-                    for r in await rows(
-                        "SELECT * FROM run_transitions WHERE run_id = ? ORDER BY id"
-                    )
-                ),
-                stage_results=tuple(
-                    rec.stage_from_row(r, self.path.parent)
-                    for r in await rows(
-                        f"SELECT * FROM stage_results WHERE run_id = ? ORDER BY {STAGE_ORDER_SQL}"
-                    )
-                ),
-                module_results=tuple(
-                    rec.module_from_row(r)
-                    for r in await rows(
-                        "SELECT * FROM module_results WHERE run_id = ?"
-                        f" ORDER BY {STAGE_ORDER_SQL}, position"
-                    )
-                ),
+                **read,
                 checks=rec.CheckRows(  # made records when read: 21,769 checks a run
                     await rows(
                         "SELECT * FROM checks WHERE run_id = ?"
                         f" ORDER BY {STAGE_ORDER_SQL}, module_id, position"
-                    )
-                ),
-                gate_votes=tuple(
-                    rec.vote_from_row(r)
-                    for r in await rows(
-                        "SELECT * FROM gate_votes WHERE run_id = ? ORDER BY gate_id, sample"
-                    )
-                ),
-                gate_outcomes=tuple(
-                    rec.outcome_from_row(r)
-                    for r in await rows(
-                        "SELECT * FROM gate_outcomes WHERE run_id = ? ORDER BY gate_id"
-                    )
-                ),
-                adversary_rounds=tuple(
-                    rec.adversary_from_row(r)
-                    for r in await rows(
-                        "SELECT * FROM adversary_rounds WHERE run_id = ? ORDER BY adversary_id"
-                    )
-                ),
-                counterexamples=tuple(
-                    rec.counterexample_from_row(r)
-                    for r in await rows(
-                        "SELECT * FROM counterexamples WHERE run_id = ? ORDER BY id"
-                    )
-                ),
-                images=tuple(
-                    image_from_row(r)
-                    for r in await rows("SELECT * FROM images WHERE run_id = ? ORDER BY role")
-                ),
-                containers=tuple(
-                    container_from_row(r)
-                    for r in await rows(
-                        "SELECT * FROM containers WHERE run_id = ?"
-                        " ORDER BY created_at, container_id"
                     )
                 ),
                 events=tuple(
