@@ -246,8 +246,11 @@ async def measure(args: argparse.Namespace, settings: Settings, task_dir: Path,
                                             total - in_suite))
                 how = {u.get("metadata", {}).get("started_through") for u in doc["units"]}
                 assert how == {"srb_submission.run"}, how
-                counted.append((sum(int(u.get("scored", 0)) for u in doc["units"]),
-                                sum(int(u.get("failed", 0)) for u in doc["units"])))
+                # every check the modules recorded, observations (weight 0) included, as
+                # the bare side counts them from the modules' result files
+                judged = [row["verdict"] for found in checks_by_module(doc).values()
+                          for row in found]
+                counted.append((len(judged), sum(v != "pass" for v in judged)))
                 per = {u["id"]: float(u.get("duration_sec") or 0) for u in doc["units"]}
                 return total, per
 
