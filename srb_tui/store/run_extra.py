@@ -16,9 +16,11 @@ document (``tests/meta/test_run_extra_reads.py``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypeVar
+
+R = TypeVar("R")
 
 LEASE = "driver"
 ADVERSARY_BUDGET = "adversary_budget_sec"
@@ -45,6 +47,13 @@ run lists, reports and resume leave such runs out unless asked for them by agent
 def _table(extra: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
     value = extra.get(key)
     return value if isinstance(value, Mapping) else None
+
+
+def _records(extra: Mapping[str, Any], key: str,
+             of: Callable[[object], R | None]) -> dict[str, R]:
+    """The table under ``key`` read entry by entry with ``of``; unreadable entries left out."""
+    found = {k: of(v) for k, v in (_table(extra, key) or {}).items()}
+    return {k: v for k, v in found.items() if v is not None}
 
 
 def _num(value: object) -> float | None:
@@ -276,9 +285,7 @@ class ModuleProgress:
 
     @classmethod
     def read_all(cls, extra: Mapping[str, Any]) -> dict[str, ModuleProgress]:
-        table = _table(extra, BEHAVIOURAL_PROGRESS) or {}
-        found = {k: cls.of(v) for k, v in table.items()}
-        return {k: v for k, v in found.items() if v is not None}
+        return _records(extra, BEHAVIOURAL_PROGRESS, cls.of)
 
 
 @dataclass(frozen=True)
@@ -364,8 +371,7 @@ class StageGrading:
 
     @classmethod
     def read_all(cls, extra: Mapping[str, Any]) -> dict[str, StageGrading]:
-        found = {k: cls.of(v) for k, v in (_table(extra, GRADING) or {}).items()}
-        return {k: v for k, v in found.items() if v is not None}
+        return _records(extra, GRADING, cls.of)
 
 
 @dataclass(frozen=True)
@@ -395,8 +401,7 @@ class ImageBuild:
 
     @classmethod
     def read_all(cls, extra: Mapping[str, Any]) -> dict[str, ImageBuild]:
-        found = {k: cls.of(v) for k, v in (_table(extra, IMAGE_BUILDS) or {}).items()}
-        return {k: v for k, v in found.items() if v is not None}
+        return _records(extra, IMAGE_BUILDS, cls.of)
 
 
 @dataclass(frozen=True)
