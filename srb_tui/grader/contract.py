@@ -102,6 +102,13 @@ EXIT_CODES: tuple[int, ...] = (EXIT_UNUSABLE, EXIT_TIMEOUT, EXIT_LAUNCH_FAILED,
                                EXIT_CANNOT_EXECUTE, EXIT_NOT_FOUND, EXIT_KILLED)
 """The codes above that mean something between the grader and the host (0 aside)."""
 
+# ------------------------------------------------------------ the suite's stdout lines
+
+SUITE_PROGRESS_MARK = "@srb-progress "
+"""Starts the grader's ``suite`` line of one module's start or end (JSON after it)."""
+SUITE_CHECKS_MARK = "@srb-checks "
+"""Starts the grader's ``suite`` line of one ended module's checks (JSON after it)."""
+
 # --------------------------------------------------------------------------- models
 
 MODEL_FAMILIES: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -158,6 +165,8 @@ __all__ = [
     "SRB_RUNNER_ENV",
     "STAGES",
     "STAGE_RESULT_SCHEMA",
+    "SUITE_CHECKS_MARK",
+    "SUITE_PROGRESS_MARK",
     "SUITE_SCHEMA",
     "TELEMETRY_SCHEMA",
     "candidate_uid",

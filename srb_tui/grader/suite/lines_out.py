@@ -15,6 +15,8 @@ import sys
 import threading
 from typing import Any, BinaryIO
 
+from ..contract import SUITE_CHECKS_MARK, SUITE_PROGRESS_MARK
+
 
 class LinesOut:
     """Lines (bytes, each ending in a newline) to ``out`` in the order put, from a thread."""
@@ -40,7 +42,7 @@ class LinesOut:
         self._thread.join()
 
 
-PROGRESS_MARK = "@srb-progress "
+PROGRESS_MARK = SUITE_PROGRESS_MARK
 
 
 def progress_line(doc: dict[str, Any]) -> bytes:
@@ -49,7 +51,7 @@ def progress_line(doc: dict[str, Any]) -> bytes:
     return (PROGRESS_MARK + json.dumps(doc, sort_keys=True) + "\n").encode("ascii")
 
 
-CHECKS_MARK = "@srb-checks "
+CHECKS_MARK = SUITE_CHECKS_MARK
 
 
 def checks_line(module: str, checks: str) -> bytes:

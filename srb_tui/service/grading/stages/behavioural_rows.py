@@ -19,11 +19,11 @@ import contextlib
 import json
 from typing import Any
 
-from srb_tui.grader.contract import MODULE_STATUSES
+from srb_tui.grader.contract import MODULE_STATUSES, SUITE_CHECKS_MARK
 from srb_tui.store import Store, StoreError
 
 STAGE = "behavioural"
-CHECKS_MARK = b"@srb-checks "  # as grader/suite/lines_out.py prints it
+CHECKS_MARK = SUITE_CHECKS_MARK.encode()  # the grader prints it (the contract leaf)
 CHECK_KEYS = ("id", "verdict", "weight", "summary", "detail", "evidence")
 
 

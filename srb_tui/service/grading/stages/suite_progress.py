@@ -14,13 +14,14 @@ import asyncio
 import contextlib
 import json
 
+from srb_tui.grader.contract import SUITE_PROGRESS_MARK
 from srb_tui.service.events import Progress
 from srb_tui.store import Store, StoreError
 from srb_tui.store.run_extra import BEHAVIOURAL_PROGRESS, ModuleProgress
 
 from .common import Publish
 
-PROGRESS_MARK = b"@srb-progress "  # as grader/suite/lines_out.py prints it
+PROGRESS_MARK = SUITE_PROGRESS_MARK.encode()
 
 
 def progress_text(rec: ModuleProgress) -> str:
