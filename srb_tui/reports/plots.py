@@ -15,6 +15,7 @@ here only, when a figure is asked for, with the non-interactive Agg backend.
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 from collections.abc import Callable
@@ -52,6 +53,7 @@ class FiguresUnavailable(ImportError):
     """matplotlib is not installed (the ``figures`` extra)."""
 
 
+@functools.cache  # pyplot styled once a process: write_figures draws inside its own font.family
 def _pyplot() -> Any:
     try:
         import matplotlib
@@ -63,15 +65,10 @@ def _pyplot() -> Any:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    if not _STYLED:  # once: write_figures draws inside its own font.family
-        plt.rcParams.update({"font.family": "DejaVu Sans", "font.size": 9,
-                             "axes.spines.top": False, "axes.spines.right": False,
-                             "svg.fonttype": "none", "pdf.fonttype": 42})
-        _STYLED.append(True)
+    plt.rcParams.update({"font.family": "DejaVu Sans", "font.size": 9,
+                         "axes.spines.top": False, "axes.spines.right": False,
+                         "svg.fonttype": "none", "pdf.fonttype": 42})
     return plt
-
-
-_STYLED: list[bool] = []
 
 
 def _num(value: object) -> float:
