@@ -119,7 +119,8 @@ async def run_campaign(
             base_image=settings.base_image, image_map=load_image_map(settings.state_dir),
             publish=publish, budget_sec=budget_sec, jobs=jobs,
             tree=None if of_tree == "state-a" else mutated,
-            stage=None if of_tree == "state-a" else "behavioural")
+            stage=None if of_tree == "state-a" else "behavioural",
+            backend=backend.kind, node=node)
         try:
             second = await grader.stage_ii(on_mutant)
             third = await grader.stage_iii(on_mutant) if stage_iii else 0

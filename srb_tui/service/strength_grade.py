@@ -26,9 +26,10 @@ from srb_tui.service.grading.stages.stage import StageContext
 from srb_tui.service.grading.strength_baseline import Baseline, grade_baseline
 from srb_tui.service.grading.strength_stage import STAGE_I_SKIPPED, grade_mutant_stage_ii
 from srb_tui.service.grading.strength_stage_iii import Catches, grade_survivor
+from srb_tui.service.provenance import record_launch
 from srb_tui.store import Store
 from srb_tui.store.lifecycle import is_final
-from srb_tui.store.run_extra import MUTANT_AGENT_PREFIX, STRENGTH, StrengthRef
+from srb_tui.store.run_extra import MUTANT_AGENT_PREFIX, NODE, STRENGTH, StrengthRef
 from srb_tui.store.strength import MutantRow
 from srb_tui.strength.mutate import Mutant
 
@@ -58,6 +59,8 @@ class StrengthGrader:
     jobs: int = 1  # mutants graded by Stage II at once, each in its own container
     tree: Path | None = None  # the tree mutated (default State A; the reference)
     stage: str | None = None  # the image of a mutant's Stage II (default the identity run's)
+    backend: str = "local"  # the backend kind the sitting was placed by (provenance)
+    node: str | None = None  # the pool node the sitting runs on (None: the local engine)
     _images: StageImages | None = field(default=None, init=False)
     _swept: bool = field(default=False, init=False)
 
@@ -169,12 +172,19 @@ class StrengthGrader:
 
     async def _survivor(self, row: MutantRow) -> tuple[str, Catches]:
         mutant = Mutant.from_json(row.doc)
+        extra = {STRENGTH: StrengthRef(self.campaign_id, row.mutant_id, row.key,
+                                       mutant.describe()).to_json()}
+        if self.node is not None:
+            extra[NODE] = self.node
         run = await self.store.runs.create_run(
             task_id=self.task.id, task_path=str(self.task.dir),
             agent=mutant_agent(self.campaign_id, row.mutant_id),
-            notes=[STAGE_I_SKIPPED, f"strength mutant {mutant.describe()}"],
-            extra={STRENGTH: StrengthRef(self.campaign_id, row.mutant_id, row.key,
-                                              mutant.describe()).to_json()})
+            notes=[STAGE_I_SKIPPED, f"strength mutant {mutant.describe()}"], extra=extra)
+        # the survivor's run is srb's own (agent ``mutant:``): its launch record names srb's
+        # version, the grader, the task digest and the panel's models, so the Stage III stamp
+        # that persist_stage writes has a record to land in
+        await record_launch(self.store, run, self.task, client=None, client_version=None,
+                            backend=self.backend)
         await self.store.strength.start_stage_iii(self.campaign_id, row.mutant_id, run.id)
         try:
             ctx = StageContext(

@@ -19,6 +19,7 @@ from srb_tui.service.grading.stages.common import StageImages
 from srb_tui.service.grading.strength_baseline import grade_baseline
 from srb_tui.service.grading.strength_stage import grade_mutant_stage_ii
 from srb_tui.sources import prepare_state_a
+from srb_tui.store.provenance import Provenance
 from srb_tui.strength.mutate import Mutant
 
 from ..conftest import DEMO_TASK
@@ -174,6 +175,11 @@ async def test_a_campaign_lands_each_mutant_where_expected_and_resumes(
             assert run.status == "scored" and run.id != stale.id
             assert [t.to_status for t in await store.runs.transitions(run.id)] == [
                 "pending", "verification", "scored"]
+            # its provenance: the launch record of srb's own mutant run, then the panel's stamp
+            found = Provenance.read(run.extra)
+            assert found is not None and found.client == "mutant" and found.backend == "local"
+            assert set(found.stages) == {"launch", "verification"}
+            assert found.stages["verification"].grader_fingerprint == found.grader_fingerprint
         m002_run = rows["m002"].stage_iii_run or ""
         upheld = [c for c in await store.grading.counterexamples(m002_run) if c.verdict == "upheld"]
         assert {c.adversary_id for c in upheld} == caught
