@@ -172,8 +172,8 @@ class StrengthGrader:
 
     async def _survivor(self, row: MutantRow) -> tuple[str, Catches]:
         mutant = Mutant.from_json(row.doc)
-        extra = {STRENGTH: StrengthRef(self.campaign_id, row.mutant_id, row.key,
-                                       mutant.describe()).to_json()}
+        ref = StrengthRef(self.campaign_id, row.mutant_id, row.key, mutant.describe())
+        extra: dict[str, object] = {STRENGTH: ref.to_json()}
         if self.node is not None:
             extra[NODE] = self.node
         run = await self.store.runs.create_run(
