@@ -13,7 +13,8 @@ from typing import Any
 
 @dataclass(frozen=True)
 class CampaignConfigRecord:
-    """One configuration of a campaign (a column of its matrix). ``max_tokens`` and
+    """One configuration of a campaign (a column of its matrix): a ``[[config]]`` table of
+    the campaign file as read (``campaigns.spec``) and as stored. ``max_tokens`` and
     ``budget_sec`` are not stored columns: they come from the campaign file's text (stored
     with the campaign), which ``srb campaign run|resume`` plans from every time."""
 
