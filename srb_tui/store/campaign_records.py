@@ -10,9 +10,11 @@ import sqlite3
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from srb_tui.store.records import JsonRecord
+
 
 @dataclass(frozen=True)
-class CampaignConfigRecord:
+class CampaignConfigRecord(JsonRecord):
     """One configuration of a campaign (a column of its matrix): a ``[[config]]`` table of
     the campaign file as read (``campaigns.spec``) and as stored. ``max_tokens`` and
     ``budget_sec`` are not stored columns: they come from the campaign file's text (stored
@@ -25,9 +27,6 @@ class CampaignConfigRecord:
     max_cost: float | None = None
     max_tokens: int | None = None
     budget_sec: float | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -52,7 +51,7 @@ class CampaignRecord:
 
 
 @dataclass(frozen=True)
-class CellRecord:
+class CellRecord(JsonRecord):
     """One (task, configuration, repeat) cell and its current run."""
 
     campaign_id: str
@@ -70,12 +69,9 @@ class CellRecord:
     def key(self) -> tuple[str, str, int]:
         return (self.task_id, self.config, self.repeat)
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass(frozen=True)
-class AttemptRecord:
+class AttemptRecord(JsonRecord):
     """One attempt of a cell: the run it started and how that run ended."""
 
     id: int
@@ -89,9 +85,6 @@ class AttemptRecord:
     reason: str | None
     started_at: str
     ended_at: str | None
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,11 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from srb_tui.store.records import JsonRecord
+
 
 @dataclass(frozen=True)
-class TokenRecord:
+class TokenRecord(JsonRecord):
     """What a gateway token stands for (the token itself is never stored)."""
 
     token_hash: str
@@ -23,21 +25,15 @@ class TokenRecord:
     issued_at: str
     revoked_at: str | None
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass(frozen=True)
-class BudgetRecord:
+class BudgetRecord(JsonRecord):
     """A run's model budget as set at launch (cost and/or tokens)."""
 
     run_id: str
     max_cost_usd: float | None
     max_tokens: int | None
     set_at: str
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -123,7 +119,7 @@ class LedgerTotals:
 
 
 @dataclass(frozen=True)
-class ProbeRecord:
+class ProbeRecord(JsonRecord):
     """A path the gateway answered locally, counted (``run_id`` '' when no valid token)."""
 
     run_id: str
@@ -133,9 +129,6 @@ class ProbeRecord:
     count: int
     first_at: str
     last_at: str
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def token_from_row(row: sqlite3.Row) -> TokenRecord:
