@@ -10,6 +10,7 @@ import sqlite3
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from srb_tui.store.convert import record_from_row
 from srb_tui.store.records import JsonRecord
 
 
@@ -98,16 +99,11 @@ class PlannedCell:
 
 
 def cell_from_row(row: sqlite3.Row) -> CellRecord:
-    return CellRecord(
-        campaign_id=row["campaign_id"], task_id=row["task_id"], config=row["config"],
-        repeat=int(row["repeat"]), position=int(row["position"]), task_path=row["task_path"],
-        state=row["state"], run_id=row["run_id"], attempts=int(row["attempts"]),
-        updated_at=row["updated_at"],
-    )
+    return record_from_row(CellRecord, row)
 
 
 def attempt_from_row(row: sqlite3.Row) -> AttemptRecord:
-    return AttemptRecord(**{k: row[k] for k in row.keys()})  # noqa: SIM118
+    return record_from_row(AttemptRecord, row)
 
 
 __all__ = [

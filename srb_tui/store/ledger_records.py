@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from srb_tui.store.convert import record_from_row
 from srb_tui.store.records import JsonRecord
 
 
@@ -132,11 +133,7 @@ class ProbeRecord(JsonRecord):
 
 
 def token_from_row(row: sqlite3.Row) -> TokenRecord:
-    return TokenRecord(
-        str(row["token_hash"]), str(row["run_id"]), str(row["role"]),
-        None if row["round"] is None else int(row["round"]),
-        str(row["issued_at"]), None if row["revoked_at"] is None else str(row["revoked_at"]),
-    )
+    return record_from_row(TokenRecord, row)
 
 
 def ledger_row_from_row(row: sqlite3.Row) -> LedgerRow:
@@ -177,12 +174,7 @@ def totals_from_row(row: sqlite3.Row) -> Totals:
 
 
 def budget_from_row(row: sqlite3.Row) -> BudgetRecord:
-    return BudgetRecord(
-        str(row["run_id"]),
-        None if row["max_cost_usd"] is None else float(row["max_cost_usd"]),
-        None if row["max_tokens"] is None else int(row["max_tokens"]),
-        str(row["set_at"]),
-    )
+    return record_from_row(BudgetRecord, row)
 
 
 def probe_from_row(r: sqlite3.Row) -> ProbeRecord:
