@@ -30,7 +30,7 @@ import os
 import posixpath
 import re
 import tarfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -179,6 +179,31 @@ class Tree:
             raise Refused(f"hard link to {shown}, which is not a file in the tree placed "
                           "before it")
         return target
+
+    def judge(self, dest: str, rel: str, kind: MemberKind, link: str,
+              link_parts: Callable[[str], list[str]]) -> str:
+        """Refused unless a member of ``kind`` (one that :func:`kind_refusal` accepts) may be
+        placed at ``rel`` under ``dest``: its path, its link, then tarfile's ``data`` filter.
+        ``link`` is a symbolic link's target or a hard link's source as the archive names it,
+        ``link_parts`` how that source's name becomes a path in the tree (Refused: outside
+        it). Returns the link as placed: the target, the source relative to the tree, or ""."""
+        self.check_path(rel)
+        refusal = None
+        if kind == "symlink":
+            refusal = symlink_refusal(rel, link)
+        elif kind == "hardlink":
+            try:
+                source = link_parts(link)
+            except Refused:
+                raise Refused(f"hard link to {link}, outside the tree") from None
+            link = self.hardlink_source(source, link)
+        else:
+            link = ""
+        if refusal is None:
+            refusal = data_filter_refusal(dest, rel, kind, link)
+        if refusal is not None:
+            raise Refused(refusal)
+        return link
 
     def check_file_size(self, size: int) -> None:
         if size > self.caps.max_file_bytes:

@@ -83,8 +83,7 @@ def plan_campaign(spec: CampaignSpec, roots: Sequence[Path]) -> Plan:
                                     f"task {task_id} does not validate: {first}"))
             continue
         tasks[task_id] = task_info(load)
-    configs = tuple(CampaignConfigRecord(c.label, c.agent, c.model, c.effort, c.max_cost,
-                                         c.max_tokens, c.budget_sec) for c in spec.configs)
+    configs = spec.configs
     cells = tuple(
         PlannedCell(task_id=t, task_path=tasks[t].path, config=c.label, repeat=r)
         for t in tasks for c in configs for r in range(1, spec.repeats + 1)

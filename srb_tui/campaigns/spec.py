@@ -39,6 +39,7 @@ from pathlib import Path
 
 from srb_tui.schema import Problem
 from srb_tui.schema.reader import EMPTY, Source, Table, is_token
+from srb_tui.store.campaign_records import CampaignConfigRecord
 
 FORMAT = """\
 [campaign]
@@ -69,19 +70,6 @@ CONFIG_KEYS = ("label", "agent", "model", "effort", "max_cost", "max_tokens", "b
 
 
 @dataclass(frozen=True)
-class ConfigSpec:
-    """One agent configuration of a campaign matrix (a column of its tables)."""
-
-    label: str
-    agent: str
-    model: str | None = None
-    effort: str | None = None
-    max_cost: float | None = None
-    max_tokens: int | None = None
-    budget_sec: float | None = None
-
-
-@dataclass(frozen=True)
 class CampaignSpec:
     """A campaign file, read (``problems`` empty when it is usable)."""
 
@@ -89,7 +77,7 @@ class CampaignSpec:
     file: str
     source: str
     selectors: tuple[str, ...]
-    configs: tuple[ConfigSpec, ...]
+    configs: tuple[CampaignConfigRecord, ...]
     repeats: int = 1
     max_parallel: int = 1
     max_cost: float | None = None
@@ -146,7 +134,7 @@ def parse_campaign(text: str, file: str, default_name: str = "") -> CampaignSpec
     tables = top.tables("config", required=True)
     if top.has("config") and not tables:
         top.report("config", "needs at least one [[config]]")
-    configs: list[ConfigSpec] = []
+    configs: list[CampaignConfigRecord] = []
     labels: list[str] = []
     for table in tables:
         table.check_keys(CONFIG_KEYS)
@@ -155,7 +143,7 @@ def parse_campaign(text: str, file: str, default_name: str = "") -> CampaignSpec
         if table.has("agent") and not agent.strip():
             table.report("agent", "is empty")
         labels.append(label)
-        configs.append(ConfigSpec(
+        configs.append(CampaignConfigRecord(
             label=label, agent=agent, model=table.optional_string("model"),
             effort=table.optional_string("effort"), max_cost=_optional_number(table, "max_cost"),
             max_tokens=table.integer("max_tokens", 0, minimum=1) or None

@@ -121,6 +121,19 @@ class ModelTurn:
         return AssistantMessage(self.text, self.tool_calls, self.replay)
 
 
+@dataclass(frozen=True)
+class ModelRequest:
+    """What one model turn is asked: the same on every attempt of it (see
+    `ModelDriver.complete`). `session` groups the turns of one conversation; `context` is
+    what a scripted program is told besides (role, gates)."""
+
+    system: str
+    messages: Sequence[Message]
+    tools: Sequence[ToolSchema]
+    session: str = ""
+    context: Mapping[str, Any] = field(default_factory=dict)
+
+
 # --------------------------------------------------------------------------- errors
 
 
@@ -300,6 +313,7 @@ class ModelDriver(ABC):
         all attempts and waits included). Raises `DriverError` when it gives up."""
         started = time.monotonic()
         limit = None if timeout_sec is None else started + timeout_sec
+        request = ModelRequest(system, messages, tools, session, context or {})
         attempt = 0
         while True:
             attempt += 1
@@ -311,14 +325,7 @@ class ModelDriver(ABC):
                     attempts=attempt - 1,
                 )
             try:
-                turn = await self._attempt(
-                    system,
-                    messages,
-                    tools,
-                    session=session,
-                    context=context or {},
-                    timeout_sec=remaining,
-                )
+                turn = await self._attempt(request, remaining)
             except DriverError as exc:
                 exc.attempts = attempt
                 if not exc.retryable or attempt >= self.retry.max_attempts:
@@ -334,17 +341,9 @@ class ModelDriver(ABC):
             return turn if attempt == 1 else replace(turn, attempts=attempt)
 
     @abstractmethod
-    async def _attempt(
-        self,
-        system: str,
-        messages: Sequence[Message],
-        tools: Sequence[ToolSchema],
-        *,
-        session: str,
-        context: Mapping[str, Any],
-        timeout_sec: float | None,
-    ) -> ModelTurn:
-        """One try; raise `DriverError` (retryable or not) on failure."""
+    async def _attempt(self, request: ModelRequest, timeout_sec: float | None) -> ModelTurn:
+        """One try at `request` within `timeout_sec` (None: no limit); raise `DriverError`
+        (retryable or not) on failure."""
 
     async def end_session(self, session: str, farewell: Mapping[str, Any] | None = None) -> None:
         """A conversation is over (`farewell` is the last reply, for scripted programs)."""
@@ -362,6 +361,7 @@ __all__ = [
     "DriverError",
     "Message",
     "ModelDriver",
+    "ModelRequest",
     "ModelTurn",
     "Redactor",
     "RetryPolicy",

@@ -29,13 +29,12 @@ from typing import Any
 from .base import (
     DriverConfigError,
     DriverError,
-    Message,
     ModelDriver,
+    ModelRequest,
     ModelTurn,
     RetryPolicy,
     ToolCall,
     ToolResults,
-    ToolSchema,
     Usage,
     UserText,
     parse_options,
@@ -79,28 +78,22 @@ class ScriptedDriver(ModelDriver):
         self.env = dict(env) if env is not None else None
         self._programs: dict[str, _Program] = {}
 
-    async def _start(
-        self,
-        session: str,
-        system: str,
-        messages: Sequence[Message],
-        tools: Sequence[ToolSchema],
-        context: Mapping[str, Any],
-    ) -> _Program:
+    async def _start(self, request: ModelRequest) -> _Program:
         try:
             proc = await JsonLinesProcess.start(self.argv, cwd=self.cwd, env=self.env)
         except OSError as exc:
             raise DriverError(f"{self.label}: cannot start {self.argv[0]!r}: {exc}") from None
         program = _Program(proc)
-        self._programs[session] = program
-        prompt = next((m.text for m in messages if isinstance(m, UserText)), "")
+        self._programs[request.session] = program
+        context = request.context
+        prompt = next((m.text for m in request.messages if isinstance(m, UserText)), "")
         start = {
             "type": "start",
             "role": str(context.get("role", "reviewer")),
             "prompt": prompt,
-            "system": system,
+            "system": request.system,
             "gates": list(context.get("gates", [])),
-            "tools": [t.name for t in tools if t.name not in FINAL_KEYS],
+            "tools": [t.name for t in request.tools if t.name not in FINAL_KEYS],
         }
         for key, value in context.items():
             start.setdefault(key, value)
@@ -111,20 +104,12 @@ class ScriptedDriver(ModelDriver):
         # a program that is gone is reported by the next read, with how it ended
         await program.proc.send(message)
 
-    async def _attempt(
-        self,
-        system: str,
-        messages: Sequence[Message],
-        tools: Sequence[ToolSchema],
-        *,
-        session: str,
-        context: Mapping[str, Any],
-        timeout_sec: float | None,
-    ) -> ModelTurn:
+    async def _attempt(self, request: ModelRequest, timeout_sec: float | None) -> ModelTurn:
         started = time.monotonic()
+        session, messages = request.session, request.messages
         program = self._programs.get(session)
         if program is None:
-            program = await self._start(session, system, messages, tools, context)
+            program = await self._start(request)
         else:
             last = messages[-1] if messages else None
             if isinstance(last, ToolResults):

@@ -21,6 +21,7 @@ from .base import (
     DriverError,
     Message,
     ModelDriver,
+    ModelRequest,
     ModelTurn,
     Redactor,
     RetryPolicy,
@@ -108,17 +109,8 @@ class SdkDriver(ModelDriver):
 
     # ------------------------------------------------------------------ shared
 
-    async def _attempt(
-        self,
-        system: str,
-        messages: Sequence[Message],
-        tools: Sequence[ToolSchema],
-        *,
-        session: str,
-        context: Mapping[str, Any],
-        timeout_sec: float | None,
-    ) -> ModelTurn:
-        body = self.request_body(system, messages, tools)
+    async def _attempt(self, request: ModelRequest, timeout_sec: float | None) -> ModelTurn:
+        body = self.request_body(request.system, request.messages, request.tools)
         timeout = request_timeout(self.options, timeout_sec)
         if timeout is not None:
             body["timeout"] = timeout

@@ -378,40 +378,25 @@ class Gateway:
             error = f"upstream error: {meter.error}"
         usage = dict(meter.usage)
         try:
-            row = await self._add_row(caller, route, asked, sent, meter, outcome, started,
-                                      error, usage)
+            row = await self.store.ledger.add_ledger_row(
+                caller.run_id,
+                caller.role,
+                round=caller.round,
+                route=route.path,
+                model=asked,
+                upstream_model=sent if sent != asked else None,
+                status=outcome.status,
+                latency_ms=(time.monotonic() - started) * 1000.0,
+                streamed=outcome.streamed,
+                usage=usage,
+                cost_usd=cost_of(self.config.prices, usage, sent, asked, meter.model),
+                error=error,
+            )
             self._note_spent(row)
             return row
         except StoreError as err:
             LOG.warning("gateway: ledger row of run %s not recorded: %s", caller.run_id, err)
             return None
-
-    async def _add_row(
-        self,
-        caller: Caller,
-        route: Route,
-        asked: str | None,
-        sent: str | None,
-        meter: UsageMeter,
-        outcome: Outcome,
-        started: float,
-        error: str | None,
-        usage: dict[str, int],
-    ) -> LedgerRow:
-        return await self.store.ledger.add_ledger_row(
-            caller.run_id,
-            caller.role,
-            round=caller.round,
-            route=route.path,
-            model=asked,
-            upstream_model=sent if sent != asked else None,
-            status=outcome.status,
-            latency_ms=(time.monotonic() - started) * 1000.0,
-            streamed=outcome.streamed,
-            usage=usage,
-            cost_usd=cost_of(self.config.prices, usage, sent, asked, meter.model),
-            error=error,
-        )
 
     # ------------------------------------------------------------------ shutdown
 

@@ -41,6 +41,25 @@ def _first(runs: list[ReportRun], attr: str) -> str:
     return values[0] if len(values) == 1 else ("mixed" if values else "")
 
 
+CONFIG_COLUMNS = (
+    Column("config", "Configuration", "text"),
+    Column("harness", "Harness", "text"),
+    Column("model", "Model", "text"),
+    Column("effort", "Effort", "text"),
+)
+"""The head of a per-configuration row: its label, then what it ran."""
+
+
+def _config_cells(name: str, members: list[ReportRun]) -> list[Cell]:
+    """A configuration's cells under :data:`CONFIG_COLUMNS`."""
+    return [name, _first(members, "harness"), _first(members, "model"), _first(members, "effort")]
+
+
+def _mean_score(members: Sequence[ReportRun]) -> float | None:
+    """The score of a group: the mean of (4) over its counted runs."""
+    return mean([float(r.score or 0.0) for r in members if r.counted])
+
+
 def _excluded(runs: list[ReportRun]) -> tuple[int, int]:
     invalid = sum(r.outcome == "invalid" for r in runs)
     other = sum(r.outcome in ("cancelled", "unfinished") for r in runs)
@@ -50,10 +69,7 @@ def _excluded(runs: list[ReportRun]) -> tuple[int, int]:
 def funnel_table(runs: Sequence[ReportRun], order: Sequence[str] = ()) -> Table:
     """Table 2: where each run stops, per configuration; the five columns sum to Runs."""
     columns = [
-        Column("config", "Configuration", "text"),
-        Column("harness", "Harness", "text"),
-        Column("model", "Model", "text"),
-        Column("effort", "Effort", "text"),
+        *CONFIG_COLUMNS,
         *(Column(key, title) for key, title in OUTCOME_TITLES.items()),
         Column("runs", "Runs"),
         Column("invalid", "Invalid (excluded)"),
@@ -67,8 +83,7 @@ def funnel_table(runs: Sequence[ReportRun], order: Sequence[str] = ()) -> Table:
         invalid, other = _excluded(members)
         values = [*counts, sum(counts), invalid, other]
         totals = [a + b for a, b in zip(totals, values, strict=True)]
-        table.rows.append([name, _first(members, "harness"), _first(members, "model"),
-                           _first(members, "effort"), *values])
+        table.rows.append([*_config_cells(name, members), *values])
     table.total = ["All", "", "", "", *totals]
     table.notes.append("Outcome columns are mutually exclusive and sum to Runs (valid runs); "
                        "invalid runs are excluded and counted in their own column.")
@@ -79,10 +94,7 @@ def leaderboard_table(runs: Sequence[ReportRun], order: Sequence[str] = (),
                       has_ledger: bool = True) -> Table:
     """Table 3: behavioural pass rate (mean fraction of fixed checks passed), score, cost."""
     columns = [
-        Column("config", "Configuration", "text"),
-        Column("harness", "Harness", "text"),
-        Column("model", "Model", "text"),
-        Column("effort", "Effort", "text"),
+        *CONFIG_COLUMNS,
         Column("runs", "Runs"),
         Column("behavioural", "Behavioural pass %", "pct"),
         Column("score", "Score (of 100)", "score"),
@@ -99,10 +111,9 @@ def leaderboard_table(runs: Sequence[ReportRun], order: Sequence[str] = (),
         reviewer = [r.reviewer_cost for r in counted if r.reviewer_cost is not None]
         verifier = [r.verifier_cost for r in counted if r.verifier_cost is not None]
         table.rows.append([
-            name, _first(members, "harness"), _first(members, "model"),
-            _first(members, "effort"), len(counted),
+            *_config_cells(name, members), len(counted),
             None if not fractions else round(100 * sum(fractions) / len(fractions), 6),
-            mean([float(r.score or 0.0) for r in counted]),
+            _mean_score(members),
             mean(costs),
             mean(reviewer),
             mean(verifier),
@@ -152,12 +163,11 @@ def class_table(runs: Sequence[ReportRun]) -> Table:
     table = Table("table4", "Table 4 · by debt class", columns, bar="score")
     for name, members in group(runs, lambda r: r.category).items():
         c = _class_counts(members)
-        counted = [r for r in members if r.counted]
         table.rows.append([
             name, len({r.task for r in members}), c["runs"], c["migrated"],
             pct(c["migrated"], c["runs"]), c["all_pass"], c["accepted"],
             pct(c["broken"], c["entered"]), c["blindness"],
-            mean([float(r.score or 0.0) for r in counted]), _excluded(members)[0],
+            _mean_score(members), _excluded(members)[0],
         ])
     table.notes.append("Broken % is over the runs that met the verifiers (— when none did).")
     return table
@@ -186,13 +196,12 @@ def conditional_table(runs: Sequence[ReportRun]) -> Table:
 
     def row(name: str, members: list[ReportRun]) -> list[Cell]:
         c = _class_counts(members)
-        counted = [r for r in members if r.counted]
         return [
             name, c["runs"],
             _ratio(c["migrated"], c["runs"]), pct(c["migrated"], c["runs"]),
             _ratio(c["entered"], c["migrated"]), pct(c["entered"], c["migrated"]),
             _ratio(c["accepted"], c["entered"]), pct(c["accepted"], c["entered"]),
-            c["accepted"], mean([float(r.score or 0.0) for r in counted]),
+            c["accepted"], _mean_score(members),
         ]
 
     for name, members in group(runs, lambda r: r.category).items():
@@ -220,9 +229,8 @@ def task_table(runs: Sequence[ReportRun]) -> Table:
 
     def row(name: str, category: str, members: list[ReportRun]) -> list[Cell]:
         c = _class_counts(members)
-        counted = [r for r in members if r.counted]
         return [name, category, c["runs"], c["migrated"], c["all_pass"], c["blindness"],
-                c["accepted"], mean([float(r.score or 0.0) for r in counted]),
+                c["accepted"], _mean_score(members),
                 _excluded(members)[0]]
 
     for name, members in group(runs, lambda r: r.task).items():

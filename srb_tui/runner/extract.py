@@ -30,12 +30,10 @@ from srb_tui.extract_policy import (
     Caps,
     Refused,
     Tree,
-    data_filter_refusal,
     escaping_links,
     kind_of,
     kind_refusal,
     member_parts,
-    symlink_refusal,
 )
 
 COPY_CHUNK = 1 * MIB
@@ -147,21 +145,7 @@ class _Extractor:
         if refusal is not None:
             raise Refused(refusal if kind != "other" else f"{refusal} {m.type!r}")
         rel = "/".join(parts)
-        self.tree.check_path(rel)
-        link = ""
-        if kind == "symlink":
-            link = m.linkname
-            refusal = symlink_refusal(rel, link)
-        elif kind == "hardlink":
-            try:
-                link_parts = self.split(m.linkname)
-            except Refused:
-                raise Refused(f"hard link to {m.linkname}, outside the tree") from None
-            link = self.tree.hardlink_source(link_parts, m.linkname)
-        if refusal is None:
-            refusal = data_filter_refusal(self.dest, rel, kind, link)
-        if refusal is not None:
-            raise Refused(refusal)
+        link = self.tree.judge(self.dest, rel, kind, m.linkname, self.split)
         if kind == "dir":
             self.directory(rel, m)
         elif kind == "file":

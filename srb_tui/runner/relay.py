@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from srb_tui.runner.containers import ContainerHandle, create, exec_run, remove, start
@@ -84,6 +84,41 @@ def agent_network_mode(relay: ContainerHandle) -> str:
     return f"container:{relay.id}"
 
 
+def sidecar_spec(
+    run_id: str,
+    role: str,
+    command: Sequence[str],
+    *,
+    labels: Mapping[str, str],
+    image: str = RELAY_IMAGE,
+    network_mode: str = "none",
+    binds: tuple[Bind, ...] = (),
+    volumes: tuple[str, ...] = (),
+    volumes_from: tuple[str, ...] = (),
+) -> ContainerSpec:
+    """A sidecar of ``run_id`` from the relay image (the relay, and on a node its uplink):
+    nobody, small memory/pids/CPU limits, short logs, no network unless ``network_mode``
+    gives one; mounted as ``binds``, ``volumes`` and ``volumes_from`` say."""
+    return ContainerSpec(
+        image=image,
+        run_id=run_id,
+        role=role,
+        command=tuple(command),
+        user=RELAY_USER,
+        workdir="/",
+        mem_limit=RELAY_MEM_BYTES,
+        pids_limit=RELAY_PIDS,
+        nano_cpus=RELAY_NANO_CPUS,
+        network_mode=network_mode,
+        labels=dict(labels),
+        log_max_size="1m",
+        log_max_files=2,
+        binds=binds,
+        volumes=volumes,
+        volumes_from=volumes_from,
+    )
+
+
 def relay_spec(
     run_id: str,
     socket_dir: Path,
@@ -93,22 +128,8 @@ def relay_spec(
     port: int = RELAY_PORT,
 ) -> ContainerSpec:
     """The relay container of ``run_id``: no network, the socket folder read-only, nobody."""
-    return ContainerSpec(
-        image=image,
-        run_id=run_id,
-        role=RELAY_ROLE,
-        command=tuple(relay_command(port)),
-        user=RELAY_USER,
-        workdir="/",
-        mem_limit=RELAY_MEM_BYTES,
-        pids_limit=RELAY_PIDS,
-        nano_cpus=RELAY_NANO_CPUS,
-        network_mode="none",
-        labels=dict(labels),
-        log_max_size="1m",
-        log_max_files=2,
-        binds=(Bind(str(socket_dir), SOCKET_MOUNT, read_only=True),),
-    )
+    return sidecar_spec(run_id, RELAY_ROLE, relay_command(port), labels=labels, image=image,
+                        binds=(Bind(str(socket_dir), SOCKET_MOUNT, read_only=True),))
 
 
 async def start_relay(

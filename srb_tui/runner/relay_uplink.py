@@ -44,16 +44,13 @@ from srb_tui.runner.errors import ContainerError
 from srb_tui.runner.files import put_files
 from srb_tui.runner.relay import (
     RELAY_IMAGE,
-    RELAY_MEM_BYTES,
-    RELAY_NANO_CPUS,
-    RELAY_PIDS,
     RELAY_PORT,
     RELAY_ROLE,
-    RELAY_USER,
     SOCKET_MOUNT,
     SOCKET_NAME,
     _wait_listening,
     relay_command,
+    sidecar_spec,
 )
 from srb_tui.runner.spec import ContainerSpec
 
@@ -149,22 +146,15 @@ def _channel_files(uplink: Uplink) -> dict[str, bytes]:
 
 def uplink_spec(run_id: str, uplink: Uplink, *, labels: Mapping[str, str],
                 image: str = RELAY_IMAGE) -> ContainerSpec:
-    return ContainerSpec(
-        image=image, run_id=run_id, role=UPLINK_ROLE, command=tuple(uplink_command()),
-        user=RELAY_USER, workdir="/", mem_limit=RELAY_MEM_BYTES, pids_limit=RELAY_PIDS,
-        nano_cpus=RELAY_NANO_CPUS, network_mode=UPLINK_NETWORK, labels=dict(labels),
-        log_max_size="1m", log_max_files=2, volumes=(SOCKET_MOUNT,),
-    )
+    return sidecar_spec(run_id, UPLINK_ROLE, uplink_command(), labels=labels, image=image,
+                        network_mode=UPLINK_NETWORK, volumes=(SOCKET_MOUNT,))
 
 
 def inner_relay_spec(run_id: str, uplink: ContainerHandle, *, labels: Mapping[str, str],
                      image: str = RELAY_IMAGE, port: int = RELAY_PORT) -> ContainerSpec:
-    return ContainerSpec(
-        image=image, run_id=run_id, role=RELAY_ROLE, command=tuple(relay_command(port)),
-        user=RELAY_USER, workdir="/", mem_limit=RELAY_MEM_BYTES, pids_limit=RELAY_PIDS,
-        nano_cpus=RELAY_NANO_CPUS, network_mode="none", labels=dict(labels),
-        log_max_size="1m", log_max_files=2, volumes_from=(f"{uplink.id}:ro",),
-    )
+    """The relay, as locally, but its socket folder is the uplink's volume (read-only)."""
+    return sidecar_spec(run_id, RELAY_ROLE, relay_command(port), labels=labels, image=image,
+                        volumes_from=(f"{uplink.id}:ro",))
 
 
 async def _wait_socket(engine: DockerEngine, handle: ContainerHandle) -> None:

@@ -31,12 +31,10 @@ from srb_tui.extract_policy import (
     MemberKind,
     Refused,
     Tree,
-    data_filter_refusal,
     escaping_links,
     kind_of,
     kind_refusal,
     member_parts,
-    symlink_refusal,
 )
 from srb_tui.sources.errors import StateAError, UnsafeArchiveError
 
@@ -135,20 +133,8 @@ class _Writer:
             )
         rel = "/".join(_strip(parts, self.strip))
         tree = self.tree
-        tree.check_path(rel)
-        link = member.link
-        if member.type == "symlink":
-            refusal = symlink_refusal(rel, link)
-        elif member.type == "hardlink":
-            try:
-                source = _strip(member_parts(member.link), self.strip)
-            except Refused:
-                raise Refused(f"hard link to {member.link}, outside the tree") from None
-            link = tree.hardlink_source(source, member.link)
-        if refusal is None:
-            refusal = data_filter_refusal(str(self.root), rel, member.type, link)
-        if refusal is not None:
-            raise Refused(refusal)
+        link = tree.judge(str(self.root), rel, member.type, member.link,
+                          lambda name: _strip(member_parts(name), self.strip))
         dest = self.root / rel
         if member.type == "dir":
             if rel in tree.files or rel in tree.links:

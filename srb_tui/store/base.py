@@ -9,7 +9,7 @@ is built with the core of its store and reads it on each call, so when the store
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -22,6 +22,7 @@ from srb_tui.store.records import RunRecord
 from srb_tui.store.writer import WriteFn, Writer
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 
 async def query(conn: aiosqlite.Connection, sql: str, params: Iterable[Any] = ()) -> list[Any]:
@@ -72,6 +73,16 @@ class Repository:
 
     async def _write(self, fn: WriteFn[T]) -> T:
         return await self._core.writer.run(fn)
+
+    async def _write_then_read(
+        self, job: WriteFn[T], read: Callable[[], Awaitable[R | None]]
+    ) -> tuple[R, T]:
+        """Run ``job`` in one transaction, then ``read`` back the record it wrote (as the
+        readers now see it) with what ``job`` returned (e.g. how many rows it added)."""
+        done = await self._write(job)
+        record = await read()
+        assert record is not None
+        return record, done
 
     async def _rows(self, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
         return await self._core.readers.fetchall(sql, params)

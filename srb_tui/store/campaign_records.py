@@ -10,10 +10,14 @@ import sqlite3
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from srb_tui.store.convert import record_from_row
+from srb_tui.store.records import JsonRecord
+
 
 @dataclass(frozen=True)
-class CampaignConfigRecord:
-    """One configuration of a campaign (a column of its matrix). ``max_tokens`` and
+class CampaignConfigRecord(JsonRecord):
+    """One configuration of a campaign (a column of its matrix): a ``[[config]]`` table of
+    the campaign file as read (``campaigns.spec``) and as stored. ``max_tokens`` and
     ``budget_sec`` are not stored columns: they come from the campaign file's text (stored
     with the campaign), which ``srb campaign run|resume`` plans from every time."""
 
@@ -24,9 +28,6 @@ class CampaignConfigRecord:
     max_cost: float | None = None
     max_tokens: int | None = None
     budget_sec: float | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ class CampaignRecord:
 
 
 @dataclass(frozen=True)
-class CellRecord:
+class CellRecord(JsonRecord):
     """One (task, configuration, repeat) cell and its current run."""
 
     campaign_id: str
@@ -69,12 +70,9 @@ class CellRecord:
     def key(self) -> tuple[str, str, int]:
         return (self.task_id, self.config, self.repeat)
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass(frozen=True)
-class AttemptRecord:
+class AttemptRecord(JsonRecord):
     """One attempt of a cell: the run it started and how that run ended."""
 
     id: int
@@ -89,9 +87,6 @@ class AttemptRecord:
     started_at: str
     ended_at: str | None
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass(frozen=True)
 class PlannedCell:
@@ -104,16 +99,11 @@ class PlannedCell:
 
 
 def cell_from_row(row: sqlite3.Row) -> CellRecord:
-    return CellRecord(
-        campaign_id=row["campaign_id"], task_id=row["task_id"], config=row["config"],
-        repeat=int(row["repeat"]), position=int(row["position"]), task_path=row["task_path"],
-        state=row["state"], run_id=row["run_id"], attempts=int(row["attempts"]),
-        updated_at=row["updated_at"],
-    )
+    return record_from_row(CellRecord, row)
 
 
 def attempt_from_row(row: sqlite3.Row) -> AttemptRecord:
-    return AttemptRecord(**{k: row[k] for k in row.keys()})  # noqa: SIM118
+    return record_from_row(AttemptRecord, row)
 
 
 __all__ = [

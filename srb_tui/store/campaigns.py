@@ -97,10 +97,7 @@ class CampaignsRepository(Repository):
                 added += cursor.rowcount
             return added
 
-        added = await self._write(job)
-        campaign = await self.campaign(campaign_id)
-        assert campaign is not None
-        return campaign, added
+        return await self._write_then_read(job, lambda: self.campaign(campaign_id))
 
     async def campaign(self, campaign_id: str) -> CampaignRecord | None:
         """The campaign ``campaign_id``, or None."""

@@ -240,8 +240,9 @@ def module_from_row(row: sqlite3.Row) -> ModuleResultRecord:
     return record_from_row(ModuleResultRecord, row, detail=load_json(row["detail"], what))
 
 
-def check_from_row(row: sqlite3.Row | tuple[Any, ...]) -> CheckRecord:
-    """A ``checks`` row (or its INSERT parameters, in column order) as a CheckRecord."""
+def _check_fields(row: sqlite3.Row | tuple[Any, ...]) -> JSONObject:
+    """A ``checks`` row (or its INSERT parameters, in column order) as CheckRecord's fields
+    by name, with its JSON columns decoded."""
     run_id, stage, module_id, position, check_id, verdict, weight, summary, detail, evidence = (
         tuple(row)
     )
@@ -251,9 +252,14 @@ def check_from_row(row: sqlite3.Row | tuple[Any, ...]) -> CheckRecord:
         evidence = load_json(evidence, f"{what} evidence")
     else:
         detail = evidence = None
-    return CheckRecord(run_id=run_id, stage=stage, module_id=module_id, position=position,
-                       check_id=check_id, verdict=verdict, weight=weight, summary=summary,
-                       detail=detail, evidence=evidence)
+    return {"run_id": run_id, "stage": stage, "module_id": module_id, "position": position,
+            "check_id": check_id, "verdict": verdict, "weight": weight, "summary": summary,
+            "detail": detail, "evidence": evidence}
+
+
+def check_from_row(row: sqlite3.Row | tuple[Any, ...]) -> CheckRecord:
+    """A ``checks`` row (or its INSERT parameters, in column order) as a CheckRecord."""
+    return CheckRecord(**_check_fields(row))
 
 
 class CheckRows(Sequence[CheckRecord]):
@@ -292,21 +298,7 @@ class CheckRows(Sequence[CheckRecord]):
     def json_rows(self) -> list[JSONObject]:
         """``[check.to_json() for check in self]`` without making the records (``runs show
         --json`` of a run with 21,769 checks)."""
-        out: list[JSONObject] = []
-        for row in self._rows:
-            (run_id, stage, module_id, position, check_id, verdict, weight, summary, detail,
-             evidence) = tuple(row)
-            if detail != "null" or evidence != "null":
-                what = f"run {run_id} check {check_id}"
-                detail = load_json(detail, f"{what} detail")
-                evidence = load_json(evidence, f"{what} evidence")
-            else:
-                detail = evidence = None
-            out.append({"run_id": run_id, "stage": stage, "module_id": module_id,
-                        "position": position, "check_id": check_id, "verdict": verdict,
-                        "weight": weight, "summary": summary, "detail": detail,
-                        "evidence": evidence})
-        return out
+        return [_check_fields(row) for row in self._rows]
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, CheckRows):  # row by row, no records made

@@ -11,9 +11,12 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from srb_tui.store.convert import record_from_row
+from srb_tui.store.records import JsonRecord
+
 
 @dataclass(frozen=True)
-class TokenRecord:
+class TokenRecord(JsonRecord):
     """What a gateway token stands for (the token itself is never stored)."""
 
     token_hash: str
@@ -23,21 +26,15 @@ class TokenRecord:
     issued_at: str
     revoked_at: str | None
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass(frozen=True)
-class BudgetRecord:
+class BudgetRecord(JsonRecord):
     """A run's model budget as set at launch (cost and/or tokens)."""
 
     run_id: str
     max_cost_usd: float | None
     max_tokens: int | None
     set_at: str
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -123,7 +120,7 @@ class LedgerTotals:
 
 
 @dataclass(frozen=True)
-class ProbeRecord:
+class ProbeRecord(JsonRecord):
     """A path the gateway answered locally, counted (``run_id`` '' when no valid token)."""
 
     run_id: str
@@ -134,16 +131,9 @@ class ProbeRecord:
     first_at: str
     last_at: str
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 def token_from_row(row: sqlite3.Row) -> TokenRecord:
-    return TokenRecord(
-        str(row["token_hash"]), str(row["run_id"]), str(row["role"]),
-        None if row["round"] is None else int(row["round"]),
-        str(row["issued_at"]), None if row["revoked_at"] is None else str(row["revoked_at"]),
-    )
+    return record_from_row(TokenRecord, row)
 
 
 def ledger_row_from_row(row: sqlite3.Row) -> LedgerRow:
@@ -184,12 +174,7 @@ def totals_from_row(row: sqlite3.Row) -> Totals:
 
 
 def budget_from_row(row: sqlite3.Row) -> BudgetRecord:
-    return BudgetRecord(
-        str(row["run_id"]),
-        None if row["max_cost_usd"] is None else float(row["max_cost_usd"]),
-        None if row["max_tokens"] is None else int(row["max_tokens"]),
-        str(row["set_at"]),
-    )
+    return record_from_row(BudgetRecord, row)
 
 
 def probe_from_row(r: sqlite3.Row) -> ProbeRecord:

@@ -22,6 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from srb_tui.store.records import JsonRecord
+
 PROVENANCE = "provenance"
 PROVENANCE_STAGES = "provenance_stages"
 NOT_A_CHECKOUT = "not a git checkout"
@@ -32,7 +34,7 @@ def _str(value: object) -> str:
 
 
 @dataclass(frozen=True)
-class ModelRole:
+class ModelRole(JsonRecord):
     """One model-driven role of a run: who (``role``: agent, reviewer, an adversary id),
     its driver or client, model and reasoning effort ("" when not set)."""
 
@@ -40,10 +42,6 @@ class ModelRole:
     model: str
     effort: str = ""
     driver: str = ""
-
-    def to_json(self) -> dict[str, str]:
-        return {"role": self.role, "model": self.model, "effort": self.effort,
-                "driver": self.driver}
 
     @classmethod
     def of(cls, value: object) -> ModelRole | None:
@@ -54,7 +52,7 @@ class ModelRole:
 
 
 @dataclass(frozen=True)
-class ImageUse:
+class ImageUse(JsonRecord):
     """The image a run used for one role: tag, image id and registry digest (when known)."""
 
     tag: str
@@ -65,9 +63,6 @@ class ImageUse:
     def ident(self) -> str:
         """The strongest identity known: the registry digest, else the image id."""
         return self.digest or self.image_id
-
-    def to_json(self) -> dict[str, str]:
-        return {"tag": self.tag, "image_id": self.image_id, "digest": self.digest}
 
     @classmethod
     def of(cls, value: object) -> ImageUse | None:

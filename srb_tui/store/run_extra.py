@@ -20,6 +20,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, TypeVar
 
+from srb_tui.store.records import JsonRecord
+
 R = TypeVar("R")
 
 LEASE = "driver"
@@ -70,7 +72,7 @@ def _str(value: object) -> str | None:
 
 
 @dataclass(frozen=True)
-class DriverLease:
+class DriverLease(JsonRecord):
     """``driver``: which srb process drives the run (pid on a host, since when);
     ``background`` when it is a driver ``srb run`` handed the run to on Ctrl-C (one that
     ``srb runs cancel`` may stop, since nobody watches it)."""
@@ -79,9 +81,6 @@ class DriverLease:
     host: str
     since: str
     background: bool = False
-
-    def to_json(self) -> dict[str, object]:
-        return asdict(self)
 
     @classmethod
     def of(cls, value: object) -> DriverLease | None:
@@ -99,14 +98,11 @@ class DriverLease:
 
 
 @dataclass(frozen=True)
-class AgentBudget:
+class AgentBudget(JsonRecord):
     """``budget``: a real client's gateway budget (cost in USD, tokens)."""
 
     max_cost_usd: float | None
     max_tokens: int | None
-
-    def to_json(self) -> dict[str, object]:
-        return asdict(self)
 
     @classmethod
     def read(cls, extra: Mapping[str, Any]) -> AgentBudget:
@@ -255,7 +251,7 @@ class Collected:
 
 
 @dataclass(frozen=True)
-class ModuleProgress:
+class ModuleProgress(JsonRecord):
     """``behavioural_progress``: a table of Stage II modules as the grader reports them
     while the suite runs (``module id -> record``): ``running`` from its start, then the
     module's status and counts once it ended. Dropped when the stage starts again."""
@@ -267,9 +263,6 @@ class ModuleProgress:
     at: str
     passed: int | None = None
     scored: int | None = None
-
-    def to_json(self) -> dict[str, object]:
-        return asdict(self)
 
     @classmethod
     def of(cls, value: object) -> ModuleProgress | None:
@@ -289,7 +282,7 @@ class ModuleProgress:
 
 
 @dataclass(frozen=True)
-class StrengthRef:
+class StrengthRef(JsonRecord):
     """``strength``: the run is Stage III of one mutant of a strength campaign (issue 36),
     not an agent's submission; Stage I was skipped and Stage II graded by the campaign."""
 
@@ -297,9 +290,6 @@ class StrengthRef:
     mutant_id: str
     key: str
     describe: str
-
-    def to_json(self) -> dict[str, object]:
-        return asdict(self)
 
     @classmethod
     def read(cls, extra: Mapping[str, Any]) -> StrengthRef | None:

@@ -151,10 +151,7 @@ class StrengthRepository(Repository):
                 added += cursor.rowcount
             return added
 
-        added = await self._write(job)
-        campaign = await self.campaign(campaign_id)
-        assert campaign is not None
-        return campaign, added
+        return await self._write_then_read(job, lambda: self.campaign(campaign_id))
 
     async def campaign(self, campaign_id: str) -> StrengthCampaign | None:
         rows = await self._rows("SELECT * FROM strength_campaigns WHERE id = ?",

@@ -9,18 +9,16 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from srb_tui.drivers.base import (
     ModelDriver,
+    ModelRequest,
     ModelTurn,
     ToolCall,
     ToolResults,
-    ToolSchema,
     Usage,
 )
 from srb_tui.drivers.channel import SubprocessToolChannel
@@ -111,10 +109,9 @@ class _Recorder(ModelDriver):
         self.systems: list[str] = []
         self.results: list[str] = []
 
-    async def _attempt(self, system: str, messages: Sequence[Any], tools: Sequence[ToolSchema],
-                       *, session: str, context: Mapping[str, Any],
-                       timeout_sec: float | None) -> ModelTurn:
-        self.systems.append(system)
+    async def _attempt(self, request: ModelRequest, timeout_sec: float | None) -> ModelTurn:
+        self.systems.append(request.system)
+        messages = request.messages
         last = messages[-1]
         if isinstance(last, ToolResults):
             self.results.extend(r.content for r in last.results)

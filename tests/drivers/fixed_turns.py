@@ -9,9 +9,9 @@ from srb_tui.drivers.base import (
     DriverError,
     Message,
     ModelDriver,
+    ModelRequest,
     ModelTurn,
     ToolCall,
-    ToolSchema,
     Usage,
 )
 
@@ -31,17 +31,8 @@ class TurnsDriver(ModelDriver):
         self.requests: list[list[Message]] = []
         self.ended: list[tuple[str, Mapping[str, Any] | None]] = []
 
-    async def _attempt(
-        self,
-        system: str,
-        messages: Sequence[Message],
-        tools: Sequence[ToolSchema],
-        *,
-        session: str,
-        context: Mapping[str, Any],
-        timeout_sec: float | None,
-    ) -> ModelTurn:
-        self.requests.append(list(messages))
+    async def _attempt(self, request: ModelRequest, timeout_sec: float | None) -> ModelTurn:
+        self.requests.append(list(request.messages))
         item = self.turns.pop(0)
         if isinstance(item, DriverError):
             raise item
