@@ -100,7 +100,7 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def _run_suite(args: argparse.Namespace) -> int:
-    from .suite.lines_out import LinesOut, checks_line, progress_line
+    from .suite.lines_out import LinesOut, checks_line, progress_line, result_line
     from .suite.manifest import SuiteError, load_suite
     from .suite.phases import Phases
     from .suite.run import run_suite, stage_submission, write_suite_error
@@ -145,6 +145,7 @@ def _run_suite(args: argparse.Namespace) -> int:
             progress=lambda doc: lines.put(progress_line(doc)),
             phases=phases,
             recorded=lambda module, checks: lines.put(checks_line(module, checks)),
+            written_out=lambda document, count: lines.put(result_line(document, count)),
         )
     finally:
         lines.close()

@@ -145,6 +145,10 @@ class StageEnvelope:
             "notes": self.notes,
         }
 
+    def document_without_checks(self) -> str:
+        """The document's JSON on one line, its ``checks`` an empty list."""
+        return _encode({**self.to_dict(), "checks": []})
+
     def write(self, path: str | os.PathLike[str], *, durable: bool = True) -> None:
         """Checkpoint the envelope to `path` atomically: one top-level key a line, each
         unit and note on a line of its own, each batch of checks (a module's) on one line,

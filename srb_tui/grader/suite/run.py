@@ -331,13 +331,16 @@ def run_suite(
     progress: Callable[[dict[str, Any]], None] | None = None,
     phases: Phases | None = None,
     recorded: Callable[[str, str], None] | None = None,
+    written_out: Callable[[str, int], None] | None = None,
 ) -> dict[str, Any]:
     """Run every module in order, rewriting `result_path` after each; returns the envelope.
     ``progress`` hears of each module as it starts and as it ends (its counts), so a
     watcher sees the stage move while it runs; ``recorded`` gets each module's checks as
     it ends (their JSON, as the stage result holds them), just before its end line.
     Where the grader's time went (``phases``, with what the caller counted before) ends in
-    the metadata's ``phases_sec``."""
+    the metadata's ``phases_sec``. ``written_out`` gets the final document without its
+    checks (:meth:`.StageEnvelope.document_without_checks`) and their number once it is
+    written: the checks ``recorded`` got, in order, are the rest of it."""
     tell = progress or (lambda _doc: None)
     phases = phases or Phases()
     sandbox.join_slot_groups([SUITE_SLOT])  # the modules may write the shared $SRB_REPO
@@ -402,6 +405,8 @@ def run_suite(
     envelope.finish("ok")
     envelope.metadata["phases_sec"] = phases.seconds()
     envelope.write(result_path)
+    if written_out is not None:
+        written_out(envelope.document_without_checks(), len(envelope.checks))
     return envelope.to_dict()
 
 
