@@ -224,12 +224,17 @@ def run_module_encoded(
         parsed = Background("module-result", _parse_result, module.id, raw)
         lap = phases.lap("result_read", lap)
         given_up = [entry for entry in root_entries(repo) if entry not in root_before]
-        leftover = end_submission()
+        # the submission's uid killed and its files wiped (by children of that uid) while
+        # this thread digests the suite, which that uid can neither read nor write (/tests
+        # is root's, 0700): both are done before anything else runs
+        ending = Background("submission-end", end_submission)
     finally:
         exec_report = boundary.stop() if boundary else None
     lap = phases.lap("module_end", lap)
     tampered = watch.changed()
     lap = phases.lap("suite_digest", lap)
+    leftover = ending.result()
+    lap = phases.lap("module_end", lap)
     if leftover:
         unit["submission_leftovers"] = leftover
     checks, metadata, notes, found, tagged, encoded = parsed.result()
