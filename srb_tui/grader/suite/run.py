@@ -138,7 +138,6 @@ def run_module_encoded(
     keep_env: frozenset[str] = frozenset(),
     watch: SuiteWatch | None = None,
     phases: Phases | None = None,
-    before_start: Callable[[], None] | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]], str]:
     """Run one module; its unit record, its checks (tagged with the module id) and their
     JSON as the stage result holds them.
@@ -148,13 +147,12 @@ def run_module_encoded(
     logs, the module's HOME and $SRB_RESULT, out of the submission's reach. When the module
     has ended, every process of the submission uid is killed and its scratch wiped.
     ``watch`` holds the suite's digest from before the module (taken now when not given);
-    ``phases`` hears where the grader's time went; ``before_start`` is called last before
-    the module's process is started (when it is).
+    ``phases`` hears where the grader's time went.
 
-    The module's result file and stderr tail are read as soon as its group is reaped; a
-    thread parses, normalises and encodes its checks while this one ends the submission's
-    processes and digests the suite (both done before anything else of the submission or
-    the suite can run)."""
+    The module's result file and stderr tail are read as soon as its group is reaped; the
+    submission's processes are ended (by a thread, and children of its uid) while this
+    thread digests the suite, both before anything else of the submission or the suite can
+    run."""
     phases = phases or Phases()
     lap = phases.now()
     unit = _seed_unit(module)
@@ -201,9 +199,6 @@ def run_module_encoded(
     boundary, no_boundary = boundary_for(
         SUITE_SLOT, repo, built=[work, suite_work], own=[suite.root, home])
     lap = phases.lap("module_setup", lap)
-    if before_start is not None:
-        before_start()
-        lap = phases.lap("checkpoint", lap)
     try:
         with stdout_log.open("wb") as out, stderr_log.open("wb") as err:
             done = run_group(
@@ -221,23 +216,23 @@ def run_module_encoded(
         lap = phases.lap("module_process", lap)
         raw, problem = read_result_bytes(result) if done.start_error is None else (None, "")
         stderr_tail = _tail(stderr_log)
-        parsed = Background("module-result", _parse_result, module.id, raw)
         lap = phases.lap("result_read", lap)
         given_up = [entry for entry in root_entries(repo) if entry not in root_before]
         # the submission's uid killed and its files wiped (by children of that uid) while
-        # this thread digests the suite, which that uid can neither read nor write (/tests
-        # is root's, 0700): both are done before anything else runs
+        # this thread parses the module's result and digests the suite, which that uid can
+        # neither read nor write (/tests is root's, 0700): all done before anything else runs
         ending = Background("submission-end", end_submission)
     finally:
         exec_report = boundary.stop() if boundary else None
     lap = phases.lap("module_end", lap)
+    checks, metadata, notes, found, tagged, encoded = _parse_result(module.id, raw)
+    lap = phases.lap("result_read", lap)
     tampered = watch.changed()
     lap = phases.lap("suite_digest", lap)
     leftover = ending.result()
     lap = phases.lap("module_end", lap)
     if leftover:
         unit["submission_leftovers"] = leftover
-    checks, metadata, notes, found, tagged, encoded = parsed.result()
     problem = problem or found
     status, message = _status_of(done, problem, len(checks))
     counts = tally(checks)
@@ -358,14 +353,12 @@ def run_suite(
     watch = SuiteWatch(suite.root)
     lap = phases.lap("suite_digest", lap)
     tampered_by = ""
-    written: Background[None] = Background("checkpoint", lambda: None)
     if suite.modules:  # then each module's checkpoint also says the next one started
         _mark_started(envelope, 0)
         envelope.write(result_path, durable=False)
         lap = phases.lap("checkpoint", lap)
     for index, module in enumerate(suite.modules):
         if tampered_by:  # the suite is no longer the suite: nothing after it is believed
-            written.result()
             envelope.units[index]["message"] = (
                 f"not run: module {tampered_by} changed the suite's files (tampering)")
             continue
@@ -383,10 +376,8 @@ def run_suite(
             keep_env=keep_env,
             watch=watch,
             phases=phases,
-            before_start=written.result,
         )
         lap = phases.now()
-        written.result()  # (when the module did not start)
         envelope.units[index] = unit
         envelope.add_encoded(checks, encoded)  # the checkpoints' and the line's
         lap = phases.lap("checkpoint", lap)
@@ -402,21 +393,14 @@ def run_suite(
             _mark_started(envelope, index + 1)
         envelope.metadata = {"suite": str(suite.path), **summarise(envelope.units)}
         if index + 1 < len(suite.modules):  # after the last, the final write follows
-            # written while the next module's folders and boundary are made; that module
-            # starts only once it is on disk (run_module's before_start)
-            written = Background("checkpoint", _checkpoint, envelope, result_path)
+            envelope.write(result_path, durable=False)
         lap = phases.lap("checkpoint", lap)
-    written.result()
     envelope.finish("ok")
     envelope.metadata["phases_sec"] = phases.seconds()
     envelope.write(result_path)
     if written_out is not None:
         written_out(envelope.document_without_checks(), len(envelope.checks))
     return envelope.to_dict()
-
-
-def _checkpoint(envelope: StageEnvelope, path: Path) -> None:
-    envelope.write(path, durable=False)
 
 
 def _mark_started(envelope: StageEnvelope, index: int) -> None:

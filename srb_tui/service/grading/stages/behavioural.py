@@ -5,9 +5,11 @@ interpreter). The grader copies the submission, as the submission's uid, into th
 size-limited /workspace/repo (its private copy); the suite and its recorded answers sit
 under /tests, unreadable for that uid; State A is not in the container unless the stage asks
 for it (option ``original = true``), and then private at /srb/original. The stage result the
-grader checkpoints after every module (in its private /srb/grader) is fetched back and
-counts only when the grader exited 0 and the document agrees with the declared suite
-(:mod:`.trust`); completeness is recomputed here. The same runner grades State A against
+grader checkpoints after every module (in its private /srb/grader) comes back on the
+grader's stdout as it ends (:mod:`.suite_result`; the file is fetched when the lines do not
+hold a whole result, as from a grader that did not finish) and counts only when the grader
+exited 0 and the document agrees with the declared suite (:mod:`.trust`); completeness is
+recomputed here. The same runner grades State A against
 itself for the identity run (`srb tasks record`).
 """
 
@@ -85,7 +87,7 @@ async def run_suite_in(
     ``rows`` writes each module's check rows as the grader reports them (the caller makes
     the store hold the result with its :meth:`~StreamedChecks.finish`; a fault here clears
     them). ``timings`` gets the seconds of each host-side step (``context``, ``grader``,
-    ``fetch``, ``parse``, ``verify``)."""
+    ``fetch`` (the result from the grader's lines, or the file), ``parse``, ``verify``)."""
     try:
         return await _run_suite(box, task, spec, publish=publish, run_id=run_id,
                                 with_original=with_original, clock=_Clock(timings),
