@@ -122,7 +122,7 @@ def bare_script(task_dir: Path, python: str) -> tuple[str, str, list[str]]:
     return "\n".join(lines), "\n".join(counting), ids
 
 
-GRADER_PHASES = (("checkpoint", "checkpoints (one a module, waited for before the next)"),
+GRADER_PHASES = (("checkpoint", "checkpoints (one a module: its outcome, the next started)"),
                  ("module_setup", "module setup (folders, environment, exec boundary)"),
                  ("module_end", "module end (root scan, submission uid killed and wiped)"),
                  ("suite_digest", "suite digest (tamper check)"),
