@@ -18,40 +18,15 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
-from .audit.tools import Toolbox, ToolLimits, serve
-from .boundary.launch import main as launch_main
-from .boundary.lockdown import lockdown
-from .boundary.sandbox import MAX_SLOTS, load_limits
-from .candidates.env import load_salt
-from .candidates.judge import adjudicate, parse_exit_codes
-from .candidates.records import (
-    DEFAULT_FAULT_CODES,
-    NONDETERMINISM_RULES,
-    CandidateSpec,
-    RunObservation,
-)
 from .contract import EXIT_OK, EXIT_UNUSABLE
-from .envelope import atomic_write_json
-from .fingerprint import fingerprint
-from .fuzzing.argv import FuzzConfig, HarnessFault, argv_vocabulary, load_argv_sets, main_fuzz
-from .fuzzing.build import DEFAULT_BUILD_TIMEOUT_SEC, BuildSpec
-from .fuzzing.http import DEFAULT_HEADERS, HttpConfig, main_fuzz_http
-from .manifests.probe import fault_codes_arg
-from .suite.lines_out import LinesOut, checks_line, progress_line
-from .suite.manifest import SuiteError, load_suite
-from .suite.phases import Phases
-from .suite.run import run_suite, stage_submission, write_suite_error
 
-DEFAULT_FAULT_CODES_ARG = fault_codes_arg(())
+# Each subcommand imports what it runs with when it runs, and its parser's options are
+# declared only when it is the one invoked: the grader is a fresh interpreter per exec, and
+# importing every subcommand's modules cost each Stage II `suite` ~30 ms in the container.
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="grader", description="srb's standalone stage grader")
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    suite = sub.add_parser("suite", help="run a behavioural suite (Stage II)")
+def _suite_args(suite: argparse.ArgumentParser) -> None:
     suite.add_argument("--suite", required=True, help="suite folder (or its suite.toml)")
     suite.add_argument("--repo", required=True, help="the submission tree to test")
     suite.add_argument("--original", help="State A tree, if modules compare against it")
@@ -71,12 +46,12 @@ def _parser() -> argparse.ArgumentParser:
         help="an SRB_* name the image declares, passed on to modules (repeatable)",
     )
 
-    lock = sub.add_parser("lockdown", help="make grader folders private (run once, as uid 0)")
+
+def _lockdown_args(lock: argparse.ArgumentParser) -> None:
     lock.add_argument("--private", nargs="*", default=[], metavar="DIR")
 
-    sub.add_parser("launch", help="run submission code as the submission uid", add_help=False)
 
-    tools = sub.add_parser("tools", help="serve reviewer tools as JSON lines on stdin/stdout")
+def _tools_args(tools: argparse.ArgumentParser) -> None:
     tools.add_argument("--original", required=True)
     tools.add_argument("--submission", required=True)
     tools.add_argument(
@@ -88,97 +63,48 @@ def _parser() -> argparse.ArgumentParser:
     )
     tools.add_argument("--run-timeout", type=float, default=60.0)
 
-    cand = sub.add_parser("candidate", help="adjudicate one Stage III candidate")
-    cand.add_argument("--candidate", required=True, help="folder holding the candidate's files")
-    cand.add_argument("--original", required=True)
-    cand.add_argument("--submission", required=True)
-    cand.add_argument(
-        "--command-json",
-        required=True,
-        help='candidate_command as a JSON list, e.g. ["bash", "run-candidate.sh"]',
-    )
-    cand.add_argument("--reruns", type=int, default=3)
-    cand.add_argument("--timeout", type=float, default=300.0)
-    cand.add_argument("--fault-codes", default=DEFAULT_FAULT_CODES_ARG,
-                      help="e.g. 64-78 or 1,64-78")
-    cand.add_argument("--deny-command", action="append", default=[])
-    cand.add_argument("--stage-base", help="where salted views are staged (default: TMPDIR)")
-    cand.add_argument("--result", help="also write the verdict JSON here (atomically)")
-    cand.add_argument("--progress", help="append one JSON line here per execution as it ends")
-    cand.add_argument("--slot", type=int, default=0, help="submission identity to run as")
-    cand.add_argument("--original-digest", help="State A's tree digest (checked before use)")
-    cand.add_argument("--name", help="the candidate's short name (SRB_CANDIDATE_NAME)")
-    _contract_args(cand)
 
-    fuzz = sub.add_parser("fuzz", help="run one differential fuzz adversary (Stage III)")
-    fuzz.add_argument("--adversary", required=True, help="adversary id (for the record)")
-    fuzz.add_argument("--original", required=True)
-    fuzz.add_argument("--submission", required=True)
-    fuzz.add_argument("--seeds", required=True, help="folder of seed inputs")
-    fuzz.add_argument("--entry", required=True, help="program to run, relative to each tree")
-    fuzz.add_argument("--argv-file", help='JSON {"argv": [[...], ...]} of command lines')
-    fuzz.add_argument("--seed", type=int, default=0)
-    fuzz.add_argument("--budget", type=float, required=True, help="seconds of fuzzing")
-    fuzz.add_argument("--run-timeout", type=float, default=20.0)
-    fuzz.add_argument("--argv-mutation-rate", type=float, default=0.1)
-    fuzz.add_argument("--max-candidates", type=int, default=3)
-    fuzz.add_argument("--command-json", required=True, help="candidate_command as a JSON list")
-    fuzz.add_argument("--reruns", type=int, default=3)
-    fuzz.add_argument("--timeout", type=float, default=300.0, help="candidate timeout")
-    fuzz.add_argument("--fault-codes", default=DEFAULT_FAULT_CODES_ARG)
-    fuzz.add_argument("--deny-command", action="append", default=[])
-    _contract_args(fuzz)
-    fuzz.add_argument("--work", required=True, help="scratch folder")
-    fuzz.add_argument("--result", help="write the round's result JSON here (atomically)")
-    fuzz.add_argument("--slot", type=int, default=0, help="submission identity to run as")
-    fuzz.add_argument("--original-digest", help="State A's tree digest (checked before use)")
-    fuzz.add_argument("--stage-base", help="where the slot sees the tree under test")
-    fuzz.add_argument("--tokens-json", help="argv mutation words (probe [metadata] fuzz_tokens)")
-    _build_args(fuzz)
+def _rounds_args(name: str) -> Callable[[argparse.ArgumentParser], None]:
+    def add(parser: argparse.ArgumentParser) -> None:
+        from . import cli_rounds
 
-    web = sub.add_parser("fuzz-http", help="run one differential HTTP fuzz adversary")
-    web.add_argument("--adversary", required=True)
-    web.add_argument("--original", required=True)
-    web.add_argument("--submission", required=True)
-    web.add_argument("--seeds", required=True, help='JSON {"requests": [...], "vocabulary": {}}')
-    web.add_argument("--server-json", required=True,
-                     help='server argv relative to the tree, e.g. ["bin/app", "--port", "{port}"]')
-    web.add_argument("--headers-json", help="response headers compared, as a JSON list")
-    web.add_argument("--url-env", default="SERVICE_URL", help="variable candidates read")
-    web.add_argument("--seed", type=int, default=0)
-    web.add_argument("--budget", type=float, required=True)
-    web.add_argument("--run-timeout", type=float, default=10.0, help="per request, seconds")
-    web.add_argument("--start-timeout", type=float, default=15.0, help="server start, seconds")
-    web.add_argument("--max-candidates", type=int, default=3)
-    web.add_argument("--command-json", required=True)
-    web.add_argument("--reruns", type=int, default=3)
-    web.add_argument("--timeout", type=float, default=300.0, help="candidate timeout")
-    web.add_argument("--fault-codes", default=DEFAULT_FAULT_CODES_ARG)
-    web.add_argument("--deny-command", action="append", default=[])
-    _contract_args(web)
-    web.add_argument("--work", required=True)
-    web.add_argument("--result")
-    web.add_argument("--slot", type=int, default=0)
-    web.add_argument("--original-digest")
-    web.add_argument("--stage-base")
-    _build_args(web)
+        {"candidate": cli_rounds.candidate_args, "fuzz": cli_rounds.fuzz_args,
+         "fuzz-http": cli_rounds.fuzz_http_args}[name](parser)
 
-    sub.add_parser("fingerprint", help="print the grader fingerprint")
+    return add
+
+
+SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None] | None]] = {
+    "suite": ("run a behavioural suite (Stage II)", _suite_args),
+    "lockdown": ("make grader folders private (run once, as uid 0)", _lockdown_args),
+    "launch": ("run submission code as the submission uid", None),
+    "tools": ("serve reviewer tools as JSON lines on stdin/stdout", _tools_args),
+    "candidate": ("adjudicate one Stage III candidate", _rounds_args("candidate")),
+    "fuzz": ("run one differential fuzz adversary (Stage III)", _rounds_args("fuzz")),
+    "fuzz-http": ("run one differential HTTP fuzz adversary", _rounds_args("fuzz-http")),
+    "fingerprint": ("print the grader fingerprint", None),
+}
+"""Each subcommand's help line and the function that declares its options."""
+
+
+def _parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The grader's parser. Given the subcommand invoked, only its options are declared
+    (the others are listed by name and help, as ``--help`` shows them)."""
+    parser = argparse.ArgumentParser(prog="grader", description="srb's standalone stage grader")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, (help_text, declare) in SUBCOMMANDS.items():
+        child = sub.add_parser(name, help=help_text, add_help=name != "launch")
+        if declare is not None and command in (None, name):
+            declare(child)
     return parser
 
 
-def _build_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--build", help="fuzz_build: `sh BUILD TREE` in each tree first")
-    parser.add_argument("--build-timeout", type=float, default=DEFAULT_BUILD_TIMEOUT_SEC)
-
-
-def _build_spec(args: argparse.Namespace) -> BuildSpec | None:
-    if not args.build:
-        return None
-    return BuildSpec(Path(args.build), timeout_sec=args.build_timeout)
-
-
 def _run_suite(args: argparse.Namespace) -> int:
+    from .suite.lines_out import LinesOut, checks_line, progress_line, result_line
+    from .suite.manifest import SuiteError, load_suite
+    from .suite.phases import Phases
+    from .suite.run import run_suite, stage_submission, write_suite_error
+
     result = Path(args.result)
     phases = Phases()
     if args.repo_source:
@@ -219,6 +145,7 @@ def _run_suite(args: argparse.Namespace) -> int:
             progress=lambda doc: lines.put(progress_line(doc)),
             phases=phases,
             recorded=lambda module, checks: lines.put(checks_line(module, checks)),
+            written_out=lambda document, count: lines.put(result_line(document, count)),
         )
     finally:
         lines.close()
@@ -235,7 +162,10 @@ def _trees_missing(args: argparse.Namespace) -> bool:
 
 
 def _run_tools(args: argparse.Namespace) -> int:
-    if _trees_missing(args):
+    from .audit.tools import Toolbox, ToolLimits, serve
+    from .cli_rounds import trees_missing
+
+    if trees_missing(args):
         return EXIT_UNUSABLE
     toolbox = Toolbox(
         args.original,
@@ -246,178 +176,18 @@ def _run_tools(args: argparse.Namespace) -> int:
     return serve(toolbox, sys.stdin, sys.stdout)
 
 
-def _contract_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--nondeterminism",
-        choices=NONDETERMINISM_RULES,
-        default="reject",
-        help="a submission that fails some reruns and passes others while State A passes "
-        "every one: recorded and not counted (reject, the published grader) or a break",
-    )
-    parser.add_argument(
-        "--token-salt-file",
-        help="grader-only file holding the stage's SRB_TARGET_TOKEN salt (created if absent)",
-    )
-    parser.add_argument(
-        "--network-allowed", action="store_true", help="do not set SRB_NETWORK=denied"
-    )
-    parser.add_argument(
-        "--behaviour-only",
-        action="store_true",
-        help="the candidate cannot read the tree, and one that starts no program of it on "
-        "either side is invalid (probe.toml [metadata] behaviour_only)",
-    )
-    parser.add_argument(
-        "--no-boundary",
-        action="store_true",
-        help="candidate and the programs it starts share one uid (to measure the boundary)",
-    )
-
-
-def _candidate_spec(args: argparse.Namespace) -> CandidateSpec:
-    """The CandidateSpec of --command-json, --reruns, --timeout, --fault-codes, --deny-command;
-    raises ValueError naming what is wrong."""
-    command = json.loads(args.command_json)
-    if (
-        not isinstance(command, list)
-        or not command
-        or not all(isinstance(part, str) for part in command)
-    ):
-        raise ValueError("must be a non-empty JSON list of strings")
-    codes = parse_exit_codes(args.fault_codes) if args.fault_codes else DEFAULT_FAULT_CODES
-    return CandidateSpec(
-        command=tuple(command),
-        reruns=args.reruns,
-        timeout_sec=args.timeout,
-        fault_exit_codes=codes,
-        deny_commands=tuple(args.deny_command),
-        slot=args.slot,
-        original_digest=args.original_digest or None,
-        token_salt=load_salt(Path(args.token_salt_file) if args.token_salt_file else None),
-        network_allowed=bool(args.network_allowed),
-        boundary=not getattr(args, "no_boundary", False),
-        nondeterminism=getattr(args, "nondeterminism", "reject"),
-        behaviour_only=bool(getattr(args, "behaviour_only", False)),
-    )
-
-
-def _progress_writer(path: str | None) -> Callable[[RunObservation], None] | None:
-    """A callback appending each execution (role, attempt, exit, duration) as a JSON line
-    to ``path``, flushed at once so a watcher outside the container can read it."""
-    if not path:
-        return None
-
-    def write(run: RunObservation) -> None:
-        line = {"role": run.role, "attempt": run.attempt, "exit_code": run.exit_code,
-                "timed_out": run.timed_out, "duration_sec": run.duration_sec}
-        with open(path, "a", encoding="utf-8") as out:
-            out.write(json.dumps(line) + "\n")
-
-    return write
-
-
-def _run_candidate(args: argparse.Namespace) -> int:
-    try:
-        spec = _candidate_spec(args)
-    except ValueError as exc:
-        print(f"grader: bad candidate options: {exc}", file=sys.stderr)
-        return EXIT_UNUSABLE
-    verdict = adjudicate(
-        args.candidate, args.original, args.submission, spec, stage_base=args.stage_base,
-        name=args.name,
-        on_run=_progress_writer(args.progress),
-    ).to_dict()
-    if args.result:
-        atomic_write_json(args.result, verdict)
-    print(json.dumps(verdict, ensure_ascii=False))
-    return EXIT_OK
-
-
-def _run_fuzz(args: argparse.Namespace) -> int:
-    try:
-        spec = _candidate_spec(args)
-        argv_file = Path(args.argv_file) if args.argv_file else None
-        argv_sets = load_argv_sets(argv_file)
-        _json_words(args.tokens_json)
-    except (ValueError, HarnessFault) as exc:
-        print(f"grader: bad fuzz options: {exc}", file=sys.stderr)
-        return EXIT_UNUSABLE
-    if _trees_missing(args):
-        return EXIT_UNUSABLE
-    config = FuzzConfig(
-        **_round_options(args, spec),
-        entry=args.entry,
-        argv_sets=argv_sets,
-        run_timeout_sec=args.run_timeout,
-        argv_mutation_rate=args.argv_mutation_rate,
-        argv_tokens=argv_vocabulary(argv_file, argv_sets, _json_words(args.tokens_json)),
-    )
-    return _round_done(main_fuzz(config, argv_file, Path(args.result) if args.result else None))
-
-
-def _round_options(args: argparse.Namespace, spec: CandidateSpec) -> dict[str, Any]:
-    """The options both fuzzers take alike (the trees, seeds, budget, work and build)."""
-    return {
-        "adversary": args.adversary,
-        "original": Path(args.original).resolve(),
-        "submission": Path(args.submission).resolve(),
-        "seeds": Path(args.seeds),
-        "seed": args.seed,
-        "budget_sec": args.budget,
-        "spec": spec,
-        "work": Path(args.work),
-        "max_candidates": args.max_candidates,
-        "stage_base": Path(args.stage_base) if args.stage_base else None,
-        "build": _build_spec(args),
-    }
-
-
-def _round_done(doc: dict[str, Any]) -> int:
-    """Print a fuzz round's outcome line; the exit status of a round that ran."""
-    print(json.dumps({k: doc[k] for k in ("adversary", "outcome", "reason")}, ensure_ascii=False))
-    return EXIT_OK
-
-
-def _json_words(text: str | None) -> list[str] | None:
-    """A JSON list of strings (None when not given); ValueError names what is wrong."""
-    if text is None:
-        return None
-    words = json.loads(text)
-    if not isinstance(words, list) or not all(isinstance(word, str) for word in words):
-        raise ValueError(f"expected a JSON list of strings, got {text[:80]!r}")
-    return words
-
-
-def _run_fuzz_http(args: argparse.Namespace) -> int:
-    try:
-        spec = _candidate_spec(args)
-        server = _json_words(args.server_json) or []
-        headers = _json_words(args.headers_json)
-        if not server:
-            raise ValueError("--server-json must name the server's argv")
-    except ValueError as exc:
-        print(f"grader: bad fuzz-http options: {exc}", file=sys.stderr)
-        return EXIT_UNUSABLE
-    if _trees_missing(args):
-        return EXIT_UNUSABLE
-    config = HttpConfig(
-        **_round_options(args, spec),
-        server=server,
-        headers=[h.lower() for h in headers] if headers else list(DEFAULT_HEADERS),
-        request_timeout_sec=args.run_timeout,
-        start_timeout_sec=args.start_timeout,
-        url_env=args.url_env,
-    )
-    return _round_done(main_fuzz_http(config, Path(args.result) if args.result else None))
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the process exit status."""
     raw = list(sys.argv[1:] if argv is None else argv)
     if raw[:1] == ["launch"]:
+        from .boundary.launch import main as launch_main
+
         return launch_main(raw[1:])
-    args = _parser().parse_args(raw)
+    args = _parser(raw[0] if raw and raw[0] in SUBCOMMANDS else None).parse_args(raw)
     if args.command == "lockdown":
+        from .boundary.lockdown import lockdown
+        from .boundary.sandbox import MAX_SLOTS, load_limits
+
         base = load_limits().uid_base
         uids = range(base, base + MAX_SLOTS)
         print(json.dumps(lockdown(args.private, uids)))
@@ -426,11 +196,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run_suite(args)
     if args.command == "tools":
         return _run_tools(args)
-    if args.command == "candidate":
-        return _run_candidate(args)
-    if args.command == "fuzz":
-        return _run_fuzz(args)
-    if args.command == "fuzz-http":
-        return _run_fuzz_http(args)
+    if args.command in ("candidate", "fuzz", "fuzz-http"):
+        from . import cli_rounds
+
+        run = {"candidate": cli_rounds.run_candidate, "fuzz": cli_rounds.run_fuzz,
+               "fuzz-http": cli_rounds.run_fuzz_http}[args.command]
+        return run(args)
+    from .fingerprint import fingerprint
+
     print(fingerprint())
     return EXIT_OK

@@ -108,6 +108,9 @@ SUITE_PROGRESS_MARK = "@srb-progress "
 """Starts the grader's ``suite`` line of one module's start or end (JSON after it)."""
 SUITE_CHECKS_MARK = "@srb-checks "
 """Starts the grader's ``suite`` line of one ended module's checks (JSON after it)."""
+SUITE_RESULT_MARK = "@srb-result "
+"""Starts the grader's last ``suite`` line: the stage result as written, but its checks,
+which are the ``@srb-checks`` lines' in order (``{"document": ..., "checks_streamed": N}``)."""
 
 # --------------------------------------------------------------------------- models
 
@@ -167,6 +170,7 @@ __all__ = [
     "STAGE_RESULT_SCHEMA",
     "SUITE_CHECKS_MARK",
     "SUITE_PROGRESS_MARK",
+    "SUITE_RESULT_MARK",
     "SUITE_SCHEMA",
     "TELEMETRY_SCHEMA",
     "candidate_uid",

@@ -91,6 +91,11 @@ _encode = json.JSONEncoder(ensure_ascii=False).encode
 checks in one call of the C encoder (a third of the time of one call per check)."""
 
 
+def encode_checks(checks: list[dict[str, Any]]) -> str:
+    """A list of checks as :meth:`StageEnvelope.add_checks` encodes it (one line)."""
+    return _encode(checks)
+
+
 @dataclass
 class StageEnvelope:
     """A stage result being built; `write` checkpoints it, `finish` closes it."""
@@ -140,6 +145,10 @@ class StageEnvelope:
             "notes": self.notes,
         }
 
+    def document_without_checks(self) -> str:
+        """The document's JSON on one line, its ``checks`` an empty list."""
+        return _encode({**self.to_dict(), "checks": []})
+
     def write(self, path: str | os.PathLike[str], *, durable: bool = True) -> None:
         """Checkpoint the envelope to `path` atomically: one top-level key a line, each
         unit and note on a line of its own, each batch of checks (a module's) on one line,
@@ -167,11 +176,16 @@ class StageEnvelope:
     def add_checks(self, checks: list[dict[str, Any]]) -> str:
         """Append ``checks``; their JSON text (a list, on one line: no check's JSON holds a
         raw newline), as the document holds them."""
-        self._checks_text()  # what was appended directly comes first
         text = _encode(checks)
+        self.add_encoded(checks, text)
+        return text
+
+    def add_encoded(self, checks: list[dict[str, Any]], text: str) -> None:
+        """:meth:`add_checks` of checks already encoded (``text``: ``encode_checks(checks)``,
+        done elsewhere, e.g. by a thread while the grader did other work)."""
+        self._checks_text()  # what was appended directly comes first
         self.checks.extend(checks)
         self._add_batch(text)
-        return text
 
     def _add_batch(self, text: str) -> None:
         if len(text) > 2:  # not "[]"

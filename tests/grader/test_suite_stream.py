@@ -146,3 +146,24 @@ def test_wait_exit_sees_the_end_and_keeps_the_budget() -> None:
     finally:
         slow.kill()
         slow.wait()
+
+
+class _Subclass(dict):  # type: ignore[type-arg]
+    """A dict that is not exactly a dict: normalise_check's general path."""
+
+
+def test_the_usual_check_s_short_path_normalises_as_the_general_one() -> None:
+    from itertools import product
+
+    from srb_tui.grader.suite.checks import normalise_check
+
+    ids = [None, "", "a", 5, True]
+    verdicts = [None, "pass", "fail", "skip", "error", "maybe", 1]
+    weights = [None, 1.0, 0, 0.0, -1, 2, True, False, float("inf"), "1", 1.5]
+    extras: list[dict[str, object]] = [{}, {"summary": "s"}, {"detail": "d", "evidence": [1]}]
+    for check_id, verdict, weight, extra in product(ids, verdicts, weights, extras):
+        raw = {k: v for k, v in (("id", check_id), ("verdict", verdict), ("weight", weight))
+               if v is not None}
+        raw.update(extra)
+        short, general = normalise_check(raw, 3), normalise_check(_Subclass(raw), 3)
+        assert list(short.items()) == list(general.items()), raw  # keys in the same order

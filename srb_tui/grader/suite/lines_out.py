@@ -15,7 +15,7 @@ import sys
 import threading
 from typing import Any, BinaryIO
 
-from ..contract import SUITE_CHECKS_MARK, SUITE_PROGRESS_MARK
+from ..contract import SUITE_CHECKS_MARK, SUITE_PROGRESS_MARK, SUITE_RESULT_MARK
 
 
 class LinesOut:
@@ -60,4 +60,15 @@ def checks_line(module: str, checks: str) -> bytes:
     newline), so the host can record them while later modules run. UTF-8 whatever the
     container's locale (a lone surrogate as its JSON escape)."""
     text = f'{CHECKS_MARK}{{"module": {json.dumps(module)}, "checks": {checks}}}\n'
+    return text.encode("utf-8", "backslashreplace")
+
+
+RESULT_MARK = SUITE_RESULT_MARK
+
+
+def result_line(document: str, checks: int) -> bytes:
+    """The last line: the stage result just written, without its checks (``document``, its
+    JSON with ``"checks": []``), and how many checks the ``@srb-checks`` lines carried; the
+    host puts those lines' checks back in order and need not fetch the file."""
+    text = f'{RESULT_MARK}{{"checks_streamed": {checks}, "document": {document}}}\n'
     return text.encode("utf-8", "backslashreplace")

@@ -30,9 +30,13 @@ from ..boundary.module_boundary import (
     tamper_message,
 )
 from ..boundary.procs import DEFAULT_GRACE_SEC, Completed, run_group
-from ..envelope import StageEnvelope, utc_iso
-from .checks import module_rate, read_module_result, summarise, tally
+from ..envelope import StageEnvelope, encode_checks, utc_iso
+from .background import Background
+from .checks import module_rate, parse_module_result, read_result_bytes, summarise, tally
 from .manifest import SuiteManifest, SuiteModule
+from .module_end import boundary_note as boundary_note
+from .module_end import end_submission, root_entries
+from .module_end import sandbox_hint as sandbox_hint
 from .module_env import (
     SUITE_SLOT,
     module_env,
@@ -115,13 +119,40 @@ def run_module(
     phases: Phases | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Run one module; returns its unit record and its checks (tagged with the module id).
+    (:func:`run_module_encoded` also gives their JSON.)"""
+    unit, tagged, _ = run_module_encoded(
+        suite, module, repo=repo, original=original, work_root=work_root, grace_sec=grace_sec,
+        private_root=private_root, keep_env=keep_env, watch=watch, phases=phases)
+    return unit, tagged
+
+
+def run_module_encoded(
+    suite: SuiteManifest,
+    module: SuiteModule,
+    *,
+    repo: Path,
+    original: Path | None,
+    work_root: Path,
+    grace_sec: float = DEFAULT_GRACE_SEC,
+    private_root: Path | None = None,
+    keep_env: frozenset[str] = frozenset(),
+    watch: SuiteWatch | None = None,
+    phases: Phases | None = None,
+) -> tuple[dict[str, Any], list[dict[str, Any]], str]:
+    """Run one module; its unit record, its checks (tagged with the module id) and their
+    JSON as the stage result holds them.
 
     ``work_root`` holds $SRB_WORK and $SRB_SUITE_WORK (submission code may read there, as
     the module's case inputs live there); ``private_root`` (default: ``work_root``) the
     logs, the module's HOME and $SRB_RESULT, out of the submission's reach. When the module
     has ended, every process of the submission uid is killed and its scratch wiped.
     ``watch`` holds the suite's digest from before the module (taken now when not given);
-    ``phases`` hears where the grader's time went."""
+    ``phases`` hears where the grader's time went.
+
+    The module's result file and stderr tail are read as soon as its group is reaped; the
+    submission's processes are ended (by a thread, and children of its uid) while this
+    thread digests the suite, both before anything else of the submission or the suite can
+    run."""
     phases = phases or Phases()
     lap = phases.now()
     unit = _seed_unit(module)
@@ -146,7 +177,7 @@ def run_module(
         message = command_problem or f"module folder {module.dir} does not exist"
         unit.update(status="error", message=message, duration_sec=0.0)
         phases.lap("module_setup", lap)
-        return unit, []
+        return unit, [], "[]"
     unit["command"] = argv
     env = module_env(
         suite,
@@ -183,21 +214,26 @@ def run_module(
                 started_as=boundary.launched if boundary else None,
             )
         lap = phases.lap("module_process", lap)
+        raw, problem = read_result_bytes(result) if done.start_error is None else (None, "")
+        stderr_tail = _tail(stderr_log)
+        lap = phases.lap("result_read", lap)
         given_up = [entry for entry in root_entries(repo) if entry not in root_before]
-        leftover = end_submission()
+        # the submission's uid killed and its files wiped (by children of that uid) while
+        # this thread parses the module's result and digests the suite, which that uid can
+        # neither read nor write (/tests is root's, 0700): all done before anything else runs
+        ending = Background("submission-end", end_submission)
     finally:
         exec_report = boundary.stop() if boundary else None
     lap = phases.lap("module_end", lap)
+    checks, metadata, notes, found, tagged, encoded = _parse_result(module.id, raw)
+    lap = phases.lap("result_read", lap)
     tampered = watch.changed()
     lap = phases.lap("suite_digest", lap)
+    leftover = ending.result()
+    lap = phases.lap("module_end", lap)
     if leftover:
         unit["submission_leftovers"] = leftover
-    checks: list[dict[str, Any]] = []
-    metadata: dict[str, Any] = {}
-    notes: list[Any] = []
-    problem = ""
-    if done.start_error is None:
-        checks, metadata, notes, problem = read_module_result(result)
+    problem = problem or found
     status, message = _status_of(done, problem, len(checks))
     counts = tally(checks)
     unit.update(counts)
@@ -210,7 +246,7 @@ def run_module(
         timed_out=done.timed_out,
         reaped=done.reaped,
         duration_sec=round(done.duration_sec, 3),
-        stderr_tail=_tail(stderr_log),
+        stderr_tail=stderr_tail,
     )
     if exec_report is not None:
         unit["exec_boundary"] = exec_report
@@ -233,88 +269,24 @@ def run_module(
         unit["metadata"] = metadata
     if notes:
         unit["notes"] = notes
-    tagged = [{"module": module.id, **check} for check in checks]
     phases.lap("result_read", lap)
-    return unit, tagged
+    return unit, tagged, encoded
+
+
+def _parse_result(module_id: str, raw: bytes | None) -> tuple[
+        list[dict[str, Any]], dict[str, Any], list[Any], str, list[dict[str, Any]], str]:
+    """A module's result bytes parsed and normalised (:func:`.checks.parse_module_result`),
+    its checks tagged with the module id and encoded (:func:`.envelope.encode_checks`)."""
+    checks, metadata, notes, problem = (
+        parse_module_result(raw) if raw is not None else ([], {}, [], ""))
+    tagged = [{"module": module_id, **check} for check in checks]
+    return checks, metadata, notes, problem, tagged, encode_checks(tagged)
 
 
 MODULE_UMASK = 0o002
 """Modules create group-writable files: in the shared ``$SRB_REPO`` (set-group-ID folders of
 the slot's group) what a build writes there stays writable for the submission's own code;
 elsewhere the group is root's, which no submission process has."""
-ROOT_SCAN_LIMIT = 20000
-SANDBOX_SIGNS = (
-    ("Permission denied", "a write or access was refused (EACCES)"),
-    ("Read-only file system", "a write to a read-only mount was refused (EROFS)"),
-    ("Operation not permitted", "an operation needing a capability was refused (EPERM)"),
-    ("EACCES", "a write or access was refused (EACCES)"),
-    ("EROFS", "a write to a read-only mount was refused (EROFS)"),
-)
-
-
-def root_entries(repo: Path, most: int = 5) -> list[str]:
-    """Entries of ``repo`` owned by uid 0 (in a stage container the submission's copy holds
-    none until a module, or submission code a module started itself, writes there); at most
-    ``most`` names plus what an earlier module left, relative to ``repo``. Compared before
-    and after each module, so only the module that wrote is named."""
-    if not sandbox.enabled():
-        return []
-    found: list[str] = []
-    seen = 0
-    for current, dirs, files in os.walk(repo):
-        for name in dirs + files:
-            seen += 1
-            path = Path(current) / name
-            try:
-                owner = os.lstat(path).st_uid
-            except OSError:
-                continue
-            if owner == 0:
-                found.append(path.relative_to(repo).as_posix())
-        if seen > ROOT_SCAN_LIMIT:
-            break
-    return found
-
-
-def boundary_note(entries: list[str]) -> str:
-    """What a module that wrote into the submission's tree as uid 0 itself gave up: the
-    programs it started ran as the slot (the exec boundary), so what wrote there was the
-    module's own process, and whatever ran inside it (code of the tree it imported or
-    loaded in-process, not a program it started) ran as uid 0."""
-    return ("the module's own process wrote into $SRB_REPO as uid 0 (" + ", ".join(entries)
-            + "): code of the tree it loaded in-process (not a program it started, which "
-            "runs as the slot) ran as the module's identity, outside the submission sandbox")
-
-
-def sandbox_hint(checks: list[dict[str, Any]], stderr_tail: str) -> str:
-    """A line saying the sandbox refused something when a failing check's text or the
-    module's stderr shows it (a refused write, a missing capability), '' otherwise."""
-    texts = [(str(c.get("id")), " ".join(str(c.get(k, "")) for k in ("summary", "details",
-                                                                        "message")))
-             for c in checks if c.get("verdict") in ("fail", "error")]
-    texts.append(("stderr", stderr_tail))
-    for where, text in texts:
-        for sign, what in SANDBOX_SIGNS:
-            if sign in text:
-                line = next((ln.strip() for ln in text.splitlines() if sign in ln), sign)
-                return (f"the sandbox may have caused this: {what} in {where}: "
-                        f"{line[:200]!r}")
-    return ""
-
-
-def end_submission() -> str:
-    """Kill whatever the submission uid left running and wipe its scratch; a note on what
-    was found ('' when nothing was left)."""
-    if not sandbox.enabled():
-        return ""
-    uid, _ = sandbox.slot_ids(SUITE_SLOT)
-    left = len(sandbox.uid_processes(uid))
-    gone = sandbox.reset(SUITE_SLOT)
-    if not gone:
-        return f"{left} submission processes outlived the module and could not all be killed"
-    return f"{left} submission processes outlived the module; killed" if left else ""
-
-
 def stage_submission(source: Path, repo: Path) -> None:
     """Copy the submission (read-only, root-owned) to ``repo`` as the submission uid, so it
     owns its private copy (in the size-limited workspace tmpfs)."""
@@ -359,13 +331,16 @@ def run_suite(
     progress: Callable[[dict[str, Any]], None] | None = None,
     phases: Phases | None = None,
     recorded: Callable[[str, str], None] | None = None,
+    written_out: Callable[[str, int], None] | None = None,
 ) -> dict[str, Any]:
     """Run every module in order, rewriting `result_path` after each; returns the envelope.
     ``progress`` hears of each module as it starts and as it ends (its counts), so a
     watcher sees the stage move while it runs; ``recorded`` gets each module's checks as
     it ends (their JSON, as the stage result holds them), just before its end line.
     Where the grader's time went (``phases``, with what the caller counted before) ends in
-    the metadata's ``phases_sec``."""
+    the metadata's ``phases_sec``. ``written_out`` gets the final document without its
+    checks (:meth:`.StageEnvelope.document_without_checks`) and their number once it is
+    written: the checks ``recorded`` got, in order, are the rest of it."""
     tell = progress or (lambda _doc: None)
     phases = phases or Phases()
     sandbox.join_slot_groups([SUITE_SLOT])  # the modules may write the shared $SRB_REPO
@@ -378,24 +353,19 @@ def run_suite(
     watch = SuiteWatch(suite.root)
     lap = phases.lap("suite_digest", lap)
     tampered_by = ""
+    if suite.modules:  # then each module's checkpoint also says the next one started
+        _mark_started(envelope, 0)
+        envelope.write(result_path, durable=False)
+        lap = phases.lap("checkpoint", lap)
     for index, module in enumerate(suite.modules):
         if tampered_by:  # the suite is no longer the suite: nothing after it is believed
             envelope.units[index]["message"] = (
                 f"not run: module {tampered_by} changed the suite's files (tampering)")
             continue
-        # Still "unreached" in the checkpoint: if the stage dies now, this module has no outcome.
-        envelope.units[index] = {
-            **envelope.units[index],
-            "started_at": utc_iso(),
-            "message": "started; no outcome recorded (the stage stopped while it ran)",
-        }
-        lap = phases.lap("module_setup", lap)
-        envelope.write(result_path, durable=False)
-        lap = phases.lap("checkpoint", lap)
         tell({"module": module.id, "index": index + 1, "total": len(suite.modules),
               "state": "running", "at": utc_iso()})
         phases.lap("progress", lap)
-        unit, checks = run_module(
+        unit, checks, encoded = run_module_encoded(
             suite,
             module,
             repo=repo.resolve(),
@@ -409,7 +379,7 @@ def run_suite(
         )
         lap = phases.now()
         envelope.units[index] = unit
-        encoded = envelope.add_checks(checks)  # encoded once: the checkpoints' and the line's
+        envelope.add_encoded(checks, encoded)  # the checkpoints' and the line's
         lap = phases.lap("checkpoint", lap)
         if recorded is not None:
             recorded(module.id, encoded)
@@ -419,13 +389,29 @@ def run_suite(
         lap = phases.lap("progress", lap)
         if unit.get("tampering"):
             tampered_by = module.id
+        if index + 1 < len(suite.modules) and not tampered_by:
+            _mark_started(envelope, index + 1)
         envelope.metadata = {"suite": str(suite.path), **summarise(envelope.units)}
-        envelope.write(result_path, durable=False)
+        if index + 1 < len(suite.modules):  # after the last, the final write follows
+            envelope.write(result_path, durable=False)
         lap = phases.lap("checkpoint", lap)
     envelope.finish("ok")
     envelope.metadata["phases_sec"] = phases.seconds()
     envelope.write(result_path)
+    if written_out is not None:
+        written_out(envelope.document_without_checks(), len(envelope.checks))
     return envelope.to_dict()
+
+
+def _mark_started(envelope: StageEnvelope, index: int) -> None:
+    """Module ``index`` about to start, as the checkpoint says until it has an outcome:
+    still "unreached" (if the stage dies now, it has none). Written with the outcome of
+    the module before it, in one checkpoint."""
+    envelope.units[index] = {
+        **envelope.units[index],
+        "started_at": utc_iso(),
+        "message": "started; no outcome recorded (the stage stopped while it ran)",
+    }
 
 
 def write_suite_error(result_path: Path, task: str, message: str) -> dict[str, Any]:

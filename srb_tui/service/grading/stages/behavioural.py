@@ -5,9 +5,11 @@ interpreter). The grader copies the submission, as the submission's uid, into th
 size-limited /workspace/repo (its private copy); the suite and its recorded answers sit
 under /tests, unreadable for that uid; State A is not in the container unless the stage asks
 for it (option ``original = true``), and then private at /srb/original. The stage result the
-grader checkpoints after every module (in its private /srb/grader) is fetched back and
-counts only when the grader exited 0 and the document agrees with the declared suite
-(:mod:`.trust`); completeness is recomputed here. The same runner grades State A against
+grader checkpoints after every module (in its private /srb/grader) comes back on the
+grader's stdout as it ends (:mod:`.suite_result`; the file is fetched when the lines do not
+hold a whole result, as from a grader that did not finish) and counts only when the grader
+exited 0 and the document agrees with the declared suite (:mod:`.trust`); completeness is
+recomputed here. The same runner grades State A against
 itself for the identity run (`srb tasks record`).
 """
 
@@ -20,6 +22,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from srb_tui.grader.suite.checks import summarise
+from srb_tui.runner import ExecResult
 from srb_tui.runner.files import fetch_file
 from srb_tui.schema import StageSpec, Task
 from srb_tui.service.events import Progress
@@ -42,6 +45,7 @@ from .stage_layout import (
     container_path,
 )
 from .suite_progress import SuiteProgress
+from .suite_result import StreamedResult
 from .trust import UntrustedResult, verify_behavioural
 
 RESULT_PATH = f"{SCRATCH}/behavioural.json"
@@ -83,7 +87,7 @@ async def run_suite_in(
     ``rows`` writes each module's check rows as the grader reports them (the caller makes
     the store hold the result with its :meth:`~StreamedChecks.finish`; a fault here clears
     them). ``timings`` gets the seconds of each host-side step (``context``, ``grader``,
-    ``fetch``, ``parse``, ``verify``)."""
+    ``fetch`` (the result from the grader's lines, or the file), ``parse``, ``verify``)."""
     try:
         return await _run_suite(box, task, spec, publish=publish, run_id=run_id,
                                 with_original=with_original, clock=_Clock(timings),
@@ -115,10 +119,13 @@ async def _run_suite(
     await progress.begin()
     clock.lap("context")
 
+    streamed = StreamedResult()
+
     def on_line(raw: bytes) -> None:
         progress.on_line(raw)
-        if rows is not None:
-            rows.on_line(raw)
+        found = streamed.on_line(raw)  # each checks line parsed once, for both
+        if rows is not None and found is not None:
+            rows.on_checks(*found)
 
     res = await box.grader_streamed(
         [
@@ -145,18 +152,10 @@ async def _run_suite(
     )
     await progress.drain()
     clock.lap("grader")
-    raw = await fetch_file(box.engine, box.h, RESULT_PATH)
+    doc = streamed.document() if res.exit_code == 0 and not res.timed_out else None
+    if doc is None:  # a grader that did not finish, or lines that do not hold a result
+        doc = await _fetch_result(box, res)
     clock.lap("fetch")
-    if raw is None:
-        tail = res.stderr.decode("utf-8", "replace").strip()[-500:]
-        raise StageFault(
-            f"behavioural: the suite wrote no result (exit {res.exit_code})"
-            + (f": {tail}" if tail else "")
-        )
-    try:
-        doc = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as err:
-        raise StageFault(f"behavioural: the suite's result is not JSON: {err}") from err
     if not isinstance(doc, dict) or not isinstance(doc.get("units"), list):
         raise StageFault("behavioural: the suite's result has no units")
     clock.lap("parse")
@@ -188,6 +187,21 @@ async def _run_suite(
     doc["metadata"] = {**metadata, **summary, "verified_by_host": True}
     clock.lap("verify")
     return doc
+
+
+async def _fetch_result(box: StageContainer, res: ExecResult) -> Any:
+    """The stage result file the grader wrote (its last checkpoint), parsed."""
+    raw = await fetch_file(box.engine, box.h, RESULT_PATH)
+    if raw is None:
+        tail = res.stderr.decode("utf-8", "replace").strip()[-500:]
+        raise StageFault(
+            f"behavioural: the suite wrote no result (exit {res.exit_code})"
+            + (f": {tail}" if tail else "")
+        )
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as err:
+        raise StageFault(f"behavioural: the suite's result is not JSON: {err}") from err
 
 
 class _Clock:

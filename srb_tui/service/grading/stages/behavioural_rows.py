@@ -100,6 +100,12 @@ class StreamedChecks:
         checks = doc.get("checks") if isinstance(doc, dict) else None
         if not isinstance(module, str) or not isinstance(checks, list):
             return
+        self.on_checks(module, checks)
+
+    def on_checks(self, module: str, checks: list[Any]) -> None:
+        """:meth:`on_line` of a line already parsed: the module's checks."""
+        if self.store is None:
+            return
         rows = [check_row(check) for check in checks if isinstance(check, dict)]
         self._last = asyncio.get_running_loop().create_task(
             self._write(module, rows, self._last))

@@ -13,11 +13,14 @@ import math
 from typing import Any
 
 from srb_tui.grader.contract import MODULE_STATUSES
-from srb_tui.grader.suite.checks import module_rate, summarise, tally
+from srb_tui.grader.suite.checks import module_rate, summarise
 from srb_tui.schema import Suite
 
 COUNT_KEYS = ("passed", "failed", "skipped", "errored", "scored", "observations")
 VERDICTS = ("pass", "fail", "skip", "error")
+COUNTED = {"pass": "passed", "fail": "failed", "skip": "skipped", "error": "errored"}
+"""The count each verdict adds to (:func:`.checks.tally`'s names), counted in one pass over
+the checks rather than grouped copies of them (25,000 at fw03's size)."""
 
 
 class UntrustedResult(Exception):
@@ -71,22 +74,25 @@ def verify_behavioural(doc: dict[str, Any], suite: Suite | None) -> dict[str, An
                     f"module {mid!r} carries weight {found.get('weight')!r}, "
                     f"suite.toml says {declared_module.weight:g}"
                 )
-    grouped: dict[str, list[dict[str, Any]]] = {mid: [] for mid in by_id}
+    counted = {mid: dict.fromkeys(COUNT_KEYS, 0) for mid in by_id}
     for index, check in enumerate(checks):
         if not _check_ok(check):
             problems.append(f"check #{index} is malformed")
             continue
         assert isinstance(check, dict)
         owner = check.get("module")
-        if owner not in grouped:
+        counts = counted.get(owner) if isinstance(owner, str) else None
+        if counts is None:
             problems.append(f"check #{index} names unknown module {owner!r}")
             continue
-        row = dict(check)
-        row["scored"] = float(check.get("weight", 1.0)) > 0
-        grouped[str(owner)].append(row)
+        if float(check.get("weight", 1.0)) > 0:  # scored: as tally() counts, weight alone
+            counts["scored"] += 1
+            counts[COUNTED[check["verdict"]]] += 1
+        else:
+            counts["observations"] += 1
     recomputed: list[dict[str, Any]] = []
     for mid, unit in by_id.items():
-        counts = tally(grouped[mid])
+        counts = counted[mid]
         for key in COUNT_KEYS:
             if key in unit and unit.get(key) != counts[key]:
                 problems.append(
