@@ -17,7 +17,6 @@ import os
 from pathlib import Path
 
 from srb_tui import __version__
-from srb_tui.agents.clients import resolve_pin
 from srb_tui.grader.fingerprint import fingerprint
 from srb_tui.schema import Task
 from srb_tui.service.source_commit import SOURCE_DIR
@@ -126,6 +125,8 @@ async def record_launch(store: Store, run: RunRecord, task: Task, *, client: str
     option, the task's pin, srb's); None: a built-in agent, named by its kind at srb's
     version."""
     if client is not None:
+        from srb_tui.agents.clients import resolve_pin  # a real client's pins
+
         version = resolve_pin(client, task.manifest.agent.harness, client_version).version
     else:
         client, version = run.agent.split(":", 1)[0], __version__
