@@ -28,7 +28,8 @@ from srb_tui.service.grading.strength_stage import STAGE_I_SKIPPED, grade_mutant
 from srb_tui.service.grading.strength_stage_iii import Catches, grade_survivor
 from srb_tui.store import Store
 from srb_tui.store.lifecycle import is_final
-from srb_tui.store.run_extra import MUTANT_AGENT_PREFIX, STRENGTH, StrengthRef
+from srb_tui.store.run_extra import MUTANT_AGENT_PREFIX, STRENGTH
+from srb_tui.store.run_extra_more import StrengthRef
 from srb_tui.store.strength_records import MutantRow
 from srb_tui.strength.mutate import Mutant
 

@@ -36,10 +36,11 @@ from srb_tui.store.clock import new_run_id, utc_now
 from srb_tui.store.convert import dump_json, outcome_params
 from srb_tui.store.errors import ContentRefused
 from srb_tui.store.provenance import PROVENANCE, PROVENANCE_STAGES
-from srb_tui.store.run_extra import IMPORTED, ImportedFrom
+from srb_tui.store.run_extra import IMPORTED
 
-# The grading records (:mod:`.grading_records`) and ctypes load with the first import that
-# uses them: every Store builds this repository, and `srb run` never needs either.
+# The grading records (:mod:`.grading_records`), the import record (:mod:`.run_extra_more`)
+# and ctypes load with the first import that uses them: every Store builds this repository,
+# and `srb run` never needs them.
 
 _PATH = ("pending", "preparing", "agent", "collecting", "audit", "scored")
 BATCH = 32
@@ -227,6 +228,8 @@ Rows = list[tuple[Any, ...]]
 def _extra(source: str, provenance: Mapping[str, Any] | None) -> dict[str, Any]:
     """An imported run's extra: where it came from, and the provenance srb exported with it
     (split into its two keys as a run of srb's own keeps it)."""
+    from srb_tui.store.run_extra_more import ImportedFrom
+
     extra: dict[str, Any] = {IMPORTED: ImportedFrom(source).to_json()}
     if provenance:
         record = dict(provenance)
