@@ -14,6 +14,8 @@ import asyncio
 import contextlib
 import hashlib
 import os
+import threading
+from collections import OrderedDict
 from pathlib import Path
 
 from srb_tui import __version__
@@ -44,23 +46,49 @@ def source_commit(root: Path = SOURCE_DIR) -> str:
 
 def task_digest(task_dir: Path) -> str:
     """``sha256:`` over the task directory as it is on disk: every file (caches and VCS
-    folders aside) by relative path, size and bytes, in path order."""
+    folders aside) by relative path, size and bytes, in path order.
+
+    A launch digests its task twice before the agent starts (the launch record, the
+    ``preparing`` stamp). The second time the files are not read again when every one of
+    them is the same file as the first time, by the same name: same inode, size,
+    modification and change times (``st_ctime_ns``, which no write leaves as it was);
+    any other difference, a file more or less included, reads them all."""
+    files = _task_files(task_dir)
+    key = os.path.abspath(task_dir)
+    signature = tuple((rel, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+                      for rel, _, st in files)  # taken before the files are read
+    with _digests_lock:
+        kept = _digests.get(key)
+    if kept is not None and kept[0] == signature:
+        return kept[1]
     digest = hashlib.sha256()
-    for rel, path in _task_files(task_dir):
+    for rel, path, _ in files:
         with open(path, "rb") as fh:
             data = fh.read()
         digest.update(rel.encode("utf-8") + b"\0" + str(len(data)).encode("ascii") + b"\0")
         digest.update(data)
-    return "sha256:" + digest.hexdigest()
+    found = "sha256:" + digest.hexdigest()
+    with _digests_lock:
+        _digests[key] = (signature, found)
+        _digests.move_to_end(key)
+        while len(_digests) > _KEEP_DIGESTS:
+            _digests.popitem(last=False)
+    return found
 
 
-def _task_files(task_dir: Path) -> list[tuple[str, str]]:
-    """(relative posix path, path) of every file under ``task_dir``, sorted: what
-    ``task_dir.rglob("*")`` finds that is a file (symlinks to files followed, folders
+_KEEP_DIGESTS = 16
+_digests: OrderedDict[str, tuple[tuple[tuple[str, int, int, int, int], ...], str]] = \
+    OrderedDict()
+_digests_lock = threading.Lock()
+
+
+def _task_files(task_dir: Path) -> list[tuple[str, str, os.stat_result]]:
+    """(relative posix path, path, its stat) of every file under ``task_dir``, sorted:
+    what ``task_dir.rglob("*")`` finds that is a file (symlinks to files followed, folders
     behind symlinks not entered, unreadable folders passed over), none under a cache or
     VCS folder. Walked with ``os.scandir``: the launch digests the task twice before the
     agent starts, and ``rglob`` took twice the time of reading and hashing the files."""
-    found: list[tuple[str, str]] = []
+    found: list[tuple[str, str, os.stat_result]] = []
     if _SKIP_PARTS.intersection(task_dir.parts):
         return found
 
@@ -76,10 +104,10 @@ def _task_files(task_dir: Path) -> list[tuple[str, str]]:
             if entry.is_dir(follow_symlinks=False):
                 walk(entry.path, f"{prefix}{entry.name}/")
             elif entry.is_file():
-                found.append((prefix + entry.name, entry.path))
+                found.append((prefix + entry.name, entry.path, entry.stat()))
 
     walk(str(task_dir), "")
-    found.sort()
+    found.sort(key=lambda item: item[0])
     return found
 
 

@@ -1,16 +1,18 @@
 """What the launch record reads of srb and of the task (srb_tui.service.provenance):
 srb's source commit, read once a process and possibly early on a thread
 (srb_tui.service.source_commit), and the task's digest, walked with os.scandir, which must
-name the files ``rglob`` named before it."""
+name the files ``rglob`` named before it, and not read again while every file is the same."""
 
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from srb_tui.service import provenance
 from srb_tui.service import source_commit as sc
 from srb_tui.service.provenance import _SKIP_PARTS, source_commit, task_digest
 from srb_tui.store.provenance import NOT_A_CHECKOUT
@@ -121,3 +123,31 @@ def test_a_folder_outside_git_is_not_a_checkout(tmp_path: Path) -> None:
     sc.read_early(tmp_path / "plain")
     assert source_commit(tmp_path / "plain") == NOT_A_CHECKOUT
     assert sc.source_commit(tmp_path / "plain") is None
+
+
+def test_a_second_digest_reads_no_file_that_is_still_the_same(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    task = _tree(tmp_path)
+    first = task_digest(task)
+    opened: list[str] = []
+
+    def counting_open(path: str, mode: str = "r") -> object:
+        opened.append(path)
+        return open(path, mode)
+
+    monkeypatch.setattr(provenance, "open", counting_open, raising=False)
+    assert task_digest(task) == first and opened == []
+    (task / "new.txt").write_text("one more\n")
+    assert task_digest(task) == _rglob_digest(task) != first
+    assert len(opened) > 1  # read again, every file
+
+
+def test_a_same_size_edit_with_its_time_put_back_is_still_seen(tmp_path: Path) -> None:
+    task = _tree(tmp_path)
+    target = task / "task.toml"
+    before = task_digest(task)
+    st = target.stat()
+    target.write_text("id = 'z'\n")  # same size
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))  # mtime as it was; ctime moves
+    assert target.stat().st_size == st.st_size and target.stat().st_mtime_ns == st.st_mtime_ns
+    assert task_digest(task) == _rglob_digest(task) != before
