@@ -124,11 +124,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     named = _command_of(argv)
     helping = any(a in ("-h", "--help") for a in argv)
+    if named == "run" and not helping:
+        _read_early()
     parser = build_parser(_modules_needed(named, helping))
     args = parser.parse_args(argv)
     settings = resolve_settings(args.tasks, args.state)
     out = Output(json_mode=getattr(args, "json", False))
     return out.finish(_dispatch(args, settings, out))
+
+
+def _read_early() -> None:
+    """Start what a launch waits for that needs no module of srb's core: srb's source
+    commit (two git processes) for the run's launch record, read on a thread while the
+    command's modules load (bench/bench_launch.py)."""
+    from srb_tui.service.source_commit import read_early
+
+    read_early()
 
 
 def _dispatch(args: argparse.Namespace, settings: Settings, out: Output) -> int:

@@ -16,7 +16,7 @@ from srb_tui.service.run.cells import agent_problem, clear_stage_containers
 from srb_tui.service.run.orchestrator import LaunchError, RunService
 from srb_tui.store import RunRecord, Store
 from srb_tui.store.campaign_records import CampaignConfigRecord
-from srb_tui.store.run_extra import CampaignCell
+from srb_tui.store.run_extra_more import CampaignCell
 
 
 class RunCalls(Protocol):

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from srb_tui.reports.model import Column, Report, Table
-from srb_tui.store.strength import MutantRow, StrengthCampaign
+from srb_tui.store.strength_records import MutantRow, StrengthCampaign
 from srb_tui.strength.scores import StrengthFigures
 
 STRENGTH_TABLE_IDS = ("strength", "strength-adversaries", "strength-retire",

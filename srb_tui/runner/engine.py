@@ -135,7 +135,7 @@ class DockerEngine:
         try:
             if self.wire is not None:
                 try:
-                    data: dict[str, Any] = await self.call(self.wire.version)
+                    data: dict[str, Any] = await self.call(self.wire.ping)
                 except EngineUnavailable as err:  # the wire's: say how to start one
                     raise OSError(str(err.__cause__ or err)) from err
             else:

@@ -97,8 +97,10 @@ def _chunked(reader: _Reader) -> bytes:
 
 
 def exchange(sock: socket.socket, method: str, target: str, headers: dict[str, str],
-             body: bytes | IO[bytes] | None = None) -> tuple[int, bytes]:
-    """Send one request on ``sock`` and read its response: ``(status, body)``.
+             body: bytes | IO[bytes] | None = None, *,
+             answered: dict[str, str] | None = None) -> tuple[int, bytes]:
+    """Send one request on ``sock`` and read its response: ``(status, body)``; the
+    response's headers (names in lower case) go into ``answered`` when it is given.
 
     ``headers`` must carry ``Content-Length`` when there is a body. Raises OSError
     (:class:`ProtocolError` for an answer this client cannot read)."""
@@ -117,6 +119,8 @@ def exchange(sock: socket.socket, method: str, target: str, headers: dict[str, s
             found = _headers(reader)
             if status >= 200 or status == 101:
                 break  # an interim 1xx answer is followed by the real one
+        if answered is not None:
+            answered.update(found)
         if method == "HEAD" or status in (204, 304) or 100 <= status < 200:
             return status, b""
         if "chunked" in found.get("transfer-encoding", "").lower():

@@ -12,15 +12,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import hashlib
-import subprocess
+import os
+import threading
+from collections import OrderedDict
 from pathlib import Path
 
 from srb_tui import __version__
-from srb_tui.agents.clients import resolve_pin
 from srb_tui.grader.fingerprint import fingerprint
 from srb_tui.schema import Task
+from srb_tui.service.source_commit import SOURCE_DIR
+from srb_tui.service.source_commit import source_commit as read_source_commit
 from srb_tui.store import RunRecord, Store, utc_now
 from srb_tui.store.provenance import (
     NOT_A_CHECKOUT,
@@ -32,40 +34,81 @@ from srb_tui.store.provenance import (
 )
 from srb_tui.store.run_extra import LOCAL_NODE, ClientRecord, read_node
 
-SOURCE_DIR = Path(__file__).resolve().parents[1]
 _SKIP_PARTS = frozenset({"__pycache__", ".git", ".pytest_cache", ".ruff_cache"})
 
 
-@functools.cache
 def source_commit(root: Path = SOURCE_DIR) -> str:
     """The git commit srb's source was checked out at (``+dirty`` when tracked files
-    changed), else ``not a git checkout`` (an installed wheel, no git)."""
-    def git(*args: str) -> str | None:
-        try:
-            done = subprocess.run(["git", "-C", str(root), *args], capture_output=True,
-                                  text=True, timeout=10, check=False)
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        return done.stdout.strip() if done.returncode == 0 else None
-
-    commit = git("rev-parse", "HEAD")
-    if not commit:
-        return NOT_A_CHECKOUT
-    dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".")
-    return f"{commit}+dirty" if dirty else commit
+    changed), else ``not a git checkout`` (an installed wheel, no git); read once a process
+    (:mod:`.source_commit`, which ``srb run`` starts reading early)."""
+    return read_source_commit(root) or NOT_A_CHECKOUT
 
 
 def task_digest(task_dir: Path) -> str:
     """``sha256:`` over the task directory as it is on disk: every file (caches and VCS
-    folders aside) by relative path, size and bytes, in path order."""
+    folders aside) by relative path, size and bytes, in path order.
+
+    A launch digests its task twice before the agent starts (the launch record, the
+    ``preparing`` stamp). The second time the files are not read again when every one of
+    them is the same file as the first time, by the same name: same inode, size,
+    modification and change times (``st_ctime_ns``, which no write leaves as it was);
+    any other difference, a file more or less included, reads them all."""
+    files = _task_files(task_dir)
+    key = os.path.abspath(task_dir)
+    signature = tuple((rel, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+                      for rel, _, st in files)  # taken before the files are read
+    with _digests_lock:
+        kept = _digests.get(key)
+    if kept is not None and kept[0] == signature:
+        return kept[1]
     digest = hashlib.sha256()
-    files = sorted((p.relative_to(task_dir).as_posix(), p) for p in task_dir.rglob("*")
-                   if p.is_file() and not _SKIP_PARTS.intersection(p.parts))
-    for rel, path in files:
-        data = path.read_bytes()
+    for rel, path, _ in files:
+        with open(path, "rb") as fh:
+            data = fh.read()
         digest.update(rel.encode("utf-8") + b"\0" + str(len(data)).encode("ascii") + b"\0")
         digest.update(data)
-    return "sha256:" + digest.hexdigest()
+    found = "sha256:" + digest.hexdigest()
+    with _digests_lock:
+        _digests[key] = (signature, found)
+        _digests.move_to_end(key)
+        while len(_digests) > _KEEP_DIGESTS:
+            _digests.popitem(last=False)
+    return found
+
+
+_KEEP_DIGESTS = 16
+_digests: OrderedDict[str, tuple[tuple[tuple[str, int, int, int, int], ...], str]] = \
+    OrderedDict()
+_digests_lock = threading.Lock()
+
+
+def _task_files(task_dir: Path) -> list[tuple[str, str, os.stat_result]]:
+    """(relative posix path, path, its stat) of every file under ``task_dir``, sorted:
+    what ``task_dir.rglob("*")`` finds that is a file (symlinks to files followed, folders
+    behind symlinks not entered, unreadable folders passed over), none under a cache or
+    VCS folder. Walked with ``os.scandir``: the launch digests the task twice before the
+    agent starts, and ``rglob`` took twice the time of reading and hashing the files."""
+    found: list[tuple[str, str, os.stat_result]] = []
+    if _SKIP_PARTS.intersection(task_dir.parts):
+        return found
+
+    def walk(folder: str, prefix: str) -> None:
+        try:
+            with os.scandir(folder) as entries:
+                listed = list(entries)
+        except PermissionError:
+            return
+        for entry in listed:
+            if entry.name in _SKIP_PARTS:
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                walk(entry.path, f"{prefix}{entry.name}/")
+            elif entry.is_file():
+                found.append((prefix + entry.name, entry.path, entry.stat()))
+
+    walk(str(task_dir), "")
+    found.sort(key=lambda item: item[0])
+    return found
 
 
 def _effort(options: object) -> str:
@@ -110,6 +153,8 @@ async def record_launch(store: Store, run: RunRecord, task: Task, *, client: str
     option, the task's pin, srb's); None: a built-in agent, named by its kind at srb's
     version."""
     if client is not None:
+        from srb_tui.agents.clients import resolve_pin  # a real client's pins
+
         version = resolve_pin(client, task.manifest.agent.harness, client_version).version
     else:
         client, version = run.agent.split(":", 1)[0], __version__

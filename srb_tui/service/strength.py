@@ -21,7 +21,7 @@ from srb_tui.schema import Task
 from srb_tui.service.strength_grade import OnMutant, StrengthGrader
 from srb_tui.service.views.strength import outcomes
 from srb_tui.store import Store
-from srb_tui.store.strength import StrengthCampaign
+from srb_tui.store.strength_records import StrengthCampaign
 from srb_tui.strength.mutate import Mutant, mutant_diff, sample_mutants
 from srb_tui.strength.scores import StrengthFigures, figures
 

@@ -29,8 +29,9 @@ from srb_tui.service.grading.strength_stage_iii import Catches, grade_survivor
 from srb_tui.service.provenance import record_launch
 from srb_tui.store import Store
 from srb_tui.store.lifecycle import is_final
-from srb_tui.store.run_extra import MUTANT_AGENT_PREFIX, NODE, STRENGTH, StrengthRef
-from srb_tui.store.strength import MutantRow
+from srb_tui.store.run_extra import MUTANT_AGENT_PREFIX, NODE, STRENGTH
+from srb_tui.store.run_extra_more import StrengthRef
+from srb_tui.store.strength_records import MutantRow
 from srb_tui.strength.mutate import Mutant
 
 OnMutant = Callable[[MutantRow, str], None]

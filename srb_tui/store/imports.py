@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import itertools
 import os
 import secrets
@@ -36,9 +35,12 @@ from srb_tui.store.base import Repository, query
 from srb_tui.store.clock import new_run_id, utc_now
 from srb_tui.store.convert import dump_json, outcome_params
 from srb_tui.store.errors import ContentRefused
-from srb_tui.store.grading_records import IMPORTED_FILE
 from srb_tui.store.provenance import PROVENANCE, PROVENANCE_STAGES
-from srb_tui.store.run_extra import IMPORTED, ImportedFrom
+from srb_tui.store.run_extra import IMPORTED
+
+# The grading records (:mod:`.grading_records`), the import record (:mod:`.run_extra_more`)
+# and ctypes load with the first import that uses them: every Store builds this repository,
+# and `srb run` never needs them.
 
 _PATH = ("pending", "preparing", "agent", "collecting", "audit", "scored")
 BATCH = 32
@@ -102,6 +104,8 @@ class ResultFiles:
         cost. A link that cannot be made (another file system, a changed file) falls back
         to writing the text; without the text (a reader process kept it), to copying the
         file, refused if it is no longer the file that was read."""
+        from srb_tui.store import grading_records as rec
+
         if not self.used:
             self.staging.mkdir(parents=True, exist_ok=True)
         name = f"{rid}.{stage}.json"
@@ -115,7 +119,7 @@ class ResultFiles:
                 raise ImportProblems([f"{where}: changed while it was imported"])
             self.written.append(dest)
         self.used = True
-        return dump_json({IMPORTED_FILE: f"imports/{self.token}/{name}"}, "ref")
+        return dump_json({rec.IMPORTED_FILE: f"imports/{self.token}/{name}"}, "ref")
 
     def publish(self) -> None:
         """Make the files durable and move them to the folder the rows name. A linked file
@@ -151,6 +155,8 @@ def _fsync(path: Path, flags: int) -> None:
 
 def _sync_file_system(folder: Path) -> None:
     """Flush the file system that holds ``folder`` (Linux ``syncfs``; else every one)."""
+    import ctypes
+
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         fd = os.open(folder, os.O_DIRECTORY)
@@ -222,6 +228,8 @@ Rows = list[tuple[Any, ...]]
 def _extra(source: str, provenance: Mapping[str, Any] | None) -> dict[str, Any]:
     """An imported run's extra: where it came from, and the provenance srb exported with it
     (split into its two keys as a run of srb's own keeps it)."""
+    from srb_tui.store.run_extra_more import ImportedFrom
+
     extra: dict[str, Any] = {IMPORTED: ImportedFrom(source).to_json()}
     if provenance:
         record = dict(provenance)
@@ -280,6 +288,8 @@ class ImportsRepository(Repository):
         """Remove what imports left under ``imports/`` that no row names: a folder a crash
         left between its rename and the commit, a staging folder of an import that died
         (each older than ``older_than_sec``); the names removed."""
+        from srb_tui.store.grading_records import IMPORTED_FILE
+
         base = self.path.parent / "imports"
         if not base.is_dir():
             return []

@@ -213,8 +213,15 @@ class Store:
                     raise StoreError(problem)
             await enable_wal(conn, file)
             version = await apply_migrations(conn, version)
-            for _ in range(max(1, readers)):
-                pool.append(await open_reader(file, busy_timeout_ms))
+            # The readers open at once (each on its own thread): one reader's wait, not
+            # ``readers`` of them, before the store answers.
+            opened = await asyncio.gather(
+                *(open_reader(file, busy_timeout_ms) for _ in range(max(1, readers))),
+                return_exceptions=True)
+            pool.extend(r for r in opened if not isinstance(r, BaseException))
+            for outcome in opened:
+                if isinstance(outcome, BaseException):
+                    raise outcome
         except BaseException as exc:
             for reader in pool:
                 with contextlib.suppress(sqlite3.Error):

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiosqlite
 
@@ -23,80 +22,16 @@ from srb_tui.store.base import Repository, query
 from srb_tui.store.clock import utc_now
 from srb_tui.store.errors import StoreError
 
+if TYPE_CHECKING:
+    from srb_tui.store.strength_records import MutantRow, StrengthCampaign
+
 STRENGTH_STATUSES = ("planned", "running", "stopped", "done")
 STAGE_II = ("killed", "survived", "invalid")
 OF_TREES = ("state-a", "reference")
 
 
-@dataclass(frozen=True)
-class StrengthCampaign:
-    """A strength campaign as stored: which task and tree, how many mutants, which seed."""
-
-    id: str
-    task_id: str
-    task_path: str
-    of_tree: str
-    asked: int
-    seed: int
-    panel: tuple[str, ...]
-    budget_sec: float | None
-    status: str
-    created_at: str
-    updated_at: str
-    node: str | None = None
-    """The node of a pool the last sitting graded on (None: the local engine)."""
-    baseline: dict[str, Any] | None = None
-    """What the mutants are measured against (State A's own suite run, the checks a State A
-    that cannot start passes), as the service wrote it; None: not graded yet."""
-
-
-@dataclass(frozen=True)
-class MutantRow:
-    """One planned mutant and what the stages made of it so far."""
-
-    campaign_id: str
-    mutant_id: str
-    key: str
-    position: int
-    path: str
-    line: int
-    operator: str
-    doc: dict[str, Any]
-    stage_ii: str | None
-    stage_ii_doc: dict[str, Any] | None
-    stage_iii_run: str | None
-    stage_iii_done: bool
-    catches: dict[str, str] = field(default_factory=dict)
-    """adversary → outcome (broken / survived / error) once Stage III ran."""
-    equivalent: EquivalentMark | None = None
-
-
-@dataclass(frozen=True)
-class EquivalentMark:
-    """An author's mark that a mutant does not change behaviour: who, why, when."""
-
-    task_id: str
-    key: str
-    marked_by: str
-    reason: str
-    marked_at: str
-
-
-def _json(text: str | None) -> dict[str, Any] | None:
-    if text is None:
-        return None
-    value = json.loads(text)
-    return value if isinstance(value, dict) else {}
-
-
-def _campaign(row: Any) -> StrengthCampaign:
-    """A campaign from its stored row."""
-    return StrengthCampaign(
-        id=row["id"], task_id=row["task_id"], task_path=row["task_path"],
-        of_tree=row["of_tree"], asked=int(row["asked"]), seed=int(row["seed"]),
-        panel=tuple(json.loads(row["panel"])), budget_sec=row["budget_sec"],
-        status=row["status"], created_at=row["created_at"], updated_at=row["updated_at"],
-        baseline=_json(row["baseline"]), node=row["node"])
+# The record types live in :mod:`.strength_records` and load with the first campaign read:
+# every Store builds this repository, and `srb run` never reads a campaign.
 
 
 class StrengthRepository(Repository):
@@ -156,7 +91,9 @@ class StrengthRepository(Repository):
     async def campaign(self, campaign_id: str) -> StrengthCampaign | None:
         rows = await self._rows("SELECT * FROM strength_campaigns WHERE id = ?",
                                        (campaign_id,))
-        return _campaign(rows[0]) if rows else None
+        from srb_tui.store import strength_records as rec
+
+        return rec.campaign_from_row(rows[0]) if rows else None
 
     async def campaigns(self, task_id: str | None = None) -> list[StrengthCampaign]:
         """Every strength campaign (of one task), newest first."""
@@ -165,7 +102,9 @@ class StrengthRepository(Repository):
         if task_id is not None:
             sql, params = sql + " WHERE task_id = ?", (task_id,)
         rows = await self._rows(sql + " ORDER BY created_at DESC, id", params)
-        return [_campaign(row) for row in rows]
+        from srb_tui.store import strength_records as rec
+
+        return [rec.campaign_from_row(row) for row in rows]
 
     async def set_node(self, campaign_id: str, node: str | None) -> None:
         """Where this sitting grades (a pool's node; None for the local engine)."""
@@ -262,14 +201,17 @@ class StrengthRepository(Repository):
                 "SELECT mutant_id, adversary, outcome FROM strength_catches "
                 "WHERE campaign_id = ?", (campaign_id,)):
             caught.setdefault(row["mutant_id"], {})[row["adversary"]] = row["outcome"]
-        return [MutantRow(
+        from srb_tui.store import strength_records as rec
+
+        return [rec.MutantRow(
             campaign_id=row["campaign_id"], mutant_id=row["mutant_id"], key=row["key"],
             position=int(row["position"]), path=row["path"], line=int(row["line"]),
-            operator=row["operator"], doc=_json(row["doc"]) or {}, stage_ii=row["stage_ii"],
-            stage_ii_doc=_json(row["stage_ii_doc"]), stage_iii_run=row["stage_iii_run"],
+            operator=row["operator"], doc=rec.json_doc(row["doc"]) or {},
+            stage_ii=row["stage_ii"], stage_ii_doc=rec.json_doc(row["stage_ii_doc"]),
+            stage_iii_run=row["stage_iii_run"],
             stage_iii_done=bool(row["stage_iii_done"]),
             catches=caught.get(row["mutant_id"], {}),
-            equivalent=None if row["e_task"] is None else EquivalentMark(
+            equivalent=None if row["e_task"] is None else rec.EquivalentMark(
                 row["e_task"], row["key"], row["marked_by"], row["reason"], row["marked_at"]),
         ) for row in rows]
 

@@ -13,7 +13,7 @@ import pytest
 
 from srb_tui.grader import envelope as envelope_mod
 from srb_tui.grader.envelope import StageEnvelope, atomic_write_json, utc_iso
-from srb_tui.grader.fingerprint import compute_fingerprint, fingerprint
+from srb_tui.grader.fingerprint import compute_fingerprint, fingerprint, source_files
 
 from .helpers import GRADER_DIR
 
@@ -35,6 +35,32 @@ def test_fingerprint_changes_with_source_and_ignores_caches(tmp_path: Path) -> N
     assert compute_fingerprint(copy) == base
     (copy / "suite" / "run.py").write_text((copy / "suite" / "run.py").read_text() + "\n# edit\n")
     assert compute_fingerprint(copy) != base
+
+
+def test_the_source_files_are_what_rglob_found(tmp_path: Path) -> None:
+    copy = tmp_path / "g"
+    shutil.copytree(GRADER_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "__pycache__").mkdir(exist_ok=True)
+    (copy / "__pycache__" / "x.py").write_text("junk")
+    (copy / "suite" / "__pycache__").mkdir(exist_ok=True)
+    (copy / "suite" / "__pycache__" / "y.py").write_text("junk")
+    (copy / "dir.py").mkdir()  # a folder named like a module: not a file
+    (copy / "dir.py" / "inner.py").write_text("x = 1\n")
+    (copy / ".hidden.py").write_text("y = 1\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "linked.py").write_text("z = 1\n")
+    (outside / "behind.py").write_text("w = 1\n")
+    (copy / "linked.py").symlink_to(outside / "linked.py")
+    (copy / "linked_dir").symlink_to(outside, target_is_directory=True)
+    expected = sorted(((p.relative_to(copy).as_posix(), p) for p in copy.rglob("*.py")
+                       if "__pycache__" not in p.parts and p.is_file()),
+                      key=lambda item: item[0])
+    assert source_files(copy) == expected
+    assert ("dir.py/inner.py", copy / "dir.py" / "inner.py") in expected
+    assert source_files(GRADER_DIR) == sorted(
+        ((p.relative_to(GRADER_DIR).as_posix(), p) for p in GRADER_DIR.rglob("*.py")
+         if "__pycache__" not in p.parts and p.is_file()), key=lambda item: item[0])
 
 
 def test_envelope_shape() -> None:

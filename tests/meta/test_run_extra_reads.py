@@ -1,13 +1,13 @@
 """No module outside ``srb_tui/store`` reads a record's ``extra`` document raw.
 
 A run's ``extra`` (and a grading record's) is a JSON document beside the columns; every key
-srb reads back has one typed reader in the store (``store/run_extra.py`` for runs,
-``store/record_extra.py`` for gate votes and outcomes, adversary rounds and
-counterexamples). Elsewhere ``x.extra`` may only be handed whole to such a reader
-(``DriverLease.read(run.extra)``, ``read_node(run.extra)``), or be a document being
-written (``result.extra[key] = value``, ``extra=result.extra``, ``{**result.extra}``).
-Anything else — ``run.extra.get("imported")``, ``run.extra[KEY]``, passing the raw
-document to a helper of one's own — fails here with the file and line.
+srb reads back has one typed reader in the store (``store/run_extra.py`` and
+``store/run_extra_more.py`` for runs, ``store/record_extra.py`` for gate votes and
+outcomes, adversary rounds and counterexamples). Elsewhere ``x.extra`` may only be
+handed whole to such a reader (``DriverLease.read(run.extra)``, ``read_node(run.extra)``),
+or be a document being written (``result.extra[key] = value``, ``extra=result.extra``,
+``{**result.extra}``). Anything else — ``run.extra.get("imported")``, ``run.extra[KEY]``,
+passing the raw document to a helper of one's own — fails here with the file and line.
 """
 
 from __future__ import annotations

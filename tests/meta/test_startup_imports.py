@@ -10,11 +10,15 @@ of the room has been imported.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import srb_tui
+from tests.conftest import DEMO_TASK
 
 ROOT = Path(srb_tui.__file__).parent
 
@@ -103,9 +107,9 @@ HEAVY = ("srb_tui.service.app", "srb_tui.service.run", "srb_tui.runner.container
          "numpy", "scipy")
 
 
-def _loaded(*argv: str) -> tuple[int, set[str]]:
+def _loaded(*argv: str, env: dict[str, str] | None = None) -> tuple[int, set[str]]:
     done = subprocess.run([sys.executable, "-c", MODULES_AFTER, *argv], capture_output=True,
-                          text=True, check=False)
+                          text=True, check=False, env=env)
     assert done.returncode == 0, done.stderr[-1500:]
     found = json.loads(done.stdout.strip().splitlines()[-1])
     return found["code"], set(found["modules"])
@@ -130,3 +134,63 @@ def test_campaign_status_reads_the_store_without_the_run_service(tmp_path: Path)
     assert code != 0  # no store there: an error, after the parser and the command loaded
     assert "srb_tui.commands.campaign" in modules
     assert _heavy(modules) == []
+
+
+# What `srb run` of a built-in agent must not have loaded when its agent's container starts
+# (bench/bench_launch.py): docker-py and its HTTP stack, the console, the grading side and
+# the record families a launch never reads, the reaper, the real clients' code.
+LAUNCH_HEAVY = ("docker", "requests", "urllib3", "textual", "tarfile",
+                "srb_tui.ui", "srb_tui.campaigns", "srb_tui.reports", "srb_tui.scoring",
+                "srb_tui.service.grading.ladder", "srb_tui.service.run.run_grading",
+                "srb_tui.store.grading_records", "srb_tui.store.strength_records",
+                "srb_tui.store.ledger_records", "srb_tui.store.campaign_records",
+                "srb_tui.runner.reaper", "srb_tui.agents.clients", "srb_tui.agents.adapters",
+                "srb_tui.agents.streams")
+
+
+def _launch_heavy(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules
+                  if any(m == h or m.startswith(h + ".") for h in LAUNCH_HEAVY))
+
+
+def test_srb_run_imports_nothing_heavy_before_it_asks_the_engine(tmp_path: Path) -> None:
+    # No engine answers here: what the command loaded before it found that out (its module
+    # and the run service's, the store opened meanwhile) is all there is to see.
+    env = {**os.environ, "DOCKER_HOST": f"unix://{tmp_path}/no-engine.sock"}
+    code, modules = _loaded("--tasks", str(DEMO_TASK.parent), "--state",
+                            str(tmp_path / "state"), "run", DEMO_TASK.name, "--agent",
+                            "command:echo started", "--no-grade", "--json", env=env)
+    assert code != 0  # unavailable, after the imports
+    assert "srb_tui.service.run.orchestrator" in modules and "srb_tui.store.store" in modules
+    assert _launch_heavy(modules) == []
+
+
+LOADED_AT_START = r"""
+import contextlib, io, json, sys
+import srb_tui.runner.wire as wire
+seen = {}
+real_start = wire.Wire.start
+def start(self, cid):
+    seen.setdefault("modules", sorted(sys.modules))
+    return real_start(self, cid)
+wire.Wire.start = start
+from srb_tui.cli import main
+with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    code = main(sys.argv[1:])
+print(json.dumps({"code": code, "modules": seen.get("modules")}))
+"""
+
+
+@pytest.mark.docker
+def test_srb_run_starts_its_agent_before_loading_anything_heavy(tmp_path: Path) -> None:
+    argv = ["--tasks", str(DEMO_TASK.parent), "--state", str(tmp_path / "state"), "run",
+            DEMO_TASK.name, "--agent", "command:echo started", "--no-grade", "--json"]
+    # As the bench measures it: State A cached, the images there, the archive's facts kept
+    # (kept from the second run on: the first has no cache folder to keep them in yet).
+    for _ in range(3):
+        done = subprocess.run([sys.executable, "-c", LOADED_AT_START, *argv],
+                              capture_output=True, text=True, check=False, timeout=900)
+        assert done.returncode == 0, done.stderr[-1500:]
+        found = json.loads(done.stdout.strip().splitlines()[-1])
+        assert found["code"] == 0 and found["modules"], "the agent's container never started"
+    assert _launch_heavy(set(found["modules"])) == []

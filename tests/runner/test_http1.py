@@ -100,3 +100,19 @@ def test_a_file_body_is_streamed_whole() -> None:
 def test_an_answer_that_is_not_http_is_a_protocol_error(answer: bytes, says: str) -> None:
     with pytest.raises(ProtocolError, match=says):
         _run(answer)
+
+
+def test_the_final_answers_headers_are_handed_back_in_lower_case() -> None:
+    client, _, thread = _serve(
+        b"HTTP/1.1 100 Continue\r\nX-Interim: 1\r\n\r\n"
+        b"HTTP/1.1 200 OK\r\nServer: Docker/20.10.24 (linux)\r\nApi-Version: 1.41\r\n"
+        b"Content-Length: 2\r\n\r\nOK")
+    answered: dict[str, str] = {}
+    try:
+        result = exchange(client, "GET", "/_ping", {}, answered=answered)
+    finally:
+        client.close()
+        thread.join(10)
+    assert result == (200, b"OK")
+    assert answered == {"server": "Docker/20.10.24 (linux)", "api-version": "1.41",
+                        "content-length": "2"}

@@ -13,7 +13,7 @@ from srb_tui.config import Settings
 from srb_tui.service.events import Progress
 from srb_tui.service.grading.stages.suite_progress import PROGRESS_MARK, SuiteProgress
 from srb_tui.store import Store
-from srb_tui.store.run_extra import ModuleProgress
+from srb_tui.store.run_extra_more import ModuleProgress
 from srb_tui.ui.widgets.behavioural_pane import BehaviouralPane, live_summary
 from tests.conftest import BUILTIN_TASKS, DEMO_TASK
 from tests.ui.helpers import quiet_app, until

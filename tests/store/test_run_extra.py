@@ -1,6 +1,6 @@
-"""The typed records of ``runs.extra``: each reads back what it writes, reads old or
-partial documents leniently, and no module outside ``store/run_extra.py`` picks the
-lifecycle's keys out of the raw document."""
+"""The typed records of ``runs.extra`` (``store/run_extra.py``, ``store/run_extra_more.py``):
+each reads back what it writes, reads old or partial documents leniently, and no module
+outside ``store/run_extra.py`` picks the lifecycle's keys out of the raw document."""
 
 from __future__ import annotations
 
@@ -21,16 +21,13 @@ from srb_tui.store.run_extra import (
     AgentBudget,
     AgentExit,
     AgentLoop,
-    CampaignCell,
     ClientRecord,
     Collected,
     DriverLease,
-    ImageBuild,
-    ImportedFrom,
-    StageGrading,
     read_adversary_budget,
     read_client_version,
 )
+from srb_tui.store.run_extra_more import CampaignCell, ImageBuild, ImportedFrom, StageGrading
 
 RECORDS = [
     (LEASE, DriverLease(4242, "host-a", "2026-12-02T18:00:00Z")),

@@ -13,7 +13,7 @@ import pytest
 from srb_tui.reports import render
 from srb_tui.reports.plots import write_figures
 from srb_tui.reports.strength import CampaignStrength, strength_report
-from srb_tui.store.strength import EquivalentMark, MutantRow, StrengthCampaign
+from srb_tui.store.strength_records import EquivalentMark, MutantRow, StrengthCampaign
 from srb_tui.strength.scores import MutantOutcome, figures
 
 PANEL = ("a1", "a2", "a3")

@@ -35,7 +35,6 @@ from srb_tui.runner import (
     create,
     inspect_image,
     inspect_state,
-    list_managed,
     put_tree,
     start,
     workspace_image,
@@ -181,6 +180,8 @@ class AgentPhase:
         )
 
     async def find_agent_container(self, run_id: str) -> ContainerHandle | None:
+        from srb_tui.runner.reaper import list_managed  # a re-attach's: not a launch's
+
         for c in await list_managed(self.engine, run_id, store_tag=self.ctx.store_tag):
             if c.handle.role == AGENT_ROLE:
                 return c.handle

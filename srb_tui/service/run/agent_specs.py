@@ -8,8 +8,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from srb_tui.agents import AgentSpecError, parse_agent_spec, plan_agent
-from srb_tui.agents.adapters import make_adapter
-from srb_tui.agents.clients import resolve_pin
 from srb_tui.agents.errors import AdapterError, ClientError
 from srb_tui.agents.kinds import CLIENT_KINDS, CLIENT_LINES, is_client
 
@@ -54,6 +52,9 @@ def check_agent(
         if not is_client(spec.kind):
             plan_agent(spec)
             return AgentCheck(spec.text, None, model=spec.model)
+        from srb_tui.agents.adapters import make_adapter  # a real client's: not a command's
+        from srb_tui.agents.clients import resolve_pin
+
         pin = resolve_pin(spec.kind, harness, client_version)
         adapter = make_adapter(pin, spec.model or "", effort)
     except ClientError as exc:

@@ -11,15 +11,21 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from srb_tui.runner import ContainerHandle, GcReport, RunnerError, gc, list_managed, reap, remove
-from srb_tui.runner.reaper import absent_containers
+from srb_tui.runner import ContainerHandle, RunnerError, remove
 from srb_tui.service.run.context import RunContext
 from srb_tui.service.run.run_faults import LeaseHeld, lease_alive
 from srb_tui.service.run.run_moves import RunMoves
 from srb_tui.service.run.run_node import node_label
 from srb_tui.store import FINAL_STATUSES, RunRecord, Store, StoreError
 from srb_tui.store.run_extra import DriverLease
+
+if TYPE_CHECKING:
+    from srb_tui.runner import GcReport
+
+# The reaper (:mod:`srb_tui.runner.reaper`) loads when one of these first lists the engine:
+# a launch never does (bench/bench_launch.py).
 
 
 async def finish_cancelled(moves: RunMoves, run_id: str) -> RunRecord:
@@ -40,8 +46,10 @@ async def refuse_if_driven(store: Store, run_id: str) -> RunRecord:
 async def cancel_on(on: RunContext, run_id: str) -> RunRecord:
     """Cancel a run nobody drives whose containers are on ``on``'s engine: remove them,
     then mark the run (a run already over keeps its ending)."""
+    from srb_tui.runner import reaper
+
     with contextlib.suppress(OSError, RunnerError):  # a node that is gone holds nothing
-        for c in await list_managed(on.engine, run_id, store_tag=on.store_tag):
+        for c in await reaper.list_managed(on.engine, run_id, store_tag=on.store_tag):
             await remove_quietly(on, c.handle)
     run = await on.store.runs.require_run(run_id)
     if run.status in FINAL_STATUSES:
@@ -60,11 +68,13 @@ async def reap_leftovers(on: RunContext, node: str | None = None) -> int:
     launch a run meanwhile: see :data:`.reaper.LiveRuns`). With ``node`` (the engine's name
     in the backend), recorded containers of runs there that the engine no longer has are
     marked removed too (:func:`stamp_gone`)."""
+    from srb_tui.runner import reaper
+
     if node is not None:
         await stamp_gone(on, node)
     known = await on.store.runs.known_run_ids(
-        [c.handle.run_id for c in await list_managed(on.engine)])
-    reaped = await reap(on.engine, lambda: live_ids(on.store), store_tag=on.store_tag,
+        [c.handle.run_id for c in await reaper.list_managed(on.engine)])
+    reaped = await reaper.reap(on.engine, lambda: live_ids(on.store), store_tag=on.store_tag,
                         known_run_ids=known)
     for c in reaped:
         await mark_removed(on, c.handle)
@@ -81,8 +91,10 @@ async def collect_garbage(on: RunContext, live: set[str], node: str | None = Non
     to ``live``. With ``node`` (the engine's name in the backend), recorded containers of
     runs placed there that the engine no longer has are marked removed
     (:func:`stamp_gone`)."""
+    from srb_tui.runner import reaper
+
     known = await on.store.runs.known_run_ids(
-        [c.handle.run_id for c in await list_managed(on.engine)])
+        [c.handle.run_id for c in await reaper.list_managed(on.engine)])
 
     async def live_now() -> set[str]:
         live.update(await live_ids(on.store))
@@ -96,7 +108,7 @@ async def collect_garbage(on: RunContext, live: set[str], node: str | None = Non
             if i.role == "workspace" and i.image_id
         }
 
-    report = await gc(on.engine, live_now, store_tag=on.store_tag, known_run_ids=known,
+    report = await reaper.gc(on.engine, live_now, store_tag=on.store_tag, known_run_ids=known,
                       keep_image_ids=keep)
     for c in report.removed:
         await mark_removed(on, c.handle)
@@ -111,6 +123,8 @@ async def stamp_gone(on: RunContext, node: str) -> int:
     node that died and came back empty), or they were removed without srb recording it.
     The rows are read before the engine is asked, so a container made meanwhile is never
     taken for gone; only "no such container" counts, never an engine error. How many."""
+    from srb_tui.runner import reaper
+
     rows = await on.store.infra.containers(present_only=True)
     runs: dict[str, RunRecord | None] = {}
     mine = []
@@ -121,7 +135,7 @@ async def stamp_gone(on: RunContext, node: str) -> int:
         if run is not None and node_label(run) == node:
             mine.append(row.container_id)
     marked = 0
-    for container_id in sorted(await absent_containers(on.engine, mine)):
+    for container_id in sorted(await reaper.absent_containers(on.engine, mine)):
         with contextlib.suppress(StoreError):
             marked += await on.store.infra.mark_container_removed(container_id)
     return marked
@@ -129,9 +143,11 @@ async def stamp_gone(on: RunContext, node: str) -> int:
 
 def summed(reports: Sequence[GcReport]) -> GcReport:
     """The reports of several engines as one."""
+    from srb_tui.runner import reaper
+
     if len(reports) == 1:
         return reports[0]
-    return GcReport(
+    return reaper.GcReport(
         containers_removed=sum(r.containers_removed for r in reports),
         image_bytes_reclaimed=sum(r.image_bytes_reclaimed for r in reports),
         foreign_kept=sum(r.foreign_kept for r in reports),
@@ -161,7 +177,9 @@ async def agent_never_ran(on: RunContext, run: RunRecord) -> bool:
     the status and starting the container. A container created but never started is
     removed (its files may be half-copied); the orchestrator then starts the agent
     afresh. False when it did start, or existed and is gone (a fault, not a fresh start)."""
-    found = [c for c in await list_managed(on.engine, run.id, store_tag=on.store_tag)
+    from srb_tui.runner import reaper
+
+    found = [c for c in await reaper.list_managed(on.engine, run.id, store_tag=on.store_tag)
              if c.handle.role == "agent"]
     if any(c.started_at is not None or c.running for c in found):
         return False

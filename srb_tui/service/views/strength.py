@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from srb_tui.reports.strength import CampaignStrength, caught_by
 from srb_tui.store import Store
-from srb_tui.store.strength import MutantRow
+from srb_tui.store.strength_records import MutantRow
 from srb_tui.strength.scores import MutantOutcome, figures
 
 CAUGHT, MISSED, ERRORED, NOT_GRADED = "caught", "missed", "error", ""

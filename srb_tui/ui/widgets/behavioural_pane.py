@@ -15,7 +15,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Static
 
 from srb_tui.store import CheckRecord, RunDetail
-from srb_tui.store.run_extra import ModuleProgress
+from srb_tui.store.run_extra_more import ModuleProgress
 from srb_tui.ui.palette import tone
 from srb_tui.ui.widgets.run_format import clock, detail_text, expected_actual, parse_time
 from srb_tui.ui.widgets.run_pane import RunPane, checks_where, pane_table

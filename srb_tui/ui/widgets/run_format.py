@@ -12,7 +12,7 @@ from typing import Any
 
 from srb_tui.schema import STAGE_NAMES
 from srb_tui.store import RunDetail, RunRecord
-from srb_tui.store.run_extra import ImportedFrom
+from srb_tui.store.run_extra_more import ImportedFrom
 
 STAGES = STAGE_NAMES
 LIFECYCLE = ("preparing", "agent", "collecting", *STAGES, "scored")

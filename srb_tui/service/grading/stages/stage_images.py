@@ -17,7 +17,7 @@ from srb_tui.service.grading.image_plan import (
     stage_buildargs,
 )
 from srb_tui.store import Store
-from srb_tui.store.run_extra import IMAGE_BUILDS, ImageBuild
+from srb_tui.store.run_extra import IMAGE_BUILDS
 
 from .base import Publish, StageFault, image_tag, note_run_extra, stage_context
 
@@ -133,6 +133,8 @@ class StageImages:
             self.run_id, role, tag=info.tag, image_id=info.id, digest=info.digest
         )
         if info.substitutions or info.buildargs:
+            from srb_tui.store.run_extra_more import ImageBuild  # not a launch's record
+
             build = ImageBuild(info.tag, dict(info.buildargs), tuple(info.substitutions))
             await note_run_extra(self.store, self.run_id, IMAGE_BUILDS, role, build.to_json())
 

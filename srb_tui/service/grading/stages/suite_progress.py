@@ -17,7 +17,8 @@ import json
 from srb_tui.grader.contract import SUITE_PROGRESS_MARK
 from srb_tui.service.events import Progress
 from srb_tui.store import Store, StoreError
-from srb_tui.store.run_extra import BEHAVIOURAL_PROGRESS, ModuleProgress
+from srb_tui.store.run_extra import BEHAVIOURAL_PROGRESS
+from srb_tui.store.run_extra_more import ModuleProgress
 
 from .common import Publish
 
