@@ -13,15 +13,17 @@ import os
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
+_CACHE = frozenset({"__pycache__"})
 
 
-def source_files(root: Path = PACKAGE_DIR) -> list[tuple[str, Path]]:
-    """(relative posix path, file) for every grader source file, sorted by relative path:
-    every file named ``*.py`` under ``root`` (symlinks to files followed, folders behind
-    symlinks not entered: what ``root.rglob("*.py")`` finds), none under ``__pycache__``.
-    Walked with ``os.scandir``, in a fifth of rglob's time (every launch stamps it)."""
-    found: list[tuple[str, Path]] = []
-    if "__pycache__" in root.parts:
+def walk_files(root: Path, skip: frozenset[str]) -> list[tuple[str, os.DirEntry[str]]]:
+    """(relative posix path, entry) for every file under ``root``, sorted by relative path:
+    what ``root.rglob("*")`` finds that is a file (symlinks to files followed, folders behind
+    symlinks not entered, unreadable folders passed over), nothing named in ``skip`` nor
+    under it (a ``root`` with such a part has none). Walked with ``os.scandir``, in a fifth
+    of rglob's time: every launch walks the grader here and the task for provenance."""
+    found: list[tuple[str, os.DirEntry[str]]] = []
+    if skip.intersection(root.parts):
         return found
 
     def walk(folder: str, prefix: str) -> None:
@@ -31,15 +33,23 @@ def source_files(root: Path = PACKAGE_DIR) -> list[tuple[str, Path]]:
         except PermissionError:
             return
         for entry in listed:
+            if entry.name in skip:
+                continue
             if entry.is_dir(follow_symlinks=False):
-                if entry.name != "__pycache__":
-                    walk(entry.path, f"{prefix}{entry.name}/")
-            elif entry.name.endswith(".py") and entry.is_file():
-                found.append((prefix + entry.name, Path(entry.path)))
+                walk(entry.path, f"{prefix}{entry.name}/")
+            elif entry.is_file():
+                found.append((prefix + entry.name, entry))
 
     walk(str(root), "")
     found.sort(key=lambda item: item[0])
     return found
+
+
+def source_files(root: Path = PACKAGE_DIR) -> list[tuple[str, Path]]:
+    """(relative posix path, file) for every grader source file, sorted by relative path:
+    every file named ``*.py`` under ``root``, none under ``__pycache__``."""
+    return [(rel, Path(entry.path)) for rel, entry in walk_files(root, _CACHE)
+            if rel.endswith(".py")]
 
 
 def compute_fingerprint(root: Path = PACKAGE_DIR) -> str:

@@ -19,7 +19,7 @@ from collections import OrderedDict
 from pathlib import Path
 
 from srb_tui import __version__
-from srb_tui.grader.fingerprint import fingerprint
+from srb_tui.grader.fingerprint import fingerprint, walk_files
 from srb_tui.schema import Task
 from srb_tui.service.source_commit import SOURCE_DIR
 from srb_tui.service.source_commit import source_commit as read_source_commit
@@ -83,32 +83,10 @@ _digests_lock = threading.Lock()
 
 
 def _task_files(task_dir: Path) -> list[tuple[str, str, os.stat_result]]:
-    """(relative posix path, path, its stat) of every file under ``task_dir``, sorted:
-    what ``task_dir.rglob("*")`` finds that is a file (symlinks to files followed, folders
-    behind symlinks not entered, unreadable folders passed over), none under a cache or
-    VCS folder. Walked with ``os.scandir``: the launch digests the task twice before the
-    agent starts, and ``rglob`` took twice the time of reading and hashing the files."""
-    found: list[tuple[str, str, os.stat_result]] = []
-    if _SKIP_PARTS.intersection(task_dir.parts):
-        return found
-
-    def walk(folder: str, prefix: str) -> None:
-        try:
-            with os.scandir(folder) as entries:
-                listed = list(entries)
-        except PermissionError:
-            return
-        for entry in listed:
-            if entry.name in _SKIP_PARTS:
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                walk(entry.path, f"{prefix}{entry.name}/")
-            elif entry.is_file():
-                found.append((prefix + entry.name, entry.path, entry.stat()))
-
-    walk(str(task_dir), "")
-    found.sort(key=lambda item: item[0])
-    return found
+    """(relative posix path, path, its stat) of every file under ``task_dir``, sorted, none
+    under a cache or VCS folder (:func:`walk_files`: the launch digests the task twice
+    before the agent starts, and ``rglob`` took twice the time of reading and hashing)."""
+    return [(rel, entry.path, entry.stat()) for rel, entry in walk_files(task_dir, _SKIP_PARTS)]
 
 
 def _effort(options: object) -> str:

@@ -20,7 +20,7 @@ from srb_tui.grader.boundary.procs import wait_exit
 from srb_tui.grader.envelope import StageEnvelope
 from srb_tui.grader.suite.manifest import load_suite
 from srb_tui.grader.suite.phases import PHASES
-from srb_tui.grader.suite.run import run_module
+from srb_tui.grader.suite.run import run_module_encoded
 
 from .helpers import make_suite, read_json, run_grader, write_tree
 
@@ -102,13 +102,13 @@ def test_a_change_between_two_modules_is_the_next_module_s_tampering(tmp_path: P
     suite = load_suite(suite_dir)
     repo = write_tree(tmp_path / "repo", {"f": "x"})
     watch = SuiteWatch(suite.root)
-    first, _ = run_module(suite, suite.modules[0], repo=repo, original=None,
-                          work_root=tmp_path / "w", watch=watch)
+    first, _, _ = run_module_encoded(suite, suite.modules[0], repo=repo, original=None,
+                                      work_root=tmp_path / "w", watch=watch)
     assert first["status"] == "ok" and "tampering" not in first
     # between the two modules (only the grader runs here): a changed answer is not lost
     (suite_dir / "data.txt").write_text("forged\n")
-    second, _ = run_module(suite, suite.modules[1], repo=repo, original=None,
-                           work_root=tmp_path / "w", watch=watch)
+    second, _, _ = run_module_encoded(suite, suite.modules[1], repo=repo, original=None,
+                                       work_root=tmp_path / "w", watch=watch)
     assert second["status"] == "error" and second["tampering"] == ["data.txt changed"]
 
 

@@ -105,27 +105,6 @@ def _status_of(done: Completed, problem: str, check_count: int) -> tuple[str, st
     return "ok", f"exit {done.returncode}; {check_count} checks"
 
 
-def run_module(
-    suite: SuiteManifest,
-    module: SuiteModule,
-    *,
-    repo: Path,
-    original: Path | None,
-    work_root: Path,
-    grace_sec: float = DEFAULT_GRACE_SEC,
-    private_root: Path | None = None,
-    keep_env: frozenset[str] = frozenset(),
-    watch: SuiteWatch | None = None,
-    phases: Phases | None = None,
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Run one module; returns its unit record and its checks (tagged with the module id).
-    (:func:`run_module_encoded` also gives their JSON.)"""
-    unit, tagged, _ = run_module_encoded(
-        suite, module, repo=repo, original=original, work_root=work_root, grace_sec=grace_sec,
-        private_root=private_root, keep_env=keep_env, watch=watch, phases=phases)
-    return unit, tagged
-
-
 def run_module_encoded(
     suite: SuiteManifest,
     module: SuiteModule,
