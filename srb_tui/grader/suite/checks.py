@@ -122,16 +122,29 @@ def parse_module_result(
     return checks, metadata, notes, ""
 
 
+COUNT_OF = {"pass": "passed", "fail": "failed", "skip": "skipped", "error": "errored"}
+"""The count a scored check's verdict adds to."""
+
+
+def new_counts() -> dict[str, int]:
+    """Zero counts: passed/failed/skipped/errored/scored over scored checks, observations."""
+    return {"passed": 0, "failed": 0, "skipped": 0, "errored": 0, "scored": 0, "observations": 0}
+
+
+def count_check(counts: dict[str, int], verdict: str, scored: bool) -> None:
+    """Add one check to ``counts``: a scored one to its verdict's count, else an observation."""
+    if not scored:
+        counts["observations"] += 1
+        return
+    counts["scored"] += 1
+    counts[COUNT_OF[verdict]] += 1
+
+
 def tally(checks: list[dict[str, Any]]) -> dict[str, int]:
     """Counts over scored checks (passed/failed/skipped/errored/scored) and observations."""
-    counts = {"passed": 0, "failed": 0, "skipped": 0, "errored": 0, "scored": 0, "observations": 0}
-    names = {"pass": "passed", "fail": "failed", "skip": "skipped", "error": "errored"}
+    counts = new_counts()
     for check in checks:
-        if not check.get("scored"):
-            counts["observations"] += 1
-            continue
-        counts["scored"] += 1
-        counts[names[check["verdict"]]] += 1
+        count_check(counts, check.get("verdict", ""), bool(check.get("scored")))
     return counts
 
 

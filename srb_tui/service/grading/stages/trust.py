@@ -13,14 +13,11 @@ import math
 from typing import Any
 
 from srb_tui.grader.contract import MODULE_STATUSES
-from srb_tui.grader.suite.checks import module_rate, summarise
+from srb_tui.grader.suite.checks import count_check, module_rate, new_counts, summarise
 from srb_tui.schema import Suite
 
 COUNT_KEYS = ("passed", "failed", "skipped", "errored", "scored", "observations")
 VERDICTS = ("pass", "fail", "skip", "error")
-COUNTED = {"pass": "passed", "fail": "failed", "skip": "skipped", "error": "errored"}
-"""The count each verdict adds to (:func:`.checks.tally`'s names), counted in one pass over
-the checks rather than grouped copies of them (25,000 at fw03's size)."""
 
 
 class UntrustedResult(Exception):
@@ -74,7 +71,7 @@ def verify_behavioural(doc: dict[str, Any], suite: Suite | None) -> dict[str, An
                     f"module {mid!r} carries weight {found.get('weight')!r}, "
                     f"suite.toml says {declared_module.weight:g}"
                 )
-    counted = {mid: dict.fromkeys(COUNT_KEYS, 0) for mid in by_id}
+    counted = {mid: new_counts() for mid in by_id}  # one pass over the checks
     for index, check in enumerate(checks):
         if not _check_ok(check):
             problems.append(f"check #{index} is malformed")
@@ -85,11 +82,7 @@ def verify_behavioural(doc: dict[str, Any], suite: Suite | None) -> dict[str, An
         if counts is None:
             problems.append(f"check #{index} names unknown module {owner!r}")
             continue
-        if float(check.get("weight", 1.0)) > 0:  # scored: as tally() counts, weight alone
-            counts["scored"] += 1
-            counts[COUNTED[check["verdict"]]] += 1
-        else:
-            counts["observations"] += 1
+        count_check(counts, check["verdict"], float(check.get("weight", 1.0)) > 0)
     recomputed: list[dict[str, Any]] = []
     for mid, unit in by_id.items():
         counts = counted[mid]
