@@ -3,7 +3,7 @@ something (a write, a capability)."""
 
 from __future__ import annotations
 
-from srb_tui.grader.suite.run import boundary_note, sandbox_hint
+from srb_tui.grader.suite.module_end import boundary_note, sandbox_hint
 
 
 def test_a_refused_write_in_a_failing_check_is_named() -> None:

@@ -70,14 +70,6 @@ def normalise_check(raw: object, index: int) -> dict[str, Any]:
     return check
 
 
-def read_module_result(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any], list[Any], str]:
-    """Parse a module's result file: (checks, metadata, notes, problem); problem '' if fine."""
-    data, problem = read_result_bytes(path)
-    if data is None:
-        return [], {}, [], problem
-    return parse_module_result(data)
-
-
 def read_result_bytes(path: Path) -> tuple[bytes | None, str]:
     """A module's result file as it is now: (its bytes, '') or (None, the problem)."""
     try:
@@ -97,7 +89,8 @@ def read_result_bytes(path: Path) -> tuple[bytes | None, str]:
 def parse_module_result(
     raw: bytes,
 ) -> tuple[list[dict[str, Any]], dict[str, Any], list[Any], str]:
-    """:func:`read_module_result` of a result file's bytes."""
+    """A module's result file, as :func:`read_result_bytes` gave it: (checks, metadata,
+    notes, problem); problem '' if fine."""
     try:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:

@@ -34,9 +34,7 @@ from ..envelope import StageEnvelope, encode_checks, utc_iso
 from .background import Background
 from .checks import module_rate, parse_module_result, read_result_bytes, summarise, tally
 from .manifest import SuiteManifest, SuiteModule
-from .module_end import boundary_note as boundary_note
-from .module_end import end_submission, root_entries
-from .module_end import sandbox_hint as sandbox_hint
+from .module_end import boundary_note, end_submission, root_entries, sandbox_hint
 from .module_env import (
     SUITE_SLOT,
     module_env,
